@@ -1,0 +1,147 @@
+import * as fs from "node:fs";
+import type { z } from "zod";
+import { ConfigError, ConfigIssue, joinPath } from "./issues";
+import { applyDefaults, toCanonicalInput } from "./normalise";
+import { applyOverrides, Override } from "./overrides";
+import { UserPaths } from "./paths";
+import { checkRules } from "./rules";
+import { inferenceShape } from "./schema/inference";
+import { rlLayout, standaloneLayout } from "./schema/layouts";
+import { parseToml, TomlTable } from "./toml";
+import type { FleetConfig } from "./types";
+
+export type Layout = "standalone" | "rl";
+
+/** An RL config nests inference under [inference]; anything else is the standalone layout. */
+export function detectLayout(raw: TomlTable): Layout {
+  return "inference" in raw ? "rl" : "standalone";
+}
+
+/** Tables whose `type` may be omitted, with the default the seeds imply. */
+const TYPE_DEFAULTS: Record<Layout, [string[], string][]> = {
+  standalone: [
+    [["deployment"], "single_node"],
+    [["deployment", "router"], "vllm-router"],
+    [["slurm", "launcher"], "vllm"],
+  ],
+  rl: [
+    [["inference", "deployment"], "single_node"],
+    [["inference", "deployment", "router"], "vllm-router"],
+    [["slurm", "launcher"], "vllm"],
+  ],
+};
+
+function withTypeDefaults(raw: TomlTable, layout: Layout): TomlTable {
+  const copy = structuredClone(raw);
+  for (const [path, type] of TYPE_DEFAULTS[layout]) {
+    const table = path.reduce<any>((t, k) => (t && typeof t === "object" ? t[k] : undefined), copy);
+    if (table && typeof table === "object" && !Array.isArray(table) && !("type" in table)) table.type = type;
+  }
+  return copy;
+}
+
+/** Turns zod issues into ConfigIssues with user paths; unknown keys become one issue per key. */
+function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
+  const out: ConfigIssue[] = [];
+  for (const iss of error.issues) {
+    const path = joinPath(...(iss.path as (string | number)[]));
+    if (iss.code === "unrecognized_keys") {
+      const messages = iss.message.split("; ");
+      iss.keys.forEach((key, i) => {
+        let message = messages[i] ?? `unknown key "${key}"`;
+        if (layout === "rl" && path === "" && key in inferenceShape) {
+          message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
+        } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
+          message = `"${key}" is an RL-layout key: it goes in the top-level [deployment] of a file whose inference settings are under [inference]`;
+        }
+        out.push({ path: joinPath(path, key), message });
+      });
+    } else {
+      out.push({ path, message: friendly(iss) });
+    }
+  }
+  return out;
+}
+
+function friendly(iss: z.core.$ZodIssue): string {
+  if (iss.code === "invalid_type") {
+    const got = (iss as any).input === undefined ? "nothing" : Array.isArray((iss as any).input) ? "an array" : typeof (iss as any).input;
+    return (iss as any).input === undefined ? `is required (expected ${iss.expected})` : `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${got}`;
+  }
+  if (iss.code === "invalid_value" && "values" in iss) return `must be one of ${(iss.values as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+  return iss.message.replace(/^Invalid input: /, "").replace(/^Too small: expected number to be /, "must be ").replace(/^Too big: expected number to be /, "must be ");
+}
+
+function deletePath(obj: any, path: string): void {
+  const parts = path.split(".");
+  const last = parts.pop()!;
+  const parent = parts.reduce((t, k) => (t && typeof t === "object" ? t[k] : undefined), obj);
+  if (parent && typeof parent === "object") delete parent[last];
+}
+
+/**
+ * Validates a parsed stack file and returns the canonical config, or throws one ConfigError that
+ * lists every problem: schema problems first, then (with the offending keys set aside) every
+ * cross-field rule whose inputs were valid.
+ */
+export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
+  const layout = detectLayout(raw);
+  const schema = layout === "rl" ? rlLayout : standaloneLayout;
+  let data = withTypeDefaults(raw, layout);
+  const schemaIssues: ConfigIssue[] = [];
+  const setAside: string[] = [];
+  let parsed: Record<string, unknown> | undefined;
+  for (let attempt = 0; attempt < 8; attempt++) {
+    const result = schema.safeParse(data, { reportInput: true });
+    if (result.success) {
+      parsed = result.data as Record<string, unknown>;
+      break;
+    }
+    const found = fromZod(result.error, layout);
+    schemaIssues.push(...found);
+    for (const i of found) {
+      setAside.push(i.path);
+      if (i.path === "") data = {};
+      else deletePath(data, i.path);
+    }
+  }
+  if (!parsed) throw new ConfigError(schemaIssues, source);
+
+  const paths = new UserPaths(layout);
+  const input = toCanonicalInput(parsed, layout, paths);
+  const { config, issues } = applyDefaults(input, layout, paths);
+  const touchesSetAside = (userPath: string) => setAside.some((p) => p === "" || userPath === p || userPath.startsWith(p + ".") || p.startsWith(userPath + "."));
+  const ruleIssues = checkRules(config)
+    .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
+    .map((r) => ({ path: paths.user(r.path), message: r.message }));
+  const all = dedupe([...schemaIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
+  if (all.length) throw new ConfigError(all, source);
+  return config;
+}
+
+function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => {
+    const id = `${i.path}\n${i.message}`;
+    return seen.has(id) ? false : (seen.add(id), true);
+  });
+}
+
+/** Parses TOML text (with optional CLI overrides) into the canonical config. */
+export function loadConfigText(text: string, source = "stack file", overrides: Override[] = []): FleetConfig {
+  const parsed = parseToml(text);
+  if (!parsed.ok) throw new ConfigError([parsed.issue], source);
+  const { value, issues } = applyOverrides(parsed.value, overrides);
+  if (issues.length) throw new ConfigError(issues, source);
+  return validate(value, source);
+}
+
+export function loadConfigFile(file: string, overrides: Override[] = []): FleetConfig {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (err: any) {
+    throw new ConfigError([{ path: "", message: `cannot read ${file}: ${err.code ?? err.message}` }], file);
+  }
+  return loadConfigText(text, file, overrides);
+}

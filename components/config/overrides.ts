@@ -1,0 +1,71 @@
+import * as TOML from "@iarna/toml";
+import type { ConfigIssue } from "./issues";
+import type { TomlTable } from "./toml";
+
+/** One `--key.path value` from the command line, in the stack file's own layout. */
+export interface Override {
+  path: string[];
+  value: unknown;
+}
+
+/**
+ * Parses seed-style overrides: `--server.port 8001 --model.enforce_eager --model.max_model_len 2048`.
+ * A flag without a value (or followed by another flag) means true; values are read as TOML literals
+ * (numbers, booleans, arrays, inline tables, quoted strings) and otherwise kept as plain strings.
+ * Dashes in key names are read as underscores, as prime-rl's CLI does.
+ */
+export function parseOverrides(args: string[]): { overrides: Override[]; rest: string[] } {
+  const overrides: Override[] = [];
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("--") || arg === "--") {
+      rest.push(arg);
+      continue;
+    }
+    let key = arg.slice(2);
+    let raw: string | undefined;
+    const eq = key.indexOf("=");
+    if (eq >= 0) {
+      raw = key.slice(eq + 1);
+      key = key.slice(0, eq);
+    } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
+      raw = args[++i];
+    }
+    overrides.push({ path: key.split(".").map((p) => p.replace(/-/g, "_")), value: raw === undefined ? true : literal(raw) });
+  }
+  return { overrides, rest };
+}
+
+function literal(raw: string): unknown {
+  try {
+    return (TOML.parse(`v = ${raw}`) as { v: unknown }).v;
+  } catch {
+    return raw;
+  }
+}
+
+/** Applies overrides to a parsed stack file; overriding into a non-table is an error naming the key. */
+export function applyOverrides(doc: TomlTable, overrides: Override[]): { value: TomlTable; issues: ConfigIssue[] } {
+  const value = structuredClone(doc);
+  const issues: ConfigIssue[] = [];
+  for (const { path, value: v } of overrides) {
+    let table: any = value;
+    let ok = true;
+    for (const [i, key] of path.slice(0, -1).entries()) {
+      if (table[key] === undefined) table[key] = {};
+      if (typeof table[key] !== "object" || Array.isArray(table[key])) {
+        issues.push({ path: path.slice(0, i + 1).join("."), message: `--${path.join(".")} cannot be applied: ${path.slice(0, i + 1).join(".")} is not a table` });
+        ok = false;
+        break;
+      }
+      table = table[key];
+    }
+    if (ok) table[path[path.length - 1]] = v instanceof Object && !Array.isArray(v) ? plainObject(v) : v;
+  }
+  return { value, issues };
+}
+
+function plainObject(v: object): unknown {
+  return JSON.parse(JSON.stringify(v));
+}

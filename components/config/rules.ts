@@ -1,0 +1,243 @@
+import eppManifest from "../upstream/llm-d-epp.json";
+import { KNOWN_SCORERS } from "./schema/router";
+import { FleetConfig, shapeOf } from "./types";
+import { VLLM_FLAGS } from "./vllm-flags";
+
+/** A rule violation in canonical terms; `involves` lists every key the rule read (for suppression). */
+export interface RuleIssue {
+  path: string;
+  message: string;
+  involves: string[];
+}
+
+type Rule = (cfg: FleetConfig) => RuleIssue[];
+
+const fail = (path: string, message: string, ...involves: string[]): RuleIssue[] => [{ path, message, involves: [path, ...involves] }];
+
+/** Set by the launcher per process, or by prime-rl's launcher (reference §2.5). */
+export const PROTECTED_ENV = [
+  "CUDA_VISIBLE_DEVICES",
+  "PRL_RUN_ID",
+  "PRL_RUN_NAME",
+  "WANDB_RUN_ID",
+  "WANDB_SHARED_MODE",
+  "WANDB_SHARED_LABEL",
+  "WANDB_SHARED_PRIMARY",
+  "WANDB_SHARED_FINISHER",
+  "VLLM_NIXL_SIDE_CHANNEL_HOST",
+  "VLLM_NIXL_SIDE_CHANNEL_PORT",
+  "VLLM_RPC_BASE_PATH",
+  "MOONCAKE_CONFIG_PATH",
+];
+
+/** Credentials never belong in a stack file: they would land in scripts, logs and state. */
+const SECRET_ENV = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)$|^HF_TOKEN$|^HUGGING_FACE_HUB_TOKEN$/i;
+
+const envRule =
+  (canonical: string, pick: (cfg: FleetConfig) => Record<string, string> | undefined): Rule =>
+  (cfg) =>
+    Object.keys(pick(cfg) ?? {}).flatMap((name) => {
+      const at = `${canonical}.${name}`;
+      if (PROTECTED_ENV.includes(name)) return fail(at, `${name} is set by the launcher per process and cannot be overridden`);
+      if (SECRET_ENV.test(name)) {
+        return fail(at, `${name} looks like a credential; secrets come from Pulumi config (pulumi config set --secret hfToken|apiKey ...), never from the stack file`);
+      }
+      return [];
+    });
+
+const pdEnv = (key: "prefill_env_vars" | "decode_env_vars") => (cfg: FleetConfig) => (cfg.deployment.type === "disaggregated" ? cfg.deployment[key] : undefined);
+
+/** One row per rule the seeds state or prime-rl enforces; see the README's rule table. */
+export const RULES: Record<string, Rule> = {
+  "llm-d cannot return routed experts": (cfg) =>
+    cfg.router.type === "llm-d" && cfg.enable_return_routed_experts
+      ? fail("router.type", "llm-d does not support enable_return_routed_experts (router replay); use the vllm-router router or turn router replay off", "enable_return_routed_experts")
+      : [],
+  "router replay excludes KV offload": (cfg) =>
+    cfg.enable_return_routed_experts && cfg.kv_cache_offload
+      ? fail("enable_return_routed_experts", "router replay cannot be combined with kv_cache_offload: external KV cache hits carry no routed-expert decisions; drop one of them", "kv_cache_offload")
+      : [],
+  "llm-d needs a multi-node shape": (cfg) =>
+    cfg.router.type === "llm-d" && cfg.deployment.type === "single_node"
+      ? fail("router.type", "llm-d fronts multi-node and disaggregated deployments only; use vllm-router (or none) for single_node", "deployment.type")
+      : [],
+  "multi-node needs a router": (cfg) =>
+    cfg.router.type === "none" && cfg.deployment.type !== "single_node"
+      ? fail("router.type", `a ${cfg.deployment.type} deployment needs a router in front of its engines: use "vllm-router" or "llm-d"`, "deployment.type")
+      : [],
+  "known llm-d scorers": (cfg) => {
+    if (cfg.router.type !== "llm-d") return [];
+    const plugins = new Set(eppManifest.plugin_types);
+    const out: RuleIssue[] = [];
+    for (const key of ["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const) {
+      for (const name of Object.keys(cfg.router[key])) {
+        if (!(KNOWN_SCORERS as readonly string[]).includes(name) || !plugins.has(name)) {
+          out.push(...fail(`router.${key}.${name}`, `unknown llm-d scorer "${name}"; known scorers: ${KNOWN_SCORERS.join(", ")}`));
+        }
+      }
+    }
+    return out;
+  },
+  "protected env vars": envRule("env_vars", (cfg) => cfg.env_vars),
+  "protected prefill env vars": envRule("deployment.prefill_env_vars", pdEnv("prefill_env_vars")),
+  "protected decode env vars": envRule("deployment.decode_env_vars", pdEnv("decode_env_vars")),
+  "tensor parallelism fits a node": (cfg) =>
+    cfg.parallel.tp > cfg.deployment.gpus_per_node
+      ? fail("parallel.tp", `tp = ${cfg.parallel.tp} exceeds deployment.gpus_per_node = ${cfg.deployment.gpus_per_node}; tensor parallelism does not span nodes`, "deployment.gpus_per_node")
+      : [],
+  "tp x dp fits a node": (cfg) => {
+    const shape = shapeOf(cfg);
+    const { tp, dp } = cfg.parallel;
+    const gpn = cfg.deployment.gpus_per_node;
+    if (shape === "wide_ep" || tp > gpn) return [];
+    if (shape === "disaggregated" && !cfg.explicit.has("parallel.dp")) return [];
+    if (tp * dp <= gpn) return [];
+    const hint =
+      shape === "single_node"
+        ? "use a multi_node deployment for more GPUs"
+        : shape === "multi_replica"
+          ? "each replica lives on one node; set enable_expert_parallel = true for one replica spanning nodes"
+          : "in a disaggregated deployment parallel.dp is per node";
+    return fail("parallel.dp", `tp x dp = ${tp} x ${dp} = ${tp * dp} GPUs exceeds deployment.gpus_per_node = ${gpn}: ${hint}`, "parallel.tp", "deployment.gpus_per_node");
+  },
+  "wide-EP dp divides across nodes": (cfg) => {
+    if (shapeOf(cfg) !== "wide_ep" || cfg.deployment.type !== "multi_node") return [];
+    const { tp, dp } = cfg.parallel;
+    const n = cfg.deployment.num_nodes;
+    const gpn = cfg.deployment.gpus_per_node;
+    if (dp % n !== 0) {
+      return fail("parallel.dp", `wide-EP splits dp evenly across nodes, but dp = ${dp} is not divisible by deployment.num_nodes = ${n} (try dp = ${Math.max(n, Math.round(dp / n) * n)})`, "deployment.num_nodes");
+    }
+    if (tp * (dp / n) > gpn) {
+      return fail("parallel.dp", `each node would run dp/num_nodes = ${dp / n} ranks of tp = ${tp}, i.e. ${tp * (dp / n)} GPUs, more than deployment.gpus_per_node = ${gpn}`, "parallel.tp", "deployment.num_nodes", "deployment.gpus_per_node");
+    }
+    return [];
+  },
+  "offload forces prefix caching": (cfg) =>
+    cfg.kv_cache_offload && cfg.explicit.has("enable_prefix_caching") && cfg.enable_prefix_caching === false
+      ? fail("enable_prefix_caching", "KV cache offload requires prefix caching: remove enable_prefix_caching = false (offload turns it on)", "kv_cache_offload")
+      : [],
+  "mooncake runs on SLURM": (cfg) =>
+    cfg.kv_cache_offload?.type === "mooncake" && cfg.target.kind !== "slurm"
+      ? fail("kv_cache_offload.type", 'the Mooncake store is launched by the SLURM job; with [kubernetes] use type = "native"', "kubernetes")
+      : [],
+  "dry_run is a SLURM notion": (cfg) =>
+    cfg.dry_run && cfg.target.kind === "kubernetes" ? fail("dry_run", "dry_run uploads an sbatch script without submitting it; for Kubernetes use `pulumi preview` or `npm run plan -- <stack> --out <dir>`", "kubernetes") : [],
+  "headless only for wide-EP": (cfg) =>
+    cfg.vllm_extra.headless === true && shapeOf(cfg) !== "wide_ep"
+      ? fail("vllm_extra.headless", "headless engines serve no API; it only applies to wide-EP (multi_node with enable_expert_parallel), where the head node then serves for all ranks", "deployment.type", "enable_expert_parallel")
+      : [],
+  "P/D sets all2all per role": (cfg) =>
+    cfg.deployment.type === "disaggregated" && cfg.vllm_extra.all2all_backend !== undefined
+      ? fail("vllm_extra.all2all_backend", "disaggregated deployments set all2all_backend per role (prefill deepep_high_throughput, decode deepep_low_latency); remove it", "deployment.type")
+      : [],
+  "EPLB needs expert parallelism": (cfg) =>
+    cfg.enable_eplb && !cfg.enable_expert_parallel ? fail("enable_eplb", "EPLB balances experts across expert-parallel ranks: set enable_expert_parallel = true or drop enable_eplb", "enable_expert_parallel") : [],
+  "LoRA rank vLLM accepts": (cfg) => {
+    const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]) ?? [];
+    const max = Math.max(...ranks);
+    return cfg.max_lora_rank !== undefined && cfg.max_lora_rank > max ? fail("max_lora_rank", `must be at most ${max} (vLLM accepts ${ranks.join(", ")})`) : [];
+  },
+  "LoRA keys need enable_lora": (cfg) =>
+    !cfg.enable_lora && (cfg.explicit.has("max_loras") || cfg.explicit.has("max_lora_rank"))
+      ? fail(cfg.explicit.has("max_loras") ? "max_loras" : "max_lora_rank", "has no effect without enable_lora = true", "enable_lora")
+      : [],
+  "RL island size matches": (cfg) => {
+    const n = rlInferNodes(cfg);
+    if (n === undefined) return [];
+    const island = islandNodes(cfg);
+    return n !== island
+      ? fail("rl_deployment.num_infer_nodes", `is ${n}, but [inference.deployment] describes an island of ${island} node(s); drop num_infer_nodes or make them agree`, "deployment")
+      : [];
+  },
+  "RL single node holds one island": (cfg) =>
+    rlType(cfg) === "single_node" && (cfg.deployment.type !== "single_node" || cfg.islands > 1)
+      ? fail("rl_deployment.type", 'an RL single_node deployment runs one single-node inference server; use type = "multi_node" for more', "deployment.type", "islands")
+      : [],
+  "ports do not collide": portCollisions,
+};
+
+const rlInferNodes = (cfg: FleetConfig) => cfg.rl_deployment?.num_infer_nodes;
+const rlType = (cfg: FleetConfig) => cfg.rl_deployment?.type;
+
+/** Nodes in one island. */
+export function islandNodes(cfg: FleetConfig): number {
+  const d = cfg.deployment;
+  if (d.type === "single_node") return 1;
+  if (d.type === "multi_node") return d.num_nodes;
+  return d.num_prefill_nodes * d.num_prefill_replicas + d.num_decode_nodes * d.num_decode_replicas;
+}
+
+/** Fixed ports the planner reserves (reference §3.10), by who uses them. */
+export const FIXED_PORTS = {
+  dpRpc: 13345,
+  nixlSideChannel: 5600,
+  mooncakeMaster: 50051,
+  mooncakeMetadata: 8080,
+  mooncakeMetrics: 9003,
+  mooncakeClient: 50052,
+  eppGrpc: 9002,
+  eppHealth: 9013,
+  eppMetrics: 9090,
+  envoyAdmin: 9901,
+  routerMetricsOffset: 21000,
+} as const;
+
+/** Every port a node kind binds, with the stack-file key that chose it; duplicates on one node are errors. */
+function portCollisions(cfg: FleetConfig): RuleIssue[] {
+  type Use = { port: number; what: string; key: string };
+  const shape = shapeOf(cfg);
+  const d = cfg.deployment;
+  const head: Use[] = [];
+  const others: Use[] = [];
+  const both = (u: Use) => (head.push(u), others.push(u));
+  const routed = cfg.router.type !== "none";
+  if (routed) head.push({ port: cfg.server.port, what: "the router", key: "server.port" });
+  if (cfg.router.type === "vllm-router") head.push({ port: cfg.server.port + FIXED_PORTS.routerMetricsOffset, what: "the router's Prometheus port (server.port + 21000)", key: "server.port" });
+  if (cfg.router.type === "llm-d") {
+    head.push(
+      { port: FIXED_PORTS.eppGrpc, what: "the llm-d EPP gRPC port", key: "router.type" },
+      { port: FIXED_PORTS.eppHealth, what: "the llm-d EPP health port", key: "router.type" },
+      { port: FIXED_PORTS.eppMetrics, what: "the llm-d EPP metrics port", key: "router.type" },
+      { port: FIXED_PORTS.envoyAdmin, what: "the Envoy admin port", key: "router.type" },
+    );
+  }
+  if (d.type === "disaggregated") {
+    head.push({ port: d.prefill_port, what: "the prefill engines", key: "deployment.prefill_port" });
+    others.push({ port: d.decode_port, what: "the decode engines", key: "deployment.decode_port" });
+    if (cfg.router.type === "llm-d") others.push({ port: cfg.router.decode_sidecar_port, what: "the llm-d pd-sidecar", key: "router.decode_sidecar_port" });
+    const dpLocal = Math.max(1, Math.floor(d.gpus_per_node / cfg.parallel.tp));
+    for (let k = 0; k < dpLocal; k++) both({ port: FIXED_PORTS.nixlSideChannel + k, what: `the NIXL side channel of local rank ${k}`, key: "deployment.type" });
+  } else {
+    both({ port: routed ? cfg.backend_port : cfg.server.port, what: "the vLLM engine", key: routed ? (cfg.explicit.has("backend_port") ? "backend_port" : "server.port") : "server.port" });
+  }
+  if (shape === "wide_ep" || shape === "disaggregated" || cfg.parallel.dp > 1) both({ port: FIXED_PORTS.dpRpc, what: "the data-parallel RPC port", key: "parallel.dp" });
+  if (cfg.kv_cache_offload?.type === "mooncake") {
+    head.push(
+      { port: FIXED_PORTS.mooncakeMaster, what: "the Mooncake master", key: "kv_cache_offload.type" },
+      { port: FIXED_PORTS.mooncakeMetadata, what: "the Mooncake metadata server", key: "kv_cache_offload.type" },
+      { port: FIXED_PORTS.mooncakeMetrics, what: "the Mooncake master metrics", key: "kv_cache_offload.type" },
+    );
+    both({ port: FIXED_PORTS.mooncakeClient, what: "the Mooncake client", key: "kv_cache_offload.type" });
+  }
+  const out: RuleIssue[] = [];
+  const seen = new Set<string>();
+  for (const uses of [head, others]) {
+    for (const [i, a] of uses.entries()) {
+      if (a.port > 65535) out.push(...fail(a.key, `puts ${a.what} on port ${a.port}, beyond 65535`));
+      for (const b of uses.slice(i + 1)) {
+        const id = [a.what, b.what, a.port].join("|");
+        if (a.port === b.port && a.what !== b.what && !seen.has(id)) {
+          seen.add(id);
+          out.push(...fail(b.key, `port ${a.port} is used by both ${a.what} and ${b.what} on the same node; choose another ${b.key}`, a.key));
+        }
+      }
+    }
+  }
+  return out;
+}
+
+/** Runs every rule; each violation names the canonical key to change. */
+export function checkRules(cfg: FleetConfig): RuleIssue[] {
+  return Object.values(RULES).flatMap((rule) => rule(cfg));
+}

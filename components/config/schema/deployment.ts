@@ -1,0 +1,34 @@
+import { z } from "zod";
+import { count, envVars, port, table } from "./primitives";
+import { routerTable } from "./router";
+
+const common = {
+  gpus_per_node: z.number().int().min(1).max(64).optional().describe("GPUs on each node (default 8)"),
+  router: routerTable.optional(),
+};
+
+export const singleNodeDeployment = table({ type: z.literal("single_node"), ...common });
+
+export const multiNodeDeployment = table({
+  type: z.literal("multi_node"),
+  num_nodes: count.optional().describe("Nodes: one replica each, or one wide-EP replica across all with enable_expert_parallel"),
+  ...common,
+});
+
+export const disaggregatedDeployment = table({
+  type: z.literal("disaggregated"),
+  num_prefill_nodes: count.optional().describe("Nodes per prefill replica"),
+  num_decode_nodes: count.optional().describe("Nodes per decode replica"),
+  num_prefill_replicas: count.optional(),
+  num_decode_replicas: count.optional(),
+  prefill_env_vars: envVars.optional().describe("Exported on prefill nodes after env_vars"),
+  decode_env_vars: envVars.optional().describe("Exported on decode nodes after env_vars"),
+  prefill_port: port.optional().describe("Prefill engine port (default 8100)"),
+  decode_port: port.optional().describe("Decode engine port (default 8200)"),
+  ...common,
+});
+
+/** `[deployment]`: the shape. `type` defaults to single_node when omitted. */
+export const deploymentTable = z.discriminatedUnion("type", [singleNodeDeployment, multiNodeDeployment, disaggregatedDeployment], {
+    error: (iss) => (iss.code === "invalid_union" ? 'type must be "single_node", "multi_node" or "disaggregated"' : undefined),
+  });

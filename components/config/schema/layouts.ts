@@ -1,0 +1,40 @@
+import { z } from "zod";
+import { inferenceShape } from "./inference";
+import { kubernetesTable } from "./kubernetes";
+import { count, filePath, table, text } from "./primitives";
+import { slurmTable } from "./slurm";
+
+const targetShape = {
+  slurm: slurmTable.optional(),
+  kubernetes: kubernetesTable.optional(),
+  output_dir: filePath.optional().describe("Where scripts, logs and endpoints.json go on the cluster"),
+  dry_run: z.boolean().optional().describe("Render and upload the job script without submitting it"),
+};
+
+/** Seed 000's layout: `[model]`, `[parallel]`, `[deployment]`, `[slurm]`, `[server]` at the root. */
+export const standaloneLayout = table({ ...inferenceShape, ...targetShape });
+
+/** Top-level RL `[deployment]`: island count; trainer keys are accepted for RL configs pasted whole. */
+export const rlDeploymentTable = table({
+  type: z.enum(["single_node", "multi_node"]).optional(),
+  num_train_nodes: z.number().int().min(0).optional().describe("Trainer nodes (informational: trainers are not deployed here)"),
+  num_infer_nodes: count.optional().describe("Nodes per inference island; must match [inference.deployment] when set"),
+  num_infer_replicas: count.optional().describe("Number of inference islands, each behind its own router"),
+  gpus_per_node: z.number().int().min(1).max(64).optional(),
+});
+
+/** Seed 001's layout: inference under `[inference]`, the island multiplier in top-level `[deployment]`. */
+export const rlLayout = table({
+  inference: table(inferenceShape),
+  deployment: rlDeploymentTable.optional(),
+  model: table({ name: text }).optional().describe("RL model table; its name is served when [inference] names none"),
+  trainer: table({ enable_router_replay: z.boolean().optional() }).optional(),
+  ...targetShape,
+});
+
+/** Either layout; editors get this as the stack file's JSON Schema. */
+export const stackFileSchema = z.union([standaloneLayout, rlLayout]);
+
+export type StandaloneLayout = z.infer<typeof standaloneLayout>;
+export type RlLayout = z.infer<typeof rlLayout>;
+export type InferenceInput = z.infer<ReturnType<typeof table<typeof inferenceShape>>>;

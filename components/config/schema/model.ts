@@ -1,0 +1,22 @@
+import { z } from "zod";
+import { longText, table, text } from "./primitives";
+
+/** `[model]`: which checkpoint to serve and how vLLM loads it (prime-rl's pre-#3202 ModelConfig). */
+export const modelTable = table({
+  name: text.describe("Hugging Face model id or path, e.g. Qwen/Qwen3-8B"),
+  max_model_len: z.number().int().min(1).max(16_777_216).optional().describe("Maximum context length (prompt + output tokens)"),
+  enforce_eager: z.boolean().optional().describe("Disable CUDA graphs (faster start, slower decode)"),
+  dtype: z.enum(["auto", "float16", "bfloat16", "float32", "half", "float"]).optional().describe("Weight and activation dtype"),
+  trust_remote_code: z.boolean().optional(),
+  chat_template: longText.optional().describe("Chat template: a file path on the cluster or the template text itself"),
+  tool_call_parser: text.optional().describe('vLLM tool-call parser; "auto" picks one from the model name'),
+  reasoning_parser: text.optional().describe('vLLM reasoning parser; "auto" picks one from the model name'),
+});
+
+/** `model = "Qwen/Qwen3-8B"` is shorthand for `[model] name = "Qwen/Qwen3-8B"` (seed 001 writes it so). */
+export const modelField = z.union([text, modelTable], { error: 'must be a model name string or a [model] table with at least "name"' });
+
+export const parallelTable = table({
+  tp: z.number().int().min(1).max(1024).optional().describe("Tensor-parallel size (GPUs per model shard)"),
+  dp: z.number().int().min(1).max(65536).optional().describe("Data-parallel size"),
+});

@@ -1,0 +1,32 @@
+import { z } from "zod";
+import mooncakeManifest from "../../upstream/mooncake.json";
+import { absolutePath, table } from "./primitives";
+
+const cpuTier = table({
+  num_bytes: z
+    .number()
+    .int("must be a whole number of bytes")
+    .min(1, "must be > 0")
+    .max(Number.MAX_SAFE_INTEGER, "is too large")
+    .optional()
+    .describe("CPU KV pool in bytes (native: per instance; mooncake: per node)"),
+});
+const diskTier = table({ path: absolutePath.optional().describe("Directory for the disk tier on every node") });
+
+const base = { cpu: cpuTier.optional(), disk: diskTier.optional() };
+
+export const nativeOffload = table({ type: z.literal("native"), ...base });
+
+export const mooncakeOffload = table({
+  type: z.literal("mooncake"),
+  ...base,
+  device_name: z
+    .string()
+    .regex(/^[A-Za-z0-9_:,.-]*$/, 'must be a comma-separated RDMA device list such as "mlx5_0,mlx5_1" (empty = auto-detect)')
+    .optional(),
+  protocol: z.enum(mooncakeManifest.known_protocols as [string, ...string[]]).optional().describe("Transfer protocol (default rdma)"),
+});
+
+export const offloadTable = z.discriminatedUnion("type", [nativeOffload, mooncakeOffload], {
+  error: (iss) => (iss.code === "invalid_union" ? 'type must be "native" or "mooncake"' : undefined),
+});

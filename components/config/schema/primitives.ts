@@ -1,0 +1,75 @@
+import { z } from "zod";
+import { didYouMean } from "../suggest";
+
+/**
+ * A strict table: unknown keys are errors that name the closest valid key. Every table in the
+ * stack-file schema is built with this, so a typo anywhere is caught with a hint.
+ */
+export function table<S extends z.ZodRawShape>(shape: S) {
+  const known = Object.keys(shape);
+  return z.strictObject(shape, {
+    error: (iss) => {
+      if (iss.code !== "unrecognized_keys") return undefined;
+      const keys = (iss as { keys: string[] }).keys;
+      return keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}; valid keys here: ${known.join(", ")}`).join("; ");
+    },
+  });
+}
+
+/** Text that will reach a shell script or a manifest: non-empty, no NUL byte (bash cannot carry one). */
+export const text = z
+  .string()
+  .min(1, "must not be empty")
+  .max(4096, "is longer than 4096 characters")
+  .refine((s) => !s.includes("\0"), "must not contain a NUL byte");
+
+/** A long free text (chat template); still no NUL. */
+export const longText = z
+  .string()
+  .min(1, "must not be empty")
+  .max(1_000_000, "is longer than 1,000,000 characters")
+  .refine((s) => !s.includes("\0"), "must not contain a NUL byte");
+
+export const port = z.number().int("must be a whole number").min(1, "must be a TCP port (1-65535)").max(65535, "must be a TCP port (1-65535)");
+
+export const count = z.number().int("must be a whole number").min(1, "must be at least 1").max(100_000, "is unreasonably large (max 100000)");
+
+export const absolutePath = text.refine((s) => s.startsWith("/"), "must be an absolute path (starting with /)");
+
+/** A path that may be relative (to the login user's home on SLURM) or absolute. */
+export const filePath = text.refine((s) => !/[\n\r]/.test(s), "must not contain a line break");
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** An environment table: names are shell identifiers; values are text (numbers and booleans are stringified). */
+export const envVars = z.record(
+  z.string().regex(ENV_NAME, "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"),
+  z.union([z.string().refine((s) => !s.includes("\0"), "must not contain a NUL byte").max(65536), z.number(), z.boolean()], {
+    error: "environment values must be strings, numbers or booleans",
+  }),
+);
+
+/** SLURM names (job, partition, account, qos): what sbatch accepts without quoting surprises. */
+export const slurmName = z
+  .string()
+  .min(1, "must not be empty")
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._,+-]*$/, "may only contain letters, digits and . _ , + - (and must start with a letter or digit)");
+
+/** A SLURM hostlist expression such as `gpu[001-004],gpu010`. */
+export const hostlist = z
+  .string()
+  .min(1, "must not be empty")
+  .max(4096)
+  .regex(/^[A-Za-z0-9._\-\[\],]+$/, "must be a SLURM hostlist such as gpu[001-004],gpu010");
+
+/** SLURM time limit formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED. */
+export const slurmTime = z
+  .string()
+  .regex(/^(UNLIMITED|infinite|\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2})$/, "must be a SLURM time such as 60, 04:00:00 or 2-00:00:00");
+
+/** Kubernetes DNS-1123 label (names, namespaces). */
+export const k8sName = z
+  .string()
+  .max(63, "must be at most 63 characters")
+  .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label: lower-case letters, digits and '-'");

@@ -1,0 +1,44 @@
+import { z } from "zod";
+import routerManifest from "../../upstream/vllm-router.json";
+import { port, table } from "./primitives";
+
+/** Policies every vllm-router build accepts (upstream and PrimeIntellect, Rust and Python). */
+export const ROUTER_POLICIES = routerManifest.policies as [string, ...string[]];
+
+/** prime-rl's KNOWN_SCORERS: the llm-d scorer plugins its generated EPP config may weight. */
+export const KNOWN_SCORERS = [
+  "prefix-cache-scorer",
+  "precise-prefix-cache-scorer",
+  "queue-scorer",
+  "kv-cache-utilization-scorer",
+  "active-request-scorer",
+  "load-aware-scorer",
+  "running-requests-size-scorer",
+  "token-load-scorer",
+  "latency-scorer",
+  "session-affinity-scorer",
+  "lora-affinity-scorer",
+] as const;
+
+const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >= 0").max(1000));
+
+export const vllmRouter = table({
+  type: z.literal("vllm-router"),
+  policy: z.enum(ROUTER_POLICIES).optional().describe("Load-balancing policy (default consistent_hash on X-Session-ID)"),
+});
+
+export const llmdRouter = table({
+  type: z.literal("llm-d"),
+  scorers: weights.optional().describe("Base scorer weights for every profile"),
+  prefill_scorer_overrides: weights.optional(),
+  decode_scorer_overrides: weights.optional(),
+  non_cached_tokens: z.number().int().min(0).max(1_000_000).optional(),
+  decode_sidecar_port: port.optional().describe("pd-sidecar port on decode nodes (default 8300)"),
+});
+
+/** No router: a bare engine on server.port. Only meaningful for single_node. */
+export const noRouter = table({ type: z.literal("none") });
+
+export const routerTable = z.discriminatedUnion("type", [vllmRouter, llmdRouter, noRouter], {
+    error: (iss) => (iss.code === "invalid_union" ? 'type must be "vllm-router", "llm-d" or "none"' : undefined),
+  });

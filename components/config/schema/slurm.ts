@@ -1,0 +1,51 @@
+import { z } from "zod";
+import { absolutePath, filePath, hostlist, slurmName, slurmTime, table, text } from "./primitives";
+
+const plainLauncher = table({
+  type: z.literal("vllm"),
+  bin_dir: absolutePath.optional().describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
+});
+const venvLauncher = table({
+  type: z.literal("venv"),
+  path: filePath.describe("Python virtual environment to activate on every node"),
+});
+const apptainerLauncher = table({
+  type: z.literal("apptainer"),
+  image: filePath.describe("Apptainer/Singularity image (.sif) or URI"),
+  binds: z.array(text).optional().describe("Extra --bind specs, e.g. /scratch:/scratch"),
+});
+const pyxisLauncher = table({
+  type: z.literal("pyxis"),
+  image: text.describe("Container image for srun --container-image"),
+  mounts: z.array(text).optional().describe("--container-mounts entries, e.g. /scratch:/scratch"),
+});
+
+/** How the engine, router and store binaries are launched on the nodes. */
+export const launcherTable = z.discriminatedUnion("type", [plainLauncher, venvLauncher, apptainerLauncher, pyxisLauncher], {
+    error: (iss) => (iss.code === "invalid_union" ? 'type must be "vllm", "venv", "apptainer" or "pyxis"' : undefined),
+  });
+
+/** `[slurm]`: submit one sbatch job per island through the login node. */
+export const slurmTable = table({
+  job_name: slurmName.optional().describe("Base job name; each island's job is <job_name>-<stack>-i<k>"),
+  partition: slurmName.optional(),
+  account: slurmName.optional(),
+  qos: slurmName.optional(),
+  time: slurmTime.optional().describe("Wall-clock limit, e.g. 04:00:00"),
+  nodelist: hostlist.optional(),
+  exclude: hostlist.optional(),
+  constraint: z
+    .string()
+    .regex(/^[A-Za-z0-9_.&|\[\]()*:,-]+$/, "must be a SLURM constraint expression such as h100|a100")
+    .optional(),
+  output_dir: filePath.optional().describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
+  exclusive: z.boolean().optional().describe("Request whole nodes (default true)"),
+  gres: z
+    .string()
+    .regex(/^[A-Za-z0-9_:,]+$/, "must be a GRES spec such as gpu:8 or gpu:h100:8")
+    .optional()
+    .describe("Override the per-node GRES request (default gpu:<gpus_per_node>)"),
+  pending_timeout: z.number().int().min(10).max(7 * 86400).optional().describe("Seconds to wait for the job to start running (default 3600)"),
+  ready_timeout: z.number().int().min(10).max(7 * 86400).optional().describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
+  launcher: launcherTable.optional(),
+});

@@ -1,0 +1,149 @@
+import vllmManifest from "../upstream/vllm-serve.json";
+import { ConfigIssue, joinPath } from "./issues";
+import { didYouMean } from "./suggest";
+
+export interface FlagSpec {
+  type: "bool" | "int" | "float" | "str" | "json" | "list";
+  choices?: (string | number)[];
+  negatable?: boolean;
+  negative_form?: string;
+  nargs?: string;
+  item_type?: string;
+}
+
+export const VLLM_FLAGS = vllmManifest.flags as Record<string, FlagSpec>;
+export const VLLM_KV_CONNECTORS: readonly string[] = vllmManifest.kv_connectors;
+export const VLLM_KV_TRANSFER_FIELDS: readonly string[] = vllmManifest.kv_transfer_config_fields;
+
+/** `max_model_len` -> `--max-model-len` (vLLM accepts either spelling; we always emit dashes). */
+export function flagName(key: string): string {
+  return "--" + key.replace(/_/g, "-");
+}
+
+const SNAKE_NAMES = Object.keys(VLLM_FLAGS).map((f) => f.slice(2).replace(/-/g, "_"));
+
+/**
+ * vllm_extra keys the planner owns. Setting them by hand would contradict the plan (two ports, a
+ * second kv-transfer config, ...), so each points at the stack-file key that controls it.
+ */
+export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
+  model: { key: "model.name" },
+  model_tag: { key: "model.name" },
+  served_model_name: { key: "model.name", why: "the served name is the model name, which trainers rely on" },
+  host: { key: "server.host" },
+  port: { key: "server.port", why: "ports are planned from the server port and the deployment" },
+  tensor_parallel_size: { key: "parallel.tp" },
+  data_parallel_size: { key: "parallel.dp" },
+  data_parallel_size_local: { why: "computed by the planner from the deployment" },
+  data_parallel_rank: { why: "computed by the planner from the deployment" },
+  data_parallel_start_rank: { why: "computed by the planner from the deployment" },
+  data_parallel_address: { why: "computed by the planner from the deployment" },
+  data_parallel_rpc_port: { why: "computed by the planner from the deployment" },
+  data_parallel_hybrid_lb: { why: "computed by the planner from the deployment" },
+  data_parallel_external_lb: { why: "computed by the planner from the deployment" },
+  api_server_count: { why: "computed by the planner (dp-local API servers, 1 with LoRA)" },
+  kv_transfer_config: { key: "kv_cache_offload", why: "the planner builds the connector JSON from kv_cache_offload and the deployment" },
+  api_key: { why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values" },
+  enable_expert_parallel: { key: "enable_expert_parallel" },
+  enable_eplb: { key: "enable_eplb" },
+  enable_dbo: { key: "enable_dbo" },
+  enable_return_routed_experts: { key: "enable_return_routed_experts" },
+  enable_lora: { key: "enable_lora" },
+  max_loras: { key: "max_loras" },
+  max_lora_rank: { key: "max_lora_rank" },
+  gpu_memory_utilization: { key: "gpu_memory_utilization" },
+  enable_prefix_caching: { key: "enable_prefix_caching" },
+  max_model_len: { key: "model.max_model_len" },
+  enforce_eager: { key: "model.enforce_eager" },
+  dtype: { key: "model.dtype" },
+  trust_remote_code: { key: "model.trust_remote_code" },
+  chat_template: { key: "model.chat_template" },
+  tool_call_parser: { key: "model.tool_call_parser" },
+  reasoning_parser: { key: "model.reasoning_parser" },
+};
+
+export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
+
+/**
+ * Checks `vllm_extra` against the real `vllm serve` flag manifest. Returns the entries keyed by
+ * canonical snake_case name, with JSON-flag strings parsed, plus every problem found.
+ */
+export function checkVllmExtra(
+  extra: Record<string, unknown>,
+  path: string,
+  userPath: (canonical: string) => string = (c) => c,
+): { values: Record<string, ExtraValue>; issues: ConfigIssue[] } {
+  const values: Record<string, ExtraValue> = {};
+  const issues: ConfigIssue[] = [];
+  for (const [rawKey, value] of Object.entries(extra)) {
+    const key = rawKey.replace(/-/g, "_");
+    const at = joinPath(path, rawKey);
+    const owned = PLANNER_OWNED[key];
+    if (owned) {
+      const use = owned.key ? `set ${userPath(owned.key)} instead` : "";
+      issues.push({ path: at, message: `cannot be set in vllm_extra: ${[owned.why, use].filter(Boolean).join("; ")}` });
+      continue;
+    }
+    const spec = VLLM_FLAGS[flagName(key)];
+    if (!spec) {
+      issues.push({ path: at, message: `"${rawKey}" is not a \`vllm serve\` flag${didYouMean(key, SNAKE_NAMES)}` });
+      continue;
+    }
+    const checked = checkValue(value, spec);
+    if (typeof checked === "string") issues.push({ path: at, message: `${checked} (flag ${flagName(key)})` });
+    else values[key] = checked.value;
+  }
+  return { values, issues };
+}
+
+function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | string {
+  const choices = spec.choices;
+  const inChoices = (v: string | number) => !choices || choices.includes(v);
+  switch (spec.type) {
+    case "bool":
+      if (typeof value !== "boolean") return `expects true or false, got ${describe(value)}`;
+      if (value === false && !spec.negatable) return "is a switch without a --no- form: remove the key instead of setting false";
+      return { value };
+    case "int":
+      if (typeof value !== "number" || !Number.isInteger(value)) return `expects a whole number, got ${describe(value)}`;
+      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
+      return { value };
+    case "float":
+      if (typeof value !== "number") return `expects a number, got ${describe(value)}`;
+      return { value };
+    case "str":
+      if (typeof value !== "string" || value.length === 0) return `expects a non-empty string, got ${describe(value)}`;
+      if (value.includes("\0")) return "must not contain a NUL byte";
+      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
+      return { value };
+    case "json": {
+      if (typeof value === "string") {
+        try {
+          const parsed = JSON.parse(value);
+          if (parsed === null || typeof parsed !== "object") return "expects a JSON object or array";
+          return { value: parsed };
+        } catch {
+          return "expects a table, an array or a JSON string, and this string is not valid JSON";
+        }
+      }
+      if (value !== null && typeof value === "object") return { value: value as Record<string, unknown> };
+      return `expects a table or JSON, got ${describe(value)}`;
+    }
+    case "list": {
+      const items = Array.isArray(value) ? value : [value];
+      if (items.length === 0) return "expects at least one value";
+      for (const item of items) {
+        if ((typeof item !== "string" && typeof item !== "number") || item === "") return `expects strings or numbers, got ${describe(item)}`;
+        if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
+      }
+      return { value: items as (string | number)[] };
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "a table";
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
