@@ -1,0 +1,81 @@
+import type { FleetConfig } from "../config/types";
+import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
+import { resolveParser } from "./parsers";
+import type { EngineProcess, Role } from "./types";
+import type { Value } from "./values";
+
+/** P/D per-role settings seed 001 fixes (reference §3.7, §6.4). */
+export const ROLE_ALL2ALL: Record<Exclude<Role, "replica">, string> = {
+  prefill: "deepep_high_throughput",
+  decode: "deepep_low_latency",
+};
+const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
+
+type Layout = Pick<EngineProcess, "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig">;
+
+/** `--flag value` tokens for one vllm_extra entry, following the manifest's type. */
+export function extraArgs(key: string, value: ExtraValue): string[] {
+  const flag = flagName(key);
+  const spec = VLLM_FLAGS[flag];
+  if (spec?.type === "bool") return value === true ? [flag] : spec.negative_form ? [spec.negative_form] : [];
+  if (Array.isArray(value)) return [flag, ...value.map(String)];
+  if (typeof value === "object") return [flag, JSON.stringify(value)];
+  return [flag, String(value)];
+}
+
+/**
+ * The complete `vllm serve` command line for one engine process: model, bind address, parallel
+ * layout, the user's model and feature keys, the KV connector, then vllm_extra. Every flag exists
+ * in the vLLM manifest (checked by the planner before it returns).
+ */
+export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
+  const m = cfg.model;
+  const argv: Value[] = ["vllm", "serve", m.name];
+  const add = (...tokens: Value[]) => argv.push(...tokens);
+
+  if (p.headless) add("--headless");
+  else add("--host", cfg.router.type === "none" ? (cfg.server.host ?? "0.0.0.0") : "0.0.0.0", "--port", String(p.port));
+  add("--tensor-parallel-size", String(p.tp));
+  if (p.dp) {
+    add("--data-parallel-size", String(p.dp.size));
+    if (p.dp.mode === "hybrid" || p.dp.local !== p.dp.size) {
+      add("--data-parallel-size-local", String(p.dp.local));
+      if (p.dp.startRank > 0) add("--data-parallel-start-rank", String(p.dp.startRank));
+      add("--data-parallel-address", p.dp.address, "--data-parallel-rpc-port", String(p.dp.rpcPort));
+      if (p.dp.mode === "hybrid") add("--data-parallel-hybrid-lb");
+    }
+  }
+  if (!p.headless) add("--api-server-count", String(p.apiServerCount));
+
+  if (cfg.enable_expert_parallel) add("--enable-expert-parallel");
+  if (p.role !== "replica") add("--all2all-backend", ROLE_ALL2ALL[p.role]);
+  if (cfg.enable_eplb) add("--enable-eplb");
+  if (cfg.enable_dbo) add("--enable-dbo");
+  if (cfg.enable_return_routed_experts) add("--enable-return-routed-experts");
+  add("--gpu-memory-utilization", String(cfg.gpu_memory_utilization));
+  if (m.max_model_len !== undefined) add("--max-model-len", String(m.max_model_len));
+  if (m.enforce_eager) add("--enforce-eager");
+  if (m.dtype) add("--dtype", m.dtype);
+  if (m.trust_remote_code) add("--trust-remote-code");
+  if (m.chat_template) add("--chat-template", m.chat_template);
+  const toolParser = resolveParser("tool", m.tool_call_parser, m.name);
+  if (toolParser) add("--enable-auto-tool-choice", "--tool-call-parser", toolParser);
+  const reasoningParser = resolveParser("reasoning", m.reasoning_parser, m.name);
+  if (reasoningParser) add("--reasoning-parser", reasoningParser);
+  if (cfg.enable_lora) {
+    add("--enable-lora", "--max-loras", String(cfg.max_loras));
+    if (cfg.max_lora_rank !== undefined) add("--max-lora-rank", String(cfg.max_lora_rank));
+  }
+  if (cfg.enable_prefix_caching === true) add("--enable-prefix-caching");
+  if (cfg.enable_prefix_caching === false) add("--no-enable-prefix-caching");
+  if (p.kvTransferConfig) add("--kv-transfer-config", JSON.stringify(p.kvTransferConfig));
+
+  const extra = { ...cfg.vllm_extra };
+  delete extra.headless; // the planner decides which processes run headless
+  if (p.role === "decode") {
+    const user = (extra.compilation_config ?? {}) as Record<string, unknown>;
+    extra.compilation_config = { ...user, ...DECODE_COMPILATION };
+  }
+  for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
+  return argv;
+}

@@ -1,0 +1,189 @@
+import { FIXED_PORTS, islandNodes } from "../config/rules";
+import { FleetConfig, shapeOf } from "../config/types";
+import { checkArgv, Program } from "../upstream/check";
+import { engineArgv } from "./engine-argv";
+import { layerEnv } from "./env";
+import { kvTransferConfig } from "./kv-transfer";
+import { mooncakePlan } from "./mooncake";
+import { llmdPlan, vllmRouterPlan } from "./router";
+import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./types";
+import { fileRef, nodeRef, resolveValue, selfRef, type Value } from "./values";
+
+/** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */
+interface ReplicaLayout {
+  role: Role;
+  replica: number;
+  nodes: number;
+  /** DP ranks per node, and in the whole replica. */
+  dpLocal: number;
+  dpSize: number;
+  /** How the ranks of a multi-rank replica are served. */
+  mode: "internal" | "hybrid";
+}
+
+/** The replicas of one island, in node order (P/D: all prefill replicas, then all decode replicas). */
+export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
+  const { tp, dp } = cfg.parallel;
+  const d = cfg.deployment;
+  switch (shapeOf(cfg)) {
+    case "single_node":
+      return [{ role: "replica", replica: 0, nodes: 1, dpLocal: dp, dpSize: dp, mode: "internal" }];
+    case "multi_replica": {
+      const n = d.type === "multi_node" ? d.num_nodes : 1;
+      return Array.from({ length: n }, (_, r) => ({ role: "replica" as const, replica: r, nodes: 1, dpLocal: dp, dpSize: dp, mode: "internal" as const }));
+    }
+    case "wide_ep": {
+      const n = d.type === "multi_node" ? d.num_nodes : 1;
+      // headless = true: the head serves the API for every rank (internal LB); otherwise every node does (hybrid LB).
+      const mode = cfg.vllm_extra.headless === true ? "internal" : "hybrid";
+      return [{ role: "replica", replica: 0, nodes: n, dpLocal: dp / n, dpSize: dp, mode }];
+    }
+    case "disaggregated": {
+      if (d.type !== "disaggregated") throw new Error("unreachable");
+      const dpLocal = cfg.explicit.has("parallel.dp") ? dp : Math.max(1, Math.floor(d.gpus_per_node / tp));
+      const role = (r: "prefill" | "decode", replicas: number, nodes: number) =>
+        Array.from({ length: replicas }, (_, i) => ({ role: r, replica: i, nodes, dpLocal, dpSize: nodes * dpLocal, mode: "hybrid" as const }));
+      return [...role("prefill", d.num_prefill_replicas, d.num_prefill_nodes), ...role("decode", d.num_decode_replicas, d.num_decode_nodes)];
+    }
+  }
+}
+
+function enginePort(cfg: FleetConfig, role: Role): number {
+  const d = cfg.deployment;
+  if (d.type === "disaggregated") return role === "decode" ? d.decode_port : d.prefill_port;
+  return cfg.router.type === "none" ? cfg.server.port : cfg.backend_port;
+}
+
+function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
+  const engines: EngineProcess[] = [];
+  const pd = cfg.deployment.type === "disaggregated";
+  const kv = kvTransferConfig(pd, cfg.kv_cache_offload);
+  const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
+  let node = 0;
+  for (const layout of replicaLayouts(cfg)) {
+    const head = node;
+    for (let k = 0; k < layout.nodes; k++, node++) {
+      const headless = layout.mode === "internal" && layout.nodes > 1 && k > 0;
+      const dp =
+        layout.dpSize > 1
+          ? { size: layout.dpSize, local: layout.dpLocal, startRank: k * layout.dpLocal, address: { parts: [nodeRef(head)] } as Value, rpcPort: FIXED_PORTS.dpRpc, mode: layout.mode }
+          : undefined;
+      const gpus = Array.from({ length: cfg.parallel.tp * layout.dpLocal }, (_, g) => g);
+      const nixlPorts = pd ? Array.from({ length: layout.dpLocal }, (_, r) => FIXED_PORTS.nixlSideChannel + r) : undefined;
+      const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
+      if (pd) perProcess.push(["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }], ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(FIXED_PORTS.nixlSideChannel)]);
+      if (mooncake) {
+        perProcess.push(["PYTHONHASHSEED", "0"], ["MOONCAKE_CONFIG_PATH", { parts: [fileRef("mooncake-config")] }]);
+        if (mooncake.disk) {
+          perProcess.push(
+            ["MOONCAKE_OFFLOAD_FILE_STORAGE_PATH", mooncake.disk.path],
+            ["MOONCAKE_OFFLOAD_FSDIR", mooncake.disk.path],
+            ["MOONCAKE_OFFLOAD_ENABLE_EVICTION", "true"],
+          );
+        }
+      }
+      const process: EngineProcess = {
+        id: `i${island}-${layout.role}${layout.replica}-n${k}`,
+        island,
+        role: layout.role,
+        replica: layout.replica,
+        node,
+        nodeInReplica: k,
+        gpus,
+        tp: cfg.parallel.tp,
+        dp,
+        port: headless ? undefined : enginePort(cfg, layout.role),
+        apiServerCount: headless ? 0 : cfg.enable_lora ? 1 : layout.dpLocal,
+        headless,
+        env: layerEnv(cfg, layout.role, perProcess),
+        argv: [],
+        kvTransferConfig: kv,
+        nixlPorts,
+      };
+      process.argv = engineArgv(cfg, process);
+      engines.push(process);
+    }
+  }
+  return engines;
+}
+
+function buildIsland(cfg: FleetConfig, index: number): IslandPlan {
+  const engines = buildEngines(cfg, index);
+  const router = cfg.router.type === "vllm-router" ? vllmRouterPlan(cfg, engines) : cfg.router.type === "llm-d" ? llmdPlan(cfg, index, engines) : undefined;
+  const count = islandNodes(cfg);
+  const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
+  const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
+    const here = engines.filter((e) => e.node === n);
+    const services: string[] = [];
+    if (router && router.node === n) services.push(...(router.kind === "vllm-router" ? ["vllm-router"] : ["epp", "envoy"]));
+    if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
+    if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
+    if (mooncake) services.push("mooncake_client");
+    return { index: n, name: `i${index}-n${n}`, role: here[0].role, replica: here[0].replica, gpusUsed: here.reduce((s, e) => s + e.gpus.length, 0), engines: here.map((e) => e.id), services };
+  });
+  const serving = engines.filter((e) => e.port !== undefined);
+  return {
+    index,
+    name: `island-${index}`,
+    nodes,
+    engines,
+    router,
+    mooncake,
+    endpoints: {
+      island: index,
+      router: router ? { node: router.node, port: router.port, path: "/v1" } : undefined,
+      engines: serving.map((e) => ({ id: e.id, role: e.role, url: { node: e.node, port: e.port!, path: "/v1" } })),
+    },
+  };
+}
+
+/** Placeholder addresses used only to check generated command lines against the manifests. */
+const probe = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r.file}` : "10.0.0.1"));
+
+function assertArgv(program: Program, argv: Value[], where: string): void {
+  const problems = checkArgv(program, argv.slice(program === "vllm" ? 2 : 1).map(probe));
+  if (problems.length) throw new Error(`internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`);
+}
+
+/**
+ * The deployment plan: islands x replicas x nodes x engine processes, with every port, GPU slice,
+ * DP rank, environment, command line, router and store. Pure and deterministic; every backend and
+ * output reads it, so nothing else computes topology.
+ */
+export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
+  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, i));
+  for (const island of islands) {
+    for (const e of island.engines) assertArgv("vllm", e.argv, e.id);
+    if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);
+    if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv, `${island.name} epp`);
+    if (island.mooncake) {
+      assertArgv("mooncake_master", island.mooncake.master.argv, `${island.name} mooncake_master`);
+      for (const c of island.mooncake.clients) assertArgv("mooncake_client", c.argv, `${island.name} mooncake_client`);
+    }
+  }
+  const nodesPerIsland = islandNodes(cfg);
+  const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);
+  const warnings: string[] = [];
+  const idle = islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node);
+  if (idle.length) {
+    const used = [...new Set(idle.map((n) => n.gpusUsed))].join("/");
+    warnings.push(`${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`);
+  }
+  return {
+    stack,
+    model: cfg.model.name,
+    shape: shapeOf(cfg),
+    target: cfg.target.kind,
+    islands,
+    totals: {
+      nodes: nodesPerIsland * cfg.islands,
+      gpus: gpusUsed,
+      gpusAllocated: nodesPerIsland * cfg.islands * cfg.deployment.gpus_per_node,
+      routers: islands.filter((i) => i.router).length,
+      engines: islands.reduce((s, i) => s + i.engines.length, 0),
+    },
+    warnings,
+    notes: cfg.notes,
+    config: cfg,
+  };
+}
