@@ -100,12 +100,14 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
     const found = fromZod(result.error, layout);
     schemaIssues.push(...found);
     for (const i of found) {
-      setAside.push(i.path);
-      if (i.path === "") data = {};
-      else deletePath(data, i.path);
+      // A table with a bad discriminator cannot be read at all: set the whole table aside.
+      const target = i.path === "type" ? "" : i.path.endsWith(".type") ? i.path.slice(0, -".type".length) : i.path;
+      setAside.push(target);
+      if (target === "") data = {};
+      else deletePath(data, target);
     }
   }
-  if (!parsed) throw new ConfigError(schemaIssues, source);
+  if (!parsed) throw new ConfigError(dedupe(schemaIssues), source);
 
   const paths = new UserPaths(layout);
   const input = toCanonicalInput(parsed, layout, paths);

@@ -1,0 +1,39 @@
+/**
+ * The dry run: `npm run plan -- <stack name or file> [--json] [--<key.path> <value> ...]`.
+ * Needs no cluster and no Pulumi CLI. Invalid input exits 2 with every problem listed.
+ */
+import * as fs from "node:fs";
+import { ConfigError, loadConfigFile, parseOverrides } from "../components/config";
+import { buildPlan } from "../components/plan/plan";
+import { planJson } from "../components/report/plan-json";
+import { planText } from "../components/report/plan-text";
+import { listStacks, resolveStackFile } from "../components/stack-file";
+
+const USAGE = "usage: npm run plan -- <stack name or file.toml> [--json] [--<key.path> <value> ...]";
+
+export function main(argv: string[]): number {
+  const json = argv.includes("--json");
+  const { overrides, rest } = parseOverrides(argv.filter((a) => a !== "--json"));
+  if (rest.length !== 1) {
+    process.stderr.write(`${USAGE}\nstacks: ${listStacks().join(", ")}\n`);
+    return 2;
+  }
+  const { file, stack } = resolveStackFile(rest[0]);
+  if (!fs.existsSync(file)) {
+    process.stderr.write(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}\n`);
+    return 2;
+  }
+  try {
+    const plan = buildPlan(loadConfigFile(file, overrides), stack);
+    process.stdout.write((json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
+    return 0;
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(err.message + "\n");
+      return 2;
+    }
+    throw err;
+  }
+}
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));

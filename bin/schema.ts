@@ -1,0 +1,36 @@
+/**
+ * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
+ * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
+ * with a first line `#:schema ../schema/stack.schema.json`.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { z } from "zod";
+import { stackFileSchema } from "../components/config/schema/layouts";
+
+/** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
+const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
+
+function relaxDefaultTypes(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(relaxDefaultTypes);
+  if (!node || typeof node !== "object") return;
+  const obj = node as Record<string, any>;
+  const constType = obj.properties?.type?.const;
+  if (typeof constType === "string" && OPTIONAL_TYPE_DEFAULTS.has(constType) && Array.isArray(obj.required)) {
+    obj.required = obj.required.filter((k: string) => k !== "type");
+  }
+  Object.values(obj).forEach(relaxDefaultTypes);
+}
+
+export function stackJsonSchema(): Record<string, unknown> {
+  const schema = z.toJSONSchema(stackFileSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  relaxDefaultTypes(schema);
+  return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
+}
+
+if (require.main === module) {
+  const out = path.resolve(__dirname, "..", "schema", "stack.schema.json");
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
+  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+}

@@ -1,0 +1,69 @@
+import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/types";
+import { showValue, type Value } from "../plan/values";
+
+/** A URL with a symbolic host, e.g. http://<i0-n0>:8000/v1, for plans made before nodes exist. */
+export const showUrl = (island: number, u: NodeUrl) => `http://<i${island}-n${u.node}>:${u.port}${u.path}`;
+
+function showAll(values: Value[], island: number): string[] {
+  return values.map((v) => showValue(v, island));
+}
+
+/** Replaces every Value (string or templated) inside plain data with its display string. */
+function showDeep(data: unknown, island: number): unknown {
+  if (Array.isArray(data)) return data.map((d) => showDeep(d, island));
+  if (data && typeof data === "object") {
+    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) return showValue(data as Value, island);
+    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, showDeep(v, island)]));
+  }
+  return data;
+}
+
+function engineJson(e: EngineProcess) {
+  return {
+    id: e.id,
+    role: e.role,
+    replica: e.replica,
+    node: e.node,
+    port: e.port ?? null,
+    headless: e.headless,
+    gpus: e.gpus,
+    tp: e.tp,
+    dp: e.dp ? { ...e.dp, address: showValue(e.dp.address, e.island) } : null,
+    api_server_count: e.apiServerCount,
+    nixl_ports: e.nixlPorts ?? null,
+    kv_transfer_config: e.kvTransferConfig ?? null,
+    env: Object.fromEntries(e.env.map(([k, v]) => [k, showValue(v, e.island)])),
+    argv: showAll(e.argv, e.island),
+  };
+}
+
+function islandJson(i: IslandPlan) {
+  return {
+    index: i.index,
+    name: i.name,
+    nodes: i.nodes,
+    engines: i.engines.map(engineJson),
+    router: i.router ? showDeep(i.router, i.index) : null,
+    mooncake: i.mooncake ? showDeep(i.mooncake, i.index) : null,
+    endpoints: {
+      router: i.endpoints.router ? showUrl(i.index, i.endpoints.router) : null,
+      engines: i.endpoints.engines.map((e) => ({ id: e.id, role: e.role, url: showUrl(i.index, e.url) })),
+    },
+  };
+}
+
+/** The whole plan as one JSON-ready object (`npm run plan -- <stack> --json`). */
+export function planJson(plan: DeploymentPlan) {
+  const { explicit, ...config } = plan.config;
+  return {
+    stack: plan.stack,
+    model: plan.model,
+    shape: plan.shape,
+    target: plan.target,
+    totals: plan.totals,
+    warnings: plan.warnings,
+    notes: plan.notes,
+    islands: plan.islands.map(islandJson),
+    config: { ...config, explicit: [...explicit].sort() },
+  };
+}

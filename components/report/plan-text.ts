@@ -1,0 +1,64 @@
+import Table from "cli-table3";
+import type { DeploymentPlan, IslandPlan } from "../plan/types";
+import { showValue } from "../plan/values";
+import { showUrl } from "./plan-json";
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+function table(head: string[]): Table.Table {
+  return new Table({ head, style: { head: [], border: [], compact: true }, chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" } });
+}
+
+function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
+  const lines: string[] = [`${island.name}: ${plural(island.nodes.length, "node")}, ${plural(island.engines.length, "engine")}`];
+  const nodes = table(["node", "role", "GPUs", "engines", "services"]);
+  for (const n of island.nodes) nodes.push([n.name, `${n.role}${n.replica}`, `${n.gpusUsed}/${plan.config.deployment.gpus_per_node}`, n.engines.join(" "), n.services.join(" ") || "-"]);
+  lines.push(nodes.toString());
+
+  const engines = table(["engine", "node:port", "GPUs", "parallel"]);
+  for (const e of island.engines) {
+    const par = [`tp=${e.tp}`, e.dp ? `dp=${e.dp.size} local=${e.dp.local} start=${e.dp.startRank} ${e.dp.mode}` : "dp=1", e.headless ? "headless" : `api=${e.apiServerCount}`].join(" ");
+    engines.push([e.id, `${island.nodes[e.node].name}:${e.port ?? "-"}`, e.gpus.join(","), par]);
+  }
+  lines.push(engines.toString());
+
+  for (const e of island.engines) {
+    lines.push(`  ${e.id}`);
+    const env = e.env.map(([k, v]) => `${k}=${showValue(v, island.index)}`);
+    lines.push(`    env: ${env.join(" ")}`);
+    lines.push(`    $ ${e.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+  }
+  const r = island.router;
+  if (r?.kind === "vllm-router") {
+    lines.push(`  router: vllm-router on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`);
+    lines.push(`    $ ${r.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+  } else if (r?.kind === "llm-d") {
+    lines.push(`  router: llm-d (Envoy :${r.port} -> EPP :${r.epp.grpcPort}) on ${island.nodes[r.node].name}${r.pd ? `, pd-sidecar on ${r.sidecars.length} decode node(s)` : ""}`);
+    lines.push(`    $ ${r.epp.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+    lines.push(`    $ ${r.envoy.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+    for (const s of r.sidecars) lines.push(`    $ ${s.argv.map((v) => showValue(v, island.index)).join(" ")}   # on ${island.nodes[s.node].name}`);
+  }
+  if (island.mooncake) {
+    const m = island.mooncake;
+    lines.push(`  mooncake: master on ${island.nodes[m.headNode].name}:${m.masterPort} (metadata :${m.metadataPort}), a client on every node (:${m.clientPort})`);
+    lines.push(`    $ ${m.master.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+    lines.push(`    $ ${m.clients[0].argv.map((v) => showValue(v, island.index)).join(" ")}   # on every node`);
+  }
+  lines.push("  endpoints:");
+  if (island.endpoints.router) lines.push(`    router  ${showUrl(island.index, island.endpoints.router)}`);
+  for (const e of island.endpoints.engines) lines.push(`    admin   ${showUrl(island.index, e.url)}  (${e.role}, ${e.id})`);
+  return lines;
+}
+
+/** The readable plan people review before `pulumi up`. */
+export function planText(plan: DeploymentPlan, source: string): string {
+  const t = plan.totals;
+  const out = [
+    `stack ${plan.stack} (${source}): ${plan.shape.replace("_", "-")} on ${plan.target}, model ${plan.model}`,
+    `totals: ${plural(t.nodes, "node")}, ${t.gpus} of ${t.gpusAllocated} GPUs, ${plural(t.routers, "router")}, ${plural(t.engines, "engine")}, ${plural(plan.islands.length, "island")}`,
+  ];
+  for (const w of plan.warnings) out.push(`warning: ${w}`);
+  for (const n of plan.notes) out.push(`note: ${n}`);
+  for (const island of plan.islands) out.push("", ...islandText(plan, island));
+  return out.join("\n");
+}

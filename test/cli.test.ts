@@ -1,0 +1,87 @@
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { main } from "../bin/plan";
+import { ROOT, STACK_NAMES } from "./helpers";
+
+/** Runs the plan CLI in-process and captures what it prints. */
+function run(args: string[]) {
+  let stdout = "";
+  let stderr = "";
+  vi.spyOn(process.stdout, "write").mockImplementation((s: any) => ((stdout += s), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((s: any) => ((stderr += s), true));
+  const code = main(args);
+  vi.restoreAllMocks();
+  return { code, stdout, stderr };
+}
+
+afterEach(() => vi.restoreAllMocks());
+
+const SEED_TOTALS: Record<string, { nodes: number; routers: number; engines: number }> = {
+  "single-node": { nodes: 1, routers: 1, engines: 1 },
+  "multi-replica": { nodes: 2, routers: 1, engines: 2 },
+  "wide-ep": { nodes: 2, routers: 1, engines: 2 },
+  disaggregated: { nodes: 6, routers: 1, engines: 6 },
+  "disaggregated-x3": { nodes: 18, routers: 3, engines: 18 },
+};
+
+describe("npm run plan", () => {
+  it.each(STACK_NAMES)("%s: readable plan, exit 0", (name) => {
+    const { code, stdout, stderr } = run([name]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^stack ${name} `));
+    expect(stdout).toContain("endpoints:");
+    expect(stdout).toContain("$ vllm serve ");
+  });
+
+  it.each(Object.entries(SEED_TOTALS))("%s --json totals are the seed numbers", (name, totals) => {
+    const { code, stdout } = run([name, "--json"]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.totals).toMatchObject(totals);
+    expect(Object.keys(plan.totals).sort()).toEqual(["engines", "gpus", "gpusAllocated", "nodes", "routers"]);
+  });
+
+  it("applies overrides in the seeds' style", () => {
+    const { code, stdout } = run(["single-node", "--json", "--server.port", "8001", "--model.max_model_len", "2048"]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
+    expect(plan.islands[0].engines[0].argv).toEqual(expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]));
+  });
+
+  it("accepts a file path", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
+    const file = path.join(dir, "mine.toml");
+    fs.writeFileSync(file, `[model]\nname = "m/x"\n[slurm]\njob_name = "mine"\n`);
+    const { code, stdout } = run([file, "--json"]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).stack).toBe("mine");
+  });
+
+  it("exits 2 listing every problem, and prints nothing on stdout", () => {
+    const { code, stdout, stderr } = run(["single-node", "--parallel.tp", "16", "--model.bogus", "1"]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("parallel.tp");
+    expect(stderr).toContain("model.bogus");
+  });
+
+  it("exits 2 for an unknown stack and lists the known ones", () => {
+    const { code, stderr } = run(["no-such-stack"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("single-node");
+  });
+
+  it("works as a real process through npm run plan", () => {
+    const ok = spawnSync("npm", ["run", "-s", "plan", "--", "disaggregated-x3", "--json"], { cwd: ROOT, encoding: "utf8" });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).totals).toMatchObject({ nodes: 18, routers: 3 });
+    const bad = spawnSync("npm", ["run", "-s", "plan", "--", "single-node", "--deployment.type", "nope"], { cwd: ROOT, encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("deployment.type");
+  }, 60_000);
+});

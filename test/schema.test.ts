@@ -1,0 +1,30 @@
+import Ajv2020 from "ajv/dist/2020";
+import * as TOML from "@iarna/toml";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { stackJsonSchema } from "../bin/schema";
+import { ROOT, STACK_NAMES, stackText } from "./helpers";
+
+const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
+const plain = (text: string) => JSON.parse(JSON.stringify(TOML.parse(text)));
+
+describe("JSON Schema for editors", () => {
+  it.each(STACK_NAMES)("accepts %s", (name) => {
+    expect(validate(plain(stackText(name))), JSON.stringify(validate.errors)).toBe(true);
+  });
+
+  it("rejects unknown keys and wrong types, as the loader does", () => {
+    expect(validate(plain(`[model]\nname = "m"\n[slurm]\npartiton = "x"`))).toBe(false);
+    expect(validate(plain(`[inference]\nmodel = "m"\n[inference.parallel]\ntp = "2"`))).toBe(false);
+  });
+
+  it("lets the tables whose type has a default omit it", () => {
+    expect(validate(plain(`[model]\nname = "m"\n[deployment]\ngpus_per_node = 4\n[deployment.router]\npolicy = "round_robin"\n[slurm.launcher]\nbin_dir = "/opt/vllm/bin"`))).toBe(true);
+  });
+
+  it("schema/stack.schema.json is up to date (npm run schema)", () => {
+    const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "stack.schema.json"), "utf8"));
+    expect(committed).toEqual(stackJsonSchema());
+  });
+});
