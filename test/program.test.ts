@@ -17,8 +17,11 @@ beforeAll(() => {
   );
 });
 
-function value<T>(output: pulumi.Output<T> | T): Promise<T> {
-  return new Promise((resolve) => pulumi.output(output).apply(resolve));
+/** Resolves a stack export the way `pulumi stack output` would see it. */
+function value<T>(input: pulumi.Input<T>): Promise<pulumi.Unwrap<T>> {
+  return new Promise((resolve) => {
+    pulumi.output(input).apply((v) => resolve(v));
+  });
 }
 
 async function program(config: Record<string, string>) {

@@ -53,7 +53,7 @@ describe("seed 001 numbers", () => {
     }
     expect(flag(b.argv, "--data-parallel-start-rank")).toBe("4");
     const router = p.islands[0].router!;
-    expect(router.kind).toBe("vllm-router");
+    if (router.kind !== "vllm-router") throw new Error("expected vllm-router");
     expect(show(router.argv)).toEqual(expect.arrayContaining(["http://<i0-n0>:8100", "http://<i0-n1>:8100"]));
   });
 
@@ -116,7 +116,9 @@ describe("P/D geometry", () => {
   });
 
   it("routes P/D through vllm-router: every prefill rank, then every decode rank", () => {
-    const r = show(p.islands[0].router!.argv);
+    const router = p.islands[0].router!;
+    if (router.kind !== "vllm-router") throw new Error("expected vllm-router");
+    const r = show(router.argv);
     expect(r).toContain("--vllm-pd-disaggregation");
     expect(r.filter((a, i) => r[i - 1] === "--prefill")).toEqual(["http://<i0-n0>:8100", "http://<i0-n1>:8100", "http://<i0-n2>:8100", "http://<i0-n3>:8100"]);
     expect(r.filter((a, i) => r[i - 1] === "--decode")).toEqual(["http://<i0-n4>:8200", "http://<i0-n5>:8200"]);
