@@ -7,13 +7,21 @@ import { ConfigError, loadConfigFile, parseOverrides } from "../components/confi
 import { buildPlan } from "../components/plan/plan";
 import { planJson } from "../components/report/plan-json";
 import { planText } from "../components/report/plan-text";
+import { writePlanOut } from "../components/report/write-out";
 import { listStacks, resolveStackFile } from "../components/stack-file";
 
-const USAGE = "usage: npm run plan -- <stack name or file.toml> [--json] [--<key.path> <value> ...]";
+const USAGE = "usage: npm run plan -- <stack name or file.toml> [--json] [--out <dir>] [--<key.path> <value> ...]";
 
 export function main(argv: string[]): number {
   const json = argv.includes("--json");
-  const { overrides, rest } = parseOverrides(argv.filter((a) => a !== "--json"));
+  const outAt = argv.indexOf("--out");
+  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
+  if (outAt >= 0 && !out) {
+    process.stderr.write(`--out needs a directory\n${USAGE}\n`);
+    return 2;
+  }
+  const own = new Set([outAt, outAt + 1].filter((i) => outAt >= 0 && i >= 0));
+  const { overrides, rest } = parseOverrides(argv.filter((a, i) => a !== "--json" && !own.has(i)));
   if (rest.length !== 1) {
     process.stderr.write(`${USAGE}\nstacks: ${listStacks().join(", ")}\n`);
     return 2;
@@ -26,6 +34,10 @@ export function main(argv: string[]): number {
   try {
     const plan = buildPlan(loadConfigFile(file, overrides), stack);
     process.stdout.write((json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
+    if (out) {
+      const files = writePlanOut(plan, out);
+      process.stderr.write(`wrote ${files.length} files to ${out}\n`);
+    }
     return 0;
   } catch (err) {
     if (err instanceof ConfigError) {

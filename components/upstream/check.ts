@@ -57,10 +57,8 @@ export function checkArgv(program: Program, args: string[]): string[] {
       problems.push(...checkValue(program, name, spec, arg.slice(eq + 1)));
       continue;
     }
-    if (spec.value_optional) {
-      problems.push(`${program}: ${name} has an optional argument and needs the --flag=value form`);
-      continue;
-    }
+    // getopt optional_argument: a value only ever comes as --flag=value; the bare flag is valid alone.
+    if (spec.value_optional) continue;
     const value = args[i + 1];
     if (value === undefined || (value.startsWith("--") && spec.type !== "str")) {
       problems.push(`${program}: ${name} needs a value`);

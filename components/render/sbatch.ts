@@ -1,0 +1,184 @@
+import YAML from "yaml";
+import type { FleetConfig, SlurmTarget } from "../config/types";
+import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
+import { partsOf, type Ref, type Value } from "../plan/values";
+import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
+import { renderTemplate } from "./templates";
+
+/** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
+const MOONCAKE_WAIT_S = 120;
+
+/** Programs the pre-launch cleanup kills by exact name. */
+const PROGRAMS = ["vllm", "vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"];
+
+/** How run-time references are spelled inside the per-node launch body. */
+const spell: RefSpelling = (ref: Ref) => {
+  if (ref.ref === "node") return `\${NODE_ADDR[${ref.node}]}`;
+  if (ref.ref === "self") return "${SELF_ADDR}";
+  return `\${NODE_DIR}/${GENERATED_FILES[ref.file]}`;
+};
+
+const GENERATED_FILES = {
+  "mooncake-config": "mooncake.json",
+  "epp-config": "epp.yaml",
+  "epp-endpoints": "endpoints.yaml",
+  "envoy-config": "envoy.yaml",
+} as const;
+
+/** Inside generated files, references become tokens that fleet_write fills in on the node. */
+function tokenise(data: unknown): unknown {
+  if (Array.isArray(data)) return data.map(tokenise);
+  if (data && typeof data === "object") {
+    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) {
+      return partsOf(data as Value)
+        .map((p) => (typeof p === "string" ? p : p.ref === "node" ? `__FLEET_NODE_ADDR_${p.node}__` : p.ref === "file" ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}` : "__FLEET_SELF__"))
+        .join("");
+    }
+    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, tokenise(v)]));
+  }
+  return data;
+}
+
+/** The unique SLURM job name of an island: adoption and scancel find the job by it. */
+export function jobName(plan: DeploymentPlan, island: number): string {
+  const target = plan.config.target as SlurmTarget;
+  const stack = plan.stack.replace(/[^A-Za-z0-9._-]/g, "-");
+  return target.job_name === stack ? `${stack}-i${island}` : `${target.job_name}-${stack}-i${island}`;
+}
+
+/** Where an island keeps its script, logs and endpoints.json (relative paths: under the login home). */
+export function islandDir(cfg: FleetConfig, island: IslandPlan): string {
+  return `${cfg.output_dir.replace(/\/+$/, "")}/${island.name}`;
+}
+
+function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
+  const cfg = plan.config;
+  const t = cfg.target as SlurmTarget;
+  const d = [
+    `--job-name=${jobName(plan, island.index)}`,
+    `--nodes=${island.nodes.length}`,
+    "--ntasks-per-node=1",
+    `--gres=${t.gres ?? `gpu:${cfg.deployment.gpus_per_node}`}`,
+    `--output=${islandDir(cfg, island)}/slurm-%j.out`,
+  ];
+  if (t.exclusive) d.push("--exclusive");
+  for (const key of ["partition", "account", "qos", "time", "nodelist", "exclude", "constraint"] as const) {
+    if (t[key]) d.push(`--${key}=${t[key]}`);
+  }
+  return d;
+}
+
+function setupLines(t: SlurmTarget, offload: boolean): string[] {
+  const lines: string[] = [];
+  const l = t.launcher;
+  if (l.type === "vllm" && l.bin_dir) lines.push(`export PATH=${shq(l.bin_dir)}:"$PATH"`);
+  if (l.type === "venv") lines.push(`# shellcheck disable=SC1091`, `source ${shq(l.path + "/bin/activate")} || exit 1`);
+  if (offload) lines.push("# Offloaded KV blocks are pinned memory.", "ulimit -l unlimited 2>/dev/null || true");
+  return lines;
+}
+
+/** `( export ...; exec cmd ) >> log &`: each process in its own subshell with its own env and log. */
+function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[]): string {
+  const exports = env.map(([k, v]) => (k === "CUDA_VISIBLE_DEVICES" && typeof v === "string" ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}` : `export ${k}=${shellWord(v, spell)}`));
+  const cmd = [...wrap, shellWords(argv, spell)].join(" ");
+  return `( ${[...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+}
+
+function launcherWrap(t: SlurmTarget): string[] {
+  if (t.launcher.type !== "apptainer") return [];
+  const binds = t.launcher.binds.length ? ["--bind", shq(t.launcher.binds.join(","))] : [];
+  return ["apptainer", "exec", "--nv", ...binds, shq(t.launcher.image)];
+}
+
+function engineLines(e: EngineProcess, wrap: string[]): string[] {
+  return [startLine(e.id, e.env, e.argv, wrap), `echo "[fleet] ${e.id} started (pid $!)"`];
+}
+
+function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number): string[] {
+  const t = plan.config.target as SlurmTarget;
+  const wrap = launcherWrap(t);
+  const lines: string[] = [];
+  const m = island.mooncake;
+  if (m) {
+    const head = `"\${NODE_ADDR[${m.headNode}]}"`;
+    if (node === m.headNode) {
+      lines.push(startLine("mooncake_master", [], m.master.argv, wrap), 'echo "[fleet] mooncake_master started (pid $!)"');
+    }
+    lines.push(`fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`, `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`);
+    const client = m.clients.find((c) => c.node === node)!;
+    lines.push(startLine("mooncake_client", [], client.argv, wrap), 'echo "[fleet] mooncake_client started (pid $!)"');
+    lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
+    lines.push(`fleet_write "$NODE_DIR/${GENERATED_FILES["mooncake-config"]}" ${shq(JSON.stringify(tokenise(m.engineConfig)))}`);
+  }
+  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...engineLines(e, wrap));
+  const r = island.router;
+  if (r?.kind === "llm-d") {
+    for (const s of r.sidecars.filter((x) => x.node === node)) lines.push(startLine(`pd-sidecar`, [], s.argv, wrap), 'echo "[fleet] pd-sidecar started (pid $!)"');
+  }
+  if (r && r.node === node) {
+    if (r.kind === "vllm-router") {
+      lines.push(startLine("router", [], r.argv, wrap), 'echo "[fleet] vllm-router started (pid $!)"');
+    } else {
+      const endpoints = { endpoints: r.endpoints.map((e) => ({ name: e.name, address: tokenise(e.address), port: String(e.port), namespace: "default", labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) } })) };
+      lines.push(
+        `fleet_write "$NODE_DIR/${GENERATED_FILES["epp-endpoints"]}" ${shq(YAML.stringify(endpoints))}`,
+        `fleet_write "$NODE_DIR/${GENERATED_FILES["epp-config"]}" ${shq(YAML.stringify(tokenise(r.epp.config)))}`,
+        `fleet_write "$NODE_DIR/${GENERATED_FILES["envoy-config"]}" ${shq(YAML.stringify(r.envoy.config))}`,
+        startLine("epp", [], r.epp.argv, wrap),
+        'echo "[fleet] epp started (pid $!)"',
+        startLine("envoy", [], r.envoy.argv, wrap),
+        'echo "[fleet] envoy started (pid $!)"',
+      );
+    }
+  }
+  return lines;
+}
+
+/** The sbatch script of one island, and the two bodies it feeds to srun (checked on their own). */
+export interface IslandScript {
+  script: string;
+  launchBody: string;
+  cleanupBody: string;
+}
+
+/** The sbatch script of one island: the whole island is one gang-scheduled job. */
+export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan): IslandScript {
+  const cfg = plan.config;
+  const t = cfg.target;
+  if (t.kind !== "slurm") throw new Error("renderIslandScript needs a SLURM target");
+  const launchBody = renderTemplate("slurm/launch.sh.mustache", {
+    setup: setupLines(t, cfg.kv_cache_offload !== null),
+    nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index) })),
+  }).trimEnd();
+  const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS }).trimEnd();
+  const srunExtra = t.launcher.type === "pyxis" ? [`--container-image=${shq(t.launcher.image)}`, ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : [])] : [];
+  const script = renderTemplate("slurm/island.sbatch.mustache", {
+    stack: plan.stack,
+    island: island.name,
+    islands: plan.islands.length,
+    summary: `${island.nodes.length} node(s), ${island.engines.length} engine(s), model ${plan.model}`.replace(/\n/g, " "),
+    directives: directives(plan, island),
+    islandDir: shq(islandDir(cfg, island)),
+    nodeCount: island.nodes.length,
+    cleanup: t.exclusive,
+    cleanupBody,
+    cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
+    srunExtra,
+    launchBody,
+    launchDelimiter: heredocDelimiter("FLEET_LAUNCH", launchBody),
+  });
+  return { script, launchBody, cleanupBody };
+}
+
+/** Generated config files, as a reader of `plan --out` sees them (node addresses still tokens). */
+export function generatedFiles(island: IslandPlan): Record<string, string> {
+  const files: Record<string, string> = {};
+  const r = island.router;
+  if (r?.kind === "llm-d") {
+    files["epp.yaml"] = YAML.stringify(tokenise(r.epp.config));
+    files["endpoints.yaml"] = YAML.stringify({ endpoints: r.endpoints.map((e) => ({ name: e.name, address: tokenise(e.address), port: String(e.port), role: e.role })) });
+    files["envoy.yaml"] = YAML.stringify(r.envoy.config);
+  }
+  if (island.mooncake) files["mooncake.json"] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2) + "\n";
+  return files;
+}

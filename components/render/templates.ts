@@ -1,0 +1,14 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import Mustache from "mustache";
+
+const TEMPLATES = path.resolve(__dirname, "..", "..", "templates");
+
+/**
+ * Renders a mustache template with HTML escaping off: values are shell-quoted (or YAML/JSON
+ * encoded) before they reach a template, and escaping them again would corrupt them.
+ */
+export function renderTemplate(name: string, view: object): string {
+  const template = fs.readFileSync(path.join(TEMPLATES, name), "utf8");
+  return Mustache.render(template, view, {}, { escape: (v: string) => v });
+}

@@ -1,0 +1,28 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { DeploymentPlan } from "../plan/types";
+import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
+import { planJson } from "./plan-json";
+
+/**
+ * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
+ * island the sbatch script and the config files the job generates on its nodes.
+ */
+export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
+  fs.mkdirSync(dir, { recursive: true });
+  const written: string[] = [];
+  const write = (rel: string, text: string, mode = 0o644) => {
+    const file = path.join(dir, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text, { mode });
+    written.push(file);
+  };
+  write("plan.json", JSON.stringify(planJson(plan), null, 2) + "\n");
+  if (plan.target === "slurm") {
+    for (const island of plan.islands) {
+      write(`${island.name}/${jobName(plan, island.index)}.sbatch`, renderIslandScript(plan, island).script, 0o755);
+      for (const [name, text] of Object.entries(generatedFiles(island))) write(`${island.name}/${name}`, text);
+    }
+  }
+  return written;
+}

@@ -1,0 +1,337 @@
+/**
+ * Invalid-input corpus: every file under test/fixtures/invalid/ is a stack file that must be
+ * rejected. Each one states what the rejection must look like in its leading comments:
+ *
+ *   # expect-path: <dotted TOML path as the user wrote it>   (`<file>` = the whole file, path "")
+ *   # expect-message: <fragment, matched case-insensitively against the issue messages>
+ *
+ * Every expected path must be the path of some reported issue and every fragment must occur in
+ * some issue message, all from ONE load (the loader reports every problem at once). The same
+ * fixtures go through the CLI (`bin/plan.ts` main) in-process, and three through a real subprocess.
+ *
+ * Fixtures that expose a loader bug are listed in GAPS and run with `it.fails`, so the suite stays
+ * green while the bug exists and turns red (asking for the entry to be removed) once it is fixed.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { main } from "../bin/plan";
+import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../components/config";
+
+const ROOT = path.resolve(__dirname, "..");
+const FIXTURES = path.join(__dirname, "fixtures", "invalid");
+const STACKS = path.join(ROOT, "stacks");
+
+interface Fixture {
+  name: string;
+  file: string;
+  text: string;
+  paths: string[];
+  messages: string[];
+}
+
+/** Reads the leading comment block; `# expect-path: <file>` stands for the whole-file path "". */
+function parseHeader(text: string): { paths: string[]; messages: string[]; malformed: string[] } {
+  const paths: string[] = [];
+  const messages: string[] = [];
+  const malformed: string[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === "") continue;
+    if (!line.startsWith("#")) break;
+    if (!/^#\s*expect/i.test(line)) continue;
+    const m = /^# expect-(path|message): (.*\S)\s*$/.exec(line);
+    if (!m) {
+      malformed.push(line);
+      continue;
+    }
+    if (m[1] === "path") paths.push(m[2] === "<file>" ? "" : m[2]);
+    else messages.push(m[2]);
+  }
+  return { paths, messages, malformed };
+}
+
+const FIXTURE_LIST: Fixture[] = fs
+  .readdirSync(FIXTURES)
+  .filter((f) => f.endsWith(".toml"))
+  .sort()
+  .map((name) => {
+    const file = path.join(FIXTURES, name);
+    const text = fs.readFileSync(file, "utf8");
+    const { paths, messages } = parseHeader(text);
+    return { name, file, text, paths, messages };
+  });
+
+const fixture = (name: string): Fixture => {
+  const f = FIXTURE_LIST.find((x) => x.name === name);
+  if (!f) throw new Error(`no fixture ${name}`);
+  return f;
+};
+
+/**
+ * Fixtures that SHOULD be rejected as their header says, but are not (or are rejected with the
+ * wrong path/message) because of a bug or gap in components/config. Each runs as `it.fails`.
+ */
+const GAPS: Record<string, string> = {
+  // GAP: modelField = z.union([text, modelTable]) collapses an invalid value inside [model] (bad enum, wrong type) into the union's generic error at path "model"; model.dtype is never named.
+  "enum-dtype.toml": "bad [model] dtype is reported at `model` with the generic union message",
+  // GAP: zod reports a bad record key as code "invalid_key" with message "Invalid key in record"; fromZod/friendly() never surfaces the inner regex message of the env-var name schema.
+  "env-var-name-dash.toml": 'bad env var name reported as "Invalid key in record", the schema\'s own message is lost',
+  // GAP: same as env-var-name-dash (invalid_key inner issue not unwrapped).
+  "unicode-env-var-name.toml": 'non-ASCII env var name reported as "Invalid key in record"',
+  // GAP: vllm-flags.ts checkValue("list") ignores spec.choices, so --collect-detailed-traces accepts any value.
+  "extra-list-choices.toml": "list flags are not checked against their choices",
+  // GAP: vllm-flags.ts checkValue("list") ignores spec.item_type, so an int list (--cudagraph-capture-sizes) accepts words.
+  "extra-list-int-items.toml": "list flags are not checked against their item_type",
+  // GAP: a set-aside key below [kubernetes] (bad namespace) makes touchesSetAside() drop every rule that involves "kubernetes" (dry_run, mooncake), although the target kind is still known.
+  "multi-kubernetes.toml": "an invalid key inside [kubernetes] hides the dry_run and mooncake rule violations",
+  // GAP: a missing required key (slurm.launcher.path) cannot be removed by deletePath, so the schema never parses, no normalise/rule check runs, and independent problems (HF_TOKEN, tp) go unreported.
+  "multi-missing-required-plus-rules.toml": "a missing required key hides every normalise/rule issue",
+  // GAP: friendly() rewrites every invalid_type issue, replacing the schema's own .int("must be a whole number of bytes") message with "expected int, got number".
+  "range-fractional-num-bytes.toml": 'custom int messages replaced by "expected int, got number"',
+  // GAP: same as range-fractional-num-bytes ("must be a whole number" on count fields is lost).
+  "type-float-for-int.toml": 'custom int messages replaced by "expected int, got number"',
+  // GAP: integers beyond 2^53 reach zod as BigInt (toml.ts plain()) and are reported "expected number, got bigint" instead of as out of range.
+  "range-huge-integer-literal.toml": 'huge integer literal reported as "expected number, got bigint"',
+  // GAP: toCanonicalInput lets inference.enable_return_routed_experts = false override trainer.enable_router_replay = true; prime-rl forces it true (reference §2.4 auto_setup_router_replay), so llm-d + router replay is accepted.
+  "rule-llmd-trainer-replay-overrides-false.toml": "explicit enable_return_routed_experts = false silently cancels trainer router replay",
+  // GAP: portCollisions blames whichever use was pushed later: backend_port = 13345 is reported at parallel.dp ("choose another parallel.dp"), the fixed DP RPC port's nominal key.
+  "rule-port-backend-on-dp-rpc.toml": "collision with a fixed port blames the fixed port's key, not the user's port key",
+  // GAP: same as rule-port-backend-on-dp-rpc: server.port = 8080 is reported at kv_cache_offload.type ("choose another kv_cache_offload.type").
+  "rule-port-server-on-mooncake-metadata.toml": "collision with the Mooncake metadata port blames kv_cache_offload.type",
+  // GAP: rule messages embed canonical paths: in the RL layout "deployment.gpus_per_node" names the top-level RL [deployment], not [inference.deployment] where the value was set.
+  "rule-tp-exceeds-gpus-per-node-rl.toml": "RL rule messages name canonical paths (deployment.gpus_per_node) instead of the user's",
+  // GAP: fromZod splits the joined unknown-key message on "; " but each message contains "; valid keys here:", so the 2nd unknown key of a table gets "valid keys here: ..." with no name or hint.
+  "unknown-root-two-keys.toml": "second unknown key of a table loses its message and did-you-mean hint",
+  // GAP: same as unknown-root-two-keys, inside [slurm].
+  "unknown-two-keys-same-table.toml": "second unknown key of a table loses its message and did-you-mean hint",
+};
+
+/** Which fixtures exercise each rule of components/config/rules.ts RULES (checked below). */
+const RULE_COVERAGE: Record<string, string[]> = {
+  "llm-d cannot return routed experts": ["rule-llmd-routed-experts", "rule-llmd-trainer-router-replay", "rule-llmd-trainer-replay-overrides-false", "multi-rl-schema-and-rules"],
+  "router replay excludes KV offload": ["rule-router-replay-kv-offload", "rule-router-replay-trainer-kv-offload"],
+  "llm-d needs a multi-node shape": ["rule-llmd-single-node", "rule-llmd-single-node-rl"],
+  "multi-node needs a router": ["rule-multi-node-router-none", "rule-disaggregated-router-none"],
+  "known llm-d scorers": ["rule-llmd-unknown-scorer", "rule-llmd-unknown-prefill-scorer", "rule-llmd-unknown-decode-scorer", "multi-rl-schema-and-rules"],
+  "protected env vars": ["rule-protected-env-vars", "rule-credential-env-vars", "multi-rules-only", "multi-standalone-schema-and-rules"],
+  "protected prefill env vars": ["rule-protected-prefill-env-vars", "rule-credential-pd-env-vars"],
+  "protected decode env vars": ["rule-protected-decode-env-vars", "rule-credential-pd-env-vars"],
+  "tensor parallelism fits a node": ["rule-tp-exceeds-gpus-per-node", "rule-tp-exceeds-gpus-per-node-rl", "multi-rl-schema-and-rules"],
+  "tp x dp fits a node": ["rule-tp-dp-single-node", "rule-tp-dp-multi-replica", "rule-tp-dp-disaggregated", "multi-rules-only"],
+  "wide-EP dp divides across nodes": ["rule-wide-ep-dp-not-divisible", "rule-wide-ep-dp-per-node-too-large"],
+  "offload forces prefix caching": ["rule-offload-prefix-caching-false", "multi-rules-only"],
+  "mooncake runs on SLURM": ["rule-mooncake-kubernetes", "multi-kubernetes"],
+  "dry_run is a SLURM notion": ["rule-dry-run-kubernetes", "multi-kubernetes"],
+  "headless only for wide-EP": ["rule-headless-single-node", "rule-headless-multi-replica", "multi-rules-only"],
+  "P/D sets all2all per role": ["rule-all2all-disaggregated"],
+  "EPLB needs expert parallelism": ["rule-eplb-without-ep", "multi-rules-only", "multi-standalone-schema-and-rules"],
+  "LoRA rank vLLM accepts": ["rule-lora-rank-too-large"],
+  "LoRA keys need enable_lora": ["rule-max-loras-without-enable-lora", "rule-max-lora-rank-without-enable-lora", "multi-rules-only"],
+  "RL island size matches": ["rule-rl-num-infer-nodes-mismatch", "rule-rl-num-infer-nodes-disaggregated"],
+  "RL single node holds one island": ["rule-rl-single-node-islands", "rule-rl-single-node-multi-node-inference"],
+  "ports do not collide": [
+    "rule-port-backend-equals-server",
+    "rule-port-decode-sidecar-equals-decode",
+    "rule-port-router-metrics-overflow",
+    "rule-port-prefill-equals-server",
+    "rule-port-backend-on-dp-rpc",
+    "rule-port-server-on-mooncake-metadata",
+    "multi-ports-and-ranges",
+  ],
+};
+
+/** Checks in normalise.ts / vllm-flags.ts / load.ts (not in RULES), for the same bookkeeping. */
+const CHECK_COVERAGE: Record<string, string[]> = {
+  "normalise: disk-only offload": ["check-offload-disk-only", "check-offload-disk-only-rl", "multi-targets-and-normalise"],
+  "normalise: cpu tier without num_bytes": ["check-offload-cpu-without-num-bytes"],
+  "normalise: disk tier without path": ["check-offload-disk-without-path"],
+  "normalise: missing model": ["check-missing-model", "check-missing-model-rl", "toml-empty-file"],
+  "normalise: RL model name mismatch": ["check-rl-model-name-mismatch"],
+  "normalise: RL gpus_per_node conflict": ["check-rl-gpus-per-node-conflict"],
+  "normalise: slurm.output_dir conflict": ["check-slurm-output-dir-conflict", "multi-targets-and-normalise"],
+  "normalise: both [slurm] and [kubernetes]": ["check-slurm-and-kubernetes"],
+  "normalise: no target": ["check-no-target", "check-no-target-rl", "toml-empty-file"],
+  "vllm-flags: unknown flag (did you mean)": ["extra-unknown-flag-did-you-mean", "extra-unknown-flag-kebab-rl", "extra-unknown-flag-no-hint"],
+  "vllm-flags: planner-owned keys": ["extra-planner-owned-keys", "extra-planner-owned-rl"],
+  "vllm-flags: bool": ["extra-bool-wrong-type", "extra-bool-false-not-negatable"],
+  "vllm-flags: int": ["extra-int-wrong-type"],
+  "vllm-flags: float": ["extra-float-wrong-type"],
+  "vllm-flags: choice": ["extra-choice-invalid"],
+  "vllm-flags: json": ["extra-json-invalid", "extra-json-scalar-string"],
+  "vllm-flags: list": ["extra-list-invalid", "extra-list-int-items", "extra-list-choices"],
+  "vllm-flags: str (empty, NUL)": ["extra-str-empty-and-nul"],
+  "load: RL-root keys belong under [inference]": ["rl-root-keys-belong-under-inference", "multi-rl-schema-and-rules"],
+  "load: RL-only keys in a standalone file": ["standalone-rl-only-keys", "multi-targets-and-normalise"],
+  "toml: syntax errors carry line/column": ["toml-unclosed-string", "toml-duplicate-key", "toml-bad-table-header", "toml-duplicate-table", "toml-bare-value"],
+};
+
+function load(f: Fixture): ConfigIssue[] {
+  try {
+    loadConfigText(f.text, f.file);
+  } catch (err) {
+    expect(err, `${f.name} threw something other than ConfigError`).toBeInstanceOf(ConfigError);
+    return (err as ConfigError).issues;
+  }
+  throw new Error(`${f.name} was accepted, but it must be rejected`);
+}
+
+function describeIssues(issues: ConfigIssue[]): string {
+  return issues.map((i) => `  ${JSON.stringify(i.path)}: ${i.message}`).join("\n");
+}
+
+function assertExpectations(f: Fixture, issues: ConfigIssue[]): void {
+  const seen = describeIssues(issues);
+  expect(issues.length, `${f.name}: no issues`).toBeGreaterThan(0);
+  for (const i of issues) {
+    expect(typeof i.path).toBe("string");
+    expect(i.message.trim().length, `${f.name}: empty message at ${i.path}`).toBeGreaterThan(0);
+  }
+  for (const p of f.paths) {
+    expect(
+      issues.some((i) => i.path === p),
+      `${f.name}: no issue at path ${JSON.stringify(p)}; got:\n${seen}`,
+    ).toBe(true);
+  }
+  for (const m of f.messages) {
+    expect(
+      issues.some((i) => i.message.toLowerCase().includes(m.toLowerCase())),
+      `${f.name}: no message contains ${JSON.stringify(m)}; got:\n${seen}`,
+    ).toBe(true);
+  }
+  // Syntax errors carry a position.
+  for (const i of issues.filter((x) => /invalid TOML/i.test(x.message))) {
+    expect(i.path).toBe("");
+    expect(i.line, `${f.name}: syntax error without a line`).toBeTypeOf("number");
+    expect(i.line!).toBeGreaterThanOrEqual(1);
+    expect(i.column).toBeTypeOf("number");
+  }
+}
+
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+
+/** The CLI prints `  - <path>[ (line L, column C)]: <message>` per issue; `<file>` for "". */
+function stderrNamesPath(stderr: string, p: string): boolean {
+  return new RegExp(`^  - ${escapeRe(p || "<file>")}( \\(line \\d+, column \\d+\\))?: `, "mu").test(stderr);
+}
+
+function runCli(args: string[]): { code: number; stdout: string; stderr: string } {
+  let stdout = "";
+  let stderr = "";
+  const out = vi.spyOn(process.stdout, "write").mockImplementation(((chunk: unknown) => {
+    stdout += String(chunk);
+    return true;
+  }) as typeof process.stdout.write);
+  const err = vi.spyOn(process.stderr, "write").mockImplementation(((chunk: unknown) => {
+    stderr += String(chunk);
+    return true;
+  }) as typeof process.stderr.write);
+  try {
+    const code = main(args);
+    return { code, stdout, stderr };
+  } finally {
+    out.mockRestore();
+    err.mockRestore();
+  }
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe("invalid stack corpus: headers", () => {
+  it("has at least 70 fixtures, each with >= 1 expect-path and >= 1 expect-message", () => {
+    expect(FIXTURE_LIST.length).toBeGreaterThanOrEqual(70);
+    for (const f of FIXTURE_LIST) {
+      expect(f.paths.length, `${f.name} has no # expect-path`).toBeGreaterThanOrEqual(1);
+      expect(f.messages.length, `${f.name} has no # expect-message`).toBeGreaterThanOrEqual(1);
+    }
+  });
+
+  it("has no malformed expect lines (a typo would silently drop an expectation)", () => {
+    for (const f of FIXTURE_LIST) expect(parseHeader(f.text).malformed, f.name).toEqual([]);
+  });
+
+  it("parses <file> as the whole-file path and keeps several lines of each kind", () => {
+    const h = parseHeader("# x\n# expect-path: <file>\n# expect-path: a.b\n# expect-message: one\n# expect-message: two\n[t]\n# expect-path: ignored\n");
+    expect(h).toEqual({ paths: ["", "a.b"], messages: ["one", "two"], malformed: [] });
+  });
+
+  it("has several fixtures with multiple independent errors", () => {
+    const multi = FIXTURE_LIST.filter((f) => new Set(f.paths).size >= 3);
+    expect(multi.length).toBeGreaterThanOrEqual(5);
+  });
+
+  it("covers every rule in RULES with an existing fixture", () => {
+    for (const rule of Object.keys(RULES)) {
+      expect(RULE_COVERAGE[rule], `rule "${rule}" has no fixture`).toBeDefined();
+      expect(RULE_COVERAGE[rule].length).toBeGreaterThan(0);
+    }
+    for (const files of [...Object.values(RULE_COVERAGE), ...Object.values(CHECK_COVERAGE)]) {
+      for (const name of files) expect(fs.existsSync(path.join(FIXTURES, `${name}.toml`)), `${name}.toml missing`).toBe(true);
+    }
+  });
+
+  it("lists only existing fixtures as GAPs", () => {
+    for (const name of Object.keys(GAPS)) expect(fs.existsSync(path.join(FIXTURES, name)), name).toBe(true);
+  });
+});
+
+describe("positive control: the shipped stacks load", () => {
+  const stacks = fs
+    .readdirSync(STACKS)
+    .filter((f) => f.endsWith(".toml"))
+    .sort();
+
+  it("finds the example stacks", () => {
+    expect(stacks.length).toBeGreaterThan(0);
+  });
+
+  for (const name of stacks) {
+    it(`${name} loads and plans`, () => {
+      const file = path.join(STACKS, name);
+      expect(() => loadConfigText(fs.readFileSync(file, "utf8"), file)).not.toThrow();
+      const r = runCli([file]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      expect(r.stdout.length).toBeGreaterThan(0);
+    });
+  }
+});
+
+describe("invalid stack corpus: every fixture is rejected as its header says", () => {
+  for (const f of FIXTURE_LIST) {
+    const gap = GAPS[f.name];
+    const test = gap ? it.fails : it;
+    test(gap ? `${f.name} [GAP: ${gap}]` : f.name, () => {
+      // 1. The loader: one ConfigError carrying every expected issue.
+      assertExpectations(f, load(f));
+
+      // 2. The CLI in-process: exit 2, nothing on stdout, every expected path on stderr.
+      const r = runCli([f.file]);
+      expect(r.code, `${f.name}: CLI exit code`).toBe(2);
+      expect(r.stdout, `${f.name}: CLI wrote to stdout`).toBe("");
+      expect(r.stderr).toMatch(/\d+ problems?/);
+      for (const p of f.paths) {
+        expect(stderrNamesPath(r.stderr, p), `${f.name}: stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(true);
+      }
+      if (f.messages.some((m) => /invalid TOML/i.test(m))) expect(r.stderr).toMatch(/\(line \d+, column \d+\)/);
+    });
+  }
+});
+
+describe("the real CLI as a subprocess", () => {
+  const cases = ["toml-unclosed-string.toml", "multi-rl-schema-and-rules.toml", "rule-llmd-trainer-router-replay.toml"];
+  for (const name of cases) {
+    it(`npx tsx bin/plan.ts ${name} exits 2 and lists the problems on stderr`, () => {
+      const f = fixture(name);
+      const r = spawnSync("npx", ["tsx", "bin/plan.ts", f.file], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+      expect(r.error).toBeUndefined();
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stdout).toBe("");
+      expect(r.stderr).toContain(`${f.file}: `);
+      for (const p of f.paths) expect(stderrNamesPath(r.stderr, p), `stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(true);
+      for (const m of f.messages) expect(r.stderr.toLowerCase()).toContain(m.toLowerCase());
+    });
+  }
+});

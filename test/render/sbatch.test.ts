@@ -1,0 +1,119 @@
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { buildPlan } from "../../components/plan/plan";
+import { resolveValue } from "../../components/plan/values";
+import { renderIslandScript } from "../../components/render/sbatch";
+import { shq, shellWord } from "../../components/render/shell";
+import { checkArgv } from "../../components/upstream/check";
+import { load, plan as planOf, SLURM, STACK_NAMES, stackText } from "../helpers";
+
+const scripts = STACK_NAMES.flatMap((name) => {
+  const plan = buildPlan(load(stackText(name)), name);
+  return plan.islands.map((island) => ({ name: `${name}/${island.name}`, plan, island, ...renderIslandScript(plan, island) }));
+});
+
+function bash(args: string[], input?: string, env?: NodeJS.ProcessEnv) {
+  return spawnSync("bash", args, { input, encoding: "utf8", env: env ?? process.env, timeout: 20_000 });
+}
+
+describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
+  it.each([
+    ["script", s.script],
+    ["launch body", s.launchBody],
+    ["cleanup body", s.cleanupBody],
+  ])("%s passes bash -n and shellcheck", (_, text) => {
+    expect(bash(["-n"], text).status).toBe(0);
+    const sc = spawnSync("shellcheck", ["-s", "bash", "-"], { input: text, encoding: "utf8" });
+    expect(sc.error, "shellcheck must be installed (apt-get install shellcheck)").toBeUndefined();
+    expect(sc.stdout).toBe("");
+    expect(sc.status).toBe(0);
+  });
+
+  it("uses only sbatch and srun options the SLURM 22.05 manifest has", () => {
+    const directives = [...s.script.matchAll(/^#SBATCH (.+)$/gm)].map((m) => m[1]);
+    expect(directives.length).toBeGreaterThan(3);
+    expect(checkArgv("sbatch", directives)).toEqual([]);
+    for (const m of s.script.matchAll(/^srun (.+) bash -s <</gm)) expect(checkArgv("srun", m[1].split(" "))).toEqual([]);
+  });
+
+  it("runs one task per node with --kill-on-bad-exit, and ends the node on the first dead process", () => {
+    expect(s.script).toMatch(/srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/);
+    expect(s.launchBody).toContain("wait -n");
+    expect(s.script).toContain(`--nodes=${s.island.nodes.length}`);
+  });
+});
+
+describe("shell quoting", () => {
+  const payloads = ["plain", "it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "a;b && c || d", "*", "~root", "line1\nline2", "tab\there", "back\\slash", "{a,b}", "", "$HOME", "!event", "-n"];
+  it.each(payloads)("bash reads %j back unchanged", (payload) => {
+    const r = bash(["-c", `printf '%s' ${shq(payload)}`]);
+    expect(r.stdout).toBe(payload);
+  });
+
+  it("splices run-time references as double-quoted expansions", () => {
+    const word = shellWord({ parts: ["http://", { ref: "node", node: 2 }, ":8100"] }, (r) => (r.ref === "node" ? `\${A[${r.node}]}` : "x"));
+    const r = bash(["-c", `A=(h0 h1 'h 2'); printf '%s' ${word}`]);
+    expect(r.stdout).toBe("http://h 2:8100");
+  });
+});
+
+describe("the launch body, run by real bash", () => {
+  /** Stand-ins that record their argv (NUL-separated) and env, then stay up briefly. */
+  function fakeBin(dir: string, names: string[]) {
+    for (const name of names) {
+      const file = path.join(dir, name);
+      fs.writeFileSync(file, `#!/bin/bash\nprintf '%s\\0' "$@" > "$RECORD_DIR/${name}.$$.argv"\nenv > "$RECORD_DIR/${name}.$$.env"\nsleep 0.3\n`, { mode: 0o755 });
+    }
+  }
+
+  function runNode(text: string, node: number, addrs: string[]) {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "launch-"));
+    const bin = path.join(tmp, "bin");
+    const rec = path.join(tmp, "rec");
+    fs.mkdirSync(bin);
+    fs.mkdirSync(rec);
+    fakeBin(bin, ["vllm", "vllm-router"]);
+    const r = bash(["-s"], text, { ...process.env, PATH: `${bin}:${process.env.PATH}`, RECORD_DIR: rec, FLEET_NODE_ADDRS: addrs.join(" "), SLURM_PROCID: String(node), FLEET_ATTEMPT_DIR: path.join(tmp, "attempt"), CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7" });
+    const read = (prog: string) =>
+      fs
+        .readdirSync(rec)
+        .filter((f) => f.startsWith(prog + ".") && f.endsWith(".argv"))
+        .map((f) => ({ argv: fs.readFileSync(path.join(rec, f), "utf8").split("\0").slice(0, -1), env: fs.readFileSync(path.join(rec, f.replace(".argv", ".env")), "utf8") }));
+    return { r, read, tmp };
+  }
+
+  it("starts exactly the planned processes with the planned argv and env, then fails the node when one exits", () => {
+    const text = stackText("multi-replica").replace('model = "PrimeIntellect/INTELLECT-3"', `model = "it's $(touch /tmp/x) \\"m\\""`);
+    const plan = planOf(text);
+    const island = plan.islands[0];
+    const { launchBody } = renderIslandScript(plan, island);
+    const addrs = ["10.9.0.1", "10.9.0.2"];
+    const { r, read, tmp } = runNode(launchBody, 0, addrs);
+    expect(r.status).toBe(1); // a stand-in exited, so the node reports failure and would end the job
+    expect(r.stderr).toContain("a process exited");
+    const resolve = (v: any) => resolveValue(v, (ref) => (ref.ref === "node" ? addrs[ref.node] : ref.ref === "self" ? addrs[0] : "?"));
+    const [engine] = read("vllm");
+    expect(engine.argv).toEqual(island.engines[0].argv.slice(1).map(resolve));
+    expect(engine.argv[1]).toBe(`it's $(touch /tmp/x) "m"`);
+    expect(engine.env).toContain("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
+    const [router] = read("vllm-router");
+    const r0 = island.router!;
+    if (r0.kind !== "vllm-router") throw new Error("expected vllm-router");
+    expect(router.argv).toEqual(r0.argv.slice(1).map(resolve));
+    expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
+  });
+
+  it("maps planned GPU indices onto the devices SLURM assigned", () => {
+    const plan = planOf(`[model]\nname = "m"\n[parallel]\ntp = 2\n[deployment.router]\ntype = "none"${SLURM}`);
+    const { launchBody } = renderIslandScript(plan, plan.islands[0]);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gpus-"));
+    const bin = path.join(tmp, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "vllm"), `#!/bin/bash\necho "$CUDA_VISIBLE_DEVICES" > "$RECORD"\n`, { mode: 0o755 });
+    bash(["-s"], launchBody, { ...process.env, PATH: `${bin}:${process.env.PATH}`, RECORD: path.join(tmp, "gpus"), FLEET_NODE_ADDRS: "10.0.0.1", SLURM_PROCID: "0", FLEET_ATTEMPT_DIR: tmp, CUDA_VISIBLE_DEVICES: "4,5,6,7" });
+    expect(fs.readFileSync(path.join(tmp, "gpus"), "utf8").trim()).toBe("4,5");
+  });
+});
