@@ -22,9 +22,21 @@ function relaxDefaultTypes(node: unknown): void {
   Object.values(obj).forEach(relaxDefaultTypes);
 }
 
+/** `model = "<id>"` is accepted as shorthand for the [model] table (the loader expands it). */
+function allowModelShorthand(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(allowModelShorthand);
+  if (!node || typeof node !== "object") return;
+  const obj = node as Record<string, any>;
+  if (obj.properties?.model?.properties?.name && obj.properties.model.type === "object") {
+    obj.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, obj.properties.model] };
+  }
+  Object.values(obj).forEach(allowModelShorthand);
+}
+
 export function stackJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(stackFileSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   relaxDefaultTypes(schema);
+  allowModelShorthand(schema);
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }
 

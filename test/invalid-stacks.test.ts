@@ -73,38 +73,6 @@ const fixture = (name: string): Fixture => {
  * wrong path/message) because of a bug or gap in components/config. Each runs as `it.fails`.
  */
 const GAPS: Record<string, string> = {
-  // GAP: modelField = z.union([text, modelTable]) collapses an invalid value inside [model] (bad enum, wrong type) into the union's generic error at path "model"; model.dtype is never named.
-  "enum-dtype.toml": "bad [model] dtype is reported at `model` with the generic union message",
-  // GAP: zod reports a bad record key as code "invalid_key" with message "Invalid key in record"; fromZod/friendly() never surfaces the inner regex message of the env-var name schema.
-  "env-var-name-dash.toml": 'bad env var name reported as "Invalid key in record", the schema\'s own message is lost',
-  // GAP: same as env-var-name-dash (invalid_key inner issue not unwrapped).
-  "unicode-env-var-name.toml": 'non-ASCII env var name reported as "Invalid key in record"',
-  // GAP: vllm-flags.ts checkValue("list") ignores spec.choices, so --collect-detailed-traces accepts any value.
-  "extra-list-choices.toml": "list flags are not checked against their choices",
-  // GAP: vllm-flags.ts checkValue("list") ignores spec.item_type, so an int list (--cudagraph-capture-sizes) accepts words.
-  "extra-list-int-items.toml": "list flags are not checked against their item_type",
-  // GAP: a set-aside key below [kubernetes] (bad namespace) makes touchesSetAside() drop every rule that involves "kubernetes" (dry_run, mooncake), although the target kind is still known.
-  "multi-kubernetes.toml": "an invalid key inside [kubernetes] hides the dry_run and mooncake rule violations",
-  // GAP: a missing required key (slurm.launcher.path) cannot be removed by deletePath, so the schema never parses, no normalise/rule check runs, and independent problems (HF_TOKEN, tp) go unreported.
-  "multi-missing-required-plus-rules.toml": "a missing required key hides every normalise/rule issue",
-  // GAP: friendly() rewrites every invalid_type issue, replacing the schema's own .int("must be a whole number of bytes") message with "expected int, got number".
-  "range-fractional-num-bytes.toml": 'custom int messages replaced by "expected int, got number"',
-  // GAP: same as range-fractional-num-bytes ("must be a whole number" on count fields is lost).
-  "type-float-for-int.toml": 'custom int messages replaced by "expected int, got number"',
-  // GAP: integers beyond 2^53 reach zod as BigInt (toml.ts plain()) and are reported "expected number, got bigint" instead of as out of range.
-  "range-huge-integer-literal.toml": 'huge integer literal reported as "expected number, got bigint"',
-  // GAP: toCanonicalInput lets inference.enable_return_routed_experts = false override trainer.enable_router_replay = true; prime-rl forces it true (reference §2.4 auto_setup_router_replay), so llm-d + router replay is accepted.
-  "rule-llmd-trainer-replay-overrides-false.toml": "explicit enable_return_routed_experts = false silently cancels trainer router replay",
-  // GAP: portCollisions blames whichever use was pushed later: backend_port = 13345 is reported at parallel.dp ("choose another parallel.dp"), the fixed DP RPC port's nominal key.
-  "rule-port-backend-on-dp-rpc.toml": "collision with a fixed port blames the fixed port's key, not the user's port key",
-  // GAP: same as rule-port-backend-on-dp-rpc: server.port = 8080 is reported at kv_cache_offload.type ("choose another kv_cache_offload.type").
-  "rule-port-server-on-mooncake-metadata.toml": "collision with the Mooncake metadata port blames kv_cache_offload.type",
-  // GAP: rule messages embed canonical paths: in the RL layout "deployment.gpus_per_node" names the top-level RL [deployment], not [inference.deployment] where the value was set.
-  "rule-tp-exceeds-gpus-per-node-rl.toml": "RL rule messages name canonical paths (deployment.gpus_per_node) instead of the user's",
-  // GAP: fromZod splits the joined unknown-key message on "; " but each message contains "; valid keys here:", so the 2nd unknown key of a table gets "valid keys here: ..." with no name or hint.
-  "unknown-root-two-keys.toml": "second unknown key of a table loses its message and did-you-mean hint",
-  // GAP: same as unknown-root-two-keys, inside [slurm].
-  "unknown-two-keys-same-table.toml": "second unknown key of a table loses its message and did-you-mean hint",
 };
 
 /** Which fixtures exercise each rule of components/config/rules.ts RULES (checked below). */

@@ -46,7 +46,7 @@ function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
   for (const iss of error.issues) {
     const path = joinPath(...(iss.path as (string | number)[]));
     if (iss.code === "unrecognized_keys") {
-      const messages = iss.message.split("; ");
+      const messages = iss.message.split("\n");
       iss.keys.forEach((key, i) => {
         let message = messages[i] ?? `unknown key "${key}"`;
         if (layout === "rl" && path === "" && key in inferenceShape) {
@@ -56,6 +56,8 @@ function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
         }
         out.push({ path: joinPath(path, key), message });
       });
+    } else if (iss.code === "invalid_type" && (path === "model" || path === "inference.model")) {
+      out.push({ path, message: 'must be a model name string or a [model] table with at least "name"' });
     } else {
       out.push({ path, message: friendly(iss) });
     }
@@ -64,6 +66,14 @@ function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
 }
 
 function friendly(iss: z.core.$ZodIssue): string {
+  const input = (iss as { input?: unknown }).input;
+  if (iss.code === "invalid_type" && typeof input === "bigint") return "is too large (beyond 2^53)";
+  if (iss.code === "invalid_type" && iss.expected === "int" && typeof input === "number") {
+    if (Number.isInteger(input)) return "is too large (beyond 2^53)";
+    if (!iss.message.startsWith("Invalid input")) return iss.message; // the schema's own wording
+    return "must be a whole number";
+  }
+  if (iss.code === "invalid_key") return (iss as unknown as { issues: { message: string }[] }).issues.map((i) => i.message).join("; ");
   if (iss.code === "invalid_type") {
     const got = (iss as any).input === undefined ? "nothing" : Array.isArray((iss as any).input) ? "an array" : typeof (iss as any).input;
     return (iss as any).input === undefined ? `is required (expected ${iss.expected})` : `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${got}`;
@@ -72,11 +82,29 @@ function friendly(iss: z.core.$ZodIssue): string {
   return iss.message.replace(/^Invalid input: /, "").replace(/^Too small: expected number to be /, "must be ").replace(/^Too big: expected number to be /, "must be ");
 }
 
-function deletePath(obj: any, path: string): void {
+/** Removes the value at a dotted path; false when there was nothing there to remove. */
+function deletePath(obj: any, path: string): boolean {
   const parts = path.split(".");
   const last = parts.pop()!;
   const parent = parts.reduce((t, k) => (t && typeof t === "object" ? t[k] : undefined), obj);
-  if (parent && typeof parent === "object") delete parent[last];
+  if (!parent || typeof parent !== "object" || !(last in parent)) return false;
+  delete parent[last];
+  return true;
+}
+
+const parentOf = (path: string) => path.split(".").slice(0, -1).join(".");
+
+/**
+ * `model = "x"` is shorthand for a [model] table. Expanding it before validation keeps the table
+ * schema's precise errors (a union would only say "invalid input" at `model`).
+ */
+function expandModelShorthand(data: TomlTable, layout: Layout): string | undefined {
+  const holder = (layout === "rl" ? data.inference : data) as Record<string, unknown> | undefined;
+  if (holder && typeof holder === "object" && typeof holder.model === "string") {
+    holder.model = { name: holder.model };
+    return layout === "rl" ? "inference.model" : "model";
+  }
+  return undefined;
 }
 
 /**
@@ -88,8 +116,11 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
   const layout = detectLayout(raw);
   const schema = layout === "rl" ? rlLayout : standaloneLayout;
   let data = withTypeDefaults(raw, layout);
+  const shorthand = expandModelShorthand(data, layout);
+  const atShorthand = (p: string) => (shorthand && p === `${shorthand}.name` ? shorthand : p);
   const schemaIssues: ConfigIssue[] = [];
   const setAside: string[] = [];
+  const reported = new Set<string>();
   let parsed: Record<string, unknown> | undefined;
   for (let attempt = 0; attempt < 8; attempt++) {
     const result = schema.safeParse(data, { reportInput: true });
@@ -97,25 +128,44 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
       parsed = result.data as Record<string, unknown>;
       break;
     }
-    const found = fromZod(result.error, layout);
-    schemaIssues.push(...found);
-    for (const i of found) {
+    const earlier = [...setAside];
+    const removed: string[] = [];
+    const under = (path: string, roots: string[]) => roots.some((p) => p === "" || path === p || path.startsWith(p + "."));
+    for (const found of fromZod(result.error, layout)) {
+      const i = { ...found, path: atShorthand(found.path) };
+      // Removing a key can make its table report it "required" in the next pass: already reported.
+      if (!under(found.path, earlier.filter((p) => p !== "")) && !reported.has(i.path + i.message)) {
+        schemaIssues.push(i);
+        reported.add(i.path + i.message);
+      }
+      if (under(found.path, removed)) continue; // its table is gone already this pass
+      const unknownKey = i.message.startsWith("unknown key") || i.message.includes("belongs under") || i.message.includes("RL-layout key");
       // A table with a bad discriminator cannot be read at all: set the whole table aside.
-      const target = i.path === "type" ? "" : i.path.endsWith(".type") ? i.path.slice(0, -".type".length) : i.path;
-      setAside.push(target);
-      if (target === "") data = {};
-      else deletePath(data, target);
+      let target = found.path === "type" ? "" : found.path.endsWith(".type") ? parentOf(found.path) : found.path;
+      if (target === "") {
+        data = {};
+      } else if (!deletePath(data, target)) {
+        // Nothing there to remove (a required key is missing): set its table aside instead.
+        target = parentOf(target);
+        if (target === "") data = {};
+        else deletePath(data, target);
+      }
+      removed.push(target);
+      // An unknown key changes nothing a rule reads; only rejected values keep rules from running.
+      if (!unknownKey) setAside.push(target);
     }
   }
   if (!parsed) throw new ConfigError(dedupe(schemaIssues), source);
 
   const paths = new UserPaths(layout);
+  if (shorthand) paths.record("model.name", shorthand);
   const input = toCanonicalInput(parsed, layout, paths);
   const { config, issues } = applyDefaults(input, layout, paths);
-  const touchesSetAside = (userPath: string) => setAside.some((p) => p === "" || userPath === p || userPath.startsWith(p + ".") || p.startsWith(userPath + "."));
+  // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
+  const touchesSetAside = (userPath: string) => setAside.some((p) => p === "" || userPath === p || userPath.startsWith(p + "."));
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
-    .map((r) => ({ path: paths.user(r.path), message: r.message }));
+    .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) }));
   const all = dedupe([...schemaIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
   if (all.length) throw new ConfigError(all, source);
   return config;

@@ -62,9 +62,10 @@ export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths
     model = { name: r.model.name };
     paths.record("model.name", "model.name");
   }
-  const replay = r.trainer?.enable_router_replay;
-  const routedExperts = inf.enable_return_routed_experts ?? (replay === true ? true : undefined);
-  if (inf.enable_return_routed_experts === undefined && replay !== undefined) paths.record("enable_return_routed_experts", "trainer.enable_router_replay");
+  // prime-rl's auto_setup_router_replay: the trainer's router replay forces routed experts on.
+  const replay = r.trainer?.enable_router_replay === true;
+  const routedExperts = replay ? true : inf.enable_return_routed_experts;
+  if (replay) paths.record("enable_return_routed_experts", "trainer.enable_router_replay");
   return dropUndefined({
     ...pickInference(inf),
     model,

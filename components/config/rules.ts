@@ -83,7 +83,7 @@ export const RULES: Record<string, Rule> = {
   "protected decode env vars": envRule("deployment.decode_env_vars", pdEnv("decode_env_vars")),
   "tensor parallelism fits a node": (cfg) =>
     cfg.parallel.tp > cfg.deployment.gpus_per_node
-      ? fail("parallel.tp", `tp = ${cfg.parallel.tp} exceeds deployment.gpus_per_node = ${cfg.deployment.gpus_per_node}; tensor parallelism does not span nodes`, "deployment.gpus_per_node")
+      ? fail("parallel.tp", `tp = ${cfg.parallel.tp} exceeds {key:deployment.gpus_per_node} = ${cfg.deployment.gpus_per_node}; tensor parallelism does not span nodes`, "deployment.gpus_per_node")
       : [],
   "tp x dp fits a node": (cfg) => {
     const shape = shapeOf(cfg);
@@ -98,7 +98,7 @@ export const RULES: Record<string, Rule> = {
         : shape === "multi_replica"
           ? "each replica lives on one node; set enable_expert_parallel = true for one replica spanning nodes"
           : "in a disaggregated deployment parallel.dp is per node";
-    return fail("parallel.dp", `tp x dp = ${tp} x ${dp} = ${tp * dp} GPUs exceeds deployment.gpus_per_node = ${gpn}: ${hint}`, "parallel.tp", "deployment.gpus_per_node");
+    return fail("parallel.dp", `tp x dp = ${tp} x ${dp} = ${tp * dp} GPUs exceeds {key:deployment.gpus_per_node} = ${gpn}: ${hint}`, "parallel.tp", "deployment.gpus_per_node");
   },
   "wide-EP dp divides across nodes": (cfg) => {
     if (shapeOf(cfg) !== "wide_ep" || cfg.deployment.type !== "multi_node") return [];
@@ -106,10 +106,10 @@ export const RULES: Record<string, Rule> = {
     const n = cfg.deployment.num_nodes;
     const gpn = cfg.deployment.gpus_per_node;
     if (dp % n !== 0) {
-      return fail("parallel.dp", `wide-EP splits dp evenly across nodes, but dp = ${dp} is not divisible by deployment.num_nodes = ${n} (try dp = ${Math.max(n, Math.round(dp / n) * n)})`, "deployment.num_nodes");
+      return fail("parallel.dp", `wide-EP splits dp evenly across nodes, but dp = ${dp} is not divisible by {key:deployment.num_nodes} = ${n} (try dp = ${Math.max(n, Math.round(dp / n) * n)})`, "deployment.num_nodes");
     }
     if (tp * (dp / n) > gpn) {
-      return fail("parallel.dp", `each node would run dp/num_nodes = ${dp / n} ranks of tp = ${tp}, i.e. ${tp * (dp / n)} GPUs, more than deployment.gpus_per_node = ${gpn}`, "parallel.tp", "deployment.num_nodes", "deployment.gpus_per_node");
+      return fail("parallel.dp", `each node would run dp/num_nodes = ${dp / n} ranks of tp = ${tp}, i.e. ${tp * (dp / n)} GPUs, more than {key:deployment.gpus_per_node} = ${gpn}`, "parallel.tp", "deployment.num_nodes", "deployment.gpus_per_node");
     }
     return [];
   },
@@ -185,7 +185,8 @@ export const FIXED_PORTS = {
 
 /** Every port a node kind binds, with the stack-file key that chose it; duplicates on one node are errors. */
 function portCollisions(cfg: FleetConfig): RuleIssue[] {
-  type Use = { port: number; what: string; key: string };
+  /** `fixed`: a port the planner reserves; a collision is then the user's port's fault. */
+  type Use = { port: number; what: string; key: string; fixed?: boolean };
   const shape = shapeOf(cfg);
   const d = cfg.deployment;
   const head: Use[] = [];
@@ -196,10 +197,10 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
   if (cfg.router.type === "vllm-router") head.push({ port: cfg.server.port + FIXED_PORTS.routerMetricsOffset, what: "the router's Prometheus port (server.port + 21000)", key: "server.port" });
   if (cfg.router.type === "llm-d") {
     head.push(
-      { port: FIXED_PORTS.eppGrpc, what: "the llm-d EPP gRPC port", key: "router.type" },
-      { port: FIXED_PORTS.eppHealth, what: "the llm-d EPP health port", key: "router.type" },
-      { port: FIXED_PORTS.eppMetrics, what: "the llm-d EPP metrics port", key: "router.type" },
-      { port: FIXED_PORTS.envoyAdmin, what: "the Envoy admin port", key: "router.type" },
+      { port: FIXED_PORTS.eppGrpc, what: "the llm-d EPP gRPC port", key: "router.type", fixed: true },
+      { port: FIXED_PORTS.eppHealth, what: "the llm-d EPP health port", key: "router.type", fixed: true },
+      { port: FIXED_PORTS.eppMetrics, what: "the llm-d EPP metrics port", key: "router.type", fixed: true },
+      { port: FIXED_PORTS.envoyAdmin, what: "the Envoy admin port", key: "router.type", fixed: true },
     );
   }
   if (d.type === "disaggregated") {
@@ -211,14 +212,14 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
   } else {
     both({ port: routed ? cfg.backend_port : cfg.server.port, what: "the vLLM engine", key: routed ? (cfg.explicit.has("backend_port") ? "backend_port" : "server.port") : "server.port" });
   }
-  if (shape === "wide_ep" || shape === "disaggregated" || cfg.parallel.dp > 1) both({ port: FIXED_PORTS.dpRpc, what: "the data-parallel RPC port", key: "parallel.dp" });
+  if (shape === "wide_ep" || shape === "disaggregated" || cfg.parallel.dp > 1) both({ port: FIXED_PORTS.dpRpc, what: "the data-parallel RPC port", key: "parallel.dp", fixed: true });
   if (cfg.kv_cache_offload?.type === "mooncake") {
     head.push(
-      { port: FIXED_PORTS.mooncakeMaster, what: "the Mooncake master", key: "kv_cache_offload.type" },
-      { port: FIXED_PORTS.mooncakeMetadata, what: "the Mooncake metadata server", key: "kv_cache_offload.type" },
-      { port: FIXED_PORTS.mooncakeMetrics, what: "the Mooncake master metrics", key: "kv_cache_offload.type" },
+      { port: FIXED_PORTS.mooncakeMaster, what: "the Mooncake master", key: "kv_cache_offload.type", fixed: true },
+      { port: FIXED_PORTS.mooncakeMetadata, what: "the Mooncake metadata server", key: "kv_cache_offload.type", fixed: true },
+      { port: FIXED_PORTS.mooncakeMetrics, what: "the Mooncake master metrics", key: "kv_cache_offload.type", fixed: true },
     );
-    both({ port: FIXED_PORTS.mooncakeClient, what: "the Mooncake client", key: "kv_cache_offload.type" });
+    both({ port: FIXED_PORTS.mooncakeClient, what: "the Mooncake client", key: "kv_cache_offload.type", fixed: true });
   }
   const out: RuleIssue[] = [];
   const seen = new Set<string>();
@@ -229,7 +230,8 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
         const id = [a.what, b.what, a.port].join("|");
         if (a.port === b.port && a.what !== b.what && !seen.has(id)) {
           seen.add(id);
-          out.push(...fail(b.key, `port ${a.port} is used by both ${a.what} and ${b.what} on the same node; choose another ${b.key}`, a.key));
+          const [blamed, other] = b.fixed && !a.fixed ? [a, b] : [b, a];
+          out.push(...fail(blamed.key, `port ${a.port} is used by both ${other.what} and ${blamed.what} on the same node; choose another {key:${blamed.key}}`, other.key));
         }
       }
     }

@@ -135,6 +135,8 @@ function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | str
       for (const item of items) {
         if ((typeof item !== "string" && typeof item !== "number") || item === "") return `expects strings or numbers, got ${describe(item)}`;
         if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
+        if (spec.item_type === "int" && !Number.isInteger(typeof item === "string" ? Number(item) : item)) return `expects whole numbers, got ${describe(item)}`;
+        if (!inChoices(item)) return `items must be one of ${choices!.join(", ")}, got ${describe(item)}`;
       }
       return { value: items as (string | number)[] };
     }

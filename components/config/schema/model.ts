@@ -13,8 +13,12 @@ export const modelTable = table({
   reasoning_parser: text.optional().describe('vLLM reasoning parser; "auto" picks one from the model name'),
 });
 
-/** `model = "Qwen/Qwen3-8B"` is shorthand for `[model] name = "Qwen/Qwen3-8B"` (seed 001 writes it so). */
-export const modelField = z.union([text, modelTable], { error: 'must be a model name string or a [model] table with at least "name"' });
+/**
+ * `model = "Qwen/Qwen3-8B"` is shorthand for `[model] name = "Qwen/Qwen3-8B"` (seed 001 writes it
+ * so). The loader expands it before validation, so errors inside the table keep their own paths;
+ * the editor schema (bin/schema.ts) offers both forms.
+ */
+export const modelField = modelTable;
 
 export const parallelTable = table({
   tp: z.number().int().min(1).max(1024).optional().describe("Tensor-parallel size (GPUs per model shard)"),

@@ -11,7 +11,8 @@ export function table<S extends z.ZodRawShape>(shape: S) {
     error: (iss) => {
       if (iss.code !== "unrecognized_keys") return undefined;
       const keys = (iss as { keys: string[] }).keys;
-      return keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}; valid keys here: ${known.join(", ")}`).join("; ");
+      // One line per key: the loader splits them into one issue each.
+      return keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}; valid keys here: ${known.join(", ")}`).join("\n");
     },
   });
 }

@@ -1,0 +1,782 @@
+// Tests for the TEST STAND-IN executables in test/fixtures/standins (not the real vLLM, vllm-router,
+// llm-d or Mooncake). They prove that the stand-ins refuse bad argv the way the upstream manifests
+// say the real programs would, and that they serve the real HTTP surface (checked with the
+// official `openai` client).
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import OpenAI from "openai";
+
+const BIN = path.join(__dirname, "fixtures", "standins", "bin");
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
+
+const baseEnv: Record<string, string> = {};
+for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("STANDIN_") && k !== "VLLM_API_KEY") baseEnv[k] = v;
+baseEnv.STANDIN_STARTUP_DELAY_MS = "100";
+
+interface Proc {
+  proc: ChildProcess;
+  name: string;
+  stdout: () => string;
+  stderr: () => string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+const procs: Proc[] = [];
+
+function start(prog: string, args: string[], env: Record<string, string> = {}): Proc {
+  const proc = spawn(path.join(BIN, prog), args, { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let out = "";
+  let err = "";
+  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  const p: Proc = { proc, name: prog, stdout: () => out, stderr: () => err, exit };
+  procs.push(p);
+  return p;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function runToExit(prog: string, args: string[], env: Record<string, string> = {}, timeoutMs = 8000) {
+  const p = start(prog, args, env);
+  const res = await Promise.race([p.exit, sleep(timeoutMs).then(() => null)]);
+  if (!res) {
+    p.proc.kill("SIGKILL");
+    throw new Error(`${prog} ${args.join(" ")} did not exit within ${timeoutMs} ms\n${p.stderr()}`);
+  }
+  return { code: res.code, signal: res.signal, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitHttp(url: string, status = 200, timeoutMs = 10000, proc?: Proc): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = "";
+  while (Date.now() < deadline) {
+    try {
+      const r = await fetch(url);
+      await r.arrayBuffer();
+      if (r.status === status) return;
+      last = `status ${r.status}`;
+    } catch (e) {
+      last = String(e);
+    }
+    if (proc && proc.proc.exitCode !== null) throw new Error(`${proc.name} exited early (${proc.proc.exitCode}): ${proc.stderr()}`);
+    await sleep(50);
+  }
+  throw new Error(`timeout waiting for ${url} -> ${status} (${last})${proc ? `\n${proc.stderr()}` : ""}`);
+}
+
+async function waitTcp(port: number, timeoutMs = 10000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host: "127.0.0.1", port });
+      s.once("connect", () => (s.destroy(), resolve(true)));
+      s.once("error", () => resolve(false));
+    });
+    if (ok) return;
+    await sleep(50);
+  }
+  throw new Error(`timeout waiting for tcp ${port}`);
+}
+
+async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
+  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const text = await r.text();
+  let json: any = null;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  return { status: r.status, headers: r.headers, text, json };
+}
+
+async function getJson(url: string): Promise<any> {
+  const r = await fetch(url);
+  return r.json();
+}
+
+/** Sum of all samples of a Prometheus metric (exact name), optionally filtered by a label substring. */
+function metric(text: string, name: string, labelFilter = ""): number {
+  let sum = 0;
+  for (const line of text.split("\n")) {
+    if (line.startsWith("#")) continue;
+    const m = /^([^\s{]+)(\{[^}]*\})?\s+(\S+)$/.exec(line.trim());
+    if (m && m[1] === name && (m[2] || "").includes(labelFilter)) sum += Number(m[3]);
+  }
+  return sum;
+}
+
+afterAll(async () => {
+  for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGTERM");
+  await Promise.race([Promise.all(procs.map((p) => p.exit)), sleep(3000)]);
+  for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGKILL");
+  fs.rmSync(TMP, { recursive: true, force: true });
+});
+
+// =================================================================================================
+describe("flag checking against the upstream manifests", () => {
+  const CHECK = { STANDIN_CHECK_ONLY: "1" };
+
+  async function expectOk(prog: string, args: string[], env: Record<string, string> = {}) {
+    const r = await runToExit(prog, args, { ...CHECK, ...env });
+    expect(r.code, `${prog} ${args.join(" ")}\n${r.stderr}`).toBe(0);
+  }
+  async function expectRejected(prog: string, args: string[], named: string, env: Record<string, string> = {}) {
+    const r = await runToExit(prog, args, { ...CHECK, ...env });
+    expect(r.code, `${prog} ${args.join(" ")} should exit 2\n${r.stderr}`).toBe(2);
+    expect(r.stderr).toContain(`standin ${prog}: unrecognized/invalid argument`);
+    expect(r.stderr).toContain(named);
+  }
+
+  it("vllm serve: accepts prime-rl style argv, rejects every kind of bad flag", async () => {
+    await Promise.all([
+      expectOk("vllm", [
+        "serve", "Qwen/Qwen3-0.6B", "--host", "0.0.0.0", "--port", "8100", "--tensor-parallel-size", "2",
+        "--data-parallel-size", "4", "--data-parallel-size-local", "1", "--data-parallel-rank", "1",
+        "--data-parallel-address", "10.0.0.1", "--data-parallel-rpc-port", "13345", "--api-server-count", "1",
+        "--enable-expert-parallel", "--all2all-backend", "deepep_low_latency",
+        "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"num_threads":1}}',
+        "--additional-config", '{"fp32_lm_head":true,"fp32_router_logits":true}', "--logprobs-mode", "processed_logprobs",
+        "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}', "--max_model_len", "32k", "--no-enable-prefix-caching",
+      ]),
+      expectOk("vllm", ["serve", "--model", "m", "-tp=2", "-O3", "--compilation-config.mode", "3", "--served-model-name", "a", "b", "--max-model-len", "auto"]),
+      expectRejected("vllm", ["serve", "m", "--not-a-flag", "1"], "--not-a-flag"),
+      expectRejected("vllm", ["serve", "m", "--dtype", "float8"], "--dtype"),
+      expectRejected("vllm", ["serve", "m", "--tensor-parallel-size", "two"], "--tensor-parallel-size"),
+      expectRejected("vllm", ["serve", "m", "--gpu-memory-utilization", "high"], "--gpu-memory-utilization"),
+      expectRejected("vllm", ["serve", "m", "--max-num-seq", "4"], "--max-num-seq"),
+      expectRejected("vllm", ["serve", "m", "--enforce-eager=true"], "--enforce-eager"),
+      expectRejected("vllm", ["serve", "m", "--no-dtype"], "--no-dtype"),
+      expectRejected("vllm", ["serve", "m", "--compilation-config", "{not json"], "--compilation-config"),
+      expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"P2pNcclConnector","kv_role":"kv_both"}'], "P2pNcclConnector"),
+      expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","bogus":1}'], "bogus"),
+      expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector"}'], "kv_role"),
+      expectRejected(
+        "vllm",
+        ["serve", "m", "--kv-transfer-config", '{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":[{"kv_connector":"NixlConnector","kv_role":"kv_both"},{"kv_connector":"NotAConnector","kv_role":"kv_both"}]}}'],
+        "NotAConnector",
+      ),
+      expectRejected("vllm", ["serve", "m", "extra-positional"], "extra-positional"),
+      expectRejected("vllm", ["serve"], "model"),
+      expectRejected("vllm", ["Qwen/Qwen3-0.6B"], "Qwen/Qwen3-0.6B"),
+      expectRejected("vllm", ["serve", "m", "--port"], "--port"),
+    ]);
+  });
+
+  it("vllm serve --config FILE.yaml: keys are validated as flags", async () => {
+    const ok = path.join(TMP, "serve-ok.yaml");
+    fs.writeFileSync(ok, "model: Qwen/Qwen3-0.6B\ntensor_parallel_size: 2\nenforce_eager: true\nkv_transfer_config:\n  kv_connector: NixlConnector\n  kv_role: kv_both\n");
+    const bad = path.join(TMP, "serve-bad.yaml");
+    fs.writeFileSync(bad, "tensor_parallel_size: 2\nnot_a_vllm_flag: 1\n");
+    await expectOk("vllm", ["serve", "--config", ok, "--port", "8100"]);
+    await expectRejected("vllm", ["serve", "m", "--config", bad], "--not-a-vllm-flag");
+  });
+
+  it("vllm serve: Mooncake connector needs a readable MOONCAKE_CONFIG_PATH (start-up error, exit 1)", async () => {
+    const good = path.join(TMP, "mooncake-ok.json");
+    fs.writeFileSync(good, JSON.stringify({ mode: "standalone-store", master_server_address: "h:50051", metadata_server: "http://h:8080/metadata" }));
+    const kv = ["serve", "m", "--kv-transfer-config", '{"kv_connector":"MooncakeStoreConnector","kv_role":"kv_both"}'];
+    await expectOk("vllm", kv, { MOONCAKE_CONFIG_PATH: good });
+    const missing = await runToExit("vllm", kv, { ...CHECK, MOONCAKE_CONFIG_PATH: path.join(TMP, "nope.json") });
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("MOONCAKE_CONFIG_PATH");
+    const unset = await runToExit("vllm", kv, CHECK);
+    expect(unset.code).toBe(1);
+    expect(unset.stderr).toContain("MOONCAKE_CONFIG_PATH");
+  });
+
+  it("vllm-router: clap rules over the flags common to all variants", async () => {
+    await Promise.all([
+      expectOk("vllm-router", [
+        "--policy", "consistent_hash", "--host", "0.0.0.0", "--port", "8000", "--request-id-headers", "x-session-id",
+        "--prometheus-port", "29000", "--worker-startup-timeout-secs", "4200", "--log-level", "debug",
+        "--worker-urls", "http://h0:8100", "http://h0:8101",
+      ]),
+      expectOk("vllm-router", ["--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", "http://p:8100", "--prefill", "http://p:8101", "9000", "--decode", "http://d:8200"]),
+      expectRejected("vllm-router", ["--worker-url", "http://h0:8100"], "--worker-url"),
+      expectRejected("vllm-router", ["--policy", "least_loaded"], "--policy"),
+      expectRejected("vllm-router", ["--log-level", "warn"], "--log-level"),
+      expectRejected("vllm-router", ["--port", "8000", "--port", "8001"], "--port"),
+      expectRejected("vllm-router", ["--port", "eighty"], "--port"),
+      expectRejected("vllm-router", ["--eviction-interval", "5"], "--eviction-interval"),
+      expectRejected("vllm-router", ["--disable-retries=true"], "--disable-retries"),
+      expectRejected("vllm-router", ["--prefill"], "--prefill"),
+    ]);
+  });
+
+  it("epp: pflag rules (bools only as --name or --name=false)", async () => {
+    const ep = path.join(TMP, "flags-endpoints.yaml");
+    fs.writeFileSync(ep, "endpoints:\n- {name: a, address: 10.0.0.1, port: \"8100\"}\n");
+    const cfg = path.join(TMP, "flags-epp.yaml");
+    fs.writeFileSync(cfg, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: max-score-picker\n`);
+    const good = ["--pool-name", "prime-rl", "--pool-namespace", "slurm", "--config-file", cfg, "--grpc-port", "9002", "--grpc-health-port", "9013", "--metrics-port", "9090", "--secure-serving=false", "--metrics-endpoint-auth=false", "--tracing=false"];
+    await Promise.all([
+      expectOk("epp", good),
+      expectRejected("epp", [...good, "--secure-serving", "false"], "--secure-serving=false"),
+      expectRejected("epp", ["--grpc-port", "abc"], "--grpc-port"),
+      expectRejected("epp", ["-pool-name", "x"], "-pool-name"),
+      expectRejected("epp", ["--pool", "x"], "--pool"),
+      expectRejected("epp", ["--refresh-metrics-interval", "50"], "--refresh-metrics-interval"),
+      expectRejected("epp", ["--zap-encoder", "xml"], "--zap-encoder"),
+    ]);
+  });
+
+  it("mooncake, pd-sidecar, envoy: gflags / argparse / prime-rl-only flag sets", async () => {
+    await Promise.all([
+      expectOk("mooncake_master", ["-rpc_port=50051", "-enable_http_metadata_server", "-http_metadata_server_host=0.0.0.0", "-http_metadata_server_port=8080", "-default_kv_lease_ttl=3600000", "-enable_offload=true", "-root_fs_dir=/tmp/x"]),
+      expectRejected("mooncake_master", ["-rpc-port=50051"], "rpc-port"),
+      expectRejected("mooncake_master", ["-rpc_port=abc"], "rpc_port"),
+      expectRejected("mooncake_master", ["-enable_http_metadata_server=maybe"], "enable_http_metadata_server"),
+      expectRejected("mooncake_master", ["-logtostderr"], "logtostderr"),
+      expectOk("mooncake_client", ["-host=10.0.0.1", "-port=50052", "-master_server_address=h:50051", "-metadata_server=http://h:8080/metadata", "-protocol=rdma", "-global_segment_size=1073741824", "-device_names=mlx5_0"]),
+      expectRejected("mooncake_client", ["-master_address=h:50051"], "master_address"),
+      expectRejected("mooncake_client", ["-protocol=carrier-pigeon"], "-protocol"),
+      expectOk("mooncake_http_metadata_server", ["--port", "8080", "--host", "0.0.0.0", "--log-level", "INFO"]),
+      expectRejected("mooncake_http_metadata_server", ["--log-level", "info"], "--log-level"),
+      expectRejected("mooncake_http_metadata_server", ["--po", "8080"], "--po"),
+      expectOk("pd-sidecar", ["--port", "8300", "--vllm-port", "8200", "--kv-connector", "nixlv2", "--secure-proxy=false", "--enable-ssrf-protection=false", "--inference-pool", "prime-rl", "--data-parallel-size", "2"]),
+      expectRejected("pd-sidecar", ["--port", "8300", "--cert-path", "/x"], "cert-path"),
+      expectRejected("pd-sidecar", ["--port", "eighty"], "--port"),
+      expectRejected("envoy", ["--config-path", "/x.yaml"], "--config-path"),
+      expectRejected("envoy", ["-c", "/x.yaml", "--log-level", "loud"], "--log-level"),
+    ]);
+  });
+});
+
+// =================================================================================================
+describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
+  let e1: string, e2: string, router: string, promPort: number, routerPort: number;
+  let client: OpenAI;
+  const recordDir = path.join(TMP, "records");
+
+  beforeAll(async () => {
+    const [p1, p2, rp, pp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    e1 = `http://127.0.0.1:${p1}`;
+    e2 = `http://127.0.0.1:${p2}`;
+    routerPort = rp;
+    promPort = pp;
+    const common = ["--host", "127.0.0.1", "--served-model-name", "qwen", "--max-model-len", "4096", "--enable-lora", "--max-loras", "2"];
+    const env = { STANDIN_RECORD_DIR: recordDir, VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1", HF_TOKEN: "hf_supersecret", CUDA_VISIBLE_DEVICES: "0,1" };
+    const a = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--port", String(p1), ...common], env);
+    const b = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--port", String(p2), ...common], { ...env, CUDA_VISIBLE_DEVICES: "2,3" });
+    // the router is started before the engines are up: it must wait for their /health itself
+    const r = start("vllm-router", [
+      "--policy", "consistent_hash", "--host", "127.0.0.1", "--port", String(rp), "--request-id-headers", "x-session-id",
+      "--prometheus-port", String(pp), "--worker-startup-timeout-secs", "20", "--log-level", "debug", "--worker-urls", e1, e2,
+    ]);
+    router = `http://127.0.0.1:${rp}`;
+    await Promise.all([waitHttp(`${e1}/health`, 200, 10000, a), waitHttp(`${e2}/health`, 200, 10000, b), waitHttp(`${router}/health`, 200, 10000, r)]);
+    client = new OpenAI({ baseURL: `${router}/v1`, apiKey: "not-needed", maxRetries: 0, timeout: 10000 });
+  });
+
+  it("lists the served model through the router", async () => {
+    const models = await client.models.list();
+    expect(models.data.map((m) => m.id)).toContain("qwen");
+    expect((models.data[0] as any).max_model_len).toBe(4096);
+  });
+
+  it("completions with logprobs and return_token_ids", async () => {
+    const c = (await client.completions.create({ model: "qwen", prompt: "The quick brown fox jumps over the lazy dog", max_tokens: 6, logprobs: 3, return_token_ids: true } as OpenAI.CompletionCreateParamsNonStreaming)) as any;
+    const ch = c.choices[0];
+    expect(ch.text.length).toBeGreaterThan(0);
+    expect(ch.logprobs.tokens.length).toBe(c.usage.completion_tokens);
+    expect(Object.keys(ch.logprobs.top_logprobs[0]).length).toBe(3);
+    expect(ch.prompt_token_ids).toHaveLength(9);
+    expect(ch.token_ids).toHaveLength(c.usage.completion_tokens);
+    expect(c.usage.prompt_tokens).toBe(9);
+    expect(["stop", "length"]).toContain(ch.finish_reason);
+  });
+
+  it("chat completions with logprobs/top_logprobs, token ids and usage; streaming matches", async () => {
+    const params = { model: "qwen", messages: [{ role: "user" as const, content: "Tell me a story about routers" }], max_tokens: 12, logprobs: true, top_logprobs: 2, return_token_ids: true };
+    const { data, response } = await client.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { headers: { "X-Session-ID": "chat-1" } }).withResponse();
+    const d = data as any;
+    expect(response.headers.get("x-standin-worker")).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(response.headers.get("x-standin-engine")).toBeTruthy();
+    const content = d.choices[0].message.content as string;
+    expect(d.choices[0].logprobs.content).toHaveLength(d.usage.completion_tokens);
+    expect(d.choices[0].logprobs.content[0].top_logprobs).toHaveLength(2);
+    expect(d.prompt_token_ids.length).toBe(d.usage.prompt_tokens);
+    expect(d.choices[0].token_ids).toHaveLength(d.usage.completion_tokens);
+
+    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } } as OpenAI.Chat.ChatCompletionCreateParamsStreaming, { headers: { "X-Session-ID": "chat-1" } });
+    let streamed = "";
+    const ids: number[] = [];
+    let usage: any = null;
+    for await (const chunk of stream) {
+      const c = chunk as any;
+      if (c.choices[0]?.delta?.content) streamed += c.choices[0].delta.content;
+      if (c.choices[0]?.token_ids) ids.push(...c.choices[0].token_ids);
+      if (c.usage) usage = c.usage;
+    }
+    expect(streamed).toBe(content);
+    expect(ids).toEqual(d.choices[0].token_ids);
+    expect(usage.completion_tokens).toBe(d.usage.completion_tokens);
+
+    const cstream = await client.completions.create({ model: "qwen", prompt: "stream me", max_tokens: 5, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+    let n = 0;
+    let finish: string | null = null;
+    for await (const chunk of cstream) {
+      if (chunk.choices[0]?.text) n++;
+      if (chunk.choices[0]?.finish_reason) finish = chunk.choices[0].finish_reason;
+    }
+    expect(n).toBe(5);
+    expect(finish).toBe("length");
+  });
+
+  it("consistent_hash: one X-Session-ID always hits one worker, sessions spread over both", async () => {
+    const workerFor = async (session: string) => {
+      const { response } = await client.chat.completions
+        .create({ model: "qwen", messages: [{ role: "user", content: `turn for ${session}` }], max_tokens: 2 }, { headers: { "X-Session-ID": session } })
+        .withResponse();
+      return response.headers.get("x-standin-worker");
+    };
+    const same = await Promise.all(Array.from({ length: 6 }, () => workerFor("rollout-42")));
+    expect(new Set(same).size).toBe(1);
+    const spread = await Promise.all(Array.from({ length: 16 }, (_, i) => workerFor(`rollout-${i}`)));
+    expect(new Set(spread)).toEqual(new Set([e1, e2]));
+  });
+
+  it("token-in/token-out /inference/v1/generate through the router", async () => {
+    const r = await postJson(`${router}/inference/v1/generate`, { token_ids: [11, 12, 13, 14], sampling_params: { max_tokens: 4, logprobs: 1 } }, { "x-session-id": "gen-1" });
+    expect(r.status).toBe(200);
+    expect(r.json.choices[0].token_ids.length).toBeGreaterThan(0);
+    expect(r.json.choices[0].token_ids.length).toBeLessThanOrEqual(4);
+    expect(r.json.usage.prompt_tokens).toBe(4);
+    expect(r.json.choices[0].logprobs.content[0].token).toMatch(/^token_id:\d+$/);
+  });
+
+  it("engine /metrics counters increase with served requests (incl. prefix-cache hits)", async () => {
+    const before = await (await fetch(`${e1}/metrics`)).text();
+    const prompt = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
+    for (let i = 0; i < 2; i++) expect((await postJson(`${e1}/v1/completions`, { model: "qwen", prompt, max_tokens: 3, ignore_eos: true })).status).toBe(200);
+    const after = await (await fetch(`${e1}/metrics`)).text();
+    for (const name of ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"]) expect(after).toContain(`# TYPE ${name} gauge`);
+    expect(after).toContain('model_name="qwen"');
+    expect(metric(after, "vllm:prompt_tokens_total") - metric(before, "vllm:prompt_tokens_total")).toBe(80);
+    expect(metric(after, "vllm:generation_tokens_total") - metric(before, "vllm:generation_tokens_total")).toBe(6);
+    expect(metric(after, "vllm:request_success_total", 'finished_reason="length"') - metric(before, "vllm:request_success_total", 'finished_reason="length"')).toBe(2);
+    expect(metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")).toBe(80);
+    expect(metric(after, "vllm:prefix_cache_hits_total") - metric(before, "vllm:prefix_cache_hits_total")).toBeGreaterThanOrEqual(32);
+    expect(metric(after, "vllm:e2e_request_latency_seconds_count") - metric(before, "vllm:e2e_request_latency_seconds_count")).toBe(2);
+    expect(after).toMatch(/vllm:e2e_request_latency_seconds_bucket\{[^}]*le="\+Inf"\}/);
+    const prom = await (await fetch(`http://127.0.0.1:${promPort}/metrics`)).text();
+    expect(metric(prom, "vllm_router_requests_total", 'route="/v1/chat/completions"')).toBeGreaterThan(0);
+  });
+
+  it("admin routes work on the engine; pause holds generation until resume", async () => {
+    expect((await postJson(`${e1}/pause`, {})).json).toEqual({ status: "paused" });
+    const pending = postJson(`${e1}/v1/completions`, { model: "qwen", prompt: "held while paused", max_tokens: 2 });
+    const raced = await Promise.race([pending.then(() => "done"), sleep(300).then(() => "held")]);
+    expect(raced).toBe("held");
+    expect((await getJson(`${e1}/standin/state`)).waiting).toBe(1);
+    expect(metric(await (await fetch(`${e1}/metrics`)).text(), "vllm:num_requests_waiting")).toBe(1);
+    expect((await postJson(`${e1}/resume`, {})).json).toEqual({ status: "resumed" });
+    expect((await pending).status).toBe(200);
+
+    const wdir = fs.mkdtempSync(path.join(TMP, "step-"));
+    expect((await postJson(`${e1}/update_weights`, { weight_dir: wdir })).json).toEqual({ status: "ok" });
+    expect((await postJson(`${e1}/update_weights`, { weight_dir: path.join(TMP, "missing-step") })).status).toBe(500);
+    expect((await postJson(`${e1}/init_broadcaster`, { host: "10.0.0.9", port: 29501, timeout: 1200, rank_offset: 0, inference_world_size: 4 })).status).toBe(200);
+    expect((await postJson(`${e1}/init_broadcaster`, { host: "10.0.0.9" })).status).toBe(422);
+    expect((await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a" })).json).toEqual({ status: "ok" });
+    expect((await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a2" })).status).toBe(200);
+    expect((await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status).toBe(200);
+    expect((await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status).toBe(400);
+    const models = await getJson(`${e1}/v1/models`);
+    expect(models.data.map((m: any) => m.id)).toEqual(["qwen", "adapter-a", "adapter-b"]);
+    expect((await postJson(`${e1}/v1/chat/completions`, { model: "adapter-a", messages: [{ role: "user", content: "hi" }], max_tokens: 2 })).status).toBe(200);
+    expect((await postJson(`${e1}/v1/unload_lora_adapter`, { lora_name: "adapter-b" })).status).toBe(200);
+    expect((await postJson(`${e1}/v1/chat/completions`, { model: "nope", messages: [{ role: "user", content: "hi" }] })).status).toBe(404);
+    expect(await getJson(`${e1}/liveness`)).toEqual({ status: "ok" });
+    const st = await getJson(`${e1}/standin/state`);
+    expect(st).toMatchObject({ weight_updates: 1, weight_dir: wdir, broadcaster: { port: 29501, inference_world_size: 4 } });
+  });
+
+  it("admin routes are not proxied by the router (404); /liveness is the router's own", async () => {
+    for (const p of ["/pause", "/resume", "/update_weights", "/init_broadcaster", "/load_lora_adapter", "/v1/load_lora_adapter"]) {
+      const r = await postJson(`${router}${p}`, {});
+      expect(r.status, p).toBe(404);
+      expect(r.headers.get("x-standin-worker")).toBeNull();
+    }
+    const live = await fetch(`${router}/liveness`);
+    expect(live.status).toBe(200);
+    expect(live.headers.get("x-standin-worker")).toBeNull();
+    const st1 = await getJson(`${e1}/standin/state`);
+    const st2 = await getJson(`${e2}/standin/state`);
+    expect(st1.pauses).toBe(1);
+    expect(st2.pauses + st2.weight_updates).toBe(0);
+  });
+
+  it("records every launch with argv and selected env, never secret values", async () => {
+    const files = fs.readdirSync(recordDir).filter((f) => /^vllm-\d+\.json$/.test(f));
+    expect(files.length).toBe(2);
+    const recs = files.map((f) => JSON.parse(fs.readFileSync(path.join(recordDir, f), "utf8")));
+    const rec = recs.find((r) => r.env.CUDA_VISIBLE_DEVICES === "0,1");
+    expect(rec.argv.slice(0, 2)).toEqual(["serve", "Qwen/Qwen3-0.6B"]);
+    expect(rec.env.VLLM_ALLOW_RUNTIME_LORA_UPDATING).toBe("1");
+    expect(rec.env.HF_TOKEN).toMatch(/set/);
+    expect(JSON.stringify(recs)).not.toContain("hf_supersecret");
+    expect(rec.listening).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(rec.hostname).toBe(os.hostname());
+  });
+});
+
+// =================================================================================================
+describe("api key enforcement", () => {
+  it("--api-key and VLLM_API_KEY protect /v1/* only; the key is never recorded", async () => {
+    const [p1, p2] = await Promise.all([freePort(), freePort()]);
+    const rec = path.join(TMP, "records-key");
+    const a = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1), "--api-key", "sekret-cli"], { STANDIN_RECORD_DIR: rec });
+    const b = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p2)], { VLLM_API_KEY: "sekret-env", STANDIN_RECORD_DIR: rec });
+    await Promise.all([waitHttp(`http://127.0.0.1:${p1}/health`, 200, 10000, a), waitHttp(`http://127.0.0.1:${p2}/health`, 200, 10000, b)]);
+    for (const [port, key] of [[p1, "sekret-cli"], [p2, "sekret-env"]] as const) {
+      const bad = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "wrong", maxRetries: 0 });
+      await expect(bad.models.list()).rejects.toMatchObject({ status: 401 });
+      const good = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: key, maxRetries: 0 });
+      const c = await good.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+      expect(c.choices[0].message.content).toBeTruthy();
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
+    }
+    const text = fs.readdirSync(rec).map((f) => fs.readFileSync(path.join(rec, f), "utf8")).join("\n");
+    expect(text).not.toContain("sekret-cli");
+    expect(text).not.toContain("sekret-env");
+    expect(text).toContain("<redacted>");
+  });
+});
+
+// =================================================================================================
+describe("fault injection and lifecycle", () => {
+  it("STANDIN_EXIT_AT_START exits with the given code", async () => {
+    const r = await runToExit("vllm", ["serve", "m", "--port", String(await freePort())], { STANDIN_EXIT_AT_START: "3" });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("simulated start-up failure");
+  });
+
+  it("start-up delay, STANDIN_NEVER_HEALTHY, and a router that gives up on an unhealthy worker", async () => {
+    const [slow, sick, rp] = await Promise.all([freePort(), freePort(), freePort()]);
+    const s = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(slow)], { STANDIN_STARTUP_DELAY_MS: "700" });
+    const n = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(sick)], { STANDIN_NEVER_HEALTHY: "1" });
+    await sleep(300);
+    await expect(fetch(`http://127.0.0.1:${slow}/health`)).rejects.toThrow();
+    await waitHttp(`http://127.0.0.1:${slow}/health`, 200, 5000, s);
+    await waitHttp(`http://127.0.0.1:${sick}/health`, 503, 5000, n);
+    const r = await runToExit("vllm-router", ["--policy", "round_robin", "--host", "127.0.0.1", "--port", String(rp), "--prometheus-port", String(await freePort()), "--worker-startup-timeout-secs", "1", "--worker-urls", `http://127.0.0.1:${sick}`]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/Timeout .*waiting for workers/);
+    expect((await fetch(`http://127.0.0.1:${sick}/health`)).status).toBe(503);
+  });
+
+  it("STANDIN_CRASH_AFTER_MS crashes with exit 1; SIGTERM exits 0", async () => {
+    const [p1, p2] = await Promise.all([freePort(), freePort()]);
+    const c = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1)], { STANDIN_CRASH_AFTER_MS: "600" });
+    await waitHttp(`http://127.0.0.1:${p1}/health`, 200, 5000, c);
+    expect((await c.exit).code).toBe(1);
+    expect(c.stderr()).toContain("simulated engine crash");
+    const t = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p2)]);
+    await waitHttp(`http://127.0.0.1:${p2}/health`, 200, 5000, t);
+    t.proc.kill("SIGTERM");
+    expect(await t.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it("a port already in use is a start-up error (exit 1)", async () => {
+    const blocker = net.createServer().listen(0, "127.0.0.1");
+    await new Promise((r) => blocker.once("listening", r));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const r = await runToExit("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(port)]);
+    blocker.close();
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("EADDRINUSE");
+  });
+});
+
+// =================================================================================================
+describe("P/D disaggregation through the vllm-router stand-in", () => {
+  it("prefill with max_tokens=1 + do_remote_decode, then decode with the returned kv_transfer_params", async () => {
+    const [pp, dp, rp, mp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const kv = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
+    const P = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--host", "127.0.0.1", "--port", String(pp), ...kv], { VLLM_NIXL_SIDE_CHANNEL_HOST: "127.0.0.1", VLLM_NIXL_SIDE_CHANNEL_PORT: "5600" });
+    const D = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--host", "127.0.0.1", "--port", String(dp), ...kv]);
+    const prefill = `http://127.0.0.1:${pp}`;
+    const decode = `http://127.0.0.1:${dp}`;
+    const R = start("vllm-router", ["--policy", "consistent_hash", "--host", "127.0.0.1", "--port", String(rp), "--prometheus-port", String(mp), "--worker-startup-timeout-secs", "20", "--vllm-pd-disaggregation", "--prefill", prefill, "--decode", decode]);
+    await waitHttp(`http://127.0.0.1:${rp}/health`, 200, 10000, R);
+    void P;
+    void D;
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${rp}/v1`, apiKey: "x", maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8 }, { headers: { "X-Session-ID": "pd-1" } })
+      .withResponse();
+    expect(response.headers.get("x-standin-prefill-worker")).toBe(prefill);
+    expect(response.headers.get("x-standin-decode-worker")).toBe(decode);
+    expect(response.headers.get("x-standin-worker")).toBe(`${prefill},${decode}`);
+    expect(response.headers.get("x-standin-engine")).toBe(`127.0.0.1:${dp}`);
+    const direct = await postJson(`${decode}/v1/chat/completions`, { model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8 });
+    expect(data.choices[0].message.content).toBe(direct.json.choices[0].message.content);
+    const ps = await getJson(`${prefill}/standin/state`);
+    expect(ps.prefill_only_requests).toBe(1);
+    expect(ps.last_request.max_tokens).toBe(1);
+    expect(ps.last_request.kv_transfer_params.do_remote_decode).toBe(true);
+    const ds = await getJson(`${decode}/standin/state`);
+    expect(ds.remote_prefill_requests).toBe(1);
+    expect(ds.by_route["/v1/chat/completions"]).toBe(2);
+
+    // streaming decode passes through
+    const stream = await client.chat.completions.create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8, stream: true });
+    let s = "";
+    for await (const ch of stream) s += ch.choices[0]?.delta?.content ?? "";
+    expect(s).toBe(data.choices[0].message.content);
+    expect((await getJson(`${prefill}/standin/state`)).prefill_only_requests).toBe(2);
+  });
+});
+
+// =================================================================================================
+describe("llm-d chain: envoy -> epp (stand-in pick protocol) -> pd-sidecar -> vLLM", () => {
+  it("routes an OpenAI request through prefill and the decode sidecar; /health on envoy is 404", async () => {
+    const [pp, dp, sp, gp, hp, mp, lp, ap] = await Promise.all(Array.from({ length: 8 }, () => freePort()));
+    const kv = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
+    const P = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(pp), ...kv]);
+    const D = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(dp), ...kv]);
+    const dir = path.join(TMP, "llmd");
+    fs.mkdirSync(dir, { recursive: true });
+    const endpoints = path.join(dir, "endpoints.yaml");
+    fs.writeFileSync(
+      endpoints,
+      [
+        "endpoints:",
+        `- {name: prefill-0-rank-0, address: 127.0.0.1, port: "${pp}", namespace: default, labels: {llm-d.ai/pool: prime-rl, llm-d.ai/role: prefill}}`,
+        `- {name: decode-1-rank-0, address: 127.0.0.1, port: "${sp}", namespace: default, labels: {llm-d.ai/pool: prime-rl, llm-d.ai/role: decode}}`,
+        "",
+      ].join("\n"),
+    );
+    const eppYaml = path.join(dir, "epp.yaml");
+    fs.writeFileSync(
+      eppYaml,
+      `apiVersion: inference.networking.x-k8s.io/v1alpha1
+kind: EndpointPickerConfig
+plugins:
+- name: file-disc
+  type: file-discovery
+  parameters:
+    path: ${endpoints}
+    watchFile: true
+- type: vllmhttp-parser
+- type: prefix-cache-scorer
+- type: queue-scorer
+- type: max-score-picker
+- name: pd-decider
+  type: prefix-based-pd-decider
+  parameters:
+    nonCachedTokens: 0
+- name: profile-handler
+  type: disagg-profile-handler
+  parameters:
+    deciders:
+      prefill: pd-decider
+- type: prefill-filter
+- type: decode-filter
+schedulingProfiles:
+- name: prefill
+  plugins:
+  - pluginRef: prefill-filter
+  - pluginRef: prefix-cache-scorer
+    weight: 2
+  - pluginRef: max-score-picker
+- name: decode
+  plugins:
+  - pluginRef: decode-filter
+  - pluginRef: queue-scorer
+    weight: 1
+  - pluginRef: max-score-picker
+requestHandler:
+  parser:
+    pluginRef: vllmhttp-parser
+dataLayer:
+  discovery:
+    pluginRef: file-disc
+`,
+    );
+    const envoyYaml = path.join(dir, "envoy.yaml");
+    fs.writeFileSync(
+      envoyYaml,
+      `admin:
+  address:
+    socket_address: { address: 127.0.0.1, port_value: ${ap} }
+static_resources:
+  listeners:
+  - name: listener_0
+    address:
+      socket_address: { address: 127.0.0.1, port_value: ${lp} }
+    filter_chains:
+    - filters:
+      - name: envoy.filters.network.http_connection_manager
+        typed_config:
+          "@type": type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager
+          stat_prefix: ingress_http
+          stream_idle_timeout: 0s
+          request_timeout: 0s
+          route_config:
+            name: local_route
+            virtual_hosts:
+            - name: backend
+              domains: ["*"]
+              routes:
+              - match: { prefix: "/v1/" }
+                route: { cluster: backend_cluster, timeout: 0s, idle_timeout: 86400s }
+              - match: { prefix: "/inference/v1/" }
+                route: { cluster: backend_cluster, timeout: 0s, idle_timeout: 86400s }
+          http_filters:
+          - name: envoy.filters.http.ext_proc
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor
+              grpc_service:
+                envoy_grpc:
+                  cluster_name: epp_cluster
+                timeout: 10s
+              message_timeout: 1000s
+              processing_mode:
+                request_header_mode: SEND
+                response_header_mode: SEND
+                request_body_mode: FULL_DUPLEX_STREAMED
+                response_body_mode: FULL_DUPLEX_STREAMED
+                request_trailer_mode: SEND
+                response_trailer_mode: SEND
+          - name: envoy.filters.http.router
+            typed_config:
+              "@type": type.googleapis.com/envoy.extensions.filters.http.router.v3.Router
+              suppress_envoy_headers: true
+  clusters:
+  - name: backend_cluster
+    connect_timeout: 5s
+    type: ORIGINAL_DST
+    lb_policy: CLUSTER_PROVIDED
+    original_dst_lb_config:
+      use_http_header: true
+      http_header_name: x-gateway-destination-endpoint
+    circuit_breakers:
+      thresholds:
+      - priority: DEFAULT
+        max_connections: 100000
+        max_pending_requests: 100000
+        max_requests: 100000
+        max_retries: 1000
+  - name: epp_cluster
+    connect_timeout: 5s
+    type: STRICT_DNS
+    typed_extension_protocol_options:
+      envoy.extensions.upstreams.http.v3.HttpProtocolOptions:
+        "@type": type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions
+        explicit_http_config:
+          http2_protocol_options: {}
+    load_assignment:
+      cluster_name: epp_cluster
+      endpoints:
+      - lb_endpoints:
+        - endpoint:
+            address:
+              socket_address: { address: 127.0.0.1, port_value: ${gp} }
+`,
+    );
+    const S = start("pd-sidecar", ["--port", String(sp), "--vllm-port", String(dp), "--kv-connector", "nixlv2", "--secure-proxy=false", "--enable-ssrf-protection=false", "--inference-pool", "prime-rl", "--data-parallel-size", "1"]);
+    const E = start("epp", ["--pool-name", "prime-rl", "--pool-namespace", "slurm", "--config-file", eppYaml, "--grpc-port", String(gp), "--grpc-health-port", String(hp), "--metrics-port", String(mp), "--secure-serving=false", "--metrics-endpoint-auth=false", "--tracing=false"]);
+    const V = start("envoy", ["-c", envoyYaml, "--log-level", "info"]);
+    await Promise.all([
+      waitHttp(`http://127.0.0.1:${pp}/health`, 200, 10000, P),
+      waitHttp(`http://127.0.0.1:${sp}/health`, 200, 10000, S),
+      waitHttp(`http://127.0.0.1:${hp}/`, 200, 10000, E),
+      waitHttp(`http://127.0.0.1:${ap}/ready`, 200, 10000, V),
+    ]);
+    void D;
+    expect((await fetch(`http://127.0.0.1:${lp}/health`)).status).toBe(404);
+
+    const client = new OpenAI({ baseURL: `http://127.0.0.1:${lp}/v1`, apiKey: "x", maxRetries: 0 });
+    const { data, response } = await client.chat.completions
+      .create({ model: "m", messages: [{ role: "user", content: "route me through llm-d" }], max_tokens: 6 }, { headers: { "X-Session-ID": "llmd-1" } })
+      .withResponse();
+    expect(data.choices[0].message.content).toBeTruthy();
+    expect(response.headers.get("x-standin-envoy-upstream")).toBe(`127.0.0.1:${sp}`);
+    expect(response.headers.get("x-standin-prefill-worker")).toBe(`http://127.0.0.1:${pp}`);
+    expect(response.headers.get("x-standin-engine")).toBe(`127.0.0.1:${dp}`);
+    expect((await getJson(`http://127.0.0.1:${pp}/standin/state`)).prefill_only_requests).toBe(1);
+    expect((await getJson(`http://127.0.0.1:${dp}/standin/state`)).remote_prefill_requests).toBe(1);
+    const gen = await postJson(`http://127.0.0.1:${lp}/inference/v1/generate`, { token_ids: [5, 6, 7], sampling_params: { max_tokens: 3 } });
+    expect(gen.status).toBe(200);
+    expect(await getJson(`http://127.0.0.1:${gp}/pick?role=prefill&key=abc`)).toMatchObject({ address: "127.0.0.1", port: pp, role: "prefill" });
+    expect(metric(await (await fetch(`http://127.0.0.1:${mp}/metrics`)).text(), "inference_pool_ready_pods")).toBe(2);
+  });
+
+  it("epp refuses hostnames in file discovery and unknown plugin types (exit 1)", async () => {
+    const dir = path.join(TMP, "llmd-bad");
+    fs.mkdirSync(dir, { recursive: true });
+    const ep = path.join(dir, "endpoints.yaml");
+    fs.writeFileSync(ep, 'endpoints:\n- {name: a, address: node-001, port: "8100"}\n');
+    const cfg = path.join(dir, "epp.yaml");
+    fs.writeFileSync(cfg, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n`);
+    const args = (c: string) => ["--config-file", c, "--secure-serving=false", "--grpc-port", "1", "--grpc-health-port", "2", "--metrics-port", "3"];
+    const r1 = await runToExit("epp", args(cfg));
+    expect(r1.code).toBe(1);
+    expect(r1.stderr).toContain("node-001");
+    const cfg2 = path.join(dir, "epp2.yaml");
+    fs.writeFileSync(ep, 'endpoints:\n- {name: a, address: 10.1.2.3, port: "8100"}\n');
+    fs.writeFileSync(cfg2, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: magic-scorer\n`);
+    const r2 = await runToExit("epp", args(cfg2));
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain("magic-scorer");
+    // --secure-serving defaults to true; the stand-in (plain HTTP) refuses to start without =false
+    const r3 = await runToExit("epp", args(cfg).filter((a) => a !== "--secure-serving=false"), { STANDIN_CHECK_ONLY: "1" });
+    expect(r3.code).toBe(1);
+    expect(r3.stderr).toContain("--secure-serving=false");
+  });
+});
+
+// =================================================================================================
+describe("Mooncake stand-ins", () => {
+  it("master (RPC + HTTP metadata + metrics) and a client that registers with it", async () => {
+    const [rpc, meta, mx, cl] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    const M = start("mooncake_master", [`-rpc_port=${rpc}`, "-enable_http_metadata_server", "-http_metadata_server_host=127.0.0.1", `-http_metadata_server_port=${meta}`, "-default_kv_lease_ttl=3600000", `-metrics_port=${mx}`]);
+    // the client is started at the same time and must wait for the master itself
+    const C = start("mooncake_client", ["-host=127.0.0.1", `-port=${cl}`, `-master_server_address=127.0.0.1:${rpc}`, `-metadata_server=http://127.0.0.1:${meta}/metadata`, "-protocol=tcp", "-global_segment_size=1073741824"]);
+    await waitTcp(cl);
+    expect(M.proc.exitCode).toBeNull();
+    expect(C.proc.exitCode).toBeNull();
+    const reg = await fetch(`http://127.0.0.1:${meta}/metadata?key=${encodeURIComponent(`mooncake/rpc_meta/127.0.0.1:${cl}`)}`);
+    expect(reg.status).toBe(200);
+    expect(await reg.json()).toMatchObject({ ip_or_host_name: "127.0.0.1", rpc_port: cl });
+    const key = `http://127.0.0.1:${meta}/metadata?key=test%2Fk`;
+    expect((await fetch(key)).status).toBe(404);
+    expect((await fetch(key, { method: "PUT", body: '{"v":1}' })).status).toBe(200);
+    expect(await (await fetch(key)).json()).toEqual({ v: 1 });
+    expect((await fetch(key, { method: "DELETE" })).status).toBe(200);
+    expect(metric(await (await fetch(`http://127.0.0.1:${mx}/metrics`)).text(), "standin_metadata_keys")).toBe(1);
+    C.proc.kill("SIGTERM");
+    expect((await C.exit).code).toBe(0);
+  });
+
+  it("a client that cannot reach its master exits 1; the standalone metadata server works", async () => {
+    const [dead, port] = await Promise.all([freePort(), freePort()]);
+    const r = await runToExit("mooncake_client", [`-master_server_address=127.0.0.1:${dead}`, `-port=${await freePort()}`, "-metadata_server=P2PHANDSHAKE"], { STANDIN_MOONCAKE_CONNECT_TIMEOUT_MS: "500" });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("failed to connect to master");
+    const S = start("mooncake_http_metadata_server", ["--port", String(port), "--host", "127.0.0.1", "--log-level", "INFO"]);
+    await waitHttp(`http://127.0.0.1:${port}/metadata?key=x`, 404, 10000, S);
+    const key = `http://127.0.0.1:${port}/metadata?key=seg`;
+    expect((await fetch(key, { method: "PUT", body: "abc" })).status).toBe(200);
+    expect(await (await fetch(key)).text()).toBe("abc");
+  });
+});
