@@ -45,7 +45,7 @@ export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths
     const { router, ...deployment } = (s.deployment ?? {}) as Raw;
     return dropUndefined({
       ...pickInference(s as Raw),
-      model: modelInput(s.model, "model", paths),
+      model: s.model,
       deployment: s.deployment ? deployment : undefined,
       router,
       slurm: s.slurm,
@@ -57,7 +57,8 @@ export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths
   const r = parsed as RlLayout;
   const inf = r.inference as Raw;
   const { router, ...deployment } = (inf.deployment ?? {}) as Raw;
-  let model = modelInput(inf.model, "inference.model", paths);
+  // The loader expanded `model = "<id>"` into a table before validation.
+  let model = inf.model as Raw | undefined;
   if (!model && r.model) {
     model = { name: r.model.name };
     paths.record("model.name", "model.name");
@@ -102,15 +103,6 @@ const INFERENCE_KEYS = [
 
 function pickInference(src: Raw): Raw {
   return Object.fromEntries(INFERENCE_KEYS.filter((k) => src[k] !== undefined).map((k) => [k, src[k]]));
-}
-
-function modelInput(model: unknown, userPath: string, paths: UserPaths): Raw | undefined {
-  if (model === undefined) return undefined;
-  if (typeof model === "string") {
-    paths.record("model.name", userPath);
-    return { name: model };
-  }
-  return model as Raw;
 }
 
 function outputDir(src: Raw, paths: UserPaths): string | undefined {
