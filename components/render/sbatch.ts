@@ -90,44 +90,46 @@ function launcherWrap(t: SlurmTarget): string[] {
   return ["apptainer", "exec", "--nv", ...binds, shq(t.launcher.image)];
 }
 
-function engineLines(e: EngineProcess, wrap: string[]): string[] {
-  return [startLine(e.id, e.env, e.argv, wrap), `echo "[fleet] ${e.id} started (pid $!)"`];
+/** Starts one process in the background and logs its pid to the job output. */
+function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[]): string[] {
+  return [startLine(name, env, argv, wrap), `echo "[fleet] ${name} started (pid $!)"`];
+}
+
+/** Writes one of the island's generated files on this node (see generatedFiles). */
+function writeLine(files: Record<string, string>, name: string): string {
+  return `fleet_write "$NODE_DIR/${name}" ${shq(files[name])}`;
 }
 
 function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number): string[] {
   const t = plan.config.target as SlurmTarget;
   const wrap = launcherWrap(t);
+  const files = generatedFiles(island);
   const lines: string[] = [];
   const m = island.mooncake;
   if (m) {
     const head = `"\${NODE_ADDR[${m.headNode}]}"`;
-    if (node === m.headNode) {
-      lines.push(startLine("mooncake_master", [], m.master.argv, wrap), 'echo "[fleet] mooncake_master started (pid $!)"');
-    }
+    if (node === m.headNode) lines.push(...startLines("mooncake_master", [], m.master.argv, wrap));
     lines.push(`fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`, `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`);
     const client = m.clients.find((c) => c.node === node)!;
-    lines.push(startLine("mooncake_client", [], client.argv, wrap), 'echo "[fleet] mooncake_client started (pid $!)"');
+    lines.push(...startLines("mooncake_client", [], client.argv, wrap));
     lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
-    lines.push(`fleet_write "$NODE_DIR/${GENERATED_FILES["mooncake-config"]}" ${shq(JSON.stringify(tokenise(m.engineConfig)))}`);
+    lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
   }
-  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...engineLines(e, wrap));
+  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...startLines(e.id, e.env, e.argv, wrap));
   const r = island.router;
   if (r?.kind === "llm-d") {
-    for (const s of r.sidecars.filter((x) => x.node === node)) lines.push(startLine(`pd-sidecar`, [], s.argv, wrap), 'echo "[fleet] pd-sidecar started (pid $!)"');
+    for (const s of r.sidecars.filter((x) => x.node === node)) lines.push(...startLines("pd-sidecar", [], s.argv, wrap));
   }
   if (r && r.node === node) {
     if (r.kind === "vllm-router") {
-      lines.push(startLine("router", [], r.argv, wrap), 'echo "[fleet] vllm-router started (pid $!)"');
+      lines.push(...startLines("router", [], r.argv, wrap));
     } else {
-      const endpoints = { endpoints: r.endpoints.map((e) => ({ name: e.name, address: tokenise(e.address), port: String(e.port), namespace: "default", labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) } })) };
       lines.push(
-        `fleet_write "$NODE_DIR/${GENERATED_FILES["epp-endpoints"]}" ${shq(YAML.stringify(endpoints))}`,
-        `fleet_write "$NODE_DIR/${GENERATED_FILES["epp-config"]}" ${shq(YAML.stringify(tokenise(r.epp.config)))}`,
-        `fleet_write "$NODE_DIR/${GENERATED_FILES["envoy-config"]}" ${shq(YAML.stringify(r.envoy.config))}`,
-        startLine("epp", [], r.epp.argv, wrap),
-        'echo "[fleet] epp started (pid $!)"',
-        startLine("envoy", [], r.envoy.argv, wrap),
-        'echo "[fleet] envoy started (pid $!)"',
+        writeLine(files, GENERATED_FILES["epp-endpoints"]),
+        writeLine(files, GENERATED_FILES["epp-config"]),
+        writeLine(files, GENERATED_FILES["envoy-config"]),
+        ...startLines("epp", [], r.epp.argv, wrap),
+        ...startLines("envoy", [], r.envoy.argv, wrap),
       );
     }
   }
@@ -170,15 +172,25 @@ export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan): Is
   return { script, launchBody, cleanupBody };
 }
 
-/** Generated config files, as a reader of `plan --out` sees them (node addresses still tokens). */
+/**
+ * The config files the job writes on its nodes, with node addresses as tokens that fleet_write fills
+ * in at run time. The launch body and `plan --out` both use this, so readers see what is written.
+ */
 export function generatedFiles(island: IslandPlan): Record<string, string> {
   const files: Record<string, string> = {};
   const r = island.router;
   if (r?.kind === "llm-d") {
-    files["epp.yaml"] = YAML.stringify(tokenise(r.epp.config));
-    files["endpoints.yaml"] = YAML.stringify({ endpoints: r.endpoints.map((e) => ({ name: e.name, address: tokenise(e.address), port: String(e.port), role: e.role })) });
-    files["envoy.yaml"] = YAML.stringify(r.envoy.config);
+    const endpoints = r.endpoints.map((e) => ({
+      name: e.name,
+      address: tokenise(e.address),
+      port: String(e.port),
+      namespace: "default",
+      labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) },
+    }));
+    files[GENERATED_FILES["epp-endpoints"]] = YAML.stringify({ endpoints });
+    files[GENERATED_FILES["epp-config"]] = YAML.stringify(tokenise(r.epp.config));
+    files[GENERATED_FILES["envoy-config"]] = YAML.stringify(r.envoy.config);
   }
-  if (island.mooncake) files["mooncake.json"] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2) + "\n";
+  if (island.mooncake) files[GENERATED_FILES["mooncake-config"]] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2);
   return files;
 }

@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { buildPlan } from "../../components/plan/plan";
 import { resolveValue } from "../../components/plan/values";
-import { renderIslandScript } from "../../components/render/sbatch";
+import { generatedFiles, renderIslandScript } from "../../components/render/sbatch";
 import { shq, shellWord } from "../../components/render/shell";
 import { checkArgv } from "../../components/upstream/check";
 import { load, plan as planOf, SLURM, STACK_NAMES, stackText } from "../helpers";
@@ -43,6 +43,17 @@ describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
     expect(s.script).toMatch(/srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/);
     expect(s.launchBody).toContain("wait -n");
     expect(s.script).toContain(`--nodes=${s.island.nodes.length}`);
+  });
+});
+
+describe("generated files", () => {
+  it.each(["llm-d", "kv-offload-mooncake"])("%s: the launch body writes exactly what plan --out shows", (name) => {
+    const plan = buildPlan(load(stackText(name)), name);
+    const island = plan.islands[0];
+    const files = generatedFiles(island);
+    expect(Object.keys(files).length).toBeGreaterThan(0);
+    const { launchBody } = renderIslandScript(plan, island);
+    for (const [file, text] of Object.entries(files)) expect(launchBody).toContain(`fleet_write "$NODE_DIR/${file}" ${shq(text)}`);
   });
 });
 
