@@ -40,9 +40,12 @@ function withTypeDefaults(raw: TomlTable, layout: Layout): TomlTable {
   return copy;
 }
 
+/** A schema issue, marked when it is an unknown key (removing one changes nothing a rule reads). */
+type SchemaIssue = ConfigIssue & { unknownKey?: true };
+
 /** Turns zod issues into ConfigIssues with user paths; unknown keys become one issue per key. */
-function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
-  const out: ConfigIssue[] = [];
+function fromZod(error: z.ZodError, layout: Layout): SchemaIssue[] {
+  const out: SchemaIssue[] = [];
   for (const iss of error.issues) {
     const path = joinPath(...(iss.path as (string | number)[]));
     if (iss.code === "unrecognized_keys") {
@@ -54,7 +57,7 @@ function fromZod(error: z.ZodError, layout: Layout): ConfigIssue[] {
         } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
           message = `"${key}" is an RL-layout key: it goes in the top-level [deployment] of a file whose inference settings are under [inference]`;
         }
-        out.push({ path: joinPath(path, key), message });
+        out.push({ path: joinPath(path, key), message, unknownKey: true });
       });
     } else if (iss.code === "invalid_type" && (path === "model" || path === "inference.model")) {
       out.push({ path, message: 'must be a model name string or a [model] table with at least "name"' });
@@ -75,8 +78,8 @@ function friendly(iss: z.core.$ZodIssue): string {
   }
   if (iss.code === "invalid_key") return (iss as unknown as { issues: { message: string }[] }).issues.map((i) => i.message).join("; ");
   if (iss.code === "invalid_type") {
-    const got = (iss as any).input === undefined ? "nothing" : Array.isArray((iss as any).input) ? "an array" : typeof (iss as any).input;
-    return (iss as any).input === undefined ? `is required (expected ${iss.expected})` : `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${got}`;
+    if (input === undefined) return `is required (expected ${iss.expected})`;
+    return `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${Array.isArray(input) ? "an array" : typeof input}`;
   }
   if (iss.code === "invalid_value" && "values" in iss) return `must be one of ${(iss.values as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
   return iss.message.replace(/^Invalid input: /, "").replace(/^Too small: expected number to be /, "must be ").replace(/^Too big: expected number to be /, "must be ");
@@ -93,6 +96,9 @@ function deletePath(obj: any, path: string): boolean {
 }
 
 const parentOf = (path: string) => path.split(".").slice(0, -1).join(".");
+
+/** Whether `path` is one of `roots` or lies inside one ("" is the whole file). */
+const isUnder = (path: string, roots: string[]) => roots.some((p) => p === "" || path === p || path.startsWith(p + "."));
 
 /**
  * `model = "x"` is shorthand for a [model] table. Expanding it before validation keeps the table
@@ -128,18 +134,16 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
       parsed = result.data as Record<string, unknown>;
       break;
     }
-    const earlier = [...setAside];
+    const earlier = setAside.filter((p) => p !== "");
     const removed: string[] = [];
-    const under = (path: string, roots: string[]) => roots.some((p) => p === "" || path === p || path.startsWith(p + "."));
-    for (const found of fromZod(result.error, layout)) {
+    for (const { unknownKey, ...found } of fromZod(result.error, layout)) {
       const i = { ...found, path: atShorthand(found.path) };
       // Removing a key can make its table report it "required" in the next pass: already reported.
-      if (!under(found.path, earlier.filter((p) => p !== "")) && !reported.has(i.path + i.message)) {
+      if (!isUnder(found.path, earlier) && !reported.has(i.path + i.message)) {
         schemaIssues.push(i);
         reported.add(i.path + i.message);
       }
-      if (under(found.path, removed)) continue; // its table is gone already this pass
-      const unknownKey = i.message.startsWith("unknown key") || i.message.includes("belongs under") || i.message.includes("RL-layout key");
+      if (isUnder(found.path, removed)) continue; // its table is gone already this pass
       // A table with a bad discriminator cannot be read at all: set the whole table aside.
       let target = found.path === "type" ? "" : found.path.endsWith(".type") ? parentOf(found.path) : found.path;
       if (target === "") {
@@ -155,14 +159,14 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
       if (!unknownKey) setAside.push(target);
     }
   }
-  if (!parsed) throw new ConfigError(dedupe(schemaIssues), source);
+  if (!parsed) throw new ConfigError(schemaIssues, source);
 
   const paths = new UserPaths(layout);
   if (shorthand) paths.record("model.name", shorthand);
   const input = toCanonicalInput(parsed, layout, paths);
   const { config, issues } = applyDefaults(input, layout, paths);
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
-  const touchesSetAside = (userPath: string) => setAside.some((p) => p === "" || userPath === p || userPath.startsWith(p + "."));
+  const touchesSetAside = (userPath: string) => isUnder(userPath, setAside);
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
     .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) }));
