@@ -1,6 +1,6 @@
 import Table from "cli-table3";
 import type { DeploymentPlan, IslandPlan } from "../plan/types";
-import { showValue } from "../plan/values";
+import { showValue, type Value } from "../plan/values";
 import { showUrl } from "./plan-json";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -10,6 +10,7 @@ function table(head: string[]): Table.Table {
 }
 
 function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
+  const cmd = (argv: Value[]) => argv.map((v) => showValue(v, island.index)).join(" ");
   const lines: string[] = [`${island.name}: ${plural(island.nodes.length, "node")}, ${plural(island.engines.length, "engine")}`];
   const nodes = table(["node", "role", "GPUs", "engines", "services"]);
   for (const n of island.nodes) nodes.push([n.name, `${n.role}${n.replica}`, `${n.gpusUsed}/${plan.config.deployment.gpus_per_node}`, n.engines.join(" "), n.services.join(" ") || "-"]);
@@ -26,23 +27,23 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     lines.push(`  ${e.id}`);
     const env = e.env.map(([k, v]) => `${k}=${showValue(v, island.index)}`);
     lines.push(`    env: ${env.join(" ")}`);
-    lines.push(`    $ ${e.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+    lines.push(`    $ ${cmd(e.argv)}`);
   }
   const r = island.router;
   if (r?.kind === "vllm-router") {
     lines.push(`  router: vllm-router on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`);
-    lines.push(`    $ ${r.argv.map((v) => showValue(v, island.index)).join(" ")}`);
+    lines.push(`    $ ${cmd(r.argv)}`);
   } else if (r?.kind === "llm-d") {
     lines.push(`  router: llm-d (Envoy :${r.port} -> EPP :${r.epp.grpcPort}) on ${island.nodes[r.node].name}${r.pd ? `, pd-sidecar on ${r.sidecars.length} decode node(s)` : ""}`);
-    lines.push(`    $ ${r.epp.argv.map((v) => showValue(v, island.index)).join(" ")}`);
-    lines.push(`    $ ${r.envoy.argv.map((v) => showValue(v, island.index)).join(" ")}`);
-    for (const s of r.sidecars) lines.push(`    $ ${s.argv.map((v) => showValue(v, island.index)).join(" ")}   # on ${island.nodes[s.node].name}`);
+    lines.push(`    $ ${cmd(r.epp.argv)}`);
+    lines.push(`    $ ${cmd(r.envoy.argv)}`);
+    for (const s of r.sidecars) lines.push(`    $ ${cmd(s.argv)}   # on ${island.nodes[s.node].name}`);
   }
   if (island.mooncake) {
     const m = island.mooncake;
     lines.push(`  mooncake: master on ${island.nodes[m.headNode].name}:${m.masterPort} (metadata :${m.metadataPort}), a client on every node (:${m.clientPort})`);
-    lines.push(`    $ ${m.master.argv.map((v) => showValue(v, island.index)).join(" ")}`);
-    lines.push(`    $ ${m.clients[0].argv.map((v) => showValue(v, island.index)).join(" ")}   # on every node`);
+    lines.push(`    $ ${cmd(m.master.argv)}`);
+    lines.push(`    $ ${cmd(m.clients[0].argv)}   # on every node`);
   }
   lines.push("  endpoints:");
   if (island.endpoints.router) lines.push(`    router  ${showUrl(island.index, island.endpoints.router)}`);
