@@ -92,7 +92,7 @@ function launcherWrap(t: SlurmTarget): string[] {
 
 /** Starts one process in the background and logs its pid to the job output. */
 function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[]): string[] {
-  return [startLine(name, env, argv, wrap), `echo "[fleet] ${name} started (pid $!)"`];
+  return [startLine(name, env, argv, wrap), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
