@@ -69,3 +69,16 @@ export function applyOverrides(doc: TomlTable, overrides: Override[]): { value: 
 function plainObject(v: object): unknown {
   return JSON.parse(JSON.stringify(v));
 }
+
+/**
+ * Overrides from the Pulumi config object `overrides` ({"slurm.partition": "gpu", ...}): the same
+ * dotted keys as `plan --key.path value`, for per-environment tweaks without editing the stack file.
+ */
+export function overridesFromObject(raw: unknown, source = "overrides"): Override[] {
+  if (raw === undefined || raw === null) return [];
+  if (typeof raw !== "object" || Array.isArray(raw)) throw new Error(`${source} must be an object of "dotted.key": value pairs`);
+  return Object.entries(raw as Record<string, unknown>).map(([key, value]) => {
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(key)) throw new Error(`${source}: "${key}" is not a dotted key such as slurm.partition`);
+    return { path: key.split(".").map((p) => p.replace(/-/g, "_")), value };
+  });
+}

@@ -82,7 +82,6 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan): Islan
     readyTimeout: t.ready_timeout,
     pendingTimeoutKey: "slurm.pending_timeout",
     readyTimeoutKey: "slurm.ready_timeout",
-    needsCurl: !cfg.dry_run,
     script: script.trimEnd(),
     scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
     dryRun: cfg.dry_run,

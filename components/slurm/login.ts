@@ -1,0 +1,80 @@
+import * as pulumi from "@pulumi/pulumi";
+import type * as command from "@pulumi/command";
+import { z } from "zod";
+
+/** Pulumi config namespace of this program (Pulumi.yaml `name`). */
+export const NS = "vllm-fleet";
+
+const host = z.string().regex(/^[A-Za-z0-9._:-]+$/, "must be a host name or address");
+const hop = z
+  .object({
+    host,
+    user: z.string().regex(/^[A-Za-z0-9._-]+$/, "must be a login name"),
+    port: z.number().int().min(1).max(65535).default(22),
+    hostKey: z
+      .string()
+      .regex(/^(ssh-|ecdsa-)[A-Za-z0-9@.-]+ [A-Za-z0-9+/=]+( .*)?$/, 'must be one line of known_hosts key text, e.g. "ssh-ed25519 AAAA..." (ssh-keyscan -t ed25519 <host>)')
+      .optional(),
+  })
+  .strict();
+
+/** `vllm-fleet:login`: the SLURM login node, optionally reached through one jump host. */
+export const loginSchema = hop.extend({ jump: hop.optional() }).strict();
+export type Login = z.infer<typeof loginSchema>;
+
+/** Parses the `login` config object; errors name the full config key. */
+export function parseLogin(raw: unknown): Login {
+  if (raw === undefined) {
+    throw new Error(`SLURM stacks need the login node: pulumi config set --path ${NS}:login.host <host> and --path ${NS}:login.user <user>, and pulumi config set --secret ${NS}:sshPrivateKey < ~/.ssh/id_ed25519`);
+  }
+  const parsed = loginSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new Error(parsed.error.issues.map((i) => `${NS}:login${i.path.map((p) => `.${String(p)}`).join("")}: ${i.message}`).join("\n"));
+  }
+  return parsed.data;
+}
+
+/**
+ * The remote.Command connection. Without a host key the provider accepts any host key; that is
+ * allowed (first contact on a new cluster) but warned about, because it lets a spoofed login node
+ * receive the job and the key.
+ */
+export function connectionArgs(login: Login, privateKey: pulumi.Input<string> | undefined, jumpKey: pulumi.Input<string> | undefined): command.types.input.remote.ConnectionArgs {
+  const { jump, ...self } = login;
+  return {
+    ...self,
+    ...(privateKey !== undefined ? { privateKey } : {}),
+    // Bounded dialing: 10 tries of 15 s at most, then a clear ssh error instead of a hang.
+    dialErrorLimit: 10,
+    perDialTimeout: 15,
+    ...(jump ? { proxy: { ...jump, ...(jumpKey ?? privateKey ? { privateKey: jumpKey ?? privateKey } : {}) } } : {}),
+  };
+}
+
+/**
+ * Reads the connection from Pulumi config. Private keys must be config secrets: a key stored in
+ * plain text in Pulumi.<stack>.yaml is refused rather than used.
+ */
+export function loginConnection(config: pulumi.Config): command.types.input.remote.ConnectionArgs {
+  const login = parseLogin(config.getObject<unknown>("login"));
+  const key = secretConfig(config, "sshPrivateKey");
+  const jumpKey = secretConfig(config, "jumpPrivateKey");
+  if (!login.hostKey) pulumi.log.warn(`${NS}:login.hostKey is not set, so the login node's host key is not checked; set it from \`ssh-keyscan -t ed25519 ${login.host}\``);
+  if (key === undefined) pulumi.log.info(`${NS}:sshPrivateKey is not set; the ssh agent ($SSH_AUTH_SOCK) will be used`);
+  return connectionArgs(login, key, jumpKey);
+}
+
+function secretConfig(config: pulumi.Config, key: string): pulumi.Output<string> | undefined {
+  if (pulumi.runtime.getConfig(`${NS}:${key}`) === undefined) return undefined;
+  if (!isConfigSecret(`${NS}:${key}`)) {
+    throw new Error(`${NS}:${key} is stored in plain text; store it as a secret: pulumi config set --secret ${NS}:${key} < <key file>`);
+  }
+  return config.requireSecret(key);
+}
+
+/** The SDK's own check (runtime/config.js), not in its typings; absent in an SDK that lacks it. */
+function isConfigSecret(fullKey: string): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const runtime = require("@pulumi/pulumi/runtime/config") as { isConfigSecret?: (k: string) => boolean };
+  return runtime.isConfigSecret ? runtime.isConfigSecret(fullKey) : true;
+}

@@ -1,0 +1,126 @@
+/**
+ * Runs the Pulumi program (index.ts) under Pulumi's mocks and records what it registers: every
+ * resource's inputs plus the resource options the engine would act on (replaceOnChanges,
+ * deleteBeforeReplace, customTimeouts), which the mocks API alone does not expose.
+ */
+import * as pulumi from "@pulumi/pulumi";
+import { parse as shellParse } from "shell-quote";
+
+export interface Registered {
+  type: string;
+  name: string;
+  /** Inputs with secrets unwrapped; `secretPaths` says which top-level inputs were secret. */
+  inputs: Record<string, any>;
+  secretInputs: string[];
+  options: { replaceOnChanges: string[]; deleteBeforeReplace: boolean; customTimeouts?: { create: string; update: string; delete: string }; parent: string };
+}
+
+const SECRET_SIG = "4dabf18193072939515e22adb298388d";
+
+function unwrap(v: any): { value: any; secret: boolean } {
+  if (v && typeof v === "object" && v[SECRET_SIG] === "1b47061264138c4ac30d75fd1eb44270") return { value: unwrap(v.value).value, secret: true };
+  if (Array.isArray(v)) return { value: v.map((x) => unwrap(x).value), secret: v.some((x) => unwrap(x).secret) };
+  if (v && typeof v === "object") {
+    let secret = false;
+    const out: Record<string, any> = {};
+    for (const [k, x] of Object.entries(v)) {
+      const u = unwrap(x);
+      out[k] = u.value;
+      secret ||= u.secret;
+    }
+    return { value: out, secret };
+  }
+  return { value: v, secret: false };
+}
+
+/** Node hosts and addresses the fake scheduler "allocates" for island nodes. */
+export const fakeHost = (node: number) => `node${node + 1}`;
+export const fakeAddr = (node: number) => `10.0.0.${node + 11}`;
+export const FAKE_JOB_ID = "4242";
+
+/** The single-quoted word the create script assigns on a `name=...` line, unquoted as bash would. */
+export function scriptAssignment(script: string, name: string): string {
+  const line = script.split("\n").find((l) => l.startsWith(`${name}=`));
+  if (!line) throw new Error(`the create script assigns no ${name}`);
+  const words = shellParse(line.slice(name.length + 1));
+  if (words.length !== 1 || typeof words[0] !== "string") throw new Error(`${name}= is not one plain word`);
+  return words[0];
+}
+
+/**
+ * What a successful create prints, made the way the create script makes it: the result template
+ * from its stdin with the tokens filled in (fake job id, hosts and addresses).
+ */
+export function fakeCreateStdout(stdin: string): string {
+  if (stdin.includes("sbatch --test-only")) {
+    const line = stdin.split("\n").find((l) => l.startsWith("printf '%s\\n' ") && l.includes('"dryRun":true'));
+    if (!line) throw new Error("the dry-run create script prints no result line");
+    return (shellParse(line.slice("printf '%s\\n' ".length))[0] as string) + "\n";
+  }
+  let result = scriptAssignment(stdin, "result");
+  result = result.replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID).replaceAll("__FLEET_ADOPTED__", "false");
+  for (const t of ["SUBMITTED", "RUNNING", "READY"]) result = result.replaceAll(`__FLEET_T_${t}__`, "1795000000.5");
+  result = result.replace(/__FLEET_NODE_HOST_(\d+)__/g, (_, k) => fakeHost(Number(k))).replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_, k) => fakeAddr(Number(k)));
+  return `[fleet] progress goes to stderr, but a stray line on stdout must not confuse the parser\n${result}\n`;
+}
+
+/** Installs the mocks; returns the live list of registrations. */
+export function installMocks(stack: string, opts: { preview?: boolean; commandStdout?: (inputs: Record<string, any>) => string } = {}): Registered[] {
+  const registered: Registered[] = [];
+  const pending = new Map<string, Registered["options"]>();
+  pulumi.runtime.setMocks(
+    {
+      newResource: (args) => {
+        const { value: inputs } = unwrap(args.inputs);
+        const secretInputs = Object.entries(args.inputs).filter(([, v]) => unwrap(v).secret).map(([k]) => k);
+        registered.push({ type: args.type, name: args.name, inputs, secretInputs, options: pending.get(`${args.type}::${args.name}`)! });
+        const state = args.type === "command:remote:Command" ? { ...args.inputs, stdout: (opts.commandStdout ?? ((i) => fakeCreateStdout(i.stdin)))(inputs), stderr: "" } : args.inputs;
+        return { id: `${args.name}-id`, state };
+      },
+      call: (args) => args.inputs,
+    },
+    "vllm-fleet",
+    stack,
+    opts.preview ?? false,
+  );
+  // The mock monitor drops resource options; record them on their way in.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const monitor = require("@pulumi/pulumi/runtime/settings").getMonitor();
+  const register = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (req: any, callback: any) => {
+    const t = req.getCustomtimeouts?.();
+    pending.set(`${req.getType()}::${req.getName()}`, {
+      replaceOnChanges: req.getReplaceonchangesList(),
+      deleteBeforeReplace: req.getDeletebeforereplace(),
+      customTimeouts: t ? { create: t.getCreate(), update: t.getUpdate(), delete: t.getDelete() } : undefined,
+      parent: req.getParent(),
+    });
+    return register(req, callback);
+  };
+  return registered;
+}
+
+/** Config for a SLURM program run: the login node plus a private key stored as a secret. */
+export function slurmConfig(extra: Record<string, unknown> = {}, login: Record<string, unknown> = { host: "login.example", user: "alice", port: 22, hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOvlyGSkCuhc" }) {
+  const config: Record<string, string> = { "vllm-fleet:login": JSON.stringify(login), "vllm-fleet:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n" };
+  for (const [k, v] of Object.entries(extra)) config[`vllm-fleet:${k}`] = typeof v === "string" ? v : JSON.stringify(v);
+  return config;
+}
+
+export function setConfig(config: Record<string, string>, secretKeys = ["vllm-fleet:sshPrivateKey", "vllm-fleet:jumpPrivateKey"]) {
+  pulumi.runtime.setAllConfig(config, secretKeys.filter((k) => k in config));
+}
+
+/** Resolves an Output the way `pulumi stack output` would see it. */
+export function value<T>(input: pulumi.Input<T>): Promise<pulumi.Unwrap<T>> {
+  return new Promise((resolve) => pulumi.output(input).apply((v) => resolve(v)));
+}
+
+/** Waits until registrations stop arriving (outputs resolve asynchronously under mocks). */
+export async function settle(registered: Registered[]): Promise<void> {
+  let n = -1;
+  while (n !== registered.length) {
+    n = registered.length;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

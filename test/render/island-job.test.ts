@@ -1,0 +1,80 @@
+import { spawnSync } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
+import { parseIslandResult, resultTemplate } from "../../components/report/island-result";
+import { plan as planOf, STACK_NAMES, stackText } from "../helpers";
+import { fakeCreateStdout } from "../program-harness";
+
+function shellcheck(text: string) {
+  const sc = spawnSync("shellcheck", ["-s", "bash", "-"], { input: text, encoding: "utf8" });
+  expect(sc.error, "shellcheck must be installed (apt-get install shellcheck)").toBeUndefined();
+  return sc;
+}
+
+const variants = STACK_NAMES.flatMap((name) => [
+  [`${name}`, stackText(name)],
+  [`${name} (dry run)`, `dry_run = true\n${stackText(name)}`],
+]);
+
+describe("an island's create and delete commands", () => {
+  it.each(variants)("%s: create and delete pass bash -n and shellcheck; delete is one line", (name, text) => {
+    const p = planOf(text, name.split(" ")[0]);
+    for (const island of p.islands) {
+      const job = renderIslandJob(p, island);
+      expect(spawnSync("bash", ["-n"], { input: job.stdin }).status).toBe(0);
+      const sc = shellcheck(job.stdin);
+      expect(sc.stdout + sc.stderr).toBe("");
+      expect(job.create).toBe("bash -s");
+      expect(job.delete).not.toContain("\n");
+      const body = spawnSync("bash", ["-c", `printf '%s' ${job.delete.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
+      expect(spawnSync("bash", ["-n", "-c", body]).status).toBe(0);
+      const scDelete = shellcheck(`#!/bin/bash\n${body}\n`);
+      expect(scDelete.stdout + scDelete.stderr).toBe("");
+    }
+  });
+
+  it("prints a result line that parses into the planned endpoints once the job's facts fill the tokens", () => {
+    const p = planOf(stackText("disaggregated-x3"), "disaggregated-x3");
+    const island = p.islands[2];
+    const result = parseIslandResult(fakeCreateStdout(renderIslandJob(p, island).stdin));
+    if (result.dryRun) throw new Error("expected a running island");
+    expect(result.jobName).toBe("disaggregated-x3-i2");
+    expect(result.nodes).toHaveLength(6);
+    expect(result.roles).toEqual(["prefill", "prefill", "prefill", "prefill", "decode", "decode"]);
+    expect(result.adminUrls).toEqual(island.endpoints.engines.map((e) => `http://10.0.0.${e.url.node + 11}:${e.url.port}${e.url.path}`));
+  });
+
+  it("keeps JSON-significant characters of the model name intact", () => {
+    const p = planOf(stackText("single-node").replace(/^name = "Qwen\/Qwen3-8B"$/m, 'name = "org/we\\"ird \\\\ mo\'del"'));
+    const result = parseIslandResult(fakeCreateStdout(renderIslandJob(p, p.islands[0]).stdin));
+    expect(result.dryRun === false && result.model).toBe(`org/we"ird \\ mo'del`);
+    expect(resultTemplate(p, p.islands[0], "x")).toContain("__FLEET_ADOPTED__,");
+  });
+
+  it("changes the script hash (a new job) when what runs changes, not when only the waiting does", () => {
+    const base = stackText("multi-replica");
+    const hash = (text: string) => {
+      const p = planOf(text, "multi-replica");
+      return renderIslandJob(p, p.islands[0]).scriptHash;
+    };
+    expect(hash(base)).toBe(hash(base));
+    expect(hash(base.replace(/^dp = 4$/m, "dp = 2"))).not.toBe(hash(base));
+    expect(hash(base.replace('partition = "cluster"', 'partition = "cluster"\nready_timeout = 60\npending_timeout = 60'))).toBe(hash(base));
+  });
+
+  it("waits for every engine with an API and the router, and skips headless processes", () => {
+    const ep = planOf(stackText("wide-ep"), "wide-ep");
+    expect(readinessProbes(ep.islands[0]).map((p) => `${p.name} ${p.url.path}`)).toEqual([
+      "i0-replica0-n0 /health",
+      "i0-replica0-n0 /v1/models",
+      "i0-replica0-n1 /health",
+      "i0-replica0-n1 /v1/models",
+      "router /health",
+      "router /v1/models",
+    ]);
+    const headless = planOf(stackText("wide-ep").replace("[slurm]", "[inference.vllm_extra]\nheadless = true\n[slurm]"), "wide-ep");
+    expect(readinessProbes(headless.islands[0]).map((p) => p.name)).toEqual(["i0-replica0-n0", "i0-replica0-n0", "router", "router"]);
+    const llmd = planOf(stackText("llm-d"), "llm-d");
+    expect(readinessProbes(llmd.islands[0]).filter((p) => p.name === "router").map((p) => p.url.path)).toEqual(["/v1/models"]);
+  });
+});
