@@ -172,6 +172,9 @@ export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan): Is
   return { script, launchBody, cleanupBody };
 }
 
+/** YAML without anchors and aliases: a shared sub-object is written out in full at each use. */
+const plainYaml = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
+
 /**
  * The config files the job writes on its nodes, with node addresses as tokens that fleet_write fills
  * in at run time. The launch body and `plan --out` both use this, so readers see what is written.
@@ -187,9 +190,9 @@ export function generatedFiles(island: IslandPlan): Record<string, string> {
       namespace: "default",
       labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) },
     }));
-    files[GENERATED_FILES["epp-endpoints"]] = YAML.stringify({ endpoints });
-    files[GENERATED_FILES["epp-config"]] = YAML.stringify(tokenise(r.epp.config));
-    files[GENERATED_FILES["envoy-config"]] = YAML.stringify(r.envoy.config);
+    files[GENERATED_FILES["epp-endpoints"]] = plainYaml({ endpoints });
+    files[GENERATED_FILES["epp-config"]] = plainYaml(tokenise(r.epp.config));
+    files[GENERATED_FILES["envoy-config"]] = plainYaml(r.envoy.config);
   }
   if (island.mooncake) files[GENERATED_FILES["mooncake-config"]] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2);
   return files;

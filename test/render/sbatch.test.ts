@@ -57,6 +57,35 @@ describe("generated files", () => {
   });
 });
 
+describe("generated llm-d files, read by the stand-in epp and envoy", () => {
+  const standins = path.join(__dirname, "..", "fixtures", "standins", "bin");
+  const llmdPd = stackText("disaggregated-small").replace("[slurm]", '[inference.deployment.router]\ntype = "llm-d"\n[slurm]');
+  it.each([
+    ["llm-d", stackText("llm-d")],
+    ["llm-d in P/D mode", llmdPd],
+  ])("%s: epp and envoy accept their argv and config files (check-only mode)", (_, text) => {
+    const plan = buildPlan(load(text), "t");
+    const island = plan.islands[0];
+    const r = island.router;
+    if (r?.kind !== "llm-d") throw new Error("expected llm-d");
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "llmd-"));
+    const addr = (k: number) => `10.9.0.${k + 1}`;
+    const names: Record<string, string> = { "epp-config": "epp.yaml", "epp-endpoints": "endpoints.yaml", "envoy-config": "envoy.yaml" };
+    for (const [file, content] of Object.entries(generatedFiles(island))) {
+      const filled = content.replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_m, k) => addr(Number(k))).replaceAll("__FLEET_NODE_DIR__", tmp);
+      expect(filled, "no YAML anchors: envoy and epp configs are written out in full").not.toMatch(/(^|\s)[&*]a\d+\b/m);
+      fs.writeFileSync(path.join(tmp, file), filled);
+    }
+    const resolve = (v: any) => resolveValue(v, (ref) => (ref.ref === "node" ? addr(ref.node) : ref.ref === "self" ? addr(r.node) : path.join(tmp, names[ref.file])));
+    for (const argv of [r.epp.argv, r.envoy.argv]) {
+      const [prog, ...args] = argv.map(resolve);
+      const run = spawnSync(path.join(standins, prog), args, { encoding: "utf8", env: { ...process.env, STANDIN_CHECK_ONLY: "1" } });
+      expect(run.status, `${prog}: ${run.stderr}`).toBe(0);
+      expect(run.stdout + run.stderr).toContain("argv OK");
+    }
+  });
+});
+
 describe("shell quoting", () => {
   const payloads = ["plain", "it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "a;b && c || d", "*", "~root", "line1\nline2", "tab\there", "back\\slash", "{a,b}", "", "$HOME", "!event", "-n"];
   it.each(payloads)("bash reads %j back unchanged", (payload) => {

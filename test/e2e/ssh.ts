@@ -1,0 +1,64 @@
+import { Client } from "ssh2";
+
+/** The fields of a remote.Command connection this runner honours (as the provider would). */
+export interface Connection {
+  host: string;
+  port: number;
+  user: string;
+  privateKey: string;
+  hostKey?: string;
+}
+
+export interface RemoteRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+}
+
+/**
+ * Runs one command over SSH the way @pulumi/command's remote.Command does: an exec request with the
+ * command string as is, stdin piped and then closed, the host key checked when one is given.
+ */
+export function runRemote(conn: Connection, command: string, stdin?: string, timeoutMs = 600_000): Promise<RemoteRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const client = new Client();
+    const timer = setTimeout(() => {
+      client.end();
+      reject(new Error(`remote command still running after ${timeoutMs} ms: ${command.slice(0, 80)}`));
+    }, timeoutMs);
+    client
+      .on("ready", () => {
+        client.exec(command, (err, stream) => {
+          if (err) {
+            clearTimeout(timer);
+            client.end();
+            return reject(err);
+          }
+          let stdout = "";
+          let stderr = "";
+          stream.on("data", (d: Buffer) => (stdout += d.toString()));
+          stream.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+          stream.on("close", (code: number | null) => {
+            clearTimeout(timer);
+            client.end();
+            resolve({ code, stdout, stderr, ms: Date.now() - started });
+          });
+          stream.end(stdin ?? "");
+        });
+      })
+      .on("error", (err) => {
+        clearTimeout(timer);
+        reject(err);
+      })
+      .connect({
+        host: conn.host,
+        port: conn.port,
+        username: conn.user,
+        privateKey: conn.privateKey,
+        readyTimeout: 15_000,
+        hostVerifier: (key: Buffer) => !conn.hostKey || key.toString("base64") === conn.hostKey.split(/\s+/)[1],
+      });
+  });
+}
