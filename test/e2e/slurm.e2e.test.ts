@@ -42,17 +42,18 @@ interface CapturedCommand {
 }
 
 /** Runs index.ts under mocks for `stack` and returns the remote.Command inputs it registers. */
-async function capture(stack: string): Promise<{ commands: CapturedCommand[]; planned: any }> {
-  const registered: Registered[] = installMocks(stack);
-  const outputDir = `/tmp/fleet-e2e/${stack}`;
+async function capture(stack: string, extra: Record<string, unknown> = {}, pulumiStack = stack): Promise<{ commands: CapturedCommand[]; planned: any }> {
+  const registered: Registered[] = installMocks(pulumiStack);
+  const outputDir = `/tmp/fleet-e2e/${pulumiStack}`;
   const overrides = {
     "slurm.launcher": { type: "vllm", bin_dir: STANDINS },
     "slurm.partition": env.FLEET_E2E_PARTITION,
     "slurm.pending_timeout": 60,
     "slurm.ready_timeout": 90,
     output_dir: outputDir,
+    ...extra,
   };
-  setConfig({ ...slurmConfig({ overrides }, login), "vllm-fleet:sshPrivateKey": privateKey });
+  setConfig({ ...slurmConfig({ overrides, stackFile: stack }, login), "vllm-fleet:sshPrivateKey": privateKey });
   vi.resetModules();
   const infra = await import("../../index");
   const planned = await value(infra.planned);
@@ -71,7 +72,8 @@ function expectOk(run: RemoteRun, what: string) {
 }
 
 /** Requests through the router with the official client; returns which engines answered. */
-async function sendTraffic(island: RunningIsland): Promise<string[]> {
+async function sendTraffic(island: RunningIsland): Promise<{ workers: string[]; prefill: string[] }> {
+  const prefill: string[] = [];
   const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 20_000 });
   const workers: string[] = [];
   for (let i = 0; i < 6; i++) {
@@ -81,13 +83,14 @@ async function sendTraffic(island: RunningIsland): Promise<string[]> {
     expect(data.model).toBe(island.model);
     expect(data.choices[0].text.length).toBeGreaterThan(0);
     expect(data.choices[0].logprobs?.tokens?.length).toBeGreaterThan(0);
+    prefill.push(response.headers.get("x-standin-prefill-worker") ?? "");
     workers.push(response.headers.get("x-standin-worker") ?? response.headers.get("x-standin-envoy-upstream") ?? response.headers.get("x-standin-engine") ?? "");
   }
   const chat = await client.chat.completions.create({ model: island.model, messages: [{ role: "user", content: "say hi" }], max_tokens: 8, logprobs: true, top_logprobs: 2, ...({ return_token_ids: true } as object) });
   expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
   expect(chat.choices[0].logprobs?.content?.length).toBeGreaterThan(0);
   expect((chat.choices[0] as unknown as { token_ids?: number[] }).token_ids?.length).toBeGreaterThan(0);
-  return workers;
+  return { workers, prefill };
 }
 
 /** Every admin URL serves the engine's own routes: health, models, pause/resume, weight updates. */
@@ -150,7 +153,12 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
       const onDisk = await runRemote(c.connection, `cat /tmp/fleet-e2e/${stack}/island-0/endpoints.json`);
       expect(JSON.parse(onDisk.stdout)).toEqual(JSON.parse(create.stdout.trim()));
 
-      const workers = await sendTraffic(result);
+      const { workers, prefill } = await sendTraffic(result);
+      if (result.roles.includes("prefill")) {
+        // P/D: every request was prefilled on a prefill engine, then decoded on a decode engine.
+        const origins = (role: string) => result.engines.filter((e) => e.role === role).map((e) => new URL(e.url).origin);
+        for (const p of prefill) expect(origins("prefill").some((o) => p.startsWith(o)), `prefill worker ${p}`).toBe(true);
+      }
       if (expectSpread) expect(new Set(workers).size, `requests through ${result.routerUrl} all went to ${workers[0]}`).toBeGreaterThan(1);
       await checkAdmin(result);
 
@@ -176,5 +184,47 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     const twice = await runRemote(c.connection, c.delete);
     expectOk(twice, `${stack} delete of a job already gone`);
     expect(twice.stderr).toContain("nothing to cancel");
+  });
+
+  it("two islands: two jobs start side by side, each behind its own router; delete cancels both", async () => {
+    const { commands, planned } = await capture("multi-replica", { "deployment.num_infer_replicas": 2 }, "two-islands");
+    expect(commands.map((c) => c.name)).toEqual(["two-islands-i0-sbatch", "two-islands-i1-sbatch"]);
+    const creates = await Promise.all(commands.map((c) => runRemote(c.connection, c.create, c.stdin)));
+    try {
+      creates.forEach((r, i) => expectOk(r, `island ${i} create`));
+      const results = creates.map((r) => parseIslandResult(r.stdout) as RunningIsland);
+      expect(results.map((r) => r.jobName)).toEqual(["multi-replica-two-islands-i0", "multi-replica-two-islands-i1"]);
+      expect(new Set(results.flatMap((r) => r.nodes.map((n) => n.host))).size).toBe(4);
+      expect(results.map((r) => r.roles)).toEqual(planned.islands.map((i: any) => i.roles));
+      for (const r of results) await sendTraffic(r);
+    } finally {
+      for (const c of commands) expectOk(await runRemote(c.connection, c.delete), `${c.name} delete`);
+    }
+    expect((await runRemote(commands[0].connection, "squeue -h -o %i")).stdout.trim()).toBe("");
+  });
+
+  it("an engine that exits at start fails create in seconds, naming it, with its log tail, and leaves no job", async () => {
+    const { commands } = await capture("single-node", { "env_vars": { STANDIN_EXIT_AT_START: "3" } }, "engine-exits");
+    const [c] = commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expect(create.code).toBe(1);
+    expect(create.stdout).toBe("");
+    expect(create.stderr).toMatch(/ended \(gone: JobState=FAILED.*\) before every endpoint served; not serving: i0-replica0-n0/);
+    expect(create.stderr).toMatch(/node 0: i0-replica0-n0 exited/);
+    expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
+    expect(create.ms).toBeLessThan(30_000);
+    expect((await runRemote(c.connection, "squeue -h -o %i")).stdout.trim()).toBe("");
+    expectOk(await runRemote(c.connection, c.delete), "delete after a failed create");
+  });
+
+  it("dry run writes the script and asks sbatch --test-only; nothing is queued", async () => {
+    const { commands } = await capture("single-node", { dry_run: true }, "dry");
+    const [c] = commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expectOk(create, "dry-run create");
+    const result = parseIslandResult(create.stdout);
+    expect(result).toMatchObject({ dryRun: true, script: "/tmp/fleet-e2e/dry/island-0/single-node-dry-i0.sbatch" });
+    expect(create.stderr).toMatch(/sbatch: Job \d+ to start at/);
+    expect((await runRemote(c.connection, `head -c 11 ${result.dryRun ? result.script : ""}; squeue -h -o %i`)).stdout).toBe("#!/bin/bash");
   });
 });
