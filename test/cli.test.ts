@@ -85,3 +85,20 @@ describe("npm run plan", () => {
     expect(bad.stderr).toContain("deployment.type");
   }, 60_000);
 });
+
+describe("npm run plan -- <stack> --out <dir>", () => {
+  it("writes plan.json and, per island, the sbatch script, the generated files and the create/delete commands", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-out-"));
+    const { code } = run(["llm-d", "--out", dir]);
+    expect(code).toBe(0);
+    const island = path.join(dir, "island-0");
+    expect(fs.readdirSync(island).sort()).toEqual(["create.sh", "delete.sh", "endpoints.yaml", "envoy.yaml", "epp.yaml", "llm-d-i0.sbatch"]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "plan.json"), "utf8")).stack).toBe("llm-d");
+    const sbatch = fs.readFileSync(path.join(island, "llm-d-i0.sbatch"), "utf8");
+    expect(sbatch).toMatch(/^#!\/bin\/bash\n/);
+    // The create script embeds exactly the sbatch script written beside it.
+    expect(fs.readFileSync(path.join(island, "create.sh"), "utf8")).toContain(sbatch.trimEnd());
+    expect(fs.readFileSync(path.join(island, "delete.sh"), "utf8")).toMatch(/^bash -c '.*scancel --name="\$name".*'\n$/);
+    expect(fs.statSync(path.join(island, "llm-d-i0.sbatch")).mode & 0o111).not.toBe(0);
+  });
+});

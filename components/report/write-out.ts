@@ -1,12 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DeploymentPlan } from "../plan/types";
+import { renderIslandJob } from "../render/island-job";
 import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
 import { planJson } from "./plan-json";
 
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
- * island the sbatch script and the config files the job generates on its nodes.
+ * island the sbatch script, the config files the job generates on its nodes, and the create script
+ * (fed to `bash -s` on the login node) and delete command that `pulumi up` and `destroy` run.
  */
 export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
@@ -22,6 +24,9 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
     for (const island of plan.islands) {
       write(`${island.name}/${jobName(plan, island.index)}.sbatch`, renderIslandScript(plan, island).script, 0o755);
       for (const [name, text] of Object.entries(generatedFiles(island))) write(`${island.name}/${name}`, text);
+      const job = renderIslandJob(plan, island);
+      write(`${island.name}/create.sh`, job.stdin, 0o755);
+      write(`${island.name}/delete.sh`, `${job.delete}\n`, 0o755);
     }
   }
   return written;

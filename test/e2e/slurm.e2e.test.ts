@@ -227,4 +227,25 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     expect(create.stderr).toMatch(/sbatch: Job \d+ to start at/);
     expect((await runRemote(c.connection, `head -c 11 ${result.dryRun ? result.script : ""}; squeue -h -o %i`)).stdout).toBe("#!/bin/bash");
   });
+
+  it("a create that finds this island's name on a job with another script cancels it first: never two jobs", async () => {
+    const old = (await capture("single-node", {}, "stale")).commands[0];
+    const first = await runRemote(old.connection, old.create, old.stdin);
+    expectOk(first, "first create");
+    const oldId = (parseIslandResult(first.stdout) as RunningIsland).jobId;
+    // Same island, changed stack file (state lost, so no delete ran): the new create must replace it.
+    const changed = (await capture("single-node", { "server.port": 8001 }, "stale")).commands[0];
+    expect(changed.delete).toBe(old.delete);
+    const second = await runRemote(changed.connection, changed.create, changed.stdin);
+    try {
+      expectOk(second, "create with a changed script");
+      const now = parseIslandResult(second.stdout) as RunningIsland;
+      expect(second.stderr).toContain(`cancelling job ${oldId} (RUNNING): it has this island's name but another script`);
+      expect(now.jobId).not.toBe(oldId);
+      expect(now.routerUrl).toMatch(/:8001\/v1$/);
+      expect((await squeueByName(changed.connection, now.jobName)).split("\n")).toEqual([`${now.jobId} RUNNING`]);
+    } finally {
+      expectOk(await runRemote(changed.connection, changed.delete), "delete");
+    }
+  });
 });
