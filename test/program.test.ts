@@ -129,7 +129,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
   it("refuses a private key stored in plain text", async () => {
     const config = slurmConfig();
     installMocks("single-node");
-    pulumi_setPlain(config);
+    setConfig(config, []); // no key marked secret, as `pulumi config set` without --secret
     vi.resetModules();
     await expect(import("../index")).rejects.toThrow(/vllm-fleet:sshPrivateKey is stored in plain text/);
   });
@@ -148,8 +148,3 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     expect(before).toEqual([]);
   });
 });
-
-/** Sets the config with no key marked secret, as `pulumi config set` without --secret would. */
-function pulumi_setPlain(config: Record<string, string>) {
-  setConfig(config, []);
-}

@@ -32,6 +32,7 @@ function islandOutputs(r: IslandResult): IslandOutputs {
 }
 
 const engineEndpoints = (r: IslandResult): (EngineEndpoint & { replica: number })[] => (r.dryRun ? [] : r.engines);
+const endpoint = ({ id, role, url }: EngineEndpoint): EngineEndpoint => ({ id, role, url });
 
 /**
  * A whole fleet: per island one SLURM job plus the logical parts it runs (router, replicas or a
@@ -57,11 +58,11 @@ export class InferenceDeployment extends pulumi.ComponentResource {
     const engines = job.result.apply(engineEndpoints);
     if (island.router) new Router(`${base}-router`, { kind: island.router.kind, url: job.result.apply((r) => (r.dryRun ? null : r.routerUrl)) }, { parent: this, dependsOn: job });
     if (args.plan.shape === "disaggregated") {
-      new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(({ id, role, url }) => ({ id, role, url }))) }, { parent: this, dependsOn: job });
+      new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, { parent: this, dependsOn: job });
     } else {
       const replicas = [...new Set(island.engines.map((e) => e.replica))];
       for (const r of replicas) {
-        const mine = engines.apply((es) => es.filter((e) => e.replica === r).map(({ id, role, url }) => ({ id, role, url })));
+        const mine = engines.apply((es) => es.filter((e) => e.replica === r).map(endpoint));
         new VllmReplica(`${base}-replica${r}`, { engines: mine }, { parent: this, dependsOn: job });
       }
     }

@@ -73,7 +73,6 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan): Islan
   const stdin = renderTemplate("slurm/create.sh.mustache", {
     jobName: shq(name),
     island: island.name,
-    stack: plan.stack.replace(/[^A-Za-z0-9._-]/g, "-"),
     islandDir: shq(dir),
     scriptName: shq(scriptName),
     comment: shq(`vllm-fleet:${scriptHash}`),

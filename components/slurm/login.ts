@@ -41,13 +41,14 @@ export function parseLogin(raw: unknown): Login {
  */
 export function connectionArgs(login: Login, privateKey: pulumi.Input<string> | undefined, jumpKey: pulumi.Input<string> | undefined): command.types.input.remote.ConnectionArgs {
   const { jump, ...self } = login;
+  const proxyKey = jumpKey ?? privateKey;
   return {
     ...self,
     ...(privateKey !== undefined ? { privateKey } : {}),
     // Bounded dialing: 10 tries of 15 s at most, then a clear ssh error instead of a hang.
     dialErrorLimit: 10,
     perDialTimeout: 15,
-    ...(jump ? { proxy: { ...jump, ...(jumpKey ?? privateKey ? { privateKey: jumpKey ?? privateKey } : {}) } } : {}),
+    ...(jump ? { proxy: { ...jump, ...(proxyKey !== undefined ? { privateKey: proxyKey } : {}) } } : {}),
   };
 }
 

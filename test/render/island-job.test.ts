@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
 import { parseIslandResult, resultTemplate } from "../../components/report/island-result";
+import { checkArgv } from "../../components/upstream/check";
 import { plan as planOf, STACK_NAMES, stackText } from "../helpers";
 import { fakeCreateStdout } from "../program-harness";
 
@@ -31,6 +32,15 @@ describe("an island's create and delete commands", () => {
       const scDelete = shellcheck(`#!/bin/bash\n${body}\n`);
       expect(scDelete.stdout + scDelete.stderr).toBe("");
     }
+  });
+
+  it.each(["multi-replica", "multi-replica (dry run)"])("%s: every sbatch option the create script uses is in the upstream manifest", (name) => {
+    const text = name.endsWith("(dry run)") ? `dry_run = true\n${stackText("multi-replica")}` : stackText("multi-replica");
+    const p = planOf(text, "multi-replica");
+    const { stdin } = renderIslandJob(p, p.islands[0]);
+    const calls = stdin.split("\n").flatMap((l) => [...l.matchAll(/\bsbatch((?: --[a-z-]+(?:="[^"]*")?)+)/g)].map((m) => m[1].trim().split(" ")));
+    expect(calls.length).toBeGreaterThan(0);
+    for (const flags of calls) expect(checkArgv("sbatch", flags)).toEqual([]);
   });
 
   it("prints a result line that parses into the planned endpoints once the job's facts fill the tokens", () => {
