@@ -32,9 +32,14 @@ export function parseOverrides(args: string[]): { overrides: Override[]; rest: s
     } else if (i + 1 < args.length && !args[i + 1].startsWith("--")) {
       raw = args[++i];
     }
-    overrides.push({ path: key.split(".").map((p) => p.replace(/-/g, "_")), value: raw === undefined ? true : literal(raw) });
+    overrides.push({ path: keyPath(key), value: raw === undefined ? true : literal(raw) });
   }
   return { overrides, rest };
+}
+
+/** `server.max-model-len` -> ["server", "max_model_len"]: dashes read as underscores, as prime-rl's CLI does. */
+function keyPath(key: string): string[] {
+  return key.split(".").map((p) => p.replace(/-/g, "_"));
 }
 
 function literal(raw: string): unknown {
@@ -79,6 +84,6 @@ export function overridesFromObject(raw: unknown, source = "overrides"): Overrid
   if (typeof raw !== "object" || Array.isArray(raw)) throw new Error(`${source} must be an object of "dotted.key": value pairs`);
   return Object.entries(raw as Record<string, unknown>).map(([key, value]) => {
     if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(key)) throw new Error(`${source}: "${key}" is not a dotted key such as slurm.partition`);
-    return { path: key.split(".").map((p) => p.replace(/-/g, "_")), value };
+    return { path: keyPath(key), value };
   });
 }

@@ -53,24 +53,25 @@ export class InferenceDeployment extends pulumi.ComponentResource {
 
   private island(name: string, island: IslandPlan, args: InferenceDeploymentArgs): SlurmJob {
     const base = `${name}-i${island.index}`;
-    const parent = { parent: this };
-    const job = new SlurmJob(base, { connection: args.connection, job: renderIslandJob(args.plan, island) }, parent);
+    const job = new SlurmJob(base, { connection: args.connection, job: renderIslandJob(args.plan, island) }, { parent: this });
+    // The parts exist once the job runs them.
+    const part = { parent: this, dependsOn: job };
     const engines = job.result.apply(engineEndpoints);
-    if (island.router) new Router(`${base}-router`, { kind: island.router.kind, url: job.result.apply((r) => (r.dryRun ? null : r.routerUrl)) }, { parent: this, dependsOn: job });
+    if (island.router) new Router(`${base}-router`, { kind: island.router.kind, url: job.result.apply((r) => (r.dryRun ? null : r.routerUrl)) }, part);
     if (args.plan.shape === "disaggregated") {
-      new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, { parent: this, dependsOn: job });
+      new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, part);
     } else {
       const replicas = [...new Set(island.engines.map((e) => e.replica))];
       for (const r of replicas) {
         const mine = engines.apply((es) => es.filter((e) => e.replica === r).map(endpoint));
-        new VllmReplica(`${base}-replica${r}`, { engines: mine }, { parent: this, dependsOn: job });
+        new VllmReplica(`${base}-replica${r}`, { engines: mine }, part);
       }
     }
     if (island.mooncake) {
       new MooncakeStore(
         `${base}-mooncake`,
         { master: job.result.apply((r) => (r.dryRun ? null : r.mooncake?.master ?? null)), metadata: job.result.apply((r) => (r.dryRun ? null : r.mooncake?.metadata ?? null)) },
-        { parent: this, dependsOn: job },
+        part,
       );
     }
     return job;
