@@ -13,12 +13,17 @@ const ipv4 = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}$/, "must be an IPv4 addres
 const url = z.string().regex(/^http:\/\/[^\s]+$/, "must be an http URL");
 const role = z.enum(["replica", "prefill", "decode"]);
 
-const running = z.object({
+/** Fields both kinds of result carry. */
+const base = {
   format: z.literal(RESULT_FORMAT),
-  dryRun: z.literal(false),
   stack: z.string(),
   island: z.number().int().min(0),
   jobName: z.string(),
+};
+
+const running = z.object({
+  ...base,
+  dryRun: z.literal(false),
   jobId: z.string().regex(/^\d+$/),
   adopted: z.boolean(),
   model: z.string(),
@@ -31,14 +36,7 @@ const running = z.object({
   timing: z.object({ submittedAt: z.number(), runningAt: z.number(), readyAt: z.number() }),
 });
 
-const dryRun = z.object({
-  format: z.literal(RESULT_FORMAT),
-  dryRun: z.literal(true),
-  stack: z.string(),
-  island: z.number().int().min(0),
-  jobName: z.string(),
-  script: z.string(),
-});
+const dryRun = z.object({ ...base, dryRun: z.literal(true), script: z.string() });
 
 export const islandResultSchema = z.discriminatedUnion("dryRun", [running, dryRun]);
 export type IslandResult = z.infer<typeof islandResultSchema>;
