@@ -89,7 +89,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "tp x dp fits a node": ["rule-tp-dp-single-node", "rule-tp-dp-multi-replica", "rule-tp-dp-disaggregated", "multi-rules-only"],
   "wide-EP dp divides across nodes": ["rule-wide-ep-dp-not-divisible", "rule-wide-ep-dp-per-node-too-large"],
   "offload forces prefix caching": ["rule-offload-prefix-caching-false", "multi-rules-only"],
-  "mooncake runs on SLURM": ["rule-mooncake-kubernetes", "multi-kubernetes"],
+  "llm-d P/D on Kubernetes shares one target port": ["rule-k8s-llmd-sidecar-port"],
   "dry_run is a SLURM notion": ["rule-dry-run-kubernetes", "multi-kubernetes"],
   "headless only for wide-EP": ["rule-headless-single-node", "rule-headless-multi-replica", "multi-rules-only"],
   "P/D sets all2all per role": ["rule-all2all-disaggregated"],

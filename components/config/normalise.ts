@@ -31,6 +31,7 @@ export const DEFAULTS = {
     epp_image: "ghcr.io/llm-d/llm-d-router:v0.10.0",
     envoy_image: "envoyproxy/envoy:v1.36.0",
     mooncake_image: "vllm/vllm-openai:v0.28.0",
+    sidecar_image: "ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0",
     gpu_resource: "nvidia.com/gpu",
     shm_size: "16Gi",
     disk_offload_size: "500Gi",
@@ -181,7 +182,9 @@ export function applyDefaults(input: Raw, layout: "standalone" | "rl", paths: Us
           prefill_scorer_overrides: r.prefill_scorer_overrides ?? { ...DEFAULTS.llmd.prefill_scorer_overrides },
           decode_scorer_overrides: r.decode_scorer_overrides ?? { ...DEFAULTS.llmd.decode_scorer_overrides },
           non_cached_tokens: r.non_cached_tokens ?? DEFAULTS.llmd.non_cached_tokens,
-          decode_sidecar_port: r.decode_sidecar_port ?? DEFAULTS.llmd.decode_sidecar_port,
+          // On Kubernetes the InferencePool has one target port: the decode sidecar takes the prefill port.
+          decode_sidecar_port:
+            r.decode_sidecar_port ?? (input.kubernetes && deployment.type === "disaggregated" ? deployment.prefill_port : DEFAULTS.llmd.decode_sidecar_port),
         }
       : r.type === "none"
         ? { type: "none" }
@@ -316,6 +319,7 @@ function resolveTarget(input: Raw, paths: UserPaths): [SlurmTarget | KubernetesT
       epp_image: k!.epp_image ?? d.epp_image,
       envoy_image: k!.envoy_image ?? d.envoy_image,
       mooncake_image: k!.mooncake_image ?? d.mooncake_image,
+      sidecar_image: k!.sidecar_image ?? d.sidecar_image,
       image_pull_secrets: k!.image_pull_secrets ?? [],
       service_account: k!.service_account,
       node_selector: k!.node_selector ?? {},

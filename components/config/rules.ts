@@ -117,10 +117,15 @@ export const RULES: Record<string, Rule> = {
     cfg.kv_cache_offload && cfg.explicit.has("enable_prefix_caching") && cfg.enable_prefix_caching === false
       ? fail("enable_prefix_caching", "KV cache offload requires prefix caching: remove enable_prefix_caching = false (offload turns it on)", "kv_cache_offload")
       : [],
-  "mooncake runs on SLURM": (cfg) =>
-    cfg.kv_cache_offload?.type === "mooncake" && cfg.target.kind !== "slurm"
-      ? fail("kv_cache_offload.type", 'the Mooncake store is launched by the SLURM job; with [kubernetes] use type = "native"', "kubernetes")
-      : [],
+  "llm-d P/D on Kubernetes shares one target port": (cfg) => {
+    // The InferencePool lists one set of target ports for every pod: prefill engines and decode
+    // sidecars must listen on the same one (k8s-anchors §6.2), or the EPP picks dead endpoints.
+    const d = cfg.deployment;
+    if (cfg.target.kind !== "kubernetes" || cfg.router.type !== "llm-d" || d.type !== "disaggregated") return [];
+    return cfg.router.decode_sidecar_port !== d.prefill_port
+      ? fail("router.decode_sidecar_port", `on Kubernetes the decode sidecar must listen on the prefill port ({key:deployment.prefill_port} = ${d.prefill_port}), because the InferencePool has one target port for prefill and decode pods; remove decode_sidecar_port to use it`, "deployment.prefill_port", "kubernetes")
+      : [];
+  },
   "dry_run is a SLURM notion": (cfg) =>
     cfg.dry_run && cfg.target.kind === "kubernetes" ? fail("dry_run", "dry_run uploads an sbatch script without submitting it; for Kubernetes use `pulumi preview` or `npm run plan -- <stack> --out <dir>`", "kubernetes") : [],
   "headless only for wide-EP": (cfg) =>

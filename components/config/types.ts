@@ -112,6 +112,7 @@ export interface KubernetesTarget {
   epp_image: string;
   envoy_image: string;
   mooncake_image: string;
+  sidecar_image: string;
   image_pull_secrets: string[];
   service_account?: string;
   node_selector: Record<string, string>;

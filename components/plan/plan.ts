@@ -5,7 +5,8 @@ import { engineArgv } from "./engine-argv";
 import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
-import { llmdPlan, vllmRouterPlan } from "./router";
+import { k8sIslandPrefix } from "./k8s-names";
+import { llmdPlan, vllmRouterPlan, type PoolRef } from "./router";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./types";
 import { fileRef, nodeRef, resolveValue, selfRef, type Value } from "./values";
 
@@ -107,9 +108,17 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
   return engines;
 }
 
-function buildIsland(cfg: FleetConfig, index: number): IslandPlan {
+/** SLURM: a label and file discovery; Kubernetes: a real InferencePool in the fleet's namespace. */
+function poolRef(cfg: FleetConfig, stack: string, island: number): PoolRef {
+  return cfg.target.kind === "kubernetes"
+    ? { name: k8sIslandPrefix(stack, island), namespace: cfg.target.namespace, discovery: "pool" }
+    : { name: `vllm-fleet-i${island}`, namespace: "slurm", discovery: "file" };
+}
+
+function buildIsland(cfg: FleetConfig, stack: string, index: number): IslandPlan {
   const engines = buildEngines(cfg, index);
-  const router = cfg.router.type === "vllm-router" ? vllmRouterPlan(cfg, engines) : cfg.router.type === "llm-d" ? llmdPlan(cfg, index, engines) : undefined;
+  const router =
+    cfg.router.type === "vllm-router" ? vllmRouterPlan(cfg, engines) : cfg.router.type === "llm-d" ? llmdPlan(cfg, poolRef(cfg, stack, index), engines) : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
   const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
@@ -151,7 +160,7 @@ function assertArgv(program: Program, argv: Value[], where: string): void {
  * output reads it, so nothing else computes topology.
  */
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
-  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, i));
+  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, stack, i));
   for (const island of islands) {
     for (const e of island.engines) assertArgv("vllm", e.argv, e.id);
     if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);
@@ -164,7 +173,9 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   const nodesPerIsland = islandNodes(cfg);
   const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);
   const warnings: string[] = [];
-  const idle = islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node);
+  // SLURM allocates whole nodes; Kubernetes pods request exactly the GPUs their engine uses.
+  const wholeNodes = cfg.target.kind === "slurm";
+  const idle = wholeNodes ? islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node) : [];
   if (idle.length) {
     const used = [...new Set(idle.map((n) => n.gpusUsed))].join("/");
     warnings.push(`${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`);
@@ -178,7 +189,7 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
     totals: {
       nodes: nodesPerIsland * cfg.islands,
       gpus: gpusUsed,
-      gpusAllocated: nodesPerIsland * cfg.islands * cfg.deployment.gpus_per_node,
+      gpusAllocated: wholeNodes ? nodesPerIsland * cfg.islands * cfg.deployment.gpus_per_node : gpusUsed,
       routers: islands.filter((i) => i.router).length,
       engines: islands.reduce((s, i) => s + i.engines.length, 0),
     },

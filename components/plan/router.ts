@@ -44,14 +44,22 @@ export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Vllm
   return { kind: "vllm-router", node: 0, port, metricsPort, pd, argv };
 }
 
-/** Name of the InferencePool the EPP serves; one per island. */
-export const poolName = (island: number) => `vllm-fleet-i${island}`;
+/**
+ * The InferencePool the EPP serves, one per island. On SLURM it is only a label (the EPP reads its
+ * endpoints from a file); on Kubernetes it is a real object that selects the engine pods.
+ */
+export interface PoolRef {
+  name: string;
+  namespace: string;
+  discovery: "file" | "pool";
+}
 
 /**
- * llm-d standalone: EPP with file discovery of every engine (decode entries point at the
- * pd-sidecar), Envoy with ext_proc to the EPP, and a pd-sidecar on every decode node (reference §3.8).
+ * llm-d standalone: EPP (file discovery of every engine on SLURM, the InferencePool's pods on
+ * Kubernetes; decode entries point at the pd-sidecar), Envoy with ext_proc to the EPP, and a
+ * pd-sidecar on every decode node (reference §3.8).
  */
-export function llmdPlan(cfg: FleetConfig, island: number, engines: EngineProcess[]): LlmdPlan {
+export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess[]): LlmdPlan {
   if (cfg.router.type !== "llm-d") throw new Error("llmdPlan needs an llm-d config");
   const r = cfg.router;
   const pd = cfg.deployment.type === "disaggregated";
@@ -62,8 +70,9 @@ export function llmdPlan(cfg: FleetConfig, island: number, engines: EngineProces
       : { name: e.id, address: t`${nodeRef(e.node)}`, port: e.role === "decode" ? r.decode_sidecar_port : e.port!, role: e.role },
   );
 
+  const fileDiscovery = pool.discovery === "file";
   const plugins: Record<string, unknown>[] = [
-    { name: "file-disc", type: "file-discovery", parameters: { path: { parts: [fileRef("epp-endpoints")] }, watchFile: true } },
+    ...(fileDiscovery ? [{ name: "file-disc", type: "file-discovery", parameters: { path: { parts: [fileRef("epp-endpoints")] }, watchFile: true } }] : []),
     { type: "vllmhttp-parser" },
   ];
   const weighted = (scorers: Record<string, number>) => Object.entries(scorers).map(([name, weight]) => ({ pluginRef: name, weight }));
@@ -94,14 +103,15 @@ export function llmdPlan(cfg: FleetConfig, island: number, engines: EngineProces
     plugins,
     schedulingProfiles: profiles,
     requestHandler: { parsers: [{ pluginRef: "vllmhttp-parser" }] },
-    dataLayer: { discovery: { pluginRef: "file-disc" } },
+    // Without a discovery plugin the EPP watches the InferencePool's pods through the Kubernetes API.
+    ...(fileDiscovery ? { dataLayer: { discovery: { pluginRef: "file-disc" } } } : {}),
   };
   const eppArgv: Value[] = [
     "epp",
     "--pool-name",
-    poolName(island),
+    pool.name,
     "--pool-namespace",
-    "slurm",
+    pool.namespace,
     "--config-file",
     { parts: [fileRef("epp-config")] },
     "--grpc-port",
@@ -131,7 +141,7 @@ export function llmdPlan(cfg: FleetConfig, island: number, engines: EngineProces
         "--secure-proxy=false",
         "--enable-ssrf-protection=false",
         "--inference-pool",
-        poolName(island),
+        pool.name,
         "--data-parallel-size",
         "1",
       ] as Value[],

@@ -33,7 +33,7 @@ export const llmdRouter = table({
   prefill_scorer_overrides: weights.optional(),
   decode_scorer_overrides: weights.optional(),
   non_cached_tokens: z.number().int().min(0).max(1_000_000).optional(),
-  decode_sidecar_port: port.optional().describe("pd-sidecar port on decode nodes (default 8300)"),
+  decode_sidecar_port: port.optional().describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
 });
 
 /** No router: a bare engine on server.port. Only meaningful for single_node. */

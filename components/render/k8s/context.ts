@@ -1,0 +1,49 @@
+import type { KubernetesTarget } from "../../config/types";
+import type { DeploymentPlan } from "../../plan/types";
+import type { GeneratedFile, Ref } from "../../plan/values";
+import type { K8sNames } from "./names";
+import type { Meta, SecretName } from "./objects";
+
+/** What every Kubernetes renderer reads: the plan, the [kubernetes] table, names, configured secrets. */
+export interface K8sContext {
+  plan: DeploymentPlan;
+  target: KubernetesTarget;
+  names: K8sNames;
+  /** Secrets the stack configures (Pulumi config); only these are referenced. */
+  secrets: SecretName[];
+}
+
+/** Where each generated file is mounted (from a ConfigMap) in the pods that read it. */
+export const MOUNTED_FILES: Record<Exclude<GeneratedFile, "epp-endpoints">, { dir: string; file: string }> = {
+  "mooncake-config": { dir: "/etc/vllm-fleet/mooncake", file: "mooncake.json" },
+  "epp-config": { dir: "/etc/vllm-fleet/epp", file: "epp.yaml" },
+  "envoy-config": { dir: "/etc/vllm-fleet/envoy", file: "envoy.yaml" },
+};
+
+export function mountedPath(file: GeneratedFile): string {
+  if (file === "epp-endpoints") throw new Error("internal error: on Kubernetes the EPP discovers pods through its InferencePool, not an endpoints file");
+  return `${MOUNTED_FILES[file].dir}/${MOUNTED_FILES[file].file}`;
+}
+
+export type Component = "engine" | "router" | "mooncake";
+
+/** Labels every object carries; `selector` is the subset workloads select on. */
+export function labels(ctx: K8sContext, component: Component, island?: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "app.kubernetes.io/name": "vllm-fleet",
+    "app.kubernetes.io/instance": ctx.names.base,
+    "app.kubernetes.io/component": component,
+    ...(island === undefined ? {} : { "vllm-fleet/island": String(island) }),
+    ...extra,
+  };
+}
+
+export function meta(ctx: K8sContext, name: string, objectLabels: Record<string, string>, annotations?: Record<string, string>): Meta {
+  return { name: ctx.names.check(name), namespace: ctx.names.namespace, labels: { ...objectLabels, "app.kubernetes.io/managed-by": "pulumi" }, ...(annotations ? { annotations } : {}) };
+}
+
+/** Resolves a plan reference to a literal for a container running in island `island`'s pods. */
+export function k8sRefs(ctx: K8sContext, island: number, self: string): (ref: Ref) => string {
+  const plan = ctx.plan.islands[island];
+  return (ref) => (ref.ref === "node" ? ctx.names.pod(plan, ref.node).host : ref.ref === "self" ? self : mountedPath(ref.file));
+}

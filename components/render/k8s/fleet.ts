@@ -1,0 +1,86 @@
+import type { KubernetesTarget } from "../../config/types";
+import type { DeploymentPlan, Role } from "../../plan/types";
+import { labels, meta, type K8sContext } from "./context";
+import { mooncakeObjects } from "./mooncake";
+import { k8sNames, type EngineWorkload } from "./names";
+import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
+import { routerObjects } from "./router";
+import { engineObjects } from "./workloads";
+
+/** What trainers get from a Kubernetes island: in-cluster URLs in the plan's admin order. */
+export interface K8sIslandEndpoints {
+  island: number;
+  namespace: string;
+  routerUrl: string | null;
+  adminUrls: string[];
+  roles: Role[];
+  /** Every engine pod with its DNS name, in node order. */
+  pods: { node: number; pod: string; host: string }[];
+}
+
+export interface K8sIslandObjects {
+  island: number;
+  /** Headless Service giving single-node replica pods their DNS names. */
+  engineService: K8sObject;
+  replicas: { workload: EngineWorkload; object: K8sObject }[];
+  router: K8sObject[];
+  mooncake: K8sObject[];
+  endpoints: K8sIslandEndpoints;
+}
+
+export interface K8sFleetObjects {
+  namespace: string;
+  /** Holds the configured secrets; values are set by the Pulumi component, never rendered. */
+  secret?: K8sObject;
+  islands: K8sIslandObjects[];
+}
+
+/** Endpoints need no cluster: names are chosen, so URLs are known at plan time. */
+export function k8sEndpoints(plan: DeploymentPlan): K8sIslandEndpoints[] {
+  const names = k8sNames(plan);
+  return plan.islands.map((island) => ({
+    island: island.index,
+    namespace: names.namespace,
+    routerUrl: names.routerUrl(island),
+    adminUrls: island.endpoints.engines.map((e) => names.url(island, e.url)),
+    roles: island.endpoints.engines.map((e) => e.role),
+    pods: island.nodes.map((n) => ({ node: n.index, ...names.pod(island, n.index) })),
+  }));
+}
+
+/**
+ * Every Kubernetes object of a fleet, from the plan: per island the engine workloads, their
+ * headless Service, the router (vllm-router or llm-d) and the Mooncake store; plus one Secret for
+ * the configured credentials. Pure: the Pulumi components only create what this returns.
+ */
+export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8sFleetObjects {
+  if (plan.target !== "kubernetes") throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
+  const ctx: K8sContext = { plan, target: plan.config.target as KubernetesTarget, names: k8sNames(plan), secrets: [...new Set(secrets)].sort() };
+  const endpoints = k8sEndpoints(plan);
+  const secret: K8sObject | undefined = ctx.secrets.length
+    ? { apiVersion: "v1", kind: "Secret", metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")), type: "Opaque", stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])) }
+    : undefined;
+  return {
+    namespace: ctx.names.namespace,
+    secret,
+    islands: plan.islands.map((island) => {
+      const engines = engineObjects(ctx, island);
+      return {
+        island: island.index,
+        engineService: engines.service,
+        replicas: engines.replicas,
+        router: routerObjects(ctx, island),
+        mooncake: mooncakeObjects(ctx, island),
+        endpoints: endpoints[island.index],
+      };
+    }),
+  };
+}
+
+/** Flat list in creation order: secret, then per island store, engines, router. */
+export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {
+  return [
+    ...(fleet.secret ? [fleet.secret] : []),
+    ...fleet.islands.flatMap((i) => [...i.mooncake, i.engineService, ...i.replicas.map((r) => r.object), ...i.router]),
+  ];
+}

@@ -1,0 +1,226 @@
+import { createHash } from "node:crypto";
+import YAML from "yaml";
+import { WORKER_STARTUP_TIMEOUT_S } from "../../plan/router";
+import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
+import { partsOf, type Value } from "../../plan/values";
+import { labels, meta, MOUNTED_FILES, mountedPath, type K8sContext } from "./context";
+import { servingSelector } from "./engine-pod";
+import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject, type PodSpec } from "./objects";
+import { k8sArgv } from "./values";
+
+/** Pod-level settings every router pod shares with the engines: pull secrets, placement. */
+function placement(ctx: K8sContext): Partial<PodSpec> {
+  const t = ctx.target;
+  return {
+    enableServiceLinks: false,
+    ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
+    ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
+    ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
+  };
+}
+
+/** The client-facing Service: `<island>-router`, whatever runs behind it. */
+function routerService(ctx: K8sContext, island: IslandPlan, selector: Record<string, string>, ports: { name: string; port: number }[]): K8sObject {
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ctx, ctx.names.routerService(island.index), selector),
+    spec: { selector, ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port })) },
+  };
+}
+
+/**
+ * vllm-router with static worker URLs: every engine's per-pod DNS name, in the plan's order (P/D:
+ * --prefill then --decode). The API key, when configured, reaches --api-key through kubelet's
+ * `$(VLLM_API_KEY)` expansion from the Secret, so it never appears in the object.
+ */
+function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPlan): K8sObject[] {
+  const selector = labels(ctx, "router", island.index);
+  const name = ctx.names.routerService(island.index);
+  const apiKey = ctx.secrets.includes("apiKey");
+  const command = [...k8sArgv(ctx, island.index, r.argv), ...(apiKey ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : [])];
+  return [
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: meta(ctx, name, selector),
+      spec: {
+        replicas: 1,
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: selector },
+          spec: {
+            ...placement(ctx),
+            containers: [
+              {
+                name: "vllm-router",
+                image: ctx.target.router_image,
+                command,
+                ...(apiKey ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
+                ports: [
+                  { name: "http", containerPort: r.port },
+                  { name: "metrics", containerPort: r.metricsPort },
+                ],
+                // The router listens only once its workers answer, which can take a model load.
+                startupProbe: tcpProbe(r.port, 10, Math.ceil(WORKER_STARTUP_TIMEOUT_S / 10)),
+                readinessProbe: httpProbe("/health", r.port, 5, 3),
+                livenessProbe: httpProbe("/liveness", r.port, 10, 6),
+              },
+            ],
+          },
+        },
+      },
+    },
+    routerService(ctx, island, selector, [
+      { name: "http", port: r.port },
+      { name: "metrics", port: r.metricsPort },
+    ]),
+  ];
+}
+
+/** Plain data with Values resolved for a file the pod reads (no kubelet expansion in files). */
+function resolveDeep(ctx: K8sContext, island: number, data: unknown): unknown {
+  if (Array.isArray(data)) return data.map((d) => resolveDeep(ctx, island, d));
+  if (data && typeof data === "object") {
+    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) {
+      return partsOf(data as Value)
+        .map((p) => {
+          if (typeof p === "string") return p;
+          if (p.ref === "file") return mountedPath(p.file);
+          if (p.ref === "node") return ctx.names.pod(ctx.plan.islands[island], p.node).host;
+          throw new Error("internal error: a router config file cannot name the pod's own address");
+        })
+        .join("");
+    }
+    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, resolveDeep(ctx, island, v)]));
+  }
+  return data;
+}
+
+const yamlText = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
+
+/**
+ * llm-d standalone (k8s-anchors §4.2): an InferencePool selecting the island's serving engine
+ * pods, the EPP with Envoy beside it in one Deployment, their ServiceAccount and read-only RBAC,
+ * the two config files as ConfigMaps, the EPP's gRPC Service (the pool's endpoint picker) and the
+ * client-facing router Service on Envoy's listener.
+ */
+function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObject[] {
+  const i = island.index;
+  const selector = labels(ctx, "router", i);
+  const eppName = ctx.names.eppService(i);
+  const pool = ctx.names.prefix(i);
+  const eppText = yamlText(resolveDeep(ctx, i, r.epp.config));
+  const envoyText = yamlText(resolveDeep(ctx, i, r.envoy.config));
+  const configMap = (file: "epp-config" | "envoy-config", text: string): K8sObject => ({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: meta(ctx, `${eppName}-${file === "epp-config" ? "config" : "envoy"}`, selector),
+    data: { [MOUNTED_FILES[file].file]: text },
+  });
+  const [eppConfig, envoyConfig] = [configMap("epp-config", eppText), configMap("envoy-config", envoyText)];
+  const targetPort = r.pd ? island.engines.find((e) => e.role === "prefill")!.port! : island.endpoints.engines[0].url.port;
+  const mounts = (["epp-config", "envoy-config"] as const).map((f) => ({ name: f, mountPath: MOUNTED_FILES[f].dir, readOnly: true }));
+  // A changed EPP or Envoy config must roll the pod: the files are read once at start.
+  const configHash = createHash("sha256").update(eppText).update(envoyText).digest("hex").slice(0, 16);
+  return [
+    { apiVersion: "v1", kind: "ServiceAccount", metadata: meta(ctx, eppName, selector) },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "Role",
+      metadata: meta(ctx, eppName, selector),
+      rules: [
+        { apiGroups: [""], resources: ["pods"], verbs: ["get", "watch", "list"] },
+        { apiGroups: ["inference.networking.k8s.io"], resources: ["inferencepools"], verbs: ["get", "watch", "list"] },
+        { apiGroups: ["inference.networking.x-k8s.io"], resources: ["inferenceobjectives", "inferencemodelrewrites"], verbs: ["get", "watch", "list"] },
+      ],
+    },
+    {
+      apiVersion: "rbac.authorization.k8s.io/v1",
+      kind: "RoleBinding",
+      metadata: meta(ctx, eppName, selector),
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: eppName },
+      subjects: [{ kind: "ServiceAccount", name: eppName, namespace: ctx.names.namespace }],
+    },
+    eppConfig,
+    envoyConfig,
+    {
+      apiVersion: "inference.networking.k8s.io/v1",
+      kind: "InferencePool",
+      metadata: meta(ctx, pool, selector),
+      spec: {
+        // P/D: prefill engines and decode sidecars listen on this one port (a config rule).
+        targetPorts: [{ number: targetPort }],
+        selector: { matchLabels: servingSelector(ctx, i) },
+        endpointPickerRef: { name: eppName, kind: "Service", port: { number: r.epp.grpcPort }, failureMode: "FailClose" },
+      },
+    },
+    {
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: meta(ctx, ctx.names.routerService(i), selector),
+      spec: {
+        replicas: 1,
+        strategy: { type: "Recreate" },
+        selector: { matchLabels: selector },
+        template: {
+          metadata: { labels: selector, annotations: { "vllm-fleet/config-hash": configHash } },
+          spec: {
+            ...placement(ctx),
+            serviceAccountName: eppName,
+            terminationGracePeriodSeconds: 130,
+            containers: [
+              {
+                name: "epp",
+                image: ctx.target.epp_image,
+                args: k8sArgv(ctx, i, r.epp.argv.slice(1)),
+                env: [fieldEnv("NAMESPACE", "metadata.namespace"), fieldEnv("POD_NAME", "metadata.name")],
+                ports: [
+                  { name: "grpc", containerPort: r.epp.grpcPort },
+                  { name: "grpc-health", containerPort: r.epp.healthPort },
+                  { name: "metrics", containerPort: r.epp.metricsPort },
+                ],
+                readinessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, periodSeconds: 2 },
+                livenessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, initialDelaySeconds: 5, periodSeconds: 10 },
+                volumeMounts: mounts.filter((m) => m.name === "epp-config"),
+              },
+              {
+                name: "envoy",
+                image: ctx.target.envoy_image,
+                args: k8sArgv(ctx, i, r.envoy.argv.slice(1)),
+                ports: [{ name: "http", containerPort: r.port }],
+                readinessProbe: tcpProbe(r.port, 5, 3),
+                livenessProbe: tcpProbe(r.port, 10, 6),
+                volumeMounts: mounts.filter((m) => m.name === "envoy-config"),
+              },
+            ],
+            volumes: [
+              { name: "epp-config", configMap: { name: eppConfig.metadata.name } },
+              { name: "envoy-config", configMap: { name: envoyConfig.metadata.name } },
+            ],
+          },
+        },
+      },
+    },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta(ctx, eppName, selector),
+      spec: {
+        selector,
+        ports: [
+          { name: "grpc-ext-proc", port: r.epp.grpcPort, targetPort: r.epp.grpcPort, appProtocol: "http2" },
+          { name: "http-metrics", port: r.epp.metricsPort, targetPort: r.epp.metricsPort },
+        ],
+      },
+    },
+    routerService(ctx, island, selector, [{ name: "http", port: r.port }]),
+  ];
+}
+
+/** The island's router objects, whichever router the stack names. */
+export function routerObjects(ctx: K8sContext, island: IslandPlan): K8sObject[] {
+  const r = island.router;
+  if (!r) return [];
+  return r.kind === "vllm-router" ? vllmRouterObjects(ctx, island, r) : llmdObjects(ctx, island, r);
+}
