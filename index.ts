@@ -1,9 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfigFile, overridesFromObject } from "./components/config";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
+import { kubernetesProvider } from "./components/k8s/provider";
 import { plannedOutputs } from "./components/outputs";
 import { buildPlan } from "./components/plan/plan";
-import { loginConnection, NS } from "./components/slurm/login";
+import { NS, secretConfig } from "./components/secrets";
+import { loginConnection } from "./components/slurm/login";
 import { resolveStackFile } from "./components/stack-file";
 
 // The stack file is stacks/<pulumi stack>.toml unless `pulumi config set stackFile ...` names another;
@@ -11,13 +13,31 @@ import { resolveStackFile } from "./components/stack-file";
 const config = new pulumi.Config();
 const { file } = resolveStackFile(config.get("stackFile") ?? pulumi.getStack());
 const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
-// Job names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never adopt each other's jobs.
-const plan = buildPlan(loadConfigFile(file, overrides), pulumi.getStack());
+let cfg = loadConfigFile(file, overrides);
+// `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
+const namespace = config.get("namespace");
+if (namespace !== undefined) {
+  if (cfg.target.kind !== "kubernetes") throw new Error(`${NS}:namespace applies to Kubernetes stacks; ${file} targets SLURM`);
+  cfg = loadConfigFile(file, [...overrides, { path: ["kubernetes", "namespace"], value: namespace }]);
+}
+// Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
+const plan = buildPlan(cfg, pulumi.getStack());
 
 export const planned = plannedOutputs(plan);
 
-const fleet = plan.target === "slurm" ? new InferenceDeployment(pulumi.getStack(), { plan, connection: loginConnection(config) }) : undefined;
-if (!fleet) pulumi.log.warn("Kubernetes stacks are planned but not deployed yet: only `planned` is exported");
+const fleet =
+  plan.target === "slurm"
+    ? new InferenceDeployment(pulumi.getStack(), { plan, connection: loginConnection(config) })
+    : new InferenceDeployment(pulumi.getStack(), {
+        plan,
+        kubernetes: {
+          provider: kubernetesProvider(pulumi.getStack(), config, cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default"),
+          secrets: { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: secretConfig(config, "apiKey", "<key>") },
+        },
+      });
 
-/** Per island: job id, nodes, router URL, every engine's admin URL and role, from the running job. */
-export const islands = fleet?.islands;
+/**
+ * Per island: router URL and every engine's admin URL and role, in the planner's order. SLURM adds
+ * job id and nodes (from the running job); Kubernetes adds namespace and pods (in-cluster DNS).
+ */
+export const islands = fleet.islands;

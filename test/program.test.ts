@@ -3,8 +3,12 @@ import { loadConfigFile } from "../components/config";
 import { buildPlan } from "../components/plan/plan";
 import { renderIslandJob } from "../components/render/island-job";
 import { resolveStackFile } from "../components/stack-file";
+import type { IslandOutputs } from "../components/fleet/inference-deployment";
 import { STACK_NAMES } from "./helpers";
 import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
+
+/** SLURM stacks export SLURM island outputs (job id, nodes); the export is typed for both targets. */
+const slurmIslands = (infra: { islands: any }) => value(infra.islands) as Promise<IslandOutputs[]>;
 
 /** Imports index.ts afresh under mocks for `stack`, with the given Pulumi config. */
 async function program(stack: string, config: Record<string, string>, opts: Parameters<typeof installMocks>[1] = {}) {
@@ -23,7 +27,7 @@ const real = (url: string) => url.replace(/<i\d+-n(\d+)>/, (_, n) => fakeAddr(Nu
 describe("the Pulumi program under mocks (SLURM)", () => {
   it("registers one job per island, wired for cancel-then-resubmit, and exports what the job reports", async () => {
     const { infra, registered } = await program("multi-replica", slurmConfig());
-    const islands = await value(infra.islands!);
+    const islands = await slurmIslands(infra);
     await settle(registered);
     expect(islands).toEqual([
       {
@@ -67,7 +71,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it.each(STACK_NAMES)("%s: outputs keep the planner's admin order and roles; one job per island", async (stack) => {
     const { infra, registered } = await program(stack, slurmConfig());
-    const [planned, islands] = await Promise.all([value(infra.planned), value(infra.islands!)]);
+    const [planned, islands] = await Promise.all([value(infra.planned), slurmIslands(infra)]);
     await settle(registered);
     expect(commands(registered)).toHaveLength(planned.islands.length);
     expect(ofType(registered, "vllm-fleet:fleet:Router")).toHaveLength(planned.totals.routers);
@@ -79,7 +83,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it("disaggregated ×3: three jobs, three routers, one prefill/decode group per island", async () => {
     const { infra, registered } = await program("disaggregated-x3", slurmConfig());
-    const islands = await value(infra.islands!);
+    const islands = await slurmIslands(infra);
     await settle(registered);
     expect(islands.map((i) => i.jobName)).toEqual(["disaggregated-x3-i0", "disaggregated-x3-i1", "disaggregated-x3-i2"]);
     expect(ofType(registered, "vllm-fleet:fleet:PrefillDecodeGroup")).toHaveLength(3);
@@ -96,7 +100,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it("applies the overrides config object with the plan CLI's dotted keys", async () => {
     const { infra, registered } = await program("single-node", slurmConfig({ overrides: { "slurm.partition": "h100", "slurm.ready_timeout": 120 } }));
-    await value(infra.islands!);
+    await slurmIslands(infra);
     const [cmd] = commands(registered);
     expect(cmd.inputs.stdin).toContain("#SBATCH --partition=h100");
     expect(cmd.inputs.stdin).toContain("FLEET_READY_TIMEOUT=120");
@@ -105,7 +109,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it("a dry run uploads the script, asks sbatch --test-only, and exports where the script is", async () => {
     const { infra, registered } = await program("single-node", slurmConfig({ overrides: { dry_run: true } }));
-    const islands = await value(infra.islands!);
+    const islands = await slurmIslands(infra);
     const [cmd] = commands(registered);
     expect(cmd.inputs.stdin).toContain('sbatch --test-only "$FLEET_SCRIPT"');
     expect(cmd.inputs.stdin).not.toContain("sbatch --parsable");
@@ -116,7 +120,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
   it("passes a jump host through as the provider's proxy, with its own key or the login key", async () => {
     const login = { host: "login1", user: "bob", jump: { host: "bastion.example", user: "bob", port: 2200 } };
     const { infra, registered } = await program("single-node", slurmConfig({}, login));
-    await value(infra.islands!);
+    await slurmIslands(infra);
     expect(commands(registered)[0].inputs.connection).toMatchObject({ host: "login1", port: 22, proxy: { host: "bastion.example", port: 2200, user: "bob", privateKey: expect.stringContaining("PRIVATE KEY") } });
   });
 
@@ -136,7 +140,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it("deploys the stack file the stackFile config key names, under this Pulumi stack's job names", async () => {
     const { infra } = await program("dev", slurmConfig({ stackFile: "single-node" }));
-    const islands = await value(infra.islands!);
+    const islands = await slurmIslands(infra);
     expect(islands[0].jobName).toBe("single-node-dev-i0");
   });
 

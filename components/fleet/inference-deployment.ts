@@ -1,15 +1,22 @@
 import type * as command from "@pulumi/command";
+import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import type { KubernetesTarget } from "../config/types";
+import { kubernetesIsland } from "../k8s/island";
 import type { DeploymentPlan, IslandPlan, Role } from "../plan/types";
 import { renderIslandJob } from "../render/island-job";
+import { renderK8sFleet, type K8sIslandEndpoints } from "../render/k8s/fleet";
+import { SECRET_KEYS, type SecretName } from "../render/k8s/objects";
 import type { IslandResult } from "../report/island-result";
 import { SlurmJob } from "../slurm/slurm-job";
 import { MooncakeStore, PrefillDecodeGroup, Router, VllmReplica, type EngineEndpoint } from "./parts";
 
 export interface InferenceDeploymentArgs {
   plan: DeploymentPlan;
-  /** The SLURM login node. */
-  connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
+  /** SLURM stacks: the login node. */
+  connection?: pulumi.Input<command.types.input.remote.ConnectionArgs>;
+  /** Kubernetes stacks: the cluster, and the credentials that go into the fleet's Secret. */
+  kubernetes?: { provider: k8s.Provider; secrets: Partial<Record<SecretName, pulumi.Input<string>>> };
 }
 
 /** What one island hands to trainers: the same fields as `planned`, with real hosts. */
@@ -35,30 +42,48 @@ const engineEndpoints = (r: IslandResult): (EngineEndpoint & { replica: number }
 const endpoint = ({ id, role, url }: EngineEndpoint): EngineEndpoint => ({ id, role, url });
 
 /**
- * A whole fleet: per island one SLURM job plus the logical parts it runs (router, replicas or a
- * prefill/decode group, Mooncake store), whose outputs come from that job's result line.
+ * A whole fleet. On SLURM: per island one job plus the logical parts it runs (router, replicas or
+ * a prefill/decode group, Mooncake store), whose outputs come from that job's result line. On
+ * Kubernetes: per island the same parts, each owning its workloads, with in-cluster URLs.
  */
 export class InferenceDeployment extends pulumi.ComponentResource {
-  public readonly islands: pulumi.Output<IslandOutputs[]>;
-  public readonly jobs: SlurmJob[];
+  public readonly islands: pulumi.Output<(IslandOutputs | K8sIslandEndpoints)[]>;
+  public readonly jobs: SlurmJob[] = [];
 
   constructor(name: string, args: InferenceDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:fleet:InferenceDeployment", name, {}, opts);
     const { plan } = args;
-    if (plan.target !== "slurm") throw new Error(`InferenceDeployment runs SLURM fleets; this stack targets ${plan.target}`);
-    this.jobs = plan.islands.map((island) => this.island(name, island, args));
-    this.islands = pulumi.all(this.jobs.map((j) => j.result)).apply((rs) => rs.map(islandOutputs));
+    if (plan.target === "slurm") {
+      if (!args.connection) throw new Error("a SLURM fleet needs the login node connection");
+      const connection = args.connection;
+      this.jobs = plan.islands.map((island) => this.slurmIsland(name, island, plan, connection));
+      this.islands = pulumi.all(this.jobs.map((j) => j.result)).apply((rs) => rs.map(islandOutputs));
+    } else {
+      if (!args.kubernetes) throw new Error("a Kubernetes fleet needs a provider");
+      this.islands = this.kubernetesFleet(name, plan, args.kubernetes);
+    }
     this.registerOutputs({ islands: this.islands });
   }
 
-  private island(name: string, island: IslandPlan, args: InferenceDeploymentArgs): SlurmJob {
+  private kubernetesFleet(name: string, plan: DeploymentPlan, { provider, secrets }: NonNullable<InferenceDeploymentArgs["kubernetes"]>) {
+    const configured = (Object.keys(secrets) as SecretName[]).filter((k) => secrets[k] !== undefined);
+    const fleet = renderK8sFleet(plan, configured);
+    // The only object that holds credentials; every pod reads them through secretKeyRef.
+    const secret = fleet.secret
+      ? new k8s.core.v1.Secret(fleet.secret.metadata.name, { ...fleet.secret, stringData: Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)])) }, { parent: this, provider })
+      : undefined;
+    const startupTimeout = (plan.config.target as KubernetesTarget).startup_timeout;
+    return pulumi.all(fleet.islands.map((objects) => kubernetesIsland(name, this, { plan: plan.islands[objects.island], objects, provider, startupTimeout, secret })));
+  }
+
+  private slurmIsland(name: string, island: IslandPlan, plan: DeploymentPlan, connection: pulumi.Input<command.types.input.remote.ConnectionArgs>): SlurmJob {
     const base = `${name}-i${island.index}`;
-    const job = new SlurmJob(base, { connection: args.connection, job: renderIslandJob(args.plan, island) }, { parent: this });
+    const job = new SlurmJob(base, { connection, job: renderIslandJob(plan, island) }, { parent: this });
     // The parts exist once the job runs them.
     const part = { parent: this, dependsOn: job };
     const engines = job.result.apply(engineEndpoints);
     if (island.router) new Router(`${base}-router`, { kind: island.router.kind, url: job.result.apply((r) => (r.dryRun ? null : r.routerUrl)) }, part);
-    if (args.plan.shape === "disaggregated") {
+    if (plan.shape === "disaggregated") {
       new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, part);
     } else {
       const replicas = [...new Set(island.engines.map((e) => e.replica))];

@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { z } from "zod";
+import { NS, secretConfig } from "../secrets";
 
-/** Pulumi config namespace of this program (Pulumi.yaml `name`). */
-export const NS = "vllm-fleet";
+export { NS };
 
 const host = z.string().regex(/^[A-Za-z0-9._:-]+$/, "must be a host name or address");
 const hop = z
@@ -63,19 +63,4 @@ export function loginConnection(config: pulumi.Config): command.types.input.remo
   if (!login.hostKey) pulumi.log.warn(`${NS}:login.hostKey is not set, so the login node's host key is not checked; set it from \`ssh-keyscan -t ed25519 ${login.host}\``);
   if (key === undefined) pulumi.log.info(`${NS}:sshPrivateKey is not set; the ssh agent ($SSH_AUTH_SOCK) will be used`);
   return connectionArgs(login, key, jumpKey);
-}
-
-function secretConfig(config: pulumi.Config, key: string): pulumi.Output<string> | undefined {
-  if (pulumi.runtime.getConfig(`${NS}:${key}`) === undefined) return undefined;
-  if (!isConfigSecret(`${NS}:${key}`)) {
-    throw new Error(`${NS}:${key} is stored in plain text; store it as a secret: pulumi config set --secret ${NS}:${key} < <key file>`);
-  }
-  return config.requireSecret(key);
-}
-
-/** The SDK's own check (runtime/config.js), not in its typings; absent in an SDK that lacks it. */
-function isConfigSecret(fullKey: string): boolean {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const runtime = require("@pulumi/pulumi/runtime/config") as { isConfigSecret?: (k: string) => boolean };
-  return runtime.isConfigSecret ? runtime.isConfigSecret(fullKey) : true;
 }

@@ -16,6 +16,8 @@ export interface K8sIslandEndpoints {
   roles: Role[];
   /** Every engine pod with its DNS name, in node order. */
   pods: { node: number; pod: string; host: string }[];
+  /** The Mooncake master's RPC address and metadata URL, when the island has a store. */
+  mooncake: { master: string; metadata: string } | null;
 }
 
 export interface K8sIslandObjects {
@@ -31,7 +33,7 @@ export interface K8sIslandObjects {
 export interface K8sFleetObjects {
   namespace: string;
   /** Holds the configured secrets; values are set by the Pulumi component, never rendered. */
-  secret?: K8sObject;
+  secret?: Extract<K8sObject, { kind: "Secret" }>;
   islands: K8sIslandObjects[];
 }
 
@@ -45,6 +47,12 @@ export function k8sEndpoints(plan: DeploymentPlan): K8sIslandEndpoints[] {
     adminUrls: island.endpoints.engines.map((e) => names.url(island, e.url)),
     roles: island.endpoints.engines.map((e) => e.role),
     pods: island.nodes.map((n) => ({ node: n.index, ...names.pod(island, n.index) })),
+    mooncake: island.mooncake
+      ? {
+          master: `${names.svcHost(names.mooncakeService(island.index))}:${island.mooncake.masterPort}`,
+          metadata: `http://${names.svcHost(names.mooncakeService(island.index))}:${island.mooncake.metadataPort}/metadata`,
+        }
+      : null,
   }));
 }
 
@@ -57,7 +65,7 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
   if (plan.target !== "kubernetes") throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
   const ctx: K8sContext = { plan, target: plan.config.target as KubernetesTarget, names: k8sNames(plan), secrets: [...new Set(secrets)].sort() };
   const endpoints = k8sEndpoints(plan);
-  const secret: K8sObject | undefined = ctx.secrets.length
+  const secret: K8sFleetObjects["secret"] = ctx.secrets.length
     ? { apiVersion: "v1", kind: "Secret", metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")), type: "Opaque", stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])) }
     : undefined;
   return {
