@@ -6,6 +6,9 @@ import type { DeploymentPlan } from "../components/plan/types";
 
 export const ROOT = path.resolve(__dirname, "..");
 export const STACK_NAMES = fs.readdirSync(path.join(ROOT, "stacks")).filter((f) => f.endsWith(".toml")).map((f) => f.slice(0, -5)).sort();
+/** Stacks by target: k8s-* carry [kubernetes], the rest [slurm]. */
+export const K8S_STACKS = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
+export const SLURM_STACKS = STACK_NAMES.filter((n) => !n.startsWith("k8s-"));
 
 export function stackText(name: string): string {
   return fs.readFileSync(path.join(ROOT, "stacks", `${name}.toml`), "utf8");

@@ -4,7 +4,7 @@ import { buildPlan } from "../components/plan/plan";
 import { renderIslandJob } from "../components/render/island-job";
 import { resolveStackFile } from "../components/stack-file";
 import type { IslandOutputs } from "../components/fleet/inference-deployment";
-import { STACK_NAMES } from "./helpers";
+import { SLURM_STACKS } from "./helpers";
 import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
 
 /** SLURM stacks export SLURM island outputs (job id, nodes); the export is typed for both targets. */
@@ -69,7 +69,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     expect(cmd.options.parent).toMatch(/InferenceDeployment\$vllm-fleet:slurm:Job::multi-replica-i0$/);
   });
 
-  it.each(STACK_NAMES)("%s: outputs keep the planner's admin order and roles; one job per island", async (stack) => {
+  it.each(SLURM_STACKS)("%s: outputs keep the planner's admin order and roles; one job per island", async (stack) => {
     const { infra, registered } = await program(stack, slurmConfig());
     const [planned, islands] = await Promise.all([value(infra.planned), slurmIslands(infra)]);
     await settle(registered);

@@ -1,14 +1,23 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { DeploymentPlan } from "../plan/types";
+import YAML from "yaml";
 import { renderIslandJob } from "../render/island-job";
+import { renderK8sFleet } from "../render/k8s/fleet";
+import type { K8sObject } from "../render/k8s/objects";
 import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
 import { planJson } from "./plan-json";
 
+/** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
+const objectFile = (o: K8sObject) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`;
+const objectYaml = (o: K8sObject) => YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
+
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
- * island the sbatch script, the config files the job generates on its nodes, and the create script
- * (fed to `bash -s` on the login node) and delete command that `pulumi up` and `destroy` run.
+ * island either the sbatch script, the config files the job generates on its nodes, and the create
+ * script (fed to `bash -s` on the login node) and delete command that `pulumi up` and `destroy`
+ * run; or every Kubernetes object as YAML (no credentials configured: `pulumi up` adds the Secret
+ * and its references when hfToken or apiKey is set).
  */
 export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
@@ -27,6 +36,13 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
       const job = renderIslandJob(plan, island);
       write(`${island.name}/create.sh`, job.stdin, 0o755);
       write(`${island.name}/delete.sh`, `${job.delete}\n`, 0o755);
+    }
+  }
+  if (plan.target === "kubernetes") {
+    const fleet = renderK8sFleet(plan, []);
+    for (const island of fleet.islands) {
+      const dir = plan.islands[island.island].name;
+      for (const o of [...island.mooncake, island.engineService, ...island.replicas.map((r) => r.object), ...island.router]) write(`${dir}/${objectFile(o)}`, objectYaml(o));
     }
   }
   return written;

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
 import { parseIslandResult, resultTemplate } from "../../components/report/island-result";
 import { checkArgv } from "../../components/upstream/check";
-import { plan as planOf, STACK_NAMES, stackText } from "../helpers";
+import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
 import { fakeCreateStdout } from "../program-harness";
 
 function shellcheck(text: string) {
@@ -12,7 +12,7 @@ function shellcheck(text: string) {
   return sc;
 }
 
-const variants = STACK_NAMES.flatMap((name) => [
+const variants = SLURM_STACKS.flatMap((name) => [
   [`${name}`, stackText(name)],
   [`${name} (dry run)`, `dry_run = true\n${stackText(name)}`],
 ]);

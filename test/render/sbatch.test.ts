@@ -8,9 +8,9 @@ import { resolveValue } from "../../components/plan/values";
 import { generatedFiles, renderIslandScript } from "../../components/render/sbatch";
 import { shq, shellWord } from "../../components/render/shell";
 import { checkArgv } from "../../components/upstream/check";
-import { load, plan as planOf, SLURM, STACK_NAMES, stackText } from "../helpers";
+import { load, plan as planOf, SLURM, SLURM_STACKS, stackText } from "../helpers";
 
-const scripts = STACK_NAMES.flatMap((name) => {
+const scripts = SLURM_STACKS.flatMap((name) => {
   const plan = buildPlan(load(stackText(name)), name);
   return plan.islands.map((island) => ({ name: `${name}/${island.name}`, plan, island, ...renderIslandScript(plan, island) }));
 });
