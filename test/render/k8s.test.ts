@@ -248,7 +248,7 @@ describe("Kubernetes rendering details", () => {
     expect(pool.spec.targetPorts).toEqual([{ number: prefillPort }]);
     expect(r.sidecars.map((s) => s.port)).toEqual([prefillPort]);
     // Only serving pods are endpoints; prefill and decode pods carry the role label the filters read.
-    const podLabels = templates(fleet, plan).map((t) => t.template.metadata!.labels as Record<string, string>);
+    const podLabels = templates(fleet, plan).map((t) => (t.template.metadata as any).labels as Record<string, string>);
     for (const l of podLabels) expect(l).toMatchObject(pool.spec.selector.matchLabels);
     expect(podLabels.map((l) => l["llm-d.ai/role"]).sort()).toEqual(["decode", "prefill", "prefill"]);
   });
