@@ -12,7 +12,7 @@ export interface Registered {
   /** Inputs with secrets unwrapped; `secretPaths` says which top-level inputs were secret. */
   inputs: Record<string, any>;
   secretInputs: string[];
-  options: { replaceOnChanges: string[]; deleteBeforeReplace: boolean; customTimeouts?: { create: string; update: string; delete: string }; parent: string };
+  options: { replaceOnChanges: string[]; deleteBeforeReplace: boolean; customTimeouts?: { create: string; update: string; delete: string }; parent: string; dependsOn: string[] };
 }
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
@@ -94,6 +94,7 @@ export function installMocks(stack: string, opts: { preview?: boolean; commandSt
       deleteBeforeReplace: req.getDeletebeforereplace(),
       customTimeouts: t ? { create: t.getCreate(), update: t.getUpdate(), delete: t.getDelete() } : undefined,
       parent: req.getParent(),
+      dependsOn: req.getDependenciesList(),
     });
     return register(req, callback);
   };
