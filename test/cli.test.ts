@@ -25,6 +25,7 @@ const SEED_TOTALS: Record<string, { nodes: number; routers: number; engines: num
   "wide-ep": { nodes: 2, routers: 1, engines: 2 },
   disaggregated: { nodes: 6, routers: 1, engines: 6 },
   "disaggregated-x3": { nodes: 18, routers: 3, engines: 18 },
+  "k8s-disaggregated-x3": { nodes: 18, routers: 3, engines: 18 },
 };
 
 describe("npm run plan", () => {
@@ -35,6 +36,14 @@ describe("npm run plan", () => {
     expect(stdout).toMatch(new RegExp(`^stack ${name} `));
     expect(stdout).toContain("endpoints:");
     expect(stdout).toContain("$ vllm serve ");
+  });
+
+  it("a Kubernetes stack shows its workloads, pods and in-cluster URLs", () => {
+    const { code, stdout } = run(["k8s-wide-ep"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1");
+    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.inference.svc.cluster.local:8000/v1");
+    expect(stdout).toContain("admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)");
   });
 
   it.each(Object.entries(SEED_TOTALS))("%s --json totals are the seed numbers", (name, totals) => {

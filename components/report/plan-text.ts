@@ -1,6 +1,7 @@
 import Table from "cli-table3";
 import type { DeploymentPlan, IslandPlan } from "../plan/types";
 import { showValue, type Value } from "../plan/values";
+import { k8sNames } from "../render/k8s/names";
 import { showUrl } from "./plan-json";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
@@ -46,6 +47,14 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     lines.push(`    $ ${cmd(m.clients[0].argv)}   # on every node`);
   }
   lines.push("  endpoints:");
+  if (plan.target === "kubernetes") {
+    // On Kubernetes names are chosen, not allocated: the pods and URLs are final.
+    const names = k8sNames(plan);
+    for (const w of names.workloads(island)) lines.push(`    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
+    if (island.endpoints.router) lines.push(`    router  ${names.routerUrl(island)}`);
+    for (const e of island.endpoints.engines) lines.push(`    admin   ${names.url(island, e.url)}  (${e.role}, ${e.id})`);
+    return lines;
+  }
   if (island.endpoints.router) lines.push(`    router  ${showUrl(island.index, island.endpoints.router)}`);
   for (const e of island.endpoints.engines) lines.push(`    admin   ${showUrl(island.index, e.url)}  (${e.role}, ${e.id})`);
   return lines;
