@@ -2,7 +2,7 @@ import type { KubernetesTarget } from "../../config/types";
 import type { DeploymentPlan } from "../../plan/types";
 import type { GeneratedFile, Ref } from "../../plan/values";
 import type { K8sNames } from "./names";
-import type { Meta, SecretName } from "./objects";
+import type { Meta, PodSpec, SecretName } from "./objects";
 
 /** What every Kubernetes renderer reads: the plan, the [kubernetes] table, names, configured secrets. */
 export interface K8sContext {
@@ -46,4 +46,16 @@ export function meta(ctx: K8sContext, name: string, objectLabels: Record<string,
 export function k8sRefs(ctx: K8sContext, island: number, self: string): (ref: Ref) => string {
   const plan = ctx.plan.islands[island];
   return (ref) => (ref.ref === "node" ? ctx.names.pod(plan, ref.node).host : ref.ref === "self" ? self : mountedPath(ref.file));
+}
+
+/** Pod settings every fleet pod shares: no service-link env, pull secrets, node selector, tolerations. */
+export function placement(ctx: K8sContext): Partial<PodSpec> {
+  const t = ctx.target;
+  return {
+    // Service links inject *_PORT variables; a Service named vllm-... would yield VLLM_PORT, which vLLM reads.
+    enableServiceLinks: false,
+    ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
+    ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
+    ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
+  };
 }

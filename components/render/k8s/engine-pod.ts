@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../../plan/types";
-import { labels, MOUNTED_FILES, type K8sContext } from "./context";
+import { labels, MOUNTED_FILES, placement, type K8sContext } from "./context";
 import type { EngineWorkload } from "./names";
 import { fieldEnv, httpProbe, k8sLiteral, secretEnv, SECRET_KEYS, tcpProbe, type Container, type EnvVar, type PersistentVolumeClaim, type PodTemplateSpec, type Volume, type VolumeMount } from "./objects";
 import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake";
@@ -170,13 +170,9 @@ export function enginePodTemplate(ctx: K8sContext, island: IslandPlan, wl: Engin
   return {
     metadata: { labels: engineLabels(ctx, island.index, wl, e.port !== undefined), ...(annotations ? { annotations } : {}) },
     spec: {
-      // Service links would inject *_PORT variables; a Service named vllm-... yields VLLM_PORT, which vLLM reads.
-      enableServiceLinks: false,
+      ...placement(ctx),
       terminationGracePeriodSeconds: 60,
       ...(t.service_account ? { serviceAccountName: t.service_account } : {}),
-      ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
-      ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
-      ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
       ...(init.length ? { initContainers: init } : {}),
       containers: [engineContainer(ctx, island, e, script, mounts)],
       volumes: vols,

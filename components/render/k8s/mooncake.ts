@@ -1,7 +1,7 @@
 import { FIXED_PORTS } from "../../config/rules";
 import type { IslandPlan } from "../../plan/types";
 import { partsOf, type Value } from "../../plan/values";
-import { labels, meta, type K8sContext } from "./context";
+import { labels, meta, placement, type K8sContext } from "./context";
 import { k8sLiteral, tcpProbe, type K8sObject } from "./objects";
 
 export const mooncakeConfigMapName = (ctx: K8sContext, island: number) => `${ctx.names.mooncakeService(island)}-config`;
@@ -59,10 +59,7 @@ export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[
         template: {
           metadata: { labels: selector },
           spec: {
-            enableServiceLinks: false,
-            ...(ctx.target.image_pull_secrets.length ? { imagePullSecrets: ctx.target.image_pull_secrets.map((n) => ({ name: n })) } : {}),
-            ...(Object.keys(ctx.target.node_selector).length ? { nodeSelector: ctx.target.node_selector } : {}),
-            ...(ctx.target.tolerations.length ? { tolerations: ctx.target.tolerations } : {}),
+            ...placement(ctx),
             containers: [
               {
                 name: "mooncake-master",

@@ -3,21 +3,10 @@ import YAML from "yaml";
 import { WORKER_STARTUP_TIMEOUT_S } from "../../plan/router";
 import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
 import { partsOf, type Value } from "../../plan/values";
-import { labels, meta, MOUNTED_FILES, mountedPath, type K8sContext } from "./context";
+import { labels, meta, MOUNTED_FILES, mountedPath, placement, type K8sContext } from "./context";
 import { servingSelector } from "./engine-pod";
-import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject, type PodSpec } from "./objects";
+import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./values";
-
-/** Pod-level settings every router pod shares with the engines: pull secrets, placement. */
-function placement(ctx: K8sContext): Partial<PodSpec> {
-  const t = ctx.target;
-  return {
-    enableServiceLinks: false,
-    ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
-    ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
-    ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
-  };
-}
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
 function routerService(ctx: K8sContext, island: IslandPlan, selector: Record<string, string>, ports: { name: string; port: number }[]): K8sObject {
