@@ -12,7 +12,7 @@ export function kubernetesProvider(name: string, config: pulumi.Config, namespac
   let kubeconfig: pulumi.Input<string> | undefined;
   if (raw !== undefined) {
     // A path is not a credential; the file's contents are, and must be a config secret.
-    kubeconfig = /[\n{:]/.test(raw.trim()) ? secretConfig(config, "kubeconfig", "< ~/.kube/config") : raw;
+    kubeconfig = /[\n{]/.test(raw.trim()) ? secretConfig(config, "kubeconfig", "< ~/.kube/config") : raw;
   }
   const context = config.get("context");
   return new k8s.Provider(

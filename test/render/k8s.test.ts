@@ -9,7 +9,7 @@ import { buildPlan } from "../../components/plan/plan";
 import type { DeploymentPlan, EngineProcess } from "../../components/plan/types";
 import { resolveValue } from "../../components/plan/values";
 import { mountedPath } from "../../components/render/k8s/context";
-import { allK8sObjects, renderK8sFleet, type K8sFleetObjects } from "../../components/render/k8s/fleet";
+import { allK8sObjects, k8sEndpoints, renderK8sFleet, type K8sFleetObjects } from "../../components/render/k8s/fleet";
 import { k8sNames } from "../../components/render/k8s/names";
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/render/k8s/objects";
 import { checkArgv } from "../../components/upstream/check";
@@ -231,6 +231,19 @@ describe("Kubernetes rendering details", () => {
     const argv = runEngine(worker, { LWS_WORKER_INDEX: "1" });
     expect(argv[argv.indexOf("--data-parallel-start-rank") + 1]).toBe("4");
     expect(argv[argv.indexOf("--data-parallel-address") + 1]).toBe(k8sNames(plan).pod(plan.islands[0], 0).host);
+  });
+
+  it("internal-LB wide-EP (headless workers): workers serve nothing, so they get no probes and no serving label", () => {
+    const plan = k8sPlan(stackText("k8s-wide-ep").replace("enable_expert_parallel = true", "enable_expert_parallel = true\n[inference.vllm_extra]\nheadless = true"), "headless");
+    const lws = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "LeaderWorkerSet" }>;
+    const worker = lws.spec.leaderWorkerTemplate.workerTemplate;
+    const leader = lws.spec.leaderWorkerTemplate.leaderTemplate;
+    expect((worker.metadata as any).labels["vllm-fleet/serving"]).toBe("false");
+    expect((leader.metadata as any).labels["vllm-fleet/serving"]).toBe("true");
+    const c = containers(worker)[0];
+    expect([c.startupProbe, c.readinessProbe, c.livenessProbe, c.ports]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(runEngine(c, { LWS_WORKER_INDEX: "1" })).toContain("--headless");
+    expect(k8sEndpoints(plan)[0].adminUrls).toHaveLength(1);
   });
 
   it("llm-d on Kubernetes: pod discovery through the InferencePool, no file discovery, P/D sidecar on the pool's target port", () => {
