@@ -2,7 +2,7 @@ import type { KubernetesTarget } from "../../config/types";
 import type { DeploymentPlan } from "../../plan/types";
 import type { GeneratedFile, Ref } from "../../plan/values";
 import type { K8sNames } from "./names";
-import type { Meta, PodSpec, SecretName } from "./objects";
+import type { K8sObject, Meta, PodSpec, SecretName } from "./objects";
 
 /** What every Kubernetes renderer reads: the plan, the [kubernetes] table, names, configured secrets. */
 export interface K8sContext {
@@ -57,5 +57,23 @@ export function placement(ctx: K8sContext): Partial<PodSpec> {
     ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
     ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
     ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
+  };
+}
+
+/**
+ * A one-replica Deployment of fleet pods (router, EPP + Envoy, Mooncake master). `recreate`: never
+ * two at once (a second master would split the store); `annotations` go on the pod template.
+ */
+export function singletonDeployment(ctx: K8sContext, name: string, selector: Record<string, string>, spec: PodSpec, opts: { recreate?: boolean; annotations?: Record<string, string> } = {}): K8sObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: meta(ctx, name, selector),
+    spec: {
+      replicas: 1,
+      ...(opts.recreate ? { strategy: { type: "Recreate" } } : {}),
+      selector: { matchLabels: selector },
+      template: { metadata: { labels: selector, ...(opts.annotations ? { annotations: opts.annotations } : {}) }, spec: { ...placement(ctx), ...spec } },
+    },
   };
 }

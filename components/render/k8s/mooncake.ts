@@ -1,7 +1,7 @@
 import { FIXED_PORTS } from "../../config/rules";
 import type { IslandPlan } from "../../plan/types";
 import { partsOf, type Value } from "../../plan/values";
-import { labels, meta, placement, type K8sContext } from "./context";
+import { labels, meta, singletonDeployment, type K8sContext } from "./context";
 import { k8sLiteral, tcpProbe, type K8sObject } from "./objects";
 
 export const mooncakeConfigMapName = (ctx: K8sContext, island: number) => `${ctx.names.mooncakeService(island)}-config`;
@@ -47,35 +47,27 @@ export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[
   const disk = m.diskPath;
   return [
     { apiVersion: "v1", kind: "ConfigMap", metadata: meta(ctx, mooncakeConfigMapName(ctx, island.index), selector), data: { "mooncake.json": mooncakeConfigText(ctx, island) } },
-    {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: meta(ctx, name, selector),
-      spec: {
-        replicas: 1,
-        // Never two masters: clients would split between them.
-        strategy: { type: "Recreate" },
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: selector },
-          spec: {
-            ...placement(ctx),
-            containers: [
-              {
-                name: "mooncake-master",
-                image: ctx.target.mooncake_image,
-                command: mooncakeArgv(ctx, island, m.master.argv),
-                ports: ports.map((p) => ({ name: p.name, containerPort: p.port })),
-                readinessProbe: tcpProbe(m.masterPort, 5, 3),
-                livenessProbe: tcpProbe(m.masterPort, 10, 6),
-                ...(disk ? { volumeMounts: [{ name: "offload-root", mountPath: disk }] } : {}),
-              },
-            ],
-            ...(disk ? { volumes: [{ name: "offload-root", emptyDir: {} }] } : {}),
+    // Recreate: never two masters, or clients would split between them.
+    singletonDeployment(
+      ctx,
+      name,
+      selector,
+      {
+        containers: [
+          {
+            name: "mooncake-master",
+            image: ctx.target.mooncake_image,
+            command: mooncakeArgv(ctx, island, m.master.argv),
+            ports: ports.map((p) => ({ name: p.name, containerPort: p.port })),
+            readinessProbe: tcpProbe(m.masterPort, 5, 3),
+            livenessProbe: tcpProbe(m.masterPort, 10, 6),
+            ...(disk ? { volumeMounts: [{ name: "offload-root", mountPath: disk }] } : {}),
           },
-        },
+        ],
+        ...(disk ? { volumes: [{ name: "offload-root", emptyDir: {} }] } : {}),
       },
-    },
+      { recreate: true },
+    ),
     { apiVersion: "v1", kind: "Service", metadata: meta(ctx, name, selector), spec: { selector, ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port })) } },
   ];
 }

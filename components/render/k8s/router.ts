@@ -3,7 +3,7 @@ import YAML from "yaml";
 import { WORKER_STARTUP_TIMEOUT_S } from "../../plan/router";
 import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
 import { partsOf, type Value } from "../../plan/values";
-import { labels, meta, MOUNTED_FILES, mountedPath, placement, type K8sContext } from "./context";
+import { labels, meta, MOUNTED_FILES, mountedPath, singletonDeployment, type K8sContext } from "./context";
 import { servingSelector } from "./engine-pod";
 import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./values";
@@ -29,37 +29,24 @@ function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPla
   const apiKey = ctx.secrets.includes("apiKey");
   const command = [...k8sArgv(ctx, island.index, r.argv), ...(apiKey ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : [])];
   return [
-    {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: meta(ctx, name, selector),
-      spec: {
-        replicas: 1,
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: selector },
-          spec: {
-            ...placement(ctx),
-            containers: [
-              {
-                name: "vllm-router",
-                image: ctx.target.router_image,
-                command,
-                ...(apiKey ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
-                ports: [
-                  { name: "http", containerPort: r.port },
-                  { name: "metrics", containerPort: r.metricsPort },
-                ],
-                // The router listens only once its workers answer, which can take a model load.
-                startupProbe: tcpProbe(r.port, 10, Math.ceil(WORKER_STARTUP_TIMEOUT_S / 10)),
-                readinessProbe: httpProbe("/health", r.port, 5, 3),
-                livenessProbe: httpProbe("/liveness", r.port, 10, 6),
-              },
-            ],
-          },
+    singletonDeployment(ctx, name, selector, {
+      containers: [
+        {
+          name: "vllm-router",
+          image: ctx.target.router_image,
+          command,
+          ...(apiKey ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
+          ports: [
+            { name: "http", containerPort: r.port },
+            { name: "metrics", containerPort: r.metricsPort },
+          ],
+          // The router listens only once its workers answer, which can take a model load.
+          startupProbe: tcpProbe(r.port, 10, Math.ceil(WORKER_STARTUP_TIMEOUT_S / 10)),
+          readinessProbe: httpProbe("/health", r.port, 5, 3),
+          livenessProbe: httpProbe("/liveness", r.port, 10, 6),
         },
-      },
-    },
+      ],
+    }),
     routerService(ctx, island, selector, [
       { name: "http", port: r.port },
       { name: "metrics", port: r.metricsPort },
@@ -144,53 +131,46 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
         endpointPickerRef: { name: eppName, kind: "Service", port: { number: r.epp.grpcPort }, failureMode: "FailClose" },
       },
     },
-    {
-      apiVersion: "apps/v1",
-      kind: "Deployment",
-      metadata: meta(ctx, ctx.names.routerService(i), selector),
-      spec: {
-        replicas: 1,
-        strategy: { type: "Recreate" },
-        selector: { matchLabels: selector },
-        template: {
-          metadata: { labels: selector, annotations: { "vllm-fleet/config-hash": configHash } },
-          spec: {
-            ...placement(ctx),
-            serviceAccountName: eppName,
-            terminationGracePeriodSeconds: 130,
-            containers: [
-              {
-                name: "epp",
-                image: ctx.target.epp_image,
-                args: k8sArgv(ctx, i, r.epp.argv.slice(1)),
-                env: [fieldEnv("NAMESPACE", "metadata.namespace"), fieldEnv("POD_NAME", "metadata.name")],
-                ports: [
-                  { name: "grpc", containerPort: r.epp.grpcPort },
-                  { name: "grpc-health", containerPort: r.epp.healthPort },
-                  { name: "metrics", containerPort: r.epp.metricsPort },
-                ],
-                readinessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, periodSeconds: 2 },
-                livenessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, initialDelaySeconds: 5, periodSeconds: 10 },
-                volumeMounts: mounts.filter((m) => m.name === "epp-config"),
-              },
-              {
-                name: "envoy",
-                image: ctx.target.envoy_image,
-                args: k8sArgv(ctx, i, r.envoy.argv.slice(1)),
-                ports: [{ name: "http", containerPort: r.port }],
-                readinessProbe: tcpProbe(r.port, 5, 3),
-                livenessProbe: tcpProbe(r.port, 10, 6),
-                volumeMounts: mounts.filter((m) => m.name === "envoy-config"),
-              },
+    singletonDeployment(
+      ctx,
+      ctx.names.routerService(i),
+      selector,
+      {
+        serviceAccountName: eppName,
+        terminationGracePeriodSeconds: 130,
+        containers: [
+          {
+            name: "epp",
+            image: ctx.target.epp_image,
+            args: k8sArgv(ctx, i, r.epp.argv.slice(1)),
+            env: [fieldEnv("NAMESPACE", "metadata.namespace"), fieldEnv("POD_NAME", "metadata.name")],
+            ports: [
+              { name: "grpc", containerPort: r.epp.grpcPort },
+              { name: "grpc-health", containerPort: r.epp.healthPort },
+              { name: "metrics", containerPort: r.epp.metricsPort },
             ],
-            volumes: [
-              { name: "epp-config", configMap: { name: eppConfig.metadata.name } },
-              { name: "envoy-config", configMap: { name: envoyConfig.metadata.name } },
-            ],
+            readinessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, periodSeconds: 2 },
+            livenessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, initialDelaySeconds: 5, periodSeconds: 10 },
+            volumeMounts: mounts.filter((m) => m.name === "epp-config"),
           },
-        },
+          {
+            name: "envoy",
+            image: ctx.target.envoy_image,
+            args: k8sArgv(ctx, i, r.envoy.argv.slice(1)),
+            ports: [{ name: "http", containerPort: r.port }],
+            readinessProbe: tcpProbe(r.port, 5, 3),
+            livenessProbe: tcpProbe(r.port, 10, 6),
+            volumeMounts: mounts.filter((m) => m.name === "envoy-config"),
+          },
+        ],
+        volumes: [
+          { name: "epp-config", configMap: { name: eppConfig.metadata.name } },
+          { name: "envoy-config", configMap: { name: envoyConfig.metadata.name } },
+        ],
       },
-    },
+      // Recreate: one EPP at a time; the hash rolls the pod when a config file changes.
+      { recreate: true, annotations: { "vllm-fleet/config-hash": configHash } },
+    ),
     {
       apiVersion: "v1",
       kind: "Service",
