@@ -60,7 +60,19 @@ export function resolveValue(v: Value, resolve: (r: Ref) => string): string {
     .join("");
 }
 
+/** Resolves every Value inside plain data (config objects, argv lists); other data is kept as is. */
+export function resolveDeep(data: unknown, resolve: (r: Ref) => string): unknown {
+  if (Array.isArray(data)) return data.map((d) => resolveDeep(d, resolve));
+  if (data && typeof data === "object") {
+    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) return resolveValue(data as Value, resolve);
+    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, resolveDeep(v, resolve)]));
+  }
+  return data;
+}
+
 /** Human-readable form for `plan` output: <i0-n1>, <self>, <file:mooncake-config>. */
+export const showRef = (island: number) => (r: Ref) => (r.ref === "node" ? `<i${island}-n${r.node}>` : r.ref === "self" ? "<self>" : `<file:${r.file}>`);
+
 export function showValue(v: Value, island: number): string {
-  return resolveValue(v, (r) => (r.ref === "node" ? `<i${island}-n${r.node}>` : r.ref === "self" ? "<self>" : `<file:${r.file}>`));
+  return resolveValue(v, showRef(island));
 }

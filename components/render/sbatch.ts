@@ -1,7 +1,7 @@
 import YAML from "yaml";
 import type { FleetConfig, SlurmTarget } from "../config/types";
 import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
-import { partsOf, type Ref, type Value } from "../plan/values";
+import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
 import { renderTemplate } from "./templates";
 
@@ -26,18 +26,8 @@ const GENERATED_FILES = {
 } as const;
 
 /** Inside generated files, references become tokens that fleet_write fills in on the node. */
-function tokenise(data: unknown): unknown {
-  if (Array.isArray(data)) return data.map(tokenise);
-  if (data && typeof data === "object") {
-    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) {
-      return partsOf(data as Value)
-        .map((p) => (typeof p === "string" ? p : p.ref === "node" ? `__FLEET_NODE_ADDR_${p.node}__` : p.ref === "file" ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}` : "__FLEET_SELF__"))
-        .join("");
-    }
-    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, tokenise(v)]));
-  }
-  return data;
-}
+const token = (p: Ref) => (p.ref === "node" ? `__FLEET_NODE_ADDR_${p.node}__` : p.ref === "file" ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}` : "__FLEET_SELF__");
+const tokenise = (data: unknown) => resolveDeep(data, token);
 
 /** The unique SLURM job name of an island: adoption and scancel find the job by it. */
 export function jobName(plan: DeploymentPlan, island: number): string {

@@ -1,21 +1,11 @@
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/types";
-import { showValue, type Value } from "../plan/values";
+import { resolveDeep, showRef, showValue, type Value } from "../plan/values";
 
 /** A URL with a symbolic host, e.g. http://<i0-n0>:8000/v1, for plans made before nodes exist. */
 export const showUrl = (island: number, u: NodeUrl) => `http://<i${island}-n${u.node}>:${u.port}${u.path}`;
 
 function showAll(values: Value[], island: number): string[] {
   return values.map((v) => showValue(v, island));
-}
-
-/** Replaces every Value (string or templated) inside plain data with its display string. */
-function showDeep(data: unknown, island: number): unknown {
-  if (Array.isArray(data)) return data.map((d) => showDeep(d, island));
-  if (data && typeof data === "object") {
-    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) return showValue(data as Value, island);
-    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, showDeep(v, island)]));
-  }
-  return data;
 }
 
 function engineJson(e: EngineProcess) {
@@ -43,8 +33,8 @@ function islandJson(i: IslandPlan) {
     name: i.name,
     nodes: i.nodes,
     engines: i.engines.map(engineJson),
-    router: i.router ? showDeep(i.router, i.index) : null,
-    mooncake: i.mooncake ? showDeep(i.mooncake, i.index) : null,
+    router: i.router ? resolveDeep(i.router, showRef(i.index)) : null,
+    mooncake: i.mooncake ? resolveDeep(i.mooncake, showRef(i.index)) : null,
     endpoints: {
       router: i.endpoints.router ? showUrl(i.index, i.endpoints.router) : null,
       engines: i.endpoints.engines.map((e) => ({ id: e.id, role: e.role, url: showUrl(i.index, e.url) })),

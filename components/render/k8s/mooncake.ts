@@ -1,6 +1,6 @@
 import { FIXED_PORTS } from "../../config/rules";
 import type { IslandPlan } from "../../plan/types";
-import { partsOf, type Value } from "../../plan/values";
+import { partsOf, resolveDeep, type Value } from "../../plan/values";
 import { labels, meta, singletonDeployment, type K8sContext } from "./context";
 import { k8sLiteral, tcpProbe, type K8sObject } from "./objects";
 
@@ -26,8 +26,7 @@ function mooncakeValue(ctx: K8sContext, island: IslandPlan, v: Value, forKubelet
 
 /** MOONCAKE_CONFIG_PATH contents for the engines: the master and metadata server by Service DNS. */
 export function mooncakeConfigText(ctx: K8sContext, island: IslandPlan): string {
-  const entries = Object.entries(island.mooncake!.engineConfig).map(([k, v]) => [k, typeof v === "object" || typeof v === "string" ? mooncakeValue(ctx, island, v, false) : v]);
-  return JSON.stringify(Object.fromEntries(entries), null, 2) + "\n";
+  return JSON.stringify(resolveDeep(island.mooncake!.engineConfig, (r) => mooncakeValue(ctx, island, { parts: [r] }, false)), null, 2) + "\n";
 }
 
 /** A master or client command line for kubelet. */

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import YAML from "yaml";
 import { WORKER_STARTUP_TIMEOUT_S } from "../../plan/router";
 import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
-import { partsOf, type Value } from "../../plan/values";
-import { labels, meta, MOUNTED_FILES, mountedPath, singletonDeployment, type K8sContext } from "./context";
+import { resolveDeep, type Ref } from "../../plan/values";
+import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./context";
 import { servingSelector } from "./engine-pod";
 import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./values";
@@ -54,23 +54,13 @@ function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPla
   ];
 }
 
-/** Plain data with Values resolved for a file the pod reads (no kubelet expansion in files). */
-function resolveDeep(ctx: K8sContext, island: number, data: unknown): unknown {
-  if (Array.isArray(data)) return data.map((d) => resolveDeep(ctx, island, d));
-  if (data && typeof data === "object") {
-    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) {
-      return partsOf(data as Value)
-        .map((p) => {
-          if (typeof p === "string") return p;
-          if (p.ref === "file") return mountedPath(p.file);
-          if (p.ref === "node") return ctx.names.pod(ctx.plan.islands[island], p.node).host;
-          throw new Error("internal error: a router config file cannot name the pod's own address");
-        })
-        .join("");
-    }
-    return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, resolveDeep(ctx, island, v)]));
-  }
-  return data;
+/** References inside a config file the router pod reads (files get no kubelet expansion). */
+function fileRefs(ctx: K8sContext, island: number) {
+  const resolve = k8sRefs(ctx, island, "");
+  return (ref: Ref) => {
+    if (ref.ref === "self") throw new Error("internal error: a router config file cannot name the pod's own address");
+    return resolve(ref);
+  };
 }
 
 const yamlText = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
@@ -86,8 +76,8 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
   const selector = labels(ctx, "router", i);
   const eppName = ctx.names.eppService(i);
   const pool = ctx.names.prefix(i);
-  const eppText = yamlText(resolveDeep(ctx, i, r.epp.config));
-  const envoyText = yamlText(resolveDeep(ctx, i, r.envoy.config));
+  const eppText = yamlText(resolveDeep(r.epp.config, fileRefs(ctx, i)));
+  const envoyText = yamlText(resolveDeep(r.envoy.config, fileRefs(ctx, i)));
   const configMap = (file: "epp-config" | "envoy-config", text: string): K8sObject => ({
     apiVersion: "v1",
     kind: "ConfigMap",
