@@ -73,7 +73,7 @@ export class InferenceDeployment extends pulumi.ComponentResource {
       ? new k8s.core.v1.Secret(fleet.secret.metadata.name, { ...fleet.secret, stringData: Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)])) }, { parent: this, provider })
       : undefined;
     const startupTimeout = (plan.config.target as KubernetesTarget).startup_timeout;
-    return pulumi.all(fleet.islands.map((objects) => kubernetesIsland(name, this, { plan: plan.islands[objects.island], objects, provider, startupTimeout, secret })));
+    return pulumi.all(fleet.islands.map((objects) => kubernetesIsland(name, this, { plan: plan.islands[objects.island], disaggregated: plan.shape === "disaggregated", objects, provider, startupTimeout, secret })));
   }
 
   private slurmIsland(name: string, island: IslandPlan, plan: DeploymentPlan, connection: pulumi.Input<command.types.input.remote.ConnectionArgs>): SlurmJob {

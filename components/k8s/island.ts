@@ -7,6 +7,8 @@ import { k8sResource } from "./resource";
 
 export interface K8sIslandArgs {
   plan: IslandPlan;
+  /** Prefill/decode: one PrefillDecodeGroup instead of a VllmReplica per replica. */
+  disaggregated: boolean;
   objects: K8sIslandObjects;
   provider: k8s.Provider;
   /** Seconds a replica may take to pass its startup probes ([kubernetes] startup_timeout). */
@@ -47,7 +49,7 @@ export function kubernetesIsland(name: string, parent: pulumi.ComponentResource,
   const create = (part: pulumi.ComponentResource, replicas: K8sIslandObjects["replicas"]) =>
     replicas.map(({ object }) => k8sResource(object, { parent: part, provider, dependsOn: engineDeps, customTimeouts: slow }));
   const workloads: pulumi.CustomResource[] = [];
-  if (objects.replicas.some((r) => r.workload.role !== "replica")) {
+  if (args.disaggregated) {
     const group = new PrefillDecodeGroup(`${base}-pd`, { engines: endpointsOf(idsOf(objects.replicas)) }, { parent });
     workloads.push(...create(group, objects.replicas));
   } else {

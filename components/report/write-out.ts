@@ -3,7 +3,7 @@ import * as path from "node:path";
 import type { DeploymentPlan } from "../plan/types";
 import YAML from "yaml";
 import { renderIslandJob } from "../render/island-job";
-import { renderK8sFleet } from "../render/k8s/fleet";
+import { islandK8sObjects, renderK8sFleet } from "../render/k8s/fleet";
 import type { K8sObject } from "../render/k8s/objects";
 import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
 import { planJson } from "./plan-json";
@@ -42,7 +42,7 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
     const fleet = renderK8sFleet(plan, []);
     for (const island of fleet.islands) {
       const dir = plan.islands[island.island].name;
-      for (const o of [...island.mooncake, island.engineService, ...island.replicas.map((r) => r.object), ...island.router]) write(`${dir}/${objectFile(o)}`, objectYaml(o));
+      for (const o of islandK8sObjects(island)) write(`${dir}/${objectFile(o)}`, objectYaml(o));
     }
   }
   return written;

@@ -3,7 +3,6 @@ import type * as command from "@pulumi/command";
 import { z } from "zod";
 import { NS, secretConfig } from "../secrets";
 
-export { NS };
 
 const host = z.string().regex(/^[A-Za-z0-9._:-]+$/, "must be a host name or address");
 const hop = z
@@ -58,8 +57,8 @@ export function connectionArgs(login: Login, privateKey: pulumi.Input<string> | 
  */
 export function loginConnection(config: pulumi.Config): command.types.input.remote.ConnectionArgs {
   const login = parseLogin(config.getObject<unknown>("login"));
-  const key = secretConfig(config, "sshPrivateKey");
-  const jumpKey = secretConfig(config, "jumpPrivateKey");
+  const key = secretConfig(config, "sshPrivateKey", "< <key file>");
+  const jumpKey = secretConfig(config, "jumpPrivateKey", "< <key file>");
   if (!login.hostKey) pulumi.log.warn(`${NS}:login.hostKey is not set, so the login node's host key is not checked; set it from \`ssh-keyscan -t ed25519 ${login.host}\``);
   if (key === undefined) pulumi.log.info(`${NS}:sshPrivateKey is not set; the ssh agent ($SSH_AUTH_SOCK) will be used`);
   return connectionArgs(login, key, jumpKey);

@@ -27,7 +27,7 @@ export function mountedPath(file: GeneratedFile): string {
 
 export type Component = "engine" | "router" | "mooncake";
 
-/** Labels every object carries; `selector` is the subset workloads select on. */
+/** The labels objects carry and select on: fleet, component, island, plus `extra`. */
 export function labels(ctx: K8sContext, component: Component, island?: number, extra: Record<string, string> = {}): Record<string, string> {
   return {
     "app.kubernetes.io/name": "vllm-fleet",

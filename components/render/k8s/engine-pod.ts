@@ -24,7 +24,7 @@ export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, 
   }
   const lines: string[] = [];
   for (const w of words) {
-    if (lines.length === 0 || (w.startsWith("--") && lines.length > 0)) lines.push(w);
+    if (lines.length === 0 || w.startsWith("--")) lines.push(w);
     else lines[lines.length - 1] += ` ${w}`;
   }
   return [

@@ -2,7 +2,7 @@ import type { KubernetesTarget } from "../../config/types";
 import type { DeploymentPlan, Role } from "../../plan/types";
 import { labels, meta, type K8sContext } from "./context";
 import { mooncakeObjects } from "./mooncake";
-import { k8sNames, type EngineWorkload } from "./names";
+import { k8sNames, type EngineWorkload, type K8sNames } from "./names";
 import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
 import { routerObjects } from "./router";
 import { engineObjects } from "./workloads";
@@ -38,8 +38,7 @@ export interface K8sFleetObjects {
 }
 
 /** Endpoints need no cluster: names are chosen, so URLs are known at plan time. */
-export function k8sEndpoints(plan: DeploymentPlan): K8sIslandEndpoints[] {
-  const names = k8sNames(plan);
+export function k8sEndpoints(plan: DeploymentPlan, names: K8sNames = k8sNames(plan)): K8sIslandEndpoints[] {
   return plan.islands.map((island) => ({
     island: island.index,
     namespace: names.namespace,
@@ -64,7 +63,7 @@ export function k8sEndpoints(plan: DeploymentPlan): K8sIslandEndpoints[] {
 export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8sFleetObjects {
   if (plan.target !== "kubernetes") throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
   const ctx: K8sContext = { plan, target: plan.config.target as KubernetesTarget, names: k8sNames(plan), secrets: [...new Set(secrets)].sort() };
-  const endpoints = k8sEndpoints(plan);
+  const endpoints = k8sEndpoints(plan, ctx.names);
   const secret: K8sFleetObjects["secret"] = ctx.secrets.length
     ? { apiVersion: "v1", kind: "Secret", metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")), type: "Opaque", stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])) }
     : undefined;
@@ -85,10 +84,10 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
   };
 }
 
-/** Flat list in creation order: secret, then per island store, engines, router. */
+/** One island's objects in creation order: store, engines, router. */
+export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [...i.mooncake, i.engineService, ...i.replicas.map((r) => r.object), ...i.router];
+
+/** Flat list in creation order: the secret, then every island's objects. */
 export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {
-  return [
-    ...(fleet.secret ? [fleet.secret] : []),
-    ...fleet.islands.flatMap((i) => [...i.mooncake, i.engineService, ...i.replicas.map((r) => r.object), ...i.router]),
-  ];
+  return [...(fleet.secret ? [fleet.secret] : []), ...fleet.islands.flatMap(islandK8sObjects)];
 }

@@ -33,7 +33,15 @@ export function k8sNames(plan: DeploymentPlan) {
     return name;
   };
 
+  // pod() runs for every node reference in every command line: group each island once.
+  const grouped = new Map<number, EngineWorkload[]>();
   function workloads(island: IslandPlan): EngineWorkload[] {
+    let found = grouped.get(island.index);
+    if (!found) grouped.set(island.index, (found = groupWorkloads(island)));
+    return found;
+  }
+
+  function groupWorkloads(island: IslandPlan): EngineWorkload[] {
     const groups = new Map<string, EngineProcess[]>();
     for (const e of island.engines) {
       const key = `${e.role}${e.replica}`;

@@ -1,5 +1,5 @@
 import { partsOf, type Value } from "../../plan/values";
-import { shellWord, type RefSpelling } from "../shell";
+import { shellWord } from "../shell";
 import { k8sRefs, type K8sContext } from "./context";
 import { k8sLiteral } from "./objects";
 
@@ -19,9 +19,7 @@ export const k8sArgv = (ctx: K8sContext, island: number, argv: Value[]) => argv.
 
 /** The same references spelled for bash inside an engine script (`${POD_IP}` from the env). */
 export function scriptWord(ctx: K8sContext, island: number, v: Value): string {
-  const resolve = k8sRefs(ctx, island, "${POD_IP}");
-  const spell: RefSpelling = (ref) => resolve(ref);
-  return shellWord(v, spell);
+  return shellWord(v, k8sRefs(ctx, island, "${POD_IP}"));
 }
 
 /** True when a Value is exactly the pod's own address (then the env var reads status.podIP). */
