@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { loadConfigFile, overridesFromObject } from "./components/config";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
 import { kubernetesProvider } from "./components/k8s/provider";
-import { plannedOutputs } from "./components/outputs";
+import { fleetEndpoints, plannedOutputs } from "./components/outputs";
 import { buildPlan } from "./components/plan/plan";
 import { NS, secretConfig } from "./components/secrets";
 import { loginConnection } from "./components/slurm/login";
@@ -25,6 +25,12 @@ const plan = buildPlan(cfg, pulumi.getStack());
 
 export const planned = plannedOutputs(plan);
 
+const apiKeySecret = secretConfig(config, "apiKey", "<key>");
+if (apiKeySecret !== undefined && plan.target === "slurm") {
+  // Refused rather than ignored: a key the engines do not enforce would promise a protection that is not there.
+  throw new Error(`${NS}:apiKey is not applied to SLURM fleets yet; remove it (pulumi config rm ${NS}:apiKey) or deploy to Kubernetes`);
+}
+
 const fleet =
   plan.target === "slurm"
     ? new InferenceDeployment(pulumi.getStack(), { plan, connection: loginConnection(config) })
@@ -32,7 +38,7 @@ const fleet =
         plan,
         kubernetes: {
           provider: kubernetesProvider(pulumi.getStack(), config, cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default"),
-          secrets: { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: secretConfig(config, "apiKey", "<key>") },
+          secrets: { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: apiKeySecret },
         },
       });
 
@@ -41,3 +47,13 @@ const fleet =
  * job id and nodes (from the running job); Kubernetes adds namespace and pods (in-cluster DNS).
  */
 export const islands = fleet.islands;
+
+/**
+ * The trainer contract: every island's router and engines, the whole stack's lists in island order,
+ * and ready-made prime-rl / NexRL / OpenAI blocks. Read it with `pulumi stack output endpoints --json`
+ * or from a trainer stack through a StackReference (components/trainer/fleet-reference.ts).
+ */
+export const endpoints = fleet.islands.apply((islands) => fleetEndpoints(plan, islands, apiKeySecret !== undefined));
+
+/** The engines' API key, as a secret output (absent when none is configured). */
+export const apiKey = apiKeySecret;

@@ -1,6 +1,62 @@
-import type { DeploymentPlan } from "./plan/types";
+import type { DeploymentPlan, Role } from "./plan/types";
 import { k8sEndpoints } from "./render/k8s/fleet";
 import { showUrl } from "./report/plan-json";
+import { trainerBlocks, type TrainerBlocks } from "./report/trainer-blocks";
+
+/** One island as a trainer sees it: where to send rollouts, and every engine for weight updates. */
+export interface IslandEndpoints {
+  island: number;
+  model: string;
+  /** The island's router (`.../v1`), or null when engines are addressed directly. */
+  routerUrl: string | null;
+  /** Every engine's URL (`.../v1`) in the planner's order: node-major, rank-minor; P/D prefill first. */
+  adminUrls: string[];
+  /** The role of each admin URL, position by position. */
+  roles: Role[];
+  engineCount: number;
+}
+
+/** The whole stack: every island's endpoints, concatenated in island order, plus trainer blocks. */
+export interface FleetEndpoints {
+  model: string;
+  target: "slurm" | "kubernetes";
+  /** Where OpenAI-style requests go: every island's router, or every engine where there is none. */
+  baseUrls: string[];
+  adminUrls: string[];
+  roles: Role[];
+  engineCount: number;
+  /** Whether the engines require `Authorization: Bearer <apiKey>` (the key is the `apiKey` output). */
+  apiKeyRequired: boolean;
+  islands: (IslandEndpoints & { trainers: TrainerBlocks })[];
+  trainers: TrainerBlocks;
+}
+
+/** The island fields every target reports (SLURM from the job's result line, Kubernetes from names). */
+export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUrls" | "roles">;
+
+/**
+ * The trainer contract, built from what each island reports. Pure: the Pulumi program applies it
+ * to the islands' outputs and `planned` applies it to the plan, so both have one shape.
+ */
+export function fleetEndpoints(plan: Pick<DeploymentPlan, "model" | "target">, islands: IslandUrls[], apiKeyRequired: boolean): FleetEndpoints {
+  const own = islands.map((i) => {
+    const island: IslandEndpoints = { island: i.island, model: plan.model, routerUrl: i.routerUrl, adminUrls: i.adminUrls, roles: i.roles, engineCount: i.adminUrls.length };
+    return { ...island, trainers: trainerBlocks({ model: plan.model, baseUrls: baseUrls([island]), adminUrls: island.adminUrls, roles: island.roles, apiKeyRequired }) };
+  });
+  const all = {
+    model: plan.model,
+    baseUrls: baseUrls(own),
+    adminUrls: own.flatMap((i) => i.adminUrls),
+    roles: own.flatMap((i) => i.roles),
+    apiKeyRequired,
+  };
+  return { ...all, target: plan.target, engineCount: all.adminUrls.length, islands: own, trainers: trainerBlocks(all) };
+}
+
+/** Routers when every island has one; otherwise every engine (a router-less island is served by its engines). */
+function baseUrls(islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]): string[] {
+  return islands.flatMap((i) => (i.routerUrl ? [i.routerUrl] : i.adminUrls));
+}
 
 /**
  * Endpoints as planned. On SLURM nodes are not allocated yet, so hosts are symbolic (<i0-n0>); on

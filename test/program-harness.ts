@@ -65,7 +65,15 @@ export function fakeCreateStdout(stdin: string): string {
 }
 
 /** Installs the mocks; returns the live list of registrations. */
-export function installMocks(stack: string, opts: { preview?: boolean; commandStdout?: (inputs: Record<string, any>) => string } = {}): Registered[] {
+export function installMocks(
+  stack: string,
+  opts: {
+    preview?: boolean;
+    commandStdout?: (inputs: Record<string, any>) => string;
+    /** What a StackReference to each stack name reads: its outputs and which of them are secret. */
+    stackOutputs?: Record<string, { outputs: Record<string, unknown>; secretOutputNames: string[] }>;
+  } = {},
+): Registered[] {
   const registered: Registered[] = [];
   const pending = new Map<string, Registered["options"]>();
   pulumi.runtime.setMocks(
@@ -74,7 +82,12 @@ export function installMocks(stack: string, opts: { preview?: boolean; commandSt
         const { value: inputs } = unwrap(args.inputs);
         const secretInputs = Object.entries(args.inputs).filter(([, v]) => unwrap(v).secret).map(([k]) => k);
         registered.push({ type: args.type, name: args.name, inputs, secretInputs, options: pending.get(`${args.type}::${args.name}`)! });
-        const state = args.type === "command:remote:Command" ? { ...args.inputs, stdout: (opts.commandStdout ?? ((i) => fakeCreateStdout(i.stdin)))(inputs), stderr: "" } : args.inputs;
+        const state =
+          args.type === "command:remote:Command"
+            ? { ...args.inputs, stdout: (opts.commandStdout ?? ((i) => fakeCreateStdout(i.stdin)))(inputs), stderr: "" }
+            : args.type === "pulumi:pulumi:StackReference"
+              ? { ...args.inputs, ...(opts.stackOutputs?.[inputs.name] ?? { outputs: {}, secretOutputNames: [] }) }
+              : args.inputs;
         return { id: `${args.name}-id`, state };
       },
       call: (args) => args.inputs,
@@ -110,6 +123,11 @@ export function slurmConfig(extra: Record<string, unknown> = {}, login: Record<s
 
 export function setConfig(config: Record<string, string>, secretKeys = ["vllm-fleet:sshPrivateKey", "vllm-fleet:jumpPrivateKey"]) {
   pulumi.runtime.setAllConfig(config, secretKeys.filter((k) => k in config));
+}
+
+/** Whether an Output is marked secret (what `pulumi stack output` shows as [secret]). */
+export function isSecret(o: unknown): Promise<boolean> {
+  return (pulumi.output(o) as any).isSecret as Promise<boolean>;
 }
 
 /** Resolves an Output the way `pulumi stack output` would see it. */
