@@ -1,14 +1,12 @@
-import Table from "cli-table3";
 import type { DeploymentPlan, IslandPlan } from "../plan/types";
 import { showValue, type Value } from "../plan/values";
 import { k8sNames } from "../render/k8s/names";
 import { showUrl } from "./plan-json";
+import { textTable } from "./text-table";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function table(head: string[]): Table.Table {
-  return new Table({ head, style: { head: [], border: [], compact: true }, chars: { mid: "", "left-mid": "", "mid-mid": "", "right-mid": "" } });
-}
+const table = textTable;
 
 function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
   const cmd = (argv: Value[]) => argv.map((v) => showValue(v, island.index)).join(" ");

@@ -1,0 +1,156 @@
+import { fleetEndpoints, type FleetEndpoints, type IslandUrls } from "../outputs";
+import type { Role } from "../plan/types";
+import { shq } from "../render/shell";
+import { parseIslandResult } from "../report/island-result";
+import { processUrl, type FleetView, type IslandView } from "./fleet-view";
+import { getText, probeAll } from "./http";
+import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
+import type { Shell } from "./remote";
+import { parseSchedulerReport, schedulerQueryScript, type JobReport } from "./scheduler";
+import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
+
+/** Asks SLURM about every island in one round trip; Kubernetes and endpoints-only views skip it. */
+export async function querySchedulers(view: FleetView, shell: Shell | undefined): Promise<Map<number, JobReport> | undefined> {
+  if (!shell || view.target !== "slurm" || !view.islands.some((i) => i.jobName)) return undefined;
+  const run = await shell.run(schedulerQueryScript(view.islands));
+  if (run.code !== 0) throw new Error(`the scheduler query on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
+  return parseSchedulerReport(run.stdout, view.islands.map((i) => i.island));
+}
+
+const addrsOf = (jobs: Map<number, JobReport> | undefined, island: IslandView) => {
+  const a = jobs?.get(island.island)?.addrs;
+  return a && a.length ? a : undefined;
+};
+
+export interface FleetStatusReport {
+  status: Status;
+  model: string;
+  target: FleetView["target"];
+  islands: IslandStatus[];
+}
+
+/** Scheduler first, then every process's /health and /v1/models, all probed at once. */
+export async function statusCommand(view: FleetView, shell: Shell | undefined): Promise<FleetStatusReport> {
+  const jobs = await querySchedulers(view, shell);
+  const urls = view.islands.flatMap((i) => {
+    const job = jobs?.get(i.island);
+    if (job && job.state !== "RUNNING") return []; // nothing to probe until the job runs
+    return [...i.engines, ...(i.router ? [i.router] : [])].map((p) => processUrl(p, addrsOf(jobs, i))).filter((u): u is string => !!u);
+  });
+  const probes = await probeAll(urls, view.model);
+  const islands = view.islands.map((i) => islandStatus(i, jobs?.get(i.island), probes));
+  return { status: fleetStatus(islands), model: view.model, target: view.target, islands };
+}
+
+export interface EngineTarget {
+  island: number;
+  id: string;
+  role: string;
+  url: string;
+}
+
+/** Every engine with an address now (a SLURM job must be running for its engines to have one). */
+export async function engineTargets(view: FleetView, shell: Shell | undefined): Promise<EngineTarget[]> {
+  const jobs = await querySchedulers(view, shell);
+  return view.islands.flatMap((i) =>
+    i.engines.flatMap((e) => {
+      const url = processUrl(e, addrsOf(jobs, i));
+      return url ? [{ island: i.island, id: e.id, role: e.role, url }] : [];
+    }),
+  );
+}
+
+export interface MetricsRow extends EngineMetrics {
+  island: number;
+  id: string;
+  role: string;
+  url: string;
+  error?: string;
+}
+
+/** Scrapes every engine's /metrics at once; an engine that does not answer gets a row that says why. */
+export async function scrapeAll(engines: EngineTarget[]): Promise<(Scrape | string)[]> {
+  return Promise.all(
+    engines.map(async (e) => {
+      try {
+        const res = await getText(`${new URL(e.url).origin}/metrics`);
+        return res.status === 200 ? parseScrape(res.body, Date.now()) : `/metrics answered ${res.status}`;
+      } catch (err) {
+        return (err as { name?: string }).name === "TimeoutError" ? "timeout" : ((err as { cause?: { code?: string } }).cause?.code ?? String(err));
+      }
+    }),
+  );
+}
+
+const EMPTY: EngineMetrics = { running: 0, waiting: 0, kvUsage: null, promptTps: null, generationTps: null, requestsPerS: null, prefixHitRate: null, windowS: null };
+
+/** Rows from the scrape now and the one before (same engine order). */
+export function metricsRows(engines: EngineTarget[], now: (Scrape | string)[], before?: (Scrape | string)[]): { rows: MetricsRow[]; total: EngineMetrics } {
+  const rows = engines.map((e, k): MetricsRow => {
+    const s = now[k];
+    const b = before?.[k];
+    if (typeof s === "string") return { ...e, ...EMPTY, error: s };
+    return { ...e, ...engineMetrics(s, typeof b === "string" ? undefined : b) };
+  });
+  return { rows, total: totalMetrics(rows.filter((r) => !r.error)) };
+}
+
+/** `tail` of each selected process's log in the job's latest attempt, plus the batch output with `job`. */
+export function logsScript(view: FleetView, select: (id: string) => boolean, lines: number, job: boolean): string {
+  const parts = ["set -u", 'cd "$HOME" || exit 1', "user=$(id -un)"];
+  for (const i of view.islands) {
+    if (!i.jobName || !i.islandDir) continue;
+    const dir = shq(i.islandDir);
+    parts.push(
+      `id=$(squeue -h -u "$user" --name=${shq(i.jobName)} -o %i 2>/dev/null | head -n 1); [ -n "$id" ] || id=$(head -c 32 ${dir}/job_id 2>/dev/null)`,
+      `if [ -z "$id" ]; then echo "==> island ${i.island}: no job known <=="; fi`,
+    );
+    if (job) parts.push(`if [ -n "$id" ]; then echo "==> island ${i.island}: batch output ${i.islandDir}/slurm-$id.out <=="; tail -n ${lines} ${dir}/slurm-"$id".out 2>&1; fi`);
+    for (const p of [...i.engines, ...(i.router ? [i.router] : [])]) {
+      if (!select(p.id) || !p.at) continue;
+      const file = `${i.islandDir}/logs/latest/node_${p.at.node}/${p.id}.log`;
+      parts.push(`echo ${shq(`==> island ${i.island}: ${p.id} (${file}) <==`)}; tail -n ${lines} ${shq(file)} 2>&1`);
+    }
+  }
+  return parts.join("\n") + "\n";
+}
+
+/** The endpoints each island's job wrote (endpoints.json appears only once every endpoint serves). */
+export function endpointsScript(view: FleetView): string {
+  const parts = ['cd "$HOME" || exit 1'];
+  for (const i of view.islands) {
+    if (!i.islandDir) continue;
+    parts.push(`printf 'island\\t%s\\t' ${i.island}; cat ${shq(`${i.islandDir}/endpoints.json`)} 2>/dev/null || echo`);
+  }
+  return parts.join("\n") + "\n";
+}
+
+/**
+ * The trainer contract as the fleet reports it now. SLURM: each island's endpoints.json (written
+ * once every endpoint serves), so an island not yet READY is missing and said so. Otherwise the
+ * URLs the view already has.
+ */
+export async function endpointsCommand(view: FleetView, shell: Shell | undefined): Promise<{ endpoints: FleetEndpoints; missing: number[] }> {
+  const missing: number[] = [];
+  let islands: IslandUrls[];
+  if (view.target === "slurm" && shell && view.islands.every((i) => i.islandDir)) {
+    const run = await shell.run(endpointsScript(view));
+    if (run.code !== 0) throw new Error(`reading endpoints.json on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
+    const found = new Map<number, IslandUrls>();
+    for (const line of run.stdout.split("\n")) {
+      const [kind, k, json] = line.split("\t");
+      if (kind !== "island" || !json?.trim()) continue;
+      const r = parseIslandResult(json);
+      if (!r.dryRun) found.set(Number(k), { island: r.island, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles });
+    }
+    islands = view.islands.flatMap((i) => (found.has(i.island) ? [found.get(i.island)!] : (missing.push(i.island), [])));
+  } else {
+    islands = view.islands.map((i) => ({
+      island: i.island,
+      routerUrl: i.router?.url ?? null,
+      adminUrls: i.engines.map((e) => e.url).filter((u): u is string => !!u),
+      roles: i.engines.filter((e) => e.url).map((e) => e.role as Role),
+    }));
+  }
+  return { endpoints: fleetEndpoints(view, islands, process.env.VLLM_API_KEY !== undefined), missing };
+}

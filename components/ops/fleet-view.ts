@@ -1,0 +1,102 @@
+import type { DeploymentPlan, NodeUrl, Role } from "../plan/types";
+import { k8sEndpoints } from "../render/k8s/fleet";
+import { islandDir, jobName } from "../render/sbatch";
+
+/**
+ * What the fleet CLI operates on, whichever way it learnt about the fleet. From a stack file (the
+ * plan) it knows every process and where it runs, so it can follow a job from PENDING on; from an
+ * endpoints file (the job's endpoints.json or `pulumi stack output --json`) it knows the URLs.
+ */
+export interface FleetView {
+  model: string;
+  target: "slurm" | "kubernetes";
+  islands: IslandView[];
+}
+
+export interface IslandView {
+  island: number;
+  /** SLURM: the unique job name the scheduler knows the island by. */
+  jobName?: string;
+  /** SLURM: where the island keeps its job id, logs and endpoints.json on the login node. */
+  islandDir?: string;
+  /** A job id the endpoints file recorded (a plan does not know it). */
+  jobId?: string;
+  nodeCount?: number;
+  engines: ProcessView[];
+  router?: ProcessView & { kind: "vllm-router" | "llm-d" };
+}
+
+export interface ProcessView {
+  /** The process name: its log is <name>.log and its exit marker <name>.exit on its node. */
+  id: string;
+  role: Role | "router";
+  /** Where it runs, when known from the plan: the island's node and port. */
+  at?: NodeUrl;
+  /** Its base URL (`.../v1`) when already known (Kubernetes names, or an endpoints file). */
+  url?: string;
+}
+
+/** A plan's view: SLURM URLs wait for the scheduler's node addresses; Kubernetes URLs are names. */
+export function viewFromPlan(plan: DeploymentPlan): FleetView {
+  const k8s = plan.target === "kubernetes" ? k8sEndpoints(plan) : undefined;
+  return {
+    model: plan.model,
+    target: plan.target,
+    islands: plan.islands.map((island) => {
+      const ep = island.endpoints;
+      const slurm = plan.target === "slurm" ? { jobName: jobName(plan, island.index), islandDir: islandDir(plan.config, island), nodeCount: island.nodes.length } : {};
+      const router = island.router && ep.router ? { id: island.router.kind === "llm-d" ? "envoy" : "router", role: "router" as const, kind: island.router.kind, at: ep.router, url: k8s?.[island.index].routerUrl ?? undefined } : undefined;
+      return {
+        island: island.index,
+        ...slurm,
+        engines: ep.engines.map((e, k) => ({ id: e.id, role: e.role, at: e.url, url: k8s?.[island.index].adminUrls[k] })),
+        ...(router ? { router } : {}),
+      };
+    }),
+  };
+}
+
+/** The fields of the files a user may hand the CLI; anything else is reported, not guessed. */
+interface EndpointsIsland {
+  island: number;
+  jobName?: string;
+  jobId?: string | null;
+  routerUrl: string | null;
+  adminUrls: string[];
+  roles: Role[];
+  engines?: { id: string; role: Role; url: string }[];
+}
+
+/**
+ * Reads an island's endpoints.json (`vllm-fleet/island/v1`), or `pulumi stack output --json` (its
+ * `islands` and `planned` outputs). Engine ids come from the file when it has them.
+ */
+export function viewFromEndpoints(doc: unknown, source: string): FleetView {
+  const d = doc as Record<string, any>;
+  if (d && d.format === "vllm-fleet/island/v1") {
+    if (d.dryRun) throw new Error(`${source} is a dry run's result: nothing was deployed`);
+    return { model: d.model, target: "slurm", islands: [islandFromEndpoints(d as EndpointsIsland)] };
+  }
+  if (d && Array.isArray(d.islands) && d.planned && typeof d.planned.model === "string") {
+    return { model: d.planned.model, target: d.planned.target, islands: (d.islands as EndpointsIsland[]).map(islandFromEndpoints) };
+  }
+  throw new Error(`${source} is neither an island's endpoints.json nor \`pulumi stack output --json\` of a vllm-fleet stack`);
+}
+
+function islandFromEndpoints(i: EndpointsIsland): IslandView {
+  const engines = i.engines ?? i.adminUrls.map((url, k) => ({ id: `engine${k}`, role: i.roles[k], url }));
+  return {
+    island: i.island,
+    ...(i.jobName ? { jobName: i.jobName } : {}),
+    ...(i.jobId ? { jobId: i.jobId } : {}),
+    engines: engines.map((e) => ({ id: e.id, role: e.role, url: e.url })),
+    ...(i.routerUrl ? { router: { id: "router", role: "router" as const, kind: "vllm-router" as const, url: i.routerUrl } } : {}),
+  };
+}
+
+/** A process's base URL: known already, or built from its node's address once the job runs. */
+export function processUrl(p: ProcessView, addrs: string[] | undefined): string | undefined {
+  if (p.url) return p.url;
+  if (!p.at || !addrs || addrs[p.at.node] === undefined) return undefined;
+  return `http://${addrs[p.at.node]}:${p.at.port}${p.at.path}`;
+}

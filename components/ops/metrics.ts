@@ -1,0 +1,110 @@
+import parsePrometheusTextFormat from "parse-prometheus-text-format";
+
+/**
+ * One scrape of an engine's /metrics, reduced to what a person watching a fleet needs. Series are
+ * summed across labels (one engine process serves several DP ranks, each its own series), which
+ * vec-inf's last-series-wins parse gets wrong. Names are vLLM V1's.
+ */
+export interface Scrape {
+  at: number;
+  running: number;
+  waiting: number;
+  /** Mean KV-cache usage across the process's ranks, 0..1. */
+  kvUsage: number | null;
+  promptTokens: number;
+  generationTokens: number;
+  prefixQueries: number;
+  prefixHits: number;
+  requests: number;
+  preemptions: number;
+}
+
+export const METRIC_NAMES = {
+  running: "vllm:num_requests_running",
+  waiting: "vllm:num_requests_waiting",
+  kvUsage: "vllm:kv_cache_usage_perc",
+  promptTokens: "vllm:prompt_tokens_total",
+  generationTokens: "vllm:generation_tokens_total",
+  prefixQueries: "vllm:prefix_cache_queries_total",
+  prefixHits: "vllm:prefix_cache_hits_total",
+  requests: "vllm:request_success_total",
+  preemptions: "vllm:num_preemptions_total",
+} as const;
+
+/** The client library strips `_total` from counter family names; samples keep the full name in text. */
+const familyName = (name: string) => name.replace(/_total$/, "");
+
+export function parseScrape(text: string, at: number): Scrape {
+  const families = new Map(parsePrometheusTextFormat(text).map((f) => [familyName(f.name), f]));
+  const values = (name: string) => (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v));
+  const sum = (name: string) => values(name).reduce((a, b) => a + b, 0);
+  const kv = values(METRIC_NAMES.kvUsage);
+  return {
+    at,
+    running: sum(METRIC_NAMES.running),
+    waiting: sum(METRIC_NAMES.waiting),
+    kvUsage: kv.length ? kv.reduce((a, b) => a + b, 0) / kv.length : null,
+    promptTokens: sum(METRIC_NAMES.promptTokens),
+    generationTokens: sum(METRIC_NAMES.generationTokens),
+    prefixQueries: sum(METRIC_NAMES.prefixQueries),
+    prefixHits: sum(METRIC_NAMES.prefixHits),
+    requests: sum(METRIC_NAMES.requests),
+    preemptions: sum(METRIC_NAMES.preemptions),
+  };
+}
+
+/** What `fleet metrics` shows per engine: gauges now, rates over the window between two scrapes. */
+export interface EngineMetrics {
+  running: number;
+  waiting: number;
+  kvUsage: number | null;
+  /** Tokens per second over the window; null on the first scrape or after a restart (counters went back). */
+  promptTps: number | null;
+  generationTps: number | null;
+  requestsPerS: number | null;
+  /** Prefix-cache hit rate over the window, else over the engine's lifetime; null with no queries. */
+  prefixHitRate: number | null;
+  windowS: number | null;
+}
+
+const rate = (now: number, before: number, seconds: number) => (now >= before && seconds > 0 ? (now - before) / seconds : null);
+
+/** Counter deltas, not sticky values: a quiet window reads 0, a restart reads null until the next scrape. */
+export function engineMetrics(now: Scrape, before?: Scrape): EngineMetrics {
+  const seconds = before ? (now.at - before.at) / 1000 : 0;
+  const restarted = before !== undefined && (now.promptTokens < before.promptTokens || now.prefixQueries < before.prefixQueries || now.requests < before.requests);
+  const windowed = before !== undefined && !restarted && seconds > 0;
+  const dq = windowed ? now.prefixQueries - before!.prefixQueries : 0;
+  const dh = windowed ? now.prefixHits - before!.prefixHits : 0;
+  return {
+    running: now.running,
+    waiting: now.waiting,
+    kvUsage: now.kvUsage,
+    promptTps: windowed ? rate(now.promptTokens, before!.promptTokens, seconds) : null,
+    generationTps: windowed ? rate(now.generationTokens, before!.generationTokens, seconds) : null,
+    requestsPerS: windowed ? rate(now.requests, before!.requests, seconds) : null,
+    prefixHitRate: dq > 0 ? dh / dq : now.prefixQueries > 0 ? now.prefixHits / now.prefixQueries : null,
+    windowS: windowed ? seconds : null,
+  };
+}
+
+/** The fleet's line: sums of load and throughput, KV usage averaged over engines that report it. */
+export function totalMetrics(engines: EngineMetrics[]): EngineMetrics {
+  const sum = (k: "running" | "waiting") => engines.reduce((a, e) => a + e[k], 0);
+  const sumOrNull = (k: "promptTps" | "generationTps" | "requestsPerS") => (engines.some((e) => e[k] !== null) ? engines.reduce((a, e) => a + (e[k] ?? 0), 0) : null);
+  const mean = (k: "kvUsage" | "prefixHitRate") => {
+    const xs = engines.map((e) => e[k]).filter((x): x is number => x !== null);
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;
+  };
+  const windows = engines.map((e) => e.windowS).filter((x): x is number => x !== null);
+  return {
+    running: sum("running"),
+    waiting: sum("waiting"),
+    kvUsage: mean("kvUsage"),
+    promptTps: sumOrNull("promptTps"),
+    generationTps: sumOrNull("generationTps"),
+    requestsPerS: sumOrNull("requestsPerS"),
+    prefixHitRate: mean("prefixHitRate"),
+    windowS: windows.length ? Math.max(...windows) : null,
+  };
+}

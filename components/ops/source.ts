@@ -1,0 +1,88 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { parse as parseYaml } from "yaml";
+import { loadConfigFile, overridesFromObject, type Override } from "../config";
+import { buildPlan } from "../plan/plan";
+import { parseLogin as parseLoginConfig } from "../slurm/login";
+import { resolveStackFile } from "../stack-file";
+import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
+import { localShell, parseLogin, sshShell, type Shell, type SshTarget } from "./remote";
+
+const NS = "vllm-fleet";
+
+export interface SourceOptions {
+  /** A Pulumi stack name or a stack file, as for `npm run plan`. */
+  stack?: string;
+  /** `--endpoints`: an island's endpoints.json or `pulumi stack output --json`. */
+  endpoints?: string;
+  /** `--pulumi-config`: Pulumi.<stack>.yaml; by default the one beside Pulumi.yaml, if it exists. */
+  pulumiConfig?: string;
+  overrides: Override[];
+  login?: string;
+  identity?: string;
+  sshOptions: string[];
+  local: boolean;
+}
+
+export interface FleetSource {
+  view: FleetView;
+  /** Where scheduler commands run; undefined for Kubernetes or when nothing says how to reach SLURM. */
+  shell?: Shell;
+  describe: string;
+}
+
+/** The settings `pulumi up` used, read from the stack's config file: stack file, overrides, login. */
+function pulumiSettings(file: string | undefined, stack: string | undefined) {
+  const candidate = file ?? (stack ? path.resolve(__dirname, "..", "..", `Pulumi.${stack}.yaml`) : undefined);
+  if (!candidate || !fs.existsSync(candidate)) {
+    if (file) throw new Error(`--pulumi-config ${file} does not exist`);
+    return undefined;
+  }
+  const config = ((parseYaml(fs.readFileSync(candidate, "utf8")) as { config?: Record<string, unknown> } | null)?.config ?? {}) as Record<string, any>;
+  const get = (key: string) => config[`${NS}:${key}`];
+  return {
+    file: candidate,
+    stackFile: typeof get("stackFile") === "string" ? (get("stackFile") as string) : undefined,
+    overrides: overridesFromObject(get("overrides"), `${NS}:overrides`),
+    namespace: typeof get("namespace") === "string" ? (get("namespace") as string) : undefined,
+    login: get("login") !== undefined ? parseLoginConfig(get("login")) : undefined,
+  };
+}
+
+/** A known_hosts file for the pinned host key, so ssh checks the same key `pulumi up` checked. */
+function knownHostsFor(host: string, port: number, hostKey: string): string {
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "fleet-ssh-")), "known_hosts");
+  fs.writeFileSync(file, `${port === 22 ? host : `[${host}]:${port}`} ${hostKey}\n`, { mode: 0o600 });
+  return file;
+}
+
+export function resolveSource(o: SourceOptions): FleetSource {
+  let view: FleetView;
+  let describe: string;
+  let login: SshTarget | undefined;
+  if (o.endpoints) {
+    view = viewFromEndpoints(JSON.parse(fs.readFileSync(o.endpoints, "utf8")), o.endpoints);
+    describe = o.endpoints;
+  } else {
+    if (!o.stack) throw new Error("name a stack (or a stack file), or pass --endpoints <file>");
+    const settings = pulumiSettings(o.pulumiConfig, o.stack);
+    const pulumiStack = settings ? path.basename(settings.file).replace(/^Pulumi\.|\.yaml$/g, "") : undefined;
+    const { file, stack } = resolveStackFile(settings?.stackFile ?? o.stack);
+    if (!fs.existsSync(file)) throw new Error(`no stack "${o.stack}": ${file} does not exist`);
+    const overrides = [...(settings?.overrides ?? []), ...(settings?.namespace ? [{ path: ["kubernetes", "namespace"], value: settings.namespace }] : []), ...o.overrides];
+    // Job names carry the Pulumi stack's name, as in index.ts.
+    view = viewFromPlan(buildPlan(loadConfigFile(file, overrides), pulumiStack ?? stack));
+    describe = settings ? `${file} (as Pulumi stack ${pulumiStack}, settings from ${settings.file})` : file;
+    const l = settings?.login;
+    if (l) {
+      const options = l.hostKey ? [`UserKnownHostsFile=${knownHostsFor(l.host, l.port, l.hostKey)}`, "StrictHostKeyChecking=yes"] : [];
+      login = { user: l.user, host: l.host, port: l.port, options };
+      if (l.jump) login.options.push(`ProxyJump=${l.jump.user}@${l.jump.host}:${l.jump.port}`);
+    }
+  }
+  if (o.login) login = { ...parseLogin(o.login), options: [] };
+  if (login) login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
+  const shell = view.target !== "slurm" ? undefined : o.local ? localShell() : login ? sshShell(login) : undefined;
+  return { view, shell, describe };
+}

@@ -1,0 +1,110 @@
+import type { IslandView, ProcessView } from "./fleet-view";
+import { processUrl } from "./fleet-view";
+import { jobPhase, type JobReport } from "./scheduler";
+
+/** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
+export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
+
+/** One HTTP check of a process: /health and whether /v1/models lists the served model. */
+export interface Probe {
+  health: number | null;
+  listsModel: boolean;
+  error?: string;
+}
+
+export interface ProcessStatus {
+  id: string;
+  role: ProcessView["role"];
+  url: string | null;
+  status: Status;
+  detail: string;
+}
+
+export interface IslandStatus {
+  island: number;
+  status: Status;
+  jobName: string | null;
+  jobId: string | null;
+  /** SLURM's own state, for people who know it; the status above is what to act on. */
+  schedulerState: string | null;
+  detail: string;
+  nodes: string[];
+  processes: ProcessStatus[];
+}
+
+/** READY needs the server, not a log line: /health answers 200 and /v1/models lists the model. */
+function serving(p: ProcessView, probe: Probe | undefined): boolean {
+  if (!probe) return false;
+  // Envoy (llm-d) routes only the API, so the router is judged by /v1/models through it.
+  return p.role === "router" ? probe.listsModel : probe.health === 200 && probe.listsModel;
+}
+
+function probeDetail(probe: Probe | undefined): string {
+  if (!probe) return "not probed";
+  if (probe.error) return `not answering (${probe.error})`;
+  if (probe.health !== 200 && probe.health !== null) return `/health answers ${probe.health}`;
+  return probe.listsModel ? "serving" : "/v1/models does not list the model yet";
+}
+
+/**
+ * The island's status, scheduler first: a queued job is PENDING whatever answers; a running job is
+ * LAUNCHING until every process serves, and FAILED as soon as one of its processes has exited; an
+ * ended job is SHUTDOWN, or FAILED when SLURM or an exit marker says it failed. Without scheduler
+ * access (Kubernetes, or an endpoints file alone) a process that does not answer is LAUNCHING.
+ */
+export function islandStatus(view: IslandView, job: JobReport | undefined, probes: Map<string, Probe>): IslandStatus {
+  const processes = [...view.engines, ...(view.router ? [view.router] : [])];
+  const exitOf = (p: ProcessView) => job?.exits.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
+  const phase = job ? jobPhase(job.state) : "running";
+  const schedulerDetail = job ? [job.state, job.reason && `reason ${job.reason}`, job.exitCode && job.exitCode !== "0:0" && `exit ${job.exitCode}`].filter(Boolean).join(", ") : "";
+
+  const out = processes.map((p): ProcessStatus => {
+    const url = processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
+    const exit = exitOf(p);
+    const base = { id: p.id, role: p.role, url };
+    // A process killed by scancel may leave a marker too; only an exit the user did not ask for is a failure.
+    if (exit && job?.state !== "CANCELLED") return { ...base, status: "FAILED", detail: `exited with status ${exit.code}` };
+    switch (phase) {
+      case "queued":
+        return { ...base, status: "PENDING", detail: job?.reason ? `waiting for ${job.reason}` : "queued" };
+      case "none":
+        return { ...base, status: "SHUTDOWN", detail: "no job" };
+      case "ended":
+        return { ...base, status: "SHUTDOWN", detail: `job ${job!.state}` };
+      case "failed":
+        return { ...base, status: "SHUTDOWN", detail: `stopped with the job (${job!.state})` };
+      case "running": {
+        const probe = url ? probes.get(url) : undefined;
+        return serving(p, probe) ? { ...base, status: "READY", detail: "serving" } : { ...base, status: "LAUNCHING", detail: url ? probeDetail(probe) : "no address yet" };
+      }
+    }
+  });
+
+  const any = (s: Status) => out.some((p) => p.status === s);
+  let status: Status;
+  let detail: string;
+  if (phase === "failed" || any("FAILED")) {
+    status = "FAILED";
+    const failed = out.filter((p) => p.status === "FAILED").map((p) => `${p.id} ${p.detail}`);
+    detail = [schedulerDetail, ...failed].filter(Boolean).join("; ");
+  } else if (phase === "queued") {
+    status = "PENDING";
+    detail = schedulerDetail;
+  } else if (phase === "ended" || phase === "none") {
+    status = "SHUTDOWN";
+    detail = phase === "none" ? (job?.jobId ? `job ${job.jobId} is gone (no record left)` : "no job") : schedulerDetail;
+  } else if (out.every((p) => p.status === "READY")) {
+    status = "READY";
+    detail = `${out.length} of ${out.length} serving`;
+  } else {
+    status = "LAUNCHING";
+    detail = `${out.filter((p) => p.status === "READY").length} of ${out.length} serving`;
+  }
+  return { island: view.island, status, jobName: view.jobName ?? null, jobId: job?.jobId ?? view.jobId ?? null, schedulerState: job?.state ?? null, detail, nodes: job?.hosts ?? [], processes: out };
+}
+
+/** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over READY. */
+export function fleetStatus(islands: IslandStatus[]): Status {
+  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN"] as const) if (islands.some((i) => i.status === s)) return s;
+  return "READY";
+}

@@ -1,0 +1,157 @@
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { loadConfigFile } from "../../components/config";
+import { viewFromEndpoints, viewFromPlan } from "../../components/ops/fleet-view";
+import { jobPhase, parseSchedulerReport, schedulerQueryScript, type JobReport } from "../../components/ops/scheduler";
+import { fleetStatus, islandStatus, type Probe } from "../../components/ops/status";
+import { buildPlan } from "../../components/plan/plan";
+import { resolveStackFile } from "../../components/stack-file";
+
+const plan = (stack: string) => buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
+
+const job = (over: Partial<JobReport>): JobReport => ({ island: 0, jobId: "77", state: "RUNNING", reason: null, exitCode: null, source: "squeue", hosts: ["n1", "n2"], addrs: ["10.0.0.1", "10.0.0.2"], exits: [], ...over });
+const ok: Probe = { health: 200, listsModel: true };
+const serving = (urls: string[]) => new Map(urls.map((u) => [u, ok]));
+
+describe("SLURM job states map onto five statuses", () => {
+  it.each([
+    ["PENDING", "queued"],
+    ["REQUEUED", "queued"],
+    ["CONFIGURING", "running"],
+    ["RUNNING", "running"],
+    ["COMPLETING", "ended"],
+    ["CANCELLED", "ended"],
+    ["COMPLETED", "ended"],
+    ["FAILED", "failed"],
+    ["TIMEOUT", "failed"],
+    ["NODE_FAIL", "failed"],
+    ["OUT_OF_MEMORY", "failed"],
+    ["PREEMPTED", "failed"],
+    [null, "none"],
+  ])("%s is %s", (state, phase) => {
+    expect(jobPhase(state)).toBe(phase);
+  });
+});
+
+describe("the scheduler report", () => {
+  it("parses squeue, node, scontrol, sacct and exit-marker records", () => {
+    const text = [
+      "squeue\t0\t101|RUNNING|None|node[1-2]",
+      "node\t0\tnode1\t10.1.0.11",
+      "node\t0\tnode2\t10.1.0.12",
+      "exit\t0\tvllm-fleet/multi/island-0/logs/job_101_0/node_1/i0-e1.exit\t137",
+      "scontrol\t1\tJobId=202 JobName=x-i1 UserId=alice(1000) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) ExitCode=1:0 Command=/a b",
+      "sacct\t2\t303|CANCELLED by 1000|0:15|None",
+      "gone\t3\t404",
+      "garbage line",
+    ].join("\n");
+    const r = parseSchedulerReport(text, [0, 1, 2, 3, 4]);
+    expect(r.get(0)).toMatchObject({ jobId: "101", state: "RUNNING", reason: null, source: "squeue", hosts: ["node1", "node2"], addrs: ["10.1.0.11", "10.1.0.12"], exits: [{ node: 1, name: "i0-e1", code: 137 }] });
+    expect(r.get(1)).toMatchObject({ jobId: "202", state: "FAILED", reason: "NonZeroExitCode", exitCode: "1:0", source: "scontrol" });
+    expect(r.get(2)).toMatchObject({ jobId: "303", state: "CANCELLED", exitCode: "0:15", source: "sacct" });
+    expect(r.get(3)).toMatchObject({ jobId: "404", state: null, source: "job_id file" });
+    expect(r.get(4)).toMatchObject({ jobId: null, state: null, source: "none" });
+  });
+
+  it("the query script is valid bash and passes shellcheck", () => {
+    const script = schedulerQueryScript(viewFromPlan(plan("disaggregated-x3")).islands);
+    expect(script.match(/^fleet_island /gm)).toHaveLength(3);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-q-"));
+    const file = path.join(dir, "q.sh");
+    fs.writeFileSync(file, script);
+    execFileSync("bash", ["-n", file]);
+    execFileSync("shellcheck", ["-s", "bash", "-e", "SC2034", file]);
+  });
+
+  it("runs against fake squeue/scontrol/getent and reports what they say", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-q-"));
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    const tool = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+    tool("squeue", `printf '%s\\n' "$*" >> ${dir}/squeue.args; case "$*" in *--name=live-i0*) echo "11|RUNNING|None|n[1-2]";; esac`);
+    tool("scontrol", 'if [ "$1 $2" = "show hostnames" ]; then printf "n1\\nn2\\n"; elif [ "$3" = "-o" ] && [ "$4" = 12 ]; then echo "JobId=12 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0"; else exit 1; fi');
+    tool("sacct", "exit 1");
+    tool("getent", 'case "$2" in n1) echo "10.9.0.1 STREAM n1";; n2) echo "10.9.0.2 STREAM n2";; esac');
+    const home = path.join(dir, "home");
+    fs.mkdirSync(path.join(home, "out/i1/logs/job_12_0/node_0"), { recursive: true });
+    fs.writeFileSync(path.join(home, "out/i1/job_id"), "12\n");
+    fs.symlinkSync("job_12_0", path.join(home, "out/i1/logs/latest"));
+    fs.writeFileSync(path.join(home, "out/i1/logs/job_12_0/node_0/i1-e0.exit"), "3\n");
+    const script = schedulerQueryScript([
+      { island: 0, jobName: "live-i0", islandDir: "out/i0", engines: [] },
+      { island: 1, jobName: "dead-i1", islandDir: "out/i1", engines: [] },
+      { island: 2, jobName: `never's $(touch ${dir}/canary) \`touch ${dir}/canary\``, islandDir: "out/i2", engines: [] },
+    ]);
+    const stdout = execFileSync("bash", ["-s"], { input: script, env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` } }).toString();
+    const r = parseSchedulerReport(stdout, [0, 1, 2]);
+    expect(r.get(0)).toMatchObject({ jobId: "11", state: "RUNNING", hosts: ["n1", "n2"], addrs: ["10.9.0.1", "10.9.0.2"] });
+    expect(r.get(1)).toMatchObject({ jobId: "12", state: "FAILED", exitCode: "1:0", source: "scontrol", exits: [{ node: 0, name: "i1-e0", code: 3 }] });
+    expect(r.get(2)).toMatchObject({ jobId: null, source: "none" });
+    // Names reach squeue as one word, unexpanded.
+    expect(fs.readFileSync(path.join(dir, "squeue.args"), "utf8")).toContain(`--name=never's $(touch ${dir}/canary) \`touch ${dir}/canary\``);
+    expect(fs.existsSync(path.join(dir, "canary"))).toBe(false);
+  });
+});
+
+describe("island status: scheduler first, then the servers", () => {
+  const view = viewFromPlan(plan("multi-replica")).islands[0];
+  const urls = ["http://10.0.0.1:8100/v1", "http://10.0.0.2:8100/v1", "http://10.0.0.1:8000/v1"];
+
+  it("PENDING while queued, whatever answers", () => {
+    const s = islandStatus(view, job({ state: "PENDING", reason: "Resources", hosts: [], addrs: [] }), serving(urls));
+    expect(s.status).toBe("PENDING");
+    expect(s.detail).toBe("PENDING, reason Resources");
+    expect(s.processes.every((p) => p.status === "PENDING" && p.detail === "waiting for Resources")).toBe(true);
+  });
+
+  it("LAUNCHING until every engine and the router serve; then READY", () => {
+    const partial = new Map<string, Probe>([
+      [urls[0], ok],
+      [urls[1], { health: 200, listsModel: false }],
+      [urls[2], { health: null, listsModel: false, error: "ECONNREFUSED" }],
+    ]);
+    const launching = islandStatus(view, job({}), partial);
+    expect(launching.status).toBe("LAUNCHING");
+    expect(launching.detail).toBe("1 of 3 serving");
+    expect(launching.processes.map((p) => [p.id, p.status, p.url, p.detail])).toEqual([
+      [view.engines[0].id, "READY", urls[0], "serving"],
+      [view.engines[1].id, "LAUNCHING", urls[1], "/v1/models does not list the model yet"],
+      ["router", "LAUNCHING", urls[2], "not answering (ECONNREFUSED)"],
+    ]);
+    expect(islandStatus(view, job({}), serving(urls)).status).toBe("READY");
+  });
+
+  it("FAILED as soon as an engine's exit marker appears, naming it, even while the job still runs", () => {
+    const s = islandStatus(view, job({ exits: [{ node: 1, name: view.engines[1].id, code: 1 }] }), serving(urls));
+    expect(s.status).toBe("FAILED");
+    expect(s.processes.find((p) => p.id === view.engines[1].id)).toMatchObject({ status: "FAILED", detail: "exited with status 1" });
+    expect(s.detail).toContain(`${view.engines[1].id} exited with status 1`);
+  });
+
+  it("a job SLURM failed is FAILED with its state and exit code; a cancelled one is SHUTDOWN", () => {
+    const failed = islandStatus(view, job({ state: "FAILED", exitCode: "1:0", source: "scontrol", hosts: [], addrs: [], exits: [{ node: 0, name: view.engines[0].id, code: 1 }] }), new Map());
+    expect(failed.status).toBe("FAILED");
+    expect(failed.detail).toBe(`FAILED, exit 1:0; ${view.engines[0].id} exited with status 1`);
+    expect(failed.processes.map((p) => p.status)).toEqual(["FAILED", "SHUTDOWN", "SHUTDOWN"]);
+    const cancelled = islandStatus(view, job({ state: "CANCELLED", exitCode: "0:15", source: "sacct", exits: [{ node: 0, name: view.engines[0].id, code: 143 }] }), new Map());
+    expect(cancelled.status).toBe("SHUTDOWN");
+    expect(cancelled.processes.every((p) => p.status === "SHUTDOWN")).toBe(true);
+    expect(islandStatus(view, job({ jobId: null, state: null, source: "none" }), new Map()).status).toBe("SHUTDOWN");
+  });
+
+  it("the fleet is as bad as its worst island", () => {
+    const ready = islandStatus(view, job({}), serving(urls));
+    const pending = islandStatus(view, job({ state: "PENDING" }), new Map());
+    expect(fleetStatus([ready, pending])).toBe("PENDING");
+    expect(fleetStatus([ready, ready])).toBe("READY");
+  });
+
+  it("from an endpoints file alone, an engine that does not answer is LAUNCHING", () => {
+    const v = viewFromEndpoints({ islands: [{ island: 0, routerUrl: null, adminUrls: ["http://h:1/v1"], roles: ["replica"] }], planned: { model: "m", target: "kubernetes" } }, "out.json");
+    const s = islandStatus(v.islands[0], undefined, new Map([["http://h:1/v1", { health: null, listsModel: false, error: "ENOTFOUND" }]]));
+    expect(s).toMatchObject({ status: "LAUNCHING", processes: [{ id: "engine0", status: "LAUNCHING", detail: "not answering (ENOTFOUND)" }] });
+  });
+});
