@@ -1,5 +1,7 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { z } from "zod";
+import { type Catalog, loadCatalog } from "./catalog";
 import { ConfigError, ConfigIssue, joinPath } from "./issues";
 import { applyDefaults, toCanonicalInput } from "./normalise";
 import { applyOverrides, Override } from "./overrides";
@@ -52,7 +54,9 @@ function fromZod(error: z.ZodError, layout: Layout): SchemaIssue[] {
       const messages = iss.message.split("\n");
       iss.keys.forEach((key, i) => {
         let message = messages[i] ?? `unknown key "${key}"`;
-        if (layout === "rl" && path === "" && key in inferenceShape) {
+        if (layout === "rl" && path === "inference" && key === "model_catalog") {
+          message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
+        } else if (layout === "rl" && path === "" && key in inferenceShape) {
           message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
         } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
           message = `"${key}" is an RL-layout key: it goes in the top-level [deployment] of a file whose inference settings are under [inference]`;
@@ -114,11 +118,30 @@ function expandModelShorthand(data: TomlTable, layout: Layout): string | undefin
 }
 
 /**
+ * The built-in catalog, with the stack file's `model_catalog` merged over it. A file that cannot be
+ * read is the stack file's problem (an issue at model_catalog); a file with bad content throws its
+ * own ConfigError, which names that file and the key path inside it.
+ */
+function stackCatalog(file: unknown, baseDir: string): { catalog: Catalog; issues: ConfigIssue[] } {
+  if (typeof file !== "string") return { catalog: loadCatalog(), issues: [] };
+  const resolved = path.resolve(baseDir, file);
+  if (!fs.existsSync(resolved)) {
+    return { catalog: loadCatalog(), issues: [{ path: "model_catalog", message: `cannot read ${resolved} (a relative path is relative to the stack file's directory, ${baseDir})` }] };
+  }
+  return { catalog: loadCatalog(resolved), issues: [] };
+}
+
+/** The value at a canonical dotted path of the config, for messages. */
+function valueAt(cfg: FleetConfig, canonical: string): unknown {
+  return canonical.split(".").reduce<any>((v, k) => (v && typeof v === "object" ? v[k] : undefined), cfg);
+}
+
+/**
  * Validates a parsed stack file and returns the canonical config, or throws one ConfigError that
  * lists every problem: schema problems first, then (with the offending keys set aside) every
- * cross-field rule whose inputs were valid.
+ * cross-field rule whose inputs were valid. `baseDir` resolves a relative `model_catalog`.
  */
-export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
+export function validate(raw: TomlTable, source = "stack file", baseDir = process.cwd()): FleetConfig {
   const layout = detectLayout(raw);
   const schema = layout === "rl" ? rlLayout : standaloneLayout;
   let data = withTypeDefaults(raw, layout);
@@ -164,13 +187,21 @@ export function validate(raw: TomlTable, source = "stack file"): FleetConfig {
   const paths = new UserPaths(layout);
   if (shorthand) paths.record("model.name", shorthand);
   const input = toCanonicalInput(parsed, layout, paths);
-  const { config, issues } = applyDefaults(input, layout, paths);
+  const { catalog, issues: catalogIssues } = stackCatalog(parsed.model_catalog, baseDir);
+  const { config, issues, filled } = applyDefaults(input, layout, paths, catalog);
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
   const touchesSetAside = (userPath: string) => isUnder(userPath, setAside);
+  // A rule that read a catalog default says so: the user never wrote that value.
+  const fromCatalog = (involves: string[]) => {
+    const keys = [...new Set(involves)].filter((c) => filled.includes(c));
+    if (!keys.length) return "";
+    const values = keys.map((c) => `${paths.user(c)} = ${JSON.stringify(valueAt(config, c))}`).join(", ");
+    return ` (${values} ${keys.length === 1 ? "is the model catalog's default" : "are the model catalog's defaults"} for ${config.catalog?.id}; set ${keys.length === 1 ? "it" : "them"} in the stack file to override)`;
+  };
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
-    .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) }));
-  const all = dedupe([...schemaIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
+    .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) + fromCatalog(r.involves) }));
+  const all = dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
   if (all.length) throw new ConfigError(all, source);
   return config;
 }
@@ -183,13 +214,16 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-/** Parses TOML text (with optional CLI overrides) into the canonical config. */
-export function loadConfigText(text: string, source = "stack file", overrides: Override[] = []): FleetConfig {
+/**
+ * Parses TOML text (with optional CLI overrides) into the canonical config. A relative
+ * `model_catalog` is resolved against `baseDir` (the current directory unless told).
+ */
+export function loadConfigText(text: string, source = "stack file", overrides: Override[] = [], baseDir = process.cwd()): FleetConfig {
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
   const { value, issues } = applyOverrides(parsed.value, overrides);
   if (issues.length) throw new ConfigError(issues, source);
-  return validate(value, source);
+  return validate(value, source, baseDir);
 }
 
 export function loadConfigFile(file: string, overrides: Override[] = []): FleetConfig {
@@ -199,5 +233,5 @@ export function loadConfigFile(file: string, overrides: Override[] = []): FleetC
   } catch (err: any) {
     throw new ConfigError([{ path: "", message: `cannot read ${file}: ${err.code ?? err.message}` }], file);
   }
-  return loadConfigText(text, file, overrides);
+  return loadConfigText(text, file, overrides, path.dirname(path.resolve(file)));
 }

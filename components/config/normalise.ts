@@ -1,3 +1,4 @@
+import { type Catalog, lookupModel, type ResolvedModel } from "./catalog";
 import type { ConfigIssue } from "./issues";
 import { UserPaths } from "./paths";
 import type { RlLayout, StandaloneLayout } from "./schema/layouts";
@@ -133,19 +134,63 @@ const strings = (env: Record<string, unknown> | undefined): Record<string, strin
   Object.fromEntries(Object.entries(env ?? {}).map(([k, v]) => [k, String(v)]));
 
 /**
- * Applies defaults and prime-rl's auto-setup (backend port, prefix caching under offload, expert
- * parallelism for P/D). Reports what cannot be defaulted: a missing model name, a missing
- * cpu.num_bytes, contradictory duplicates between the layouts.
+ * The catalog's launch defaults for every key the stack file left unset, as canonical input, and
+ * the canonical paths they filled (these never count as explicit: rules keyed on "did the user set
+ * it" must not fire on a catalog default).
  */
-export function applyDefaults(input: Raw, layout: "standalone" | "rl", paths: UserPaths): { config: FleetConfig; issues: ConfigIssue[] } {
+export function catalogDefaults(input: Raw, entry: ResolvedModel | undefined): { input: Raw; filled: string[] } {
+  if (!entry) return { input, filled: [] };
+  const l = entry.launch;
+  const filled: string[] = [];
+  const fill = (table: Raw | undefined, prefix: string, values: Record<string, unknown>): Raw => {
+    const out = { ...table };
+    for (const [key, value] of Object.entries(values)) {
+      if (value === undefined || out[key] !== undefined) continue;
+      out[key] = value;
+      filled.push(prefix + key);
+    }
+    return out;
+  };
+  const model = fill(input.model, "model.", {
+    max_model_len: l.max_model_len,
+    dtype: l.dtype,
+    trust_remote_code: l.trust_remote_code,
+    tool_call_parser: l.tool_call_parser,
+    reasoning_parser: l.reasoning_parser,
+  });
+  // An alias serves the real id, so trainers and /v1/models see one name.
+  model.name = entry.id;
+  const parallel = fill(input.parallel, "parallel.", { tp: l.tp, dp: l.dp });
+  const top = fill(input, "", { enable_expert_parallel: l.enable_expert_parallel });
+  return { input: { ...top, model, parallel }, filled };
+}
+
+/**
+ * Applies the model catalog's launch defaults, then defaults and prime-rl's auto-setup (backend
+ * port, prefix caching under offload, expert parallelism for P/D). Reports what cannot be
+ * defaulted: a missing model name, a missing cpu.num_bytes, contradictory duplicates between the
+ * layouts. `filled` lists the canonical keys the catalog supplied.
+ */
+export function applyDefaults(
+  userInput: Raw,
+  layout: "standalone" | "rl",
+  paths: UserPaths,
+  catalog?: Catalog,
+): { config: FleetConfig; issues: ConfigIssue[]; filled: string[] } {
   const issues: ConfigIssue[] = [];
-  const explicit = explicitPaths(input);
+  const explicit = explicitPaths(userInput);
   const issue = (canonical: string, message: string) => issues.push({ path: paths.user(canonical), message });
   const notes: string[] = [];
 
+  const named = userInput.model?.name as string | undefined;
+  const entry = named && catalog ? lookupModel(catalog, named) : undefined;
+  const { input, filled } = catalogDefaults(userInput, entry);
+  if (entry && named !== entry.id) notes.push(`${paths.user("model.name")} = "${named}" is the model catalog's alias of ${entry.id}, which is served under that name`);
+  const servedId = (name: string) => (catalog && lookupModel(catalog, name)?.id) ?? name;
+
   if (!input.model?.name) issue("model", layout === "rl" ? 'no model: set inference.model = "<hugging face id>"' : 'no model: add [model] with name = "<hugging face id>"');
-  if (input.rl_model_name !== undefined && input.model?.name !== undefined && input.rl_model_name !== input.model.name) {
-    issues.push({ path: "model.name", message: `differs from ${paths.user("model.name")} ("${input.model.name}"); the trainer and the inference fleet must serve the same model` });
+  if (input.rl_model_name !== undefined && input.model?.name !== undefined && servedId(input.rl_model_name) !== input.model.name) {
+    issues.push({ path: "model.name", message: `differs from ${paths.user("model.name")} ("${named}"); the trainer and the inference fleet must serve the same model` });
   }
 
   const rlDep = input.rl_deployment as Raw | undefined;
@@ -259,8 +304,9 @@ export function applyDefaults(input: Raw, layout: "standalone" | "rl", paths: Us
     explicit,
     rl_deployment: rlDep ? { type: rlDep.type, num_infer_nodes: rlDep.num_infer_nodes } : undefined,
     notes,
+    ...(entry && { catalog: entry }),
   };
-  return { config, issues };
+  return { config, issues, filled };
 }
 
 /** vLLM only accepts certain LoRA ranks; prime-rl rounds up to the next one (above the largest is a rule error). */

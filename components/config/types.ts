@@ -1,3 +1,4 @@
+import type { CatalogEntry } from "./schema/catalog";
 import type { ExtraValue } from "./vllm-flags";
 
 /** The canonical, fully defaulted stack configuration both layouts normalise into. */
@@ -36,6 +37,11 @@ export interface FleetConfig {
   rl_deployment?: { type?: string; num_infer_nodes?: number };
   /** Facts worth telling the user that are not errors. */
   notes: string[];
+  /**
+   * The served model's catalog entry, for planners (GPU memory from `arch`, a `list` verb). Its
+   * `launch` holds the catalog's defaults; the values in effect are `model`, `parallel`, ...
+   */
+  catalog?: CatalogEntry & { id: string };
 }
 
 export interface ModelConfig {

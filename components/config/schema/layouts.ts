@@ -11,8 +11,15 @@ const targetShape = {
   dry_run: z.boolean().optional().describe("Render and upload the job script without submitting it"),
 };
 
+/** Read where the program runs (not on the cluster), so a relative path is relative to the stack file. */
+const catalogShape = {
+  model_catalog: filePath
+    .optional()
+    .describe("A model catalog (YAML with `models:` keyed by Hugging Face id) merged over the built-in one; a relative path is relative to this stack file"),
+};
+
 /** Seed 000's layout: `[model]`, `[parallel]`, `[deployment]`, `[slurm]`, `[server]` at the root. */
-export const standaloneLayout = table({ ...inferenceShape, ...targetShape });
+export const standaloneLayout = table({ ...inferenceShape, ...targetShape, ...catalogShape });
 
 /** Top-level RL `[deployment]`: island count; trainer keys are accepted for RL configs pasted whole. */
 export const rlDeploymentTable = table({
@@ -30,6 +37,7 @@ export const rlLayout = table({
   model: table({ name: text }).optional().describe("RL model table; its name is served when [inference] names none"),
   trainer: table({ enable_router_replay: z.boolean().optional() }).optional(),
   ...targetShape,
+  ...catalogShape,
 });
 
 /** Either layout; editors get this as the stack file's JSON Schema. */
