@@ -6,64 +6,13 @@
  * job is left. The engines, routers and stores are stand-ins (test/fixtures/standins), not vLLM.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import OpenAI from "openai";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
-import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../program-harness";
+import { capture, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
-const ROOT = path.resolve(__dirname, "..", "..");
-const STANDINS = path.join(ROOT, "test", "fixtures", "standins", "bin");
-const ENV_FILE = process.env.FLEET_E2E_ENV ?? "/var/lib/fleet-e2e/cluster.env";
-/** vLLM stand-ins listen after this delay (their default), standing for weight loading. */
-const STANDIN_STARTUP_DELAY_MS = 300;
-
-function clusterEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const line of fs.readFileSync(ENV_FILE, "utf8").split("\n")) {
-    const m = /^([A-Z0-9_]+)=(.*)$/.exec(line);
-    if (m) env[m[1]] = m[2].replace(/^"(.*)"$/, "$1");
-  }
-  return env;
-}
-
-const env = clusterEnv();
-const login = { host: env.FLEET_E2E_SSH_HOST, port: Number(env.FLEET_E2E_SSH_PORT), user: env.FLEET_E2E_SSH_USER, hostKey: env.FLEET_E2E_HOST_KEY };
-const privateKey = fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8");
 const timings: Record<string, { createMs: number; runningToReadyMs: number; submitToReadyMs: number; adoptMs: number; deleteMs: number }> = {};
-
-interface CapturedCommand {
-  name: string;
-  connection: Connection;
-  create: string;
-  stdin: string;
-  delete: string;
-}
-
-/** Runs index.ts under mocks for `stack` and returns the remote.Command inputs it registers. */
-async function capture(stack: string, extra: Record<string, unknown> = {}, pulumiStack = stack): Promise<{ commands: CapturedCommand[]; planned: any }> {
-  const registered: Registered[] = installMocks(pulumiStack);
-  const outputDir = `/tmp/fleet-e2e/${pulumiStack}`;
-  const overrides = {
-    "slurm.launcher": { type: "vllm", bin_dir: STANDINS },
-    "slurm.partition": env.FLEET_E2E_PARTITION,
-    "slurm.pending_timeout": 60,
-    "slurm.ready_timeout": 90,
-    output_dir: outputDir,
-    ...extra,
-  };
-  setConfig({ ...slurmConfig({ overrides, stackFile: stack }, login), "vllm-fleet:sshPrivateKey": privateKey });
-  vi.resetModules();
-  const infra = await import("../../index");
-  const planned = await value(infra.planned);
-  await value(infra.islands!);
-  await settle(registered);
-  const commands = registered
-    .filter((r) => r.type === "command:remote:Command")
-    .map((r) => ({ name: r.name, connection: r.inputs.connection as Connection, create: r.inputs.create, stdin: r.inputs.stdin, delete: r.inputs.delete }));
-  return { commands, planned };
-}
 
 const squeueByName = async (conn: Connection, name: string) => (await runRemote(conn, `squeue -h --name=${name} -o '%i %T'`)).stdout.trim();
 
