@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { loadConfigFile, overridesFromObject, type Override } from "../config";
+import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
 import { buildPlan } from "../plan/plan";
 import { parseLogin as parseLoginConfig } from "../slurm/login";
 import { resolveStackFile } from "../stack-file";
@@ -69,7 +69,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
     const settings = pulumiSettings(o.pulumiConfig, o.stack);
     const pulumiStack = settings ? path.basename(settings.file).replace(/^Pulumi\.|\.yaml$/g, "") : undefined;
     const { file, stack } = resolveStackFile(settings?.stackFile ?? o.stack);
-    if (!fs.existsSync(file)) throw new Error(`no stack "${o.stack}": ${file} does not exist`);
+    if (!fs.existsSync(file)) throw new ConfigError([{ path: "", message: `no stack "${o.stack}": ${file} does not exist` }], file);
     const overrides = [...(settings?.overrides ?? []), ...(settings?.namespace ? [{ path: ["kubernetes", "namespace"], value: settings.namespace }] : []), ...o.overrides];
     // Job names carry the Pulumi stack's name, as in index.ts.
     view = viewFromPlan(buildPlan(loadConfigFile(file, overrides), pulumiStack ?? stack));

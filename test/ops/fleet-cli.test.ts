@@ -1,0 +1,52 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { describe, expect, it } from "vitest";
+import { main as fleet } from "../../bin/fleet";
+import { fleetEndpoints } from "../../components/outputs";
+
+async function run(args: string[]) {
+  let out = "";
+  let err = "";
+  const code = await fleet(args, (s) => (out += s), (s) => (err += s));
+  return { code, out, err };
+}
+
+describe("fleet CLI (no cluster needed)", () => {
+  it("list shows the catalog; one entry by alias; a user catalog merges over it", async () => {
+    const all = await run(["list", "--json"]);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.out)["Qwen/Qwen3-8B"]).toMatchObject({ family: "Qwen3", launch: { tp: 1 }, arch: { layers: 36, kv_heads: 8, head_dim: 128 } });
+    const one = await run(["list", "qwen3-8b"]);
+    expect(one.out).toMatch(/^Qwen\/Qwen3-8B \(Qwen3, LLM\)/);
+    expect(one.out).toMatch(/arch\.layers\s+│ 36/);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cat-"));
+    fs.writeFileSync(path.join(dir, "models.yaml"), "models:\n  Qwen/Qwen3-8B:\n    launch:\n      max_model_len: 16384\n");
+    const merged = JSON.parse((await run(["list", "Qwen/Qwen3-8B", "--json", "--catalog", path.join(dir, "models.yaml")])).out);
+    expect(merged.launch).toMatchObject({ max_model_len: 16384, tp: 1, reasoning_parser: "qwen3" });
+    const missing = await run(["list", "no-such-model"]);
+    expect(missing.code).toBe(2);
+    expect(missing.err).toContain('"no-such-model" is not in the catalog');
+  });
+
+  it("endpoints and status read `pulumi stack output --json`; an unreachable engine is LAUNCHING", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-out-"));
+    const file = path.join(dir, "outputs.json");
+    const islands = [{ island: 0, routerUrl: null, adminUrls: ["http://127.0.0.1:9/v1"], roles: ["replica"] }];
+    fs.writeFileSync(file, JSON.stringify({ planned: { model: "m", target: "kubernetes" }, islands }));
+    const ep = await run(["endpoints", "--endpoints", file, "--json"]);
+    expect(ep.code, ep.err).toBe(0);
+    expect(JSON.parse(ep.out)).toEqual(JSON.parse(JSON.stringify(fleetEndpoints({ model: "m", target: "kubernetes" }, islands as any, false))));
+    const st = await run(["status", "--endpoints", file, "--json"]);
+    expect(st.code, st.err).toBe(0);
+    expect(JSON.parse(st.out)).toMatchObject({ status: "LAUNCHING", islands: [{ processes: [{ id: "engine0", status: "LAUNCHING", url: "http://127.0.0.1:9/v1" }] }] });
+  });
+
+  it("usage errors exit 2 and say what is wrong", async () => {
+    expect(await run(["frobnicate"])).toMatchObject({ code: 2, err: expect.stringContaining('unknown verb "frobnicate"') });
+    expect(await run(["status"])).toMatchObject({ code: 2, err: expect.stringContaining("name a stack") });
+    expect(await run(["status", "no-such-stack"])).toMatchObject({ code: 2, err: expect.stringContaining('no stack "no-such-stack"') });
+    expect(await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).toMatchObject({ code: 2, err: expect.stringContaining("--interval must be a positive") });
+    expect(await run(["logs", "k8s-single-node"])).toMatchObject({ code: 2, err: expect.stringContaining("SLURM fleets only") });
+  });
+});
