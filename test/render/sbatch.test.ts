@@ -101,11 +101,15 @@ describe("shell quoting", () => {
 });
 
 describe("the launch body, run by real bash", () => {
-  /** Stand-ins that record their argv (NUL-separated) and env, then stay up briefly. */
+  /**
+   * Stand-ins that record their argv (NUL-separated) and env, then stay up: vllm briefly, so it is
+   * the process that exits first; the router long enough never to be killed before it recorded.
+   */
   function fakeBin(dir: string, names: string[]) {
     for (const name of names) {
       const file = path.join(dir, name);
-      fs.writeFileSync(file, `#!/bin/bash\nprintf '%s\\0' "$@" > "$RECORD_DIR/${name}.$$.argv"\nenv > "$RECORD_DIR/${name}.$$.env"\nsleep 0.3\n`, { mode: 0o755 });
+      const stay = name === "vllm" ? "0.3" : "10";
+      fs.writeFileSync(file, `#!/bin/bash\nprintf '%s\\0' "$@" > "$RECORD_DIR/${name}.$$.argv"\nenv > "$RECORD_DIR/${name}.$$.env"\nsleep ${stay}\nexit 3\n`, { mode: 0o755 });
     }
   }
 
@@ -132,9 +136,11 @@ describe("the launch body, run by real bash", () => {
     const { launchBody } = renderIslandScript(plan, island);
     const addrs = ["10.9.0.1", "10.9.0.2"];
     const { r, read, tmp } = runNode(launchBody, 0, addrs);
-    expect(r.status).toBe(1); // a stand-in exited, so the node reports failure and would end the job
-    // The node names the process that ended it (both recorders exit at once, so either may be first).
-    expect(r.stderr).toMatch(/node 0: (i0-replica0-n0|router) exited \(status of the first exit: \d+; log: \S+\/node_0\/(i0-replica0-n0|router)\.log\)/);
+    expect(r.status).toBe(3); // the engine exited with 3, so the node fails with its status and would end the job
+    // The node names the process that ended it, and leaves its exit marker for `fleet status`.
+    expect(r.stderr).toMatch(/node 0: i0-replica0-n0 exited \(status of the first exit: 3; log: \S+\/node_0\/i0-replica0-n0\.log\)/);
+    expect(fs.readFileSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.exit"), "utf8")).toBe("3\n");
+    expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "router.exit"))).toBe(false);
     const resolve = (v: any) => resolveValue(v, (ref) => (ref.ref === "node" ? addrs[ref.node] : ref.ref === "self" ? addrs[0] : "?"));
     const [engine] = read("vllm");
     expect(engine.argv).toEqual(island.engines[0].argv.slice(1).map(resolve));
