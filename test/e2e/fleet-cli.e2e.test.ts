@@ -126,6 +126,7 @@ describe("fleet CLI on the real SLURM cluster", () => {
       await Promise.all(sent);
       expect(m.code, m.err).toBe(0);
       const metrics = JSON.parse(m.out);
+      console.log(`fleet metrics under load (stand-in engine): ${JSON.stringify(metrics.total)}`);
       expect(metrics.engines).toHaveLength(1);
       expect(metrics.engines[0]).toMatchObject({ id: "i0-replica0-n0", url: result.adminUrls[0] });
       expect(metrics.total.promptTps).toBeGreaterThan(0);
