@@ -3,7 +3,7 @@ import type { Role } from "../plan/types";
 import { shq } from "../render/shell";
 import { parseIslandResult } from "../report/island-result";
 import { processUrl, type FleetView, type IslandView } from "./fleet-view";
-import { getText, probeAll } from "./http";
+import { failureText, getText, probeAll } from "./http";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
 import type { Shell } from "./remote";
 import { parseSchedulerReport, schedulerQueryScript, type JobReport } from "./scheduler";
@@ -76,7 +76,7 @@ export async function scrapeAll(engines: EngineTarget[]): Promise<(Scrape | stri
         const res = await getText(`${new URL(e.url).origin}/metrics`);
         return res.status === 200 ? parseScrape(res.body, Date.now()) : `/metrics answered ${res.status}`;
       } catch (err) {
-        return (err as { name?: string }).name === "TimeoutError" ? "timeout" : ((err as { cause?: { code?: string } }).cause?.code ?? String(err));
+        return failureText(err);
       }
     }),
   );

@@ -11,7 +11,8 @@ export async function getText(url: string, timeoutMs = HTTP_TIMEOUT_MS): Promise
   return { status: res.status, body: await res.text() };
 }
 
-const reason = (err: unknown) => {
+/** Why a request failed, in a few words: a timeout, a socket error code, or the message. */
+export const failureText = (err: unknown): string => {
   const e = err as { name?: string; cause?: { code?: string }; message?: string };
   if (e.name === "TimeoutError") return `timeout after ${HTTP_TIMEOUT_MS} ms`;
   return e.cause?.code ?? e.message ?? String(err);
@@ -29,7 +30,7 @@ export async function probe(baseUrl: string, model: string): Promise<Probe> {
       listsModel = false;
     }
   }
-  const error = health.status === "rejected" && models.status === "rejected" ? reason(health.reason) : undefined;
+  const error = health.status === "rejected" && models.status === "rejected" ? failureText(health.reason) : undefined;
   return { health: health.status === "fulfilled" ? health.value.status : null, listsModel, ...(error ? { error } : {}) };
 }
 

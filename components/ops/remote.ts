@@ -17,7 +17,7 @@ export interface SshTarget {
 }
 
 /** `user@host[:port]` as the --login flag and the login config give it. */
-export function parseLogin(text: string): Pick<SshTarget, "user" | "host" | "port"> {
+export function parseLoginFlag(text: string): Pick<SshTarget, "user" | "host" | "port"> {
   const m = /^(?:([A-Za-z0-9._-]+)@)?([A-Za-z0-9._-]+)(?::(\d{1,5}))?$/.exec(text);
   if (!m) throw new Error(`--login ${JSON.stringify(text)}: expected [user@]host[:port]`);
   return { ...(m[1] ? { user: m[1] } : {}), host: m[2], ...(m[3] ? { port: Number(m[3]) } : {}) };

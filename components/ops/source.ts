@@ -4,10 +4,10 @@ import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
 import { buildPlan } from "../plan/plan";
-import { parseLogin as parseLoginConfig } from "../slurm/login";
+import { parseLogin } from "../slurm/login";
 import { resolveStackFile } from "../stack-file";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
-import { localShell, parseLogin, sshShell, type Shell, type SshTarget } from "./remote";
+import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
 
 const NS = "vllm-fleet";
 
@@ -46,7 +46,7 @@ function pulumiSettings(file: string | undefined, stack: string | undefined) {
     stackFile: typeof get("stackFile") === "string" ? (get("stackFile") as string) : undefined,
     overrides: overridesFromObject(get("overrides"), `${NS}:overrides`),
     namespace: typeof get("namespace") === "string" ? (get("namespace") as string) : undefined,
-    login: get("login") !== undefined ? parseLoginConfig(get("login")) : undefined,
+    login: get("login") !== undefined ? parseLogin(get("login")) : undefined,
   };
 }
 
@@ -81,7 +81,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
       if (l.jump) login.options.push(`ProxyJump=${l.jump.user}@${l.jump.host}:${l.jump.port}`);
     }
   }
-  if (o.login) login = { ...parseLogin(o.login), options: [] };
+  if (o.login) login = { ...parseLoginFlag(o.login), options: [] };
   if (login) login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
   const shell = view.target !== "slurm" ? undefined : o.local ? localShell() : login ? sshShell(login) : undefined;
   return { view, shell, describe };
