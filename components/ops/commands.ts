@@ -2,19 +2,18 @@ import { fleetEndpoints, type FleetEndpoints, type IslandUrls } from "../outputs
 import type { Role } from "../plan/types";
 import { shq } from "../render/shell";
 import { parseIslandResult } from "../report/island-result";
-import { processUrl, type FleetView, type IslandView } from "./fleet-view";
+import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { failureText, getText, probeAll } from "./http";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
-import type { Shell } from "./remote";
+import { runChecked, type Shell } from "./remote";
 import { parseSchedulerReport, schedulerQueryScript, type JobReport } from "./scheduler";
 import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
 
 /** Asks SLURM about every island in one round trip; Kubernetes and endpoints-only views skip it. */
 export async function querySchedulers(view: FleetView, shell: Shell | undefined): Promise<Map<number, JobReport> | undefined> {
   if (!shell || view.target !== "slurm" || !view.islands.some((i) => i.jobName)) return undefined;
-  const run = await shell.run(schedulerQueryScript(view.islands));
-  if (run.code !== 0) throw new Error(`the scheduler query on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
-  return parseSchedulerReport(run.stdout, view.islands.map((i) => i.island));
+  const stdout = await runChecked(shell, schedulerQueryScript(view.islands), "the scheduler query");
+  return parseSchedulerReport(stdout, view.islands.map((i) => i.island));
 }
 
 const addrsOf = (jobs: Map<number, JobReport> | undefined, island: IslandView) => {
@@ -35,7 +34,7 @@ export async function statusCommand(view: FleetView, shell: Shell | undefined): 
   const urls = view.islands.flatMap((i) => {
     const job = jobs?.get(i.island);
     if (job && job.state !== "RUNNING") return []; // nothing to probe until the job runs
-    return [...i.engines, ...(i.router ? [i.router] : [])].map((p) => processUrl(p, addrsOf(jobs, i))).filter((u): u is string => !!u);
+    return processesOf(i).map((p) => processUrl(p, addrsOf(jobs, i))).filter((u): u is string => !!u);
   });
   const probes = await probeAll(urls, view.model);
   const islands = view.islands.map((i) => islandStatus(i, jobs?.get(i.island), probes));
@@ -106,7 +105,7 @@ export function logsScript(view: FleetView, select: (id: string) => boolean, lin
       `if [ -z "$id" ]; then echo "==> island ${i.island}: no job known <=="; fi`,
     );
     if (job) parts.push(`if [ -n "$id" ]; then echo "==> island ${i.island}: batch output ${i.islandDir}/slurm-$id.out <=="; tail -n ${lines} ${dir}/slurm-"$id".out 2>&1; fi`);
-    for (const p of [...i.engines, ...(i.router ? [i.router] : [])]) {
+    for (const p of processesOf(i)) {
       if (!select(p.id) || !p.at) continue;
       const file = `${i.islandDir}/logs/latest/node_${p.at.node}/${p.id}.log`;
       parts.push(`echo ${shq(`==> island ${i.island}: ${p.id} (${file}) <==`)}; tail -n ${lines} ${shq(file)} 2>&1`);
@@ -134,10 +133,9 @@ export async function endpointsCommand(view: FleetView, shell: Shell | undefined
   const missing: number[] = [];
   let islands: IslandUrls[];
   if (view.target === "slurm" && shell && view.islands.every((i) => i.islandDir)) {
-    const run = await shell.run(endpointsScript(view));
-    if (run.code !== 0) throw new Error(`reading endpoints.json on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
+    const stdout = await runChecked(shell, endpointsScript(view), "reading endpoints.json");
     const found = new Map<number, IslandUrls>();
-    for (const line of run.stdout.split("\n")) {
+    for (const line of stdout.split("\n")) {
       const [kind, k, json] = line.split("\t");
       if (kind !== "island" || !json?.trim()) continue;
       const r = parseIslandResult(json);

@@ -1,6 +1,6 @@
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/types";
 import { k8sEndpoints } from "../render/k8s/fleet";
-import { islandDir, jobName } from "../render/sbatch";
+import { islandDir, jobName, routerProcess } from "../render/sbatch";
 
 /**
  * What the fleet CLI operates on, whichever way it learnt about the fleet. From a stack file (the
@@ -45,7 +45,7 @@ export function viewFromPlan(plan: DeploymentPlan): FleetView {
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
       const slurm = plan.target === "slurm" ? { jobName: jobName(plan, island.index), islandDir: islandDir(plan.config, island), nodeCount: island.nodes.length } : {};
-      const router = island.router && ep.router ? { id: island.router.kind === "llm-d" ? "envoy" : "router", role: "router" as const, kind: island.router.kind, at: ep.router, url: k8s?.[island.index].routerUrl ?? undefined } : undefined;
+      const router = island.router && ep.router ? { id: routerProcess(island.router.kind), role: "router" as const, kind: island.router.kind, at: ep.router, url: k8s?.[island.index].routerUrl ?? undefined } : undefined;
       return {
         island: island.index,
         ...slurm,
@@ -92,6 +92,11 @@ function islandFromEndpoints(i: EndpointsIsland): IslandView {
     engines: engines.map((e) => ({ id: e.id, role: e.role, url: e.url })),
     ...(i.routerUrl ? { router: { id: "router", role: "router" as const, kind: "vllm-router" as const, url: i.routerUrl } } : {}),
   };
+}
+
+/** Every process the CLI watches on an island: its engines in order, then its router. */
+export function processesOf(island: IslandView): ProcessView[] {
+  return [...island.engines, ...(island.router ? [island.router] : [])];
 }
 
 /** A process's base URL: known already, or built from its node's address once the job runs. */

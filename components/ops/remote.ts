@@ -7,6 +7,13 @@ export interface Shell {
   run(script: string, timeoutMs?: number): Promise<{ code: number | null; stdout: string; stderr: string }>;
 }
 
+/** Runs a script and returns its stdout; a non-zero exit is an error that says where and shows stderr's tail. */
+export async function runChecked(shell: Shell, script: string, what: string): Promise<string> {
+  const run = await shell.run(script);
+  if (run.code !== 0) throw new Error(`${what} on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
+  return run.stdout;
+}
+
 export interface SshTarget {
   user?: string;
   host: string;

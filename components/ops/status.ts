@@ -1,5 +1,5 @@
 import type { IslandView, ProcessView } from "./fleet-view";
-import { processUrl } from "./fleet-view";
+import { processesOf, processUrl } from "./fleet-view";
 import { jobPhase, type JobReport } from "./scheduler";
 
 /** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
@@ -53,7 +53,7 @@ function probeDetail(probe: Probe | undefined): string {
  * access (Kubernetes, or an endpoints file alone) a process that does not answer is LAUNCHING.
  */
 export function islandStatus(view: IslandView, job: JobReport | undefined, probes: Map<string, Probe>): IslandStatus {
-  const processes = [...view.engines, ...(view.router ? [view.router] : [])];
+  const processes = processesOf(view);
   const exitOf = (p: ProcessView) => job?.exits.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
   const phase = job ? jobPhase(job.state) : "running";
   const schedulerDetail = job ? [job.state, job.reason && `reason ${job.reason}`, job.exitCode && job.exitCode !== "0:0" && `exit ${job.exitCode}`].filter(Boolean).join(", ") : "";

@@ -36,6 +36,14 @@ export function jobName(plan: DeploymentPlan, island: number): string {
   return target.job_name === stack ? `${stack}-i${island}` : `${target.job_name}-${stack}-i${island}`;
 }
 
+/**
+ * The name of the process that answers on the island's router URL: its log is <name>.log and its
+ * exit marker <name>.exit, which `fleet status` and `fleet logs` find by this name.
+ */
+export function routerProcess(kind: "vllm-router" | "llm-d"): string {
+  return kind === "llm-d" ? "envoy" : "router";
+}
+
 /** Where an island keeps its script, logs and endpoints.json (relative paths: under the login home). */
 export function islandDir(cfg: FleetConfig, island: IslandPlan): string {
   return `${cfg.output_dir.replace(/\/+$/, "")}/${island.name}`;
@@ -112,14 +120,14 @@ function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number): stri
   }
   if (r && r.node === node) {
     if (r.kind === "vllm-router") {
-      lines.push(...startLines("router", [], r.argv, wrap));
+      lines.push(...startLines(routerProcess(r.kind), [], r.argv, wrap));
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),
         writeLine(files, GENERATED_FILES["epp-config"]),
         writeLine(files, GENERATED_FILES["envoy-config"]),
         ...startLines("epp", [], r.epp.argv, wrap),
-        ...startLines("envoy", [], r.envoy.argv, wrap),
+        ...startLines(routerProcess(r.kind), [], r.envoy.argv, wrap),
       );
     }
   }
