@@ -36,6 +36,8 @@ function unwrap(v: any): { value: any; secret: boolean } {
 /** Node hosts and addresses the fake scheduler "allocates" for island nodes. */
 export const fakeHost = (node: number) => `node${node + 1}`;
 export const fakeAddr = (node: number) => `10.0.0.${node + 11}`;
+/** A planned URL (`http://<i0-n1>:8100/v1`) with the fake node address the mocked job reports. */
+export const realUrl = (url: string) => url.replace(/<i\d+-n(\d+)>/, (_, n) => fakeAddr(Number(n)));
 export const FAKE_JOB_ID = "4242";
 
 /** The single-quoted word the create script assigns on a `name=...` line, unquoted as bash would. */

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { FleetEndpoints } from "../components/outputs";
 import { K8S_STACKS, SLURM_STACKS } from "./helpers";
-import { fakeAddr, installMocks, isSecret, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
+import { installMocks, isSecret, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
 
 const API_KEY = "sk-SECRET-contract-key-31c9";
 
@@ -22,8 +22,6 @@ async function program(stack: string, config: Record<string, string>, secretKeys
   return { infra, endpoints, registered };
 }
 
-/** A planned URL (`http://<i1-n0>:8100/v1`) with the fake addresses the mocked job reports for that island. */
-const real = (url: string) => url.replace(/<i\d+-n(\d+)>/, (_, n) => fakeAddr(Number(n)));
 const k8sConfig = (extra: Record<string, string> = {}) => Object.fromEntries(Object.entries(extra).map(([k, v]) => [`vllm-fleet:${k}`, v]));
 
 describe("endpoints: the trainer contract every stack exports", () => {
@@ -31,7 +29,7 @@ describe("endpoints: the trainer contract every stack exports", () => {
     const config = stack.startsWith("k8s-") ? k8sConfig() : slurmConfig();
     const { infra, endpoints } = await program(stack, config);
     const planned = await value(infra.planned);
-    const show = stack.startsWith("k8s-") ? (u: string) => u : real;
+    const show = stack.startsWith("k8s-") ? (u: string) => u : realUrl;
     expect(endpoints.model).toBe(planned.model);
     expect(endpoints.target).toBe(planned.target);
     expect(endpoints.adminUrls).toEqual(planned.islands.flatMap((i) => i.adminUrls.map(show)));

@@ -5,7 +5,7 @@ import { renderIslandJob } from "../components/render/island-job";
 import { resolveStackFile } from "../components/stack-file";
 import type { IslandOutputs } from "../components/fleet/inference-deployment";
 import { SLURM_STACKS } from "./helpers";
-import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
+import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
 
 /** SLURM stacks export SLURM island outputs (job id, nodes); the export is typed for both targets. */
 const slurmIslands = (infra: { islands: any }) => value(infra.islands) as Promise<IslandOutputs[]>;
@@ -21,8 +21,6 @@ async function program(stack: string, config: Record<string, string>, opts: Para
 
 const ofType = (rs: Registered[], type: string) => rs.filter((r) => r.type === type);
 const commands = (rs: Registered[]) => ofType(rs, "command:remote:Command");
-/** A planned URL (`http://<i0-n1>:8100/v1`) with the fake node addresses the mock job reports. */
-const real = (url: string) => url.replace(/<i\d+-n(\d+)>/, (_, n) => fakeAddr(Number(n)));
 
 describe("the Pulumi program under mocks (SLURM)", () => {
   it("registers one job per island, wired for cancel-then-resubmit, and exports what the job reports", async () => {
@@ -75,9 +73,9 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     await settle(registered);
     expect(commands(registered)).toHaveLength(planned.islands.length);
     expect(ofType(registered, "vllm-fleet:fleet:Router")).toHaveLength(planned.totals.routers);
-    expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls.map(real)));
+    expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls.map(realUrl)));
     expect(islands.map((i) => i.roles)).toEqual(planned.islands.map((i) => i.roles));
-    expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => (i.routerUrl ? real(i.routerUrl) : null)));
+    expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => (i.routerUrl ? realUrl(i.routerUrl) : null)));
     expect(new Set(islands.map((i) => i.jobName)).size).toBe(islands.length);
   });
 

@@ -1,9 +1,9 @@
 /** The test cluster's facts (test/e2e/cluster/up.sh) and the capture of what the program hands remote.Command. */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { vi } from "vitest";
+import { expect, vi } from "vitest";
 import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../program-harness";
-import type { Connection } from "./ssh";
+import type { Connection, RemoteRun } from "./ssh";
 
 export const ROOT = path.resolve(__dirname, "..", "..");
 export const STANDINS = path.join(ROOT, "test", "fixtures", "standins", "bin");
@@ -60,3 +60,7 @@ export async function capture(stack: string, extra: Record<string, unknown> = {}
   return { commands, planned };
 }
 
+
+export function expectOk(run: RemoteRun, what: string) {
+  expect(run.code, `${what} failed (exit ${run.code}); stderr:\n${run.stderr}`).toBe(0);
+}

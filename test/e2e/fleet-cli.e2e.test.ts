@@ -13,8 +13,8 @@ import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
 import type { FleetEndpoints } from "../../components/outputs";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
-import { capture, e2eOverrides, env, login } from "./cluster";
-import { runRemote, type RemoteRun } from "./ssh";
+import { capture, e2eOverrides, env, expectOk, login } from "./cluster";
+import { runRemote } from "./ssh";
 
 const conn = { ...login, privateKey: fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8") };
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cli-e2e-"));
@@ -56,9 +56,6 @@ async function until(stack: string, cfg: string, want: string, timeoutMs = 60_00
   }
 }
 
-function expectOk(r: RemoteRun, what: string) {
-  expect(r.code, `${what} failed (exit ${r.code}); stderr:\n${r.stderr}`).toBe(0);
-}
 
 describe("fleet CLI on the real SLURM cluster", () => {
   beforeAll(async () => {

@@ -9,16 +9,13 @@ import * as fs from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
-import { capture, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
-import { runRemote, type Connection, type RemoteRun } from "./ssh";
+import { capture, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
+import { runRemote, type Connection } from "./ssh";
 
 const timings: Record<string, { createMs: number; runningToReadyMs: number; submitToReadyMs: number; adoptMs: number; deleteMs: number }> = {};
 
 const squeueByName = async (conn: Connection, name: string) => (await runRemote(conn, `squeue -h --name=${name} -o '%i %T'`)).stdout.trim();
 
-function expectOk(run: RemoteRun, what: string) {
-  expect(run.code, `${what} failed (exit ${run.code}); stderr:\n${run.stderr}`).toBe(0);
-}
 
 /** Requests through the router with the official client; returns which engines answered. */
 async function sendTraffic(island: RunningIsland): Promise<{ workers: string[]; prefill: string[] }> {
