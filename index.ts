@@ -25,22 +25,18 @@ const plan = buildPlan(cfg, pulumi.getStack());
 
 export const planned = plannedOutputs(plan);
 
+// Credentials come only from Pulumi config secrets (a plain-text value is refused).
 const apiKeySecret = secretConfig(config, "apiKey", "<key>");
-if (apiKeySecret !== undefined && plan.target === "slurm") {
-  // Refused rather than ignored: a key the engines do not enforce would promise a protection that is not there.
-  throw new Error(`${NS}:apiKey is not applied to SLURM fleets yet; remove it (pulumi config rm ${NS}:apiKey) or deploy to Kubernetes`);
-}
+const secrets = { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: apiKeySecret };
 
-const fleet =
-  plan.target === "slurm"
-    ? new InferenceDeployment(pulumi.getStack(), { plan, connection: loginConnection(config) })
-    : new InferenceDeployment(pulumi.getStack(), {
-        plan,
-        kubernetes: {
-          provider: kubernetesProvider(pulumi.getStack(), config, cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default"),
-          secrets: { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: apiKeySecret },
-        },
-      });
+const fleet = new InferenceDeployment(pulumi.getStack(), {
+  plan,
+  secrets,
+  secretKey: (name) => `${NS}:${name}`,
+  ...(plan.target === "slurm"
+    ? { connection: loginConnection(config) }
+    : { kubernetes: { provider: kubernetesProvider(pulumi.getStack(), config, cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default") } }),
+});
 
 /**
  * Per island: router URL and every engine's admin URL and role, in the planner's order. SLURM adds

@@ -66,6 +66,9 @@ export function fakeCreateStdout(stdin: string): string {
   return `[fleet] progress goes to stderr, but a stray line on stdout must not confuse the parser\n${result}\n`;
 }
 
+/** The island job prints its result line; the secrets command (and any other) prints nothing. */
+const defaultStdout = (inputs: Record<string, any>) => (inputs.create === "bash -s" ? fakeCreateStdout(inputs.stdin) : "");
+
 /** Installs the mocks; returns the live list of registrations. */
 export function installMocks(
   stack: string,
@@ -86,7 +89,7 @@ export function installMocks(
         registered.push({ type: args.type, name: args.name, inputs, secretInputs, options: pending.get(`${args.type}::${args.name}`)! });
         const state =
           args.type === "command:remote:Command"
-            ? { ...args.inputs, stdout: (opts.commandStdout ?? ((i) => fakeCreateStdout(i.stdin)))(inputs), stderr: "" }
+            ? { ...args.inputs, stdout: (opts.commandStdout ?? defaultStdout)(inputs), stderr: "" }
             : args.type === "pulumi:pulumi:StackReference"
               ? { ...args.inputs, ...(opts.stackOutputs?.[inputs.name] ?? { outputs: {}, secretOutputNames: [] }) }
               : args.inputs;

@@ -77,10 +77,6 @@ describe("endpoints: the trainer contract every stack exports", () => {
     expect(endpoints.trainers.openaiEnv).toEqual({ OPENAI_BASE_URL: endpoints.baseUrls[0], OPENAI_API_KEY: "EMPTY" });
     expect(parseYaml(endpoints.trainers.nexrl).inference_service.api_key).toBe("EMPTY");
   });
-
-  it("refuses an API key on SLURM instead of deploying engines that would not check it", async () => {
-    await expect(program("single-node", slurmConfig({ apiKey: API_KEY }), ["vllm-fleet:apiKey"])).rejects.toThrow(/vllm-fleet:apiKey is not applied to SLURM fleets/);
-  });
 });
 
 describe("a trainer stack reads the fleet through a StackReference", () => {

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import type * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
@@ -6,17 +7,23 @@ import { kubernetesIsland } from "../k8s/island";
 import type { DeploymentPlan, IslandPlan, Role } from "../plan/types";
 import { renderIslandJob } from "../render/island-job";
 import { renderK8sFleet, type K8sIslandEndpoints } from "../render/k8s/fleet";
-import { SECRET_KEYS, type SecretName } from "../render/k8s/objects";
+import { SECRET_KEYS } from "../render/k8s/objects";
+import { renderSecretFiles, secretFilesPayload } from "../render/secret-files";
+import type { SecretName } from "../render/secrets";
 import type { IslandResult } from "../report/island-result";
 import { SlurmJob } from "../slurm/slurm-job";
 import { MooncakeStore, PrefillDecodeGroup, Router, VllmReplica, type EngineEndpoint } from "./parts";
 
 export interface InferenceDeploymentArgs {
   plan: DeploymentPlan;
+  /** Credentials from Pulumi config secrets: 0600 files on SLURM, the fleet's Secret on Kubernetes. */
+  secrets?: Partial<Record<SecretName, pulumi.Output<string>>>;
+  /** How a credential's config key is spelled in errors (e.g. vllm-fleet:apiKey). */
+  secretKey?: (name: SecretName) => string;
   /** SLURM stacks: the login node. */
   connection?: pulumi.Input<command.types.input.remote.ConnectionArgs>;
-  /** Kubernetes stacks: the cluster, and the credentials that go into the fleet's Secret. */
-  kubernetes?: { provider: k8s.Provider; secrets: Partial<Record<SecretName, pulumi.Input<string>>> };
+  /** Kubernetes stacks: the cluster. */
+  kubernetes?: { provider: k8s.Provider };
 }
 
 /** What one island hands to trainers: the same fields as `planned`, with real hosts. */
@@ -53,20 +60,22 @@ export class InferenceDeployment extends pulumi.ComponentResource {
   constructor(name: string, args: InferenceDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:fleet:InferenceDeployment", name, {}, opts);
     const { plan } = args;
+    const secrets = Object.fromEntries(Object.entries(args.secrets ?? {}).filter(([, v]) => v !== undefined)) as Partial<Record<SecretName, pulumi.Output<string>>>;
     if (plan.target === "slurm") {
       if (!args.connection) throw new Error("a SLURM fleet needs the login node connection");
       const connection = args.connection;
-      this.jobs = plan.islands.map((island) => this.slurmIsland(name, island, plan, connection));
+      const secretKey = args.secretKey ?? ((n: SecretName) => n);
+      this.jobs = plan.islands.map((island) => this.slurmIsland(name, island, plan, connection, secrets, secretKey));
       this.islands = pulumi.all(this.jobs.map((j) => j.result)).apply((rs) => rs.map(islandOutputs));
     } else {
       if (!args.kubernetes) throw new Error("a Kubernetes fleet needs a provider");
-      this.islands = this.kubernetesFleet(name, plan, args.kubernetes);
+      this.islands = this.kubernetesFleet(name, plan, args.kubernetes.provider, secrets);
     }
     this.registerOutputs({ islands: this.islands });
   }
 
-  private kubernetesFleet(name: string, plan: DeploymentPlan, { provider, secrets }: NonNullable<InferenceDeploymentArgs["kubernetes"]>) {
-    const configured = (Object.keys(secrets) as SecretName[]).filter((k) => secrets[k] !== undefined);
+  private kubernetesFleet(name: string, plan: DeploymentPlan, provider: k8s.Provider, secrets: Partial<Record<SecretName, pulumi.Output<string>>>) {
+    const configured = Object.keys(secrets) as SecretName[];
     const fleet = renderK8sFleet(plan, configured);
     // The only object that holds credentials; every pod reads them through secretKeyRef.
     const secret = fleet.secret
@@ -76,9 +85,23 @@ export class InferenceDeployment extends pulumi.ComponentResource {
     return pulumi.all(fleet.islands.map((objects) => kubernetesIsland(name, this, { plan: plan.islands[objects.island], disaggregated: plan.shape === "disaggregated", objects, provider, startupTimeout, secret })));
   }
 
-  private slurmIsland(name: string, island: IslandPlan, plan: DeploymentPlan, connection: pulumi.Input<command.types.input.remote.ConnectionArgs>): SlurmJob {
+  private slurmIsland(
+    name: string,
+    island: IslandPlan,
+    plan: DeploymentPlan,
+    connection: pulumi.Input<command.types.input.remote.ConnectionArgs>,
+    secrets: Partial<Record<SecretName, pulumi.Output<string>>>,
+    secretKey: (name: SecretName) => string,
+  ): SlurmJob {
     const base = `${name}-i${island.index}`;
-    const job = new SlurmJob(base, { connection, job: renderIslandJob(plan, island) }, { parent: this });
+    // A dry run starts no engine, so it puts no credential on the cluster.
+    const names = plan.config.dry_run ? [] : (Object.keys(secrets) as SecretName[]);
+    const values = pulumi.all(Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>);
+    const payload = values.apply((v) => secretFilesPayload(v, secretKey));
+    const files = names.length
+      ? { files: renderSecretFiles(plan, island, names), payload, fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")) }
+      : undefined;
+    const job = new SlurmJob(base, { connection, job: renderIslandJob(plan, island, names), secrets: files }, { parent: this });
     // The parts exist once the job runs them.
     const part = { parent: this, dependsOn: job };
     const engines = job.result.apply(engineEndpoints);

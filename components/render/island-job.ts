@@ -3,6 +3,8 @@ import type { SlurmTarget } from "../config/types";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/types";
 import { dryRunLine, resultTemplate } from "../report/island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
+import { secretsDir } from "./secret-files";
+import { SECRETS, type SecretName } from "./secrets";
 import { heredocDelimiter, shq } from "./shell";
 import { renderTemplate } from "./templates";
 
@@ -58,14 +60,18 @@ export interface IslandJob {
 
 const probeUrl = (u: NodeUrl) => `"http://\${addrs[${u.node}]}"${shq(`:${u.port}${u.path}`)}`;
 
-/** The create and delete commands of one island's SLURM job (pure; the SlurmJob component runs them). */
-export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan): IslandJob {
+/**
+ * The create and delete commands of one island's SLURM job (pure; the SlurmJob component runs them).
+ * `secrets` names the configured credentials: the job reads them from their files, and with an API
+ * key the readiness probes authenticate (the key goes to curl on a pipe, never on a command line).
+ */
+export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): IslandJob {
   const cfg = plan.config;
   const t = cfg.target as SlurmTarget;
   if (t.kind !== "slurm") throw new Error("renderIslandJob needs a SLURM target");
   const name = jobName(plan, island.index);
   const dir = islandDir(cfg, island);
-  const { script } = renderIslandScript(plan, island);
+  const { script } = renderIslandScript(plan, island, secrets);
   const scriptHash = createHash("sha256").update(name).update("\0").update(script).digest("hex").slice(0, 16);
   const scriptName = `${name}.sbatch`;
   const probes = readinessProbes(island);
@@ -87,6 +93,7 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan): Islan
     dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
     probes: probes.map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
     modelEntry: shq(modelEntry),
+    apiKeyFile: secrets.includes("apiKey") ? shq(`${secretsDir(dir)}/${SECRETS.apiKey.file}`) : undefined,
     resultTemplate: shq(resultTemplate(plan, island, name)),
   });
   const del = renderTemplate("slurm/delete.sh.mustache", { jobName: shq(name), islandDir: shq(dir) })

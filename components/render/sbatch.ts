@@ -2,6 +2,7 @@ import YAML from "yaml";
 import type { FleetConfig, SlurmTarget } from "../config/types";
 import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
+import { SECRETS, secretOrder, type SecretName } from "./secrets";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
 import { renderTemplate } from "./templates";
 
@@ -66,8 +67,13 @@ function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
   return d;
 }
 
-function setupLines(t: SlurmTarget, offload: boolean): string[] {
+/** The launch body's (unexported) variable holding a secret read from its 0600 file. */
+const secretVar = (name: SecretName) => `FLEET_${SECRETS[name].file.toUpperCase()}`;
+
+function setupLines(t: SlurmTarget, offload: boolean, secrets: SecretName[]): string[] {
   const lines: string[] = [];
+  if (secrets.length) lines.push("# Credentials: read from their 0600 files, never written into this script.");
+  for (const s of secrets) lines.push(`${secretVar(s)}=$(<"$FLEET_SECRETS_DIR/${SECRETS[s].file}") || exit 1`);
   const l = t.launcher;
   if (l.type === "vllm" && l.bin_dir) lines.push(`export PATH=${shq(l.bin_dir)}:"$PATH"`);
   if (l.type === "venv") lines.push(`# shellcheck disable=SC1091`, `source ${shq(l.path + "/bin/activate")} || exit 1`);
@@ -75,10 +81,18 @@ function setupLines(t: SlurmTarget, offload: boolean): string[] {
   return lines;
 }
 
+/** What an engine gets of the configured secrets: HF_TOKEN in its env, the API key as --api-key. */
+interface SecretUse {
+  env: SecretName[];
+  apiKey: boolean;
+}
+const NO_SECRETS: SecretUse = { env: [], apiKey: false };
+
 /** `( export ...; exec cmd ) >> log &`: each process in its own subshell with its own env and log. */
-function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[]): string {
+function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets: SecretUse): string {
   const exports = env.map(([k, v]) => (k === "CUDA_VISIBLE_DEVICES" && typeof v === "string" ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}` : `export ${k}=${shellWord(v, spell)}`));
-  const cmd = [...wrap, shellWords(argv, spell)].join(" ");
+  for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
+  const cmd = [...wrap, shellWords(argv, spell), ...(secrets.apiKey ? [`--api-key "$${secretVar("apiKey")}"`] : [])].join(" ");
   return `( ${[...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
@@ -89,8 +103,8 @@ function launcherWrap(t: SlurmTarget): string[] {
 }
 
 /** Starts one process in the background and logs its pid to the job output. */
-function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[]): string[] {
-  return [startLine(name, env, argv, wrap), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
+function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets = NO_SECRETS): string[] {
+  return [startLine(name, env, argv, wrap, secrets), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -98,7 +112,7 @@ function writeLine(files: Record<string, string>, name: string): string {
   return `fleet_write "$NODE_DIR/${name}" ${shq(files[name])}`;
 }
 
-function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number): string[] {
+function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number, secrets: SecretName[]): string[] {
   const t = plan.config.target as SlurmTarget;
   const wrap = launcherWrap(t);
   const files = generatedFiles(island);
@@ -113,7 +127,10 @@ function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number): stri
     lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
     lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
   }
-  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...startLines(e.id, e.env, e.argv, wrap));
+  // Only engines hold secrets: the router passes the client's Authorization through, so a router
+  // holding the key would let any caller in without one.
+  const engineSecrets = (e: EngineProcess): SecretUse => ({ env: secrets.filter((s) => s === "hfToken"), apiKey: secrets.includes("apiKey") && e.port !== undefined });
+  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...startLines(e.id, e.env, e.argv, wrap, engineSecrets(e)));
   const r = island.router;
   if (r?.kind === "llm-d") {
     for (const s of r.sidecars.filter((x) => x.node === node)) lines.push(...startLines("pd-sidecar", [], s.argv, wrap));
@@ -142,13 +159,14 @@ export interface IslandScript {
 }
 
 /** The sbatch script of one island: the whole island is one gang-scheduled job. */
-export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan): IslandScript {
+export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan, configuredSecrets: readonly SecretName[] = []): IslandScript {
   const cfg = plan.config;
   const t = cfg.target;
   if (t.kind !== "slurm") throw new Error("renderIslandScript needs a SLURM target");
+  const secrets = secretOrder(configuredSecrets);
   const launchBody = renderTemplate("slurm/launch.sh.mustache", {
-    setup: setupLines(t, cfg.kv_cache_offload !== null),
-    nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index) })),
+    setup: setupLines(t, cfg.kv_cache_offload !== null, secrets),
+    nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index, secrets) })),
   }).trimEnd();
   const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS }).trimEnd();
   const srunExtra = t.launcher.type === "pyxis" ? [`--container-image=${shq(t.launcher.image)}`, ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : [])] : [];
@@ -159,6 +177,8 @@ export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan): Is
     summary: `${island.nodes.length} node(s), ${island.engines.length} engine(s), model ${plan.model}`.replace(/\n/g, " "),
     directives: directives(plan, island),
     islandDir: shq(islandDir(cfg, island)),
+    secretFiles: secrets.map((s) => SECRETS[s].file),
+    hasSecrets: secrets.length > 0,
     nodeCount: island.nodes.length,
     cleanup: t.exclusive,
     cleanupBody,

@@ -1,6 +1,7 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandJob } from "../render/island-job";
+import type { SecretFilesJob } from "../render/secret-files";
 import { parseIslandResult, type IslandResult } from "../report/island-result";
 
 export interface SlurmJobArgs {
@@ -8,6 +9,8 @@ export interface SlurmJobArgs {
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /** The rendered create/delete commands of one island (render/island-job.ts). */
   job: IslandJob;
+  /** The island's credentials: the commands that write and remove their 0600 files, and the values. */
+  secrets?: { files: SecretFilesJob; payload: pulumi.Output<string>; fingerprint: pulumi.Output<string> };
 }
 
 /**
@@ -20,6 +23,9 @@ export interface SlurmJobArgs {
  *   which adopts the running job, so rotating a key or raising a timeout restarts nothing.
  * - Delete cancels by the job's unique name, which works without AcceptEnv on the login sshd. It
  *   succeeds when the job is already gone.
+ * - Credentials go first, as 0600 files written by their own command from a secret stdin; the job
+ *   depends on it, so destroy cancels the job before the files go. A changed credential replaces
+ *   the job (its fingerprint is a secret trigger): running engines only read them at start.
  */
 export class SlurmJob extends pulumi.ComponentResource {
   /** The island's result line: job id, nodes, router and admin URLs (or the dry-run script path). */
@@ -29,8 +35,15 @@ export class SlurmJob extends pulumi.ComponentResource {
 
   constructor(name: string, args: SlurmJobArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:slurm:Job", name, {}, opts);
-    const { job } = args;
+    const { job, secrets } = args;
     this.jobName = job.jobName;
+    const secretFiles = secrets
+      ? new command.remote.Command(
+          `${name}-secrets`,
+          { connection: args.connection, create: secrets.files.create, stdin: pulumi.secret(secrets.payload), delete: secrets.files.delete, addPreviousOutputInEnv: false, logging: "stderr" },
+          { parent: this, customTimeouts: { create: "120s", update: "120s", delete: "120s" } },
+        )
+      : undefined;
     this.command = new command.remote.Command(
       `${name}-sbatch`,
       {
@@ -38,7 +51,7 @@ export class SlurmJob extends pulumi.ComponentResource {
         create: job.create,
         stdin: job.stdin,
         delete: job.delete,
-        triggers: [job.scriptHash, job.dryRun],
+        triggers: secrets ? [job.scriptHash, job.dryRun, pulumi.secret(secrets.fingerprint)] : [job.scriptHash, job.dryRun],
         // The provider can only pass the old stdout through AcceptEnv; delete does not need it.
         addPreviousOutputInEnv: false,
         // Progress lines on stderr reach `pulumi up`; stdout is the result line the program parses.
@@ -46,6 +59,7 @@ export class SlurmJob extends pulumi.ComponentResource {
       },
       {
         parent: this,
+        dependsOn: secretFiles ? [secretFiles] : [],
         // The SDK marks `triggers` replaceOnChanges itself; the old job goes before the new one comes.
         deleteBeforeReplace: true,
         customTimeouts: { create: `${job.timeouts.createSeconds}s`, update: `${job.timeouts.createSeconds}s`, delete: `${job.timeouts.deleteSeconds}s` },

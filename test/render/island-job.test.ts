@@ -1,6 +1,8 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
+import { renderIslandScript } from "../../components/render/sbatch";
+import { renderSecretFiles } from "../../components/render/secret-files";
 import { parseIslandResult, resultTemplate } from "../../components/report/island-result";
 import { checkArgv } from "../../components/upstream/check";
 import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
@@ -15,19 +17,32 @@ function shellcheck(text: string) {
 const variants = SLURM_STACKS.flatMap((name) => [
   [`${name}`, stackText(name)],
   [`${name} (dry run)`, `dry_run = true\n${stackText(name)}`],
+  [`${name} (credentials)`, stackText(name)],
 ]);
+const unquoted = (command: string) => spawnSync("bash", ["-c", `printf '%s' ${command.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
 
 describe("an island's create and delete commands", () => {
   it.each(variants)("%s: create and delete pass bash -n and shellcheck; delete is one line", (name, text) => {
     const p = planOf(text, name.split(" ")[0]);
+    const secrets = name.endsWith("(credentials)") ? (["apiKey", "hfToken"] as const) : [];
     for (const island of p.islands) {
-      const job = renderIslandJob(p, island);
+      const job = renderIslandJob(p, island, secrets);
+      if (secrets.length) {
+        // The job script and its launch body read the credential files; the writer is one line.
+        const { script, launchBody } = renderIslandScript(p, island, secrets);
+        for (const text of [script, launchBody, `#!/bin/bash\n${unquoted(renderSecretFiles(p, island, secrets).create)}\n`]) {
+          expect(spawnSync("bash", ["-n"], { input: text }).status).toBe(0);
+          const sc = shellcheck(text);
+          expect(sc.stdout + sc.stderr).toBe("");
+        }
+        expect(job.stdin).toContain("curl -sf --max-time 5 -H @-");
+      }
       expect(spawnSync("bash", ["-n"], { input: job.stdin }).status).toBe(0);
       const sc = shellcheck(job.stdin);
       expect(sc.stdout + sc.stderr).toBe("");
       expect(job.create).toBe("bash -s");
       expect(job.delete).not.toContain("\n");
-      const body = spawnSync("bash", ["-c", `printf '%s' ${job.delete.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
+      const body = unquoted(job.delete);
       expect(spawnSync("bash", ["-n", "-c", body]).status).toBe(0);
       const scDelete = shellcheck(`#!/bin/bash\n${body}\n`);
       expect(scDelete.stdout + scDelete.stderr).toBe("");

@@ -22,6 +22,8 @@ export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, 
     if (at < 0) throw new Error(`internal error: ${e.id} has no ${START_RANK}`);
     words[at + 1] = `"$((LWS_WORKER_INDEX * ${rankFromWorkerIndex}))"`;
   }
+  // The key is in the pod's env from the Secret; bash expands it at exec, so no object holds it.
+  if (ctx.secrets.includes("apiKey") && e.port !== undefined) words.push("--api-key", `"$${SECRET_KEYS.apiKey}"`);
   const lines: string[] = [];
   for (const w of words) {
     if (lines.length === 0 || w.startsWith("--")) lines.push(w);

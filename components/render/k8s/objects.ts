@@ -1,4 +1,5 @@
 import type * as k8s from "@pulumi/kubernetes";
+import { SECRETS, type SecretName } from "../secrets";
 
 /*
  * Plain Kubernetes objects as the renderer produces them. The Pulumi SDK's input types give the
@@ -64,8 +65,8 @@ export const k8sLiteral = (s: string) => s.replaceAll("$", () => "$$"); // a fun
 export const fieldEnv = (name: string, fieldPath: string): EnvVar => ({ name, valueFrom: { fieldRef: { fieldPath } } });
 
 /** The keys of the fleet Secret, filled from Pulumi config secrets; objects only reference them. */
-export const SECRET_KEYS = { hfToken: "HF_TOKEN", apiKey: "VLLM_API_KEY" } as const;
-export type SecretName = keyof typeof SECRET_KEYS;
+export const SECRET_KEYS = { hfToken: SECRETS.hfToken.env, apiKey: SECRETS.apiKey.env } as const;
+export type { SecretName };
 
 export const secretEnv = (secret: string, key: string): EnvVar => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
 

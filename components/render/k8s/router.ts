@@ -5,7 +5,7 @@ import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
 import { resolveDeep, type Ref } from "../../plan/values";
 import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./context";
 import { servingSelector } from "./engine-pod";
-import { fieldEnv, httpProbe, secretEnv, SECRET_KEYS, tcpProbe, type K8sObject } from "./objects";
+import { fieldEnv, httpProbe, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./values";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
@@ -20,14 +20,13 @@ function routerService(ctx: K8sContext, island: IslandPlan, selector: Record<str
 
 /**
  * vllm-router with static worker URLs: every engine's per-pod DNS name, in the plan's order (P/D:
- * --prefill then --decode). The API key, when configured, reaches --api-key through kubelet's
- * `$(VLLM_API_KEY)` expansion from the Secret, so it never appears in the object.
+ * --prefill then --decode). It gets no API key: it forwards the client's Authorization header and
+ * the engines check it, whereas a router holding the key would add it for any caller.
  */
 function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPlan): K8sObject[] {
   const selector = labels(ctx, "router", island.index);
   const name = ctx.names.routerService(island.index);
-  const apiKey = ctx.secrets.includes("apiKey");
-  const command = [...k8sArgv(ctx, island.index, r.argv), ...(apiKey ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : [])];
+  const command = k8sArgv(ctx, island.index, r.argv);
   return [
     singletonDeployment(ctx, name, selector, {
       containers: [
@@ -35,7 +34,6 @@ function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPla
           name: "vllm-router",
           image: ctx.target.router_image,
           command,
-          ...(apiKey ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
           ports: [
             { name: "http", containerPort: r.port },
             { name: "metrics", containerPort: r.metricsPort },
