@@ -18,49 +18,10 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../bin/plan";
 import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../components/config";
+import { FIXTURE_LIST, FIXTURES, parseHeader, type Fixture } from "./invalid-corpus";
 
 const ROOT = path.resolve(__dirname, "..");
-const FIXTURES = path.join(__dirname, "fixtures", "invalid");
 const STACKS = path.join(ROOT, "stacks");
-
-interface Fixture {
-  name: string;
-  file: string;
-  text: string;
-  paths: string[];
-  messages: string[];
-}
-
-/** Reads the leading comment block; `# expect-path: <file>` stands for the whole-file path "". */
-function parseHeader(text: string): { paths: string[]; messages: string[]; malformed: string[] } {
-  const paths: string[] = [];
-  const messages: string[] = [];
-  const malformed: string[] = [];
-  for (const line of text.split(/\r?\n/)) {
-    if (line.trim() === "") continue;
-    if (!line.startsWith("#")) break;
-    if (!/^#\s*expect/i.test(line)) continue;
-    const m = /^# expect-(path|message): (.*\S)\s*$/.exec(line);
-    if (!m) {
-      malformed.push(line);
-      continue;
-    }
-    if (m[1] === "path") paths.push(m[2] === "<file>" ? "" : m[2]);
-    else messages.push(m[2]);
-  }
-  return { paths, messages, malformed };
-}
-
-const FIXTURE_LIST: Fixture[] = fs
-  .readdirSync(FIXTURES)
-  .filter((f) => f.endsWith(".toml"))
-  .sort()
-  .map((name) => {
-    const file = path.join(FIXTURES, name);
-    const text = fs.readFileSync(file, "utf8");
-    const { paths, messages } = parseHeader(text);
-    return { name, file, text, paths, messages };
-  });
 
 const fixture = (name: string): Fixture => {
   const f = FIXTURE_LIST.find((x) => x.name === name);
@@ -208,8 +169,8 @@ afterEach(() => {
 });
 
 describe("invalid stack corpus: headers", () => {
-  it("has at least 70 fixtures, each with >= 1 expect-path and >= 1 expect-message", () => {
-    expect(FIXTURE_LIST.length).toBeGreaterThanOrEqual(70);
+  it("has at least 150 fixtures, each with >= 1 expect-path and >= 1 expect-message", () => {
+    expect(FIXTURE_LIST.length).toBeGreaterThanOrEqual(150);
     for (const f of FIXTURE_LIST) {
       expect(f.paths.length, `${f.name} has no # expect-path`).toBeGreaterThanOrEqual(1);
       expect(f.messages.length, `${f.name} has no # expect-message`).toBeGreaterThanOrEqual(1);

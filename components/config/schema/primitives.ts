@@ -17,12 +17,26 @@ export function table<S extends z.ZodRawShape>(shape: S) {
   });
 }
 
-/** Text that will reach a shell script or a manifest: non-empty, no NUL byte (bash cannot carry one). */
+/** The first control character (C0 or DEL) in `s`, as U+XXXX; NUL is reported on its own. */
+const controlChar = (s: string): string | undefined => {
+  const m = /[\x01-\x1f\x7f]/.exec(s);
+  return m ? `U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}` : undefined;
+};
+
+/**
+ * Text that will reach a shell script or a manifest: non-empty, no NUL byte (bash cannot carry
+ * one), and no control character: a line break or terminal escape in a name or path is never
+ * meant, and would reach logs and terminals as is.
+ */
 export const text = z
   .string()
   .min(1, "must not be empty")
   .max(4096, "is longer than 4096 characters")
-  .refine((s) => !s.includes("\0"), "must not contain a NUL byte");
+  .refine((s) => !s.includes("\0"), "must not contain a NUL byte")
+  .superRefine((s, ctx) => {
+    const c = controlChar(s);
+    if (c) ctx.addIssue({ code: "custom", message: `must not contain control characters such as line breaks, tabs or escapes (found ${c})` });
+  });
 
 /** A long free text (chat template); still no NUL. */
 export const longText = z
