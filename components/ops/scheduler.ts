@@ -19,6 +19,8 @@ export interface JobReport {
   addrs: string[];
   /** Processes that exited during this attempt: node index, process name, exit status. */
   exits: { node: number; name: string; code: number }[];
+  /** Each of the job's nodes in node-index order with SLURM's state for it (sinfo: `down*`, `allocated`, ...). */
+  nodeStates: { host: string; state: string }[];
 }
 
 /** Bash for the login node: one tab-separated record per fact, parsed by parseSchedulerReport. */
@@ -45,14 +47,21 @@ fleet_island() {
     fi
     if info=$(scontrol show job -o "$id" 2>/dev/null) && [ -n "$info" ]; then
       printf 'scontrol\t%s\t%s\n' "$k" "$info"
+      nodes=$(grep -o ' NodeList=[^ ]*' <<< "$info" | head -n 1 | cut -d= -f2)
+      [ "$nodes" = "(null)" ] && nodes=""
     elif info=$(sacct -n -P -X -j "$id" -o JobID,State,ExitCode,Reason 2>/dev/null | head -n 1) && [ -n "$info" ]; then
       printf 'sacct\t%s\t%s\n' "$k" "$info"
     else
       printf 'gone\t%s\t%s\n' "$k" "$id"
     fi
   fi
-  if [ "$state" = RUNNING ] && [ -n "$nodes" ]; then
+  if [ -n "$nodes" ]; then
+    # A node whose slurmd stopped answering shows as down* or allocated* long before the job ends.
+    info=$(sinfo -h -N -n "$nodes" -o '%N|%T' 2>/dev/null)
     while read -r host; do
+      f=$(awk -F'|' -v h="$host" '$1 == h { print $2; exit }' <<< "$info")
+      printf 'nodestate\t%s\t%s\t%s\n' "$k" "$host" "$f"
+      [ "$state" = RUNNING ] || continue
       addr=$(getent ahostsv4 "$host" | awk 'NR == 1 { print $1 }')
       printf 'node\t%s\t%s\t%s\n' "$k" "$host" "$addr"
     done < <(scontrol show hostnames "$nodes" 2>/dev/null)
@@ -76,7 +85,7 @@ function scontrolFields(line: string): Record<string, string> {
 
 /** Parses the records schedulerQueryScript prints; islands it did not mention have no job. */
 export function parseSchedulerReport(text: string, islands: number[]): Map<number, JobReport> {
-  const reports = new Map<number, JobReport>(islands.map((k) => [k, { island: k, jobId: null, state: null, reason: null, exitCode: null, source: "none", hosts: [], addrs: [], exits: [] }]));
+  const reports = new Map<number, JobReport>(islands.map((k) => [k, { island: k, jobId: null, state: null, reason: null, exitCode: null, source: "none", hosts: [], addrs: [], exits: [], nodeStates: [] }]));
   for (const line of text.split("\n")) {
     const [kind, k, ...rest] = line.split("\t");
     const r = reports.get(Number(k));
@@ -96,6 +105,8 @@ export function parseSchedulerReport(text: string, islands: number[]): Map<numbe
     } else if (kind === "node") {
       r.hosts.push(rest[0]);
       r.addrs.push(rest[1] ?? "");
+    } else if (kind === "nodestate") {
+      r.nodeStates.push({ host: rest[0], state: rest[1] ?? "unknown" });
     } else if (kind === "exit") {
       const m = /\/node_(\d+)\/([^/]+)\.exit$/.exec(rest[0] ?? "");
       if (m) r.exits.push({ node: Number(m[1]), name: m[2], code: Number(rest[1] || NaN) });
@@ -103,6 +114,9 @@ export function parseSchedulerReport(text: string, islands: number[]): Map<numbe
   }
   return reports;
 }
+
+/** A node SLURM has given up on (down, failed, drained for a failure) or that stopped answering (`*`). */
+export const nodeLost = (state: string): boolean => /\*$|^(down|fail|failing|not_responding|no_respond)/i.test(state);
 
 export type JobPhase = "queued" | "running" | "ended" | "failed" | "none";
 

@@ -1,6 +1,6 @@
 import type { IslandView, ProcessView } from "./fleet-view";
 import { processesOf, processUrl } from "./fleet-view";
-import { jobPhase, type JobReport } from "./scheduler";
+import { jobPhase, nodeLost, type JobReport } from "./scheduler";
 
 /** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
 export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
@@ -64,6 +64,9 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
     const base = { id: p.id, role: p.role, url };
     // A process killed by scancel may leave a marker too; only an exit the user did not ask for is a failure.
     if (exit && job?.state !== "CANCELLED") return { ...base, status: "FAILED", detail: `exited with status ${exit.code}` };
+    // A node whose slurmd is gone takes its processes with it, whatever they last answered.
+    const node = p.at !== undefined ? job?.nodeStates[p.at.node] : undefined;
+    if (node && nodeLost(node.state) && job?.state !== "CANCELLED" && phase !== "none") return { ...base, status: "FAILED", detail: `lost with node ${node.host} (SLURM: ${node.state})` };
     switch (phase) {
       case "queued":
         return { ...base, status: "PENDING", detail: job?.reason ? `waiting for ${job.reason}` : "queued" };

@@ -59,6 +59,9 @@ function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
     "--ntasks-per-node=1",
     `--gres=${t.gres ?? `gpu:${cfg.deployment.gpus_per_node}`}`,
     `--output=${islandDir(cfg, island)}/slurm-%j.out`,
+    // A fleet whose node failed must end and give its GPUs back: a requeued copy would come up on
+    // other nodes, behind URLs the stack outputs no longer hold.
+    "--no-requeue",
   ];
   if (t.exclusive) d.push("--exclusive");
   for (const key of ["partition", "account", "qos", "time", "nodelist", "exclude", "constraint"] as const) {

@@ -1,17 +1,33 @@
-import { quote } from "shell-quote";
 import { partsOf, type Ref, type Value } from "../plan/values";
 
 /**
  * The one shell-quoting function: every value that reaches a script goes through it, so no config
  * string (model name, env value, path, chat template, ...) is ever interpreted by the shell.
+ *
+ * Plain POSIX quoting (the delete command runs under the login shell, whatever it is), chosen so
+ * shellcheck has nothing to say about the quoting itself: single quotes, or double quotes (with
+ * \ " $ ` escaped) when the value holds a single quote. Backslashes stay out of single quotes
+ * (before the closing quote or a newline shellcheck reads them as failed escapes, SC1003/SC1004),
+ * and Unicode quote marks go in the other kind of quotes (SC1111/SC1112 take them for mistyped
+ * ones). A `$(...)` inside single quotes still draws SC2016; see test/security/injection.test.ts.
  */
 export function shq(value: string): string {
   if (value.includes("\0")) throw new Error("a NUL byte cannot be passed to a shell");
-  return PLAIN_WORD.test(value) ? value : quote([value]);
+  if (PLAIN_WORD.test(value)) return value;
+  if (value === "") return "''";
+  if (value.includes("'")) return value.replace(DOUBLE_RUNS, (run) => (UNICODE_DOUBLE_QUOTES.test(run) ? `'${run}'` : `"${run.replace(/["\\$`]/g, "\\$&")}"`));
+  return value.replace(SINGLE_RUNS, (run) => (run === "\\" ? "\\\\" : UNICODE_SINGLE_QUOTES.test(run) ? `"${run}"` : `'${run}'`));
 }
 
 /** Words bash reads literally as they are (no ~, globs, braces, quotes, $ or spaces): left bare for readability. */
 const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,.\/-]+$/;
+/** The Unicode quote marks shellcheck flags inside single quotes, and inside double quotes. */
+const UNICODE_SINGLE_QUOTES = /^[\u2018\u2019]/;
+const UNICODE_DOUBLE_QUOTES = /^[\u201c\u201d\u2033\u2036]/;
+/** A backslash, a run of Unicode single quotes, or a run of anything else. */
+const SINGLE_RUNS = /\\|[\u2018\u2019]+|[^\\\u2018\u2019]+/g;
+/** A run of Unicode double quotes, or a run of anything else. */
+const DOUBLE_RUNS = /[\u201c\u201d\u2033\u2036]+|[^\u201c\u201d\u2033\u2036]+/g;
 
 /** How a backend spells a run-time reference in bash (e.g. "${NODE_ADDR[2]}"). */
 export type RefSpelling = (ref: Ref) => string;

@@ -149,20 +149,6 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     expect((await runRemote(commands[0].connection, "squeue -h -o %i")).stdout.trim()).toBe("");
   });
 
-  it("an engine that exits at start fails create in seconds, naming it, with its log tail, and leaves no job", async () => {
-    const { commands } = await capture("single-node", { "env_vars": { STANDIN_EXIT_AT_START: "3" } }, "engine-exits");
-    const [c] = commands;
-    const create = await runRemote(c.connection, c.create, c.stdin);
-    expect(create.code).toBe(1);
-    expect(create.stdout).toBe("");
-    expect(create.stderr).toMatch(/ended \(gone: JobState=FAILED.*\) before every endpoint served; not serving: i0-replica0-n0/);
-    expect(create.stderr).toMatch(/node 0: i0-replica0-n0 exited/);
-    expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
-    expect(create.ms).toBeLessThan(30_000);
-    expect((await runRemote(c.connection, "squeue -h -o %i")).stdout.trim()).toBe("");
-    expectOk(await runRemote(c.connection, c.delete), "delete after a failed create");
-  });
-
   it("dry run writes the script and asks sbatch --test-only; nothing is queued", async () => {
     const { commands } = await capture("single-node", { dry_run: true }, "dry");
     const [c] = commands;

@@ -12,7 +12,7 @@ import { resolveStackFile } from "../../components/stack-file";
 
 const plan = (stack: string) => buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
 
-const job = (over: Partial<JobReport>): JobReport => ({ island: 0, jobId: "77", state: "RUNNING", reason: null, exitCode: null, source: "squeue", hosts: ["n1", "n2"], addrs: ["10.0.0.1", "10.0.0.2"], exits: [], ...over });
+const job = (over: Partial<JobReport>): JobReport => ({ island: 0, jobId: "77", state: "RUNNING", reason: null, exitCode: null, source: "squeue", hosts: ["n1", "n2"], addrs: ["10.0.0.1", "10.0.0.2"], exits: [], nodeStates: [{ host: "n1", state: "allocated" }, { host: "n2", state: "allocated" }], ...over });
 const ok: Probe = { health: 200, listsModel: true };
 const serving = (urls: string[]) => new Map(urls.map((u) => [u, ok]));
 
@@ -42,6 +42,8 @@ describe("the scheduler report", () => {
       "squeue\t0\t101|RUNNING|None|node[1-2]",
       "node\t0\tnode1\t10.1.0.11",
       "node\t0\tnode2\t10.1.0.12",
+      "nodestate\t0\tnode1\tallocated",
+      "nodestate\t0\tnode2\tdown*",
       "exit\t0\tvllm-fleet/multi/island-0/logs/job_101_0/node_1/i0-e1.exit\t137",
       "scontrol\t1\tJobId=202 JobName=x-i1 UserId=alice(1000) JobState=FAILED Reason=NonZeroExitCode Dependency=(null) ExitCode=1:0 Command=/a b",
       "sacct\t2\t303|CANCELLED by 1000|0:15|None",
@@ -50,6 +52,7 @@ describe("the scheduler report", () => {
     ].join("\n");
     const r = parseSchedulerReport(text, [0, 1, 2, 3, 4]);
     expect(r.get(0)).toMatchObject({ jobId: "101", state: "RUNNING", reason: null, source: "squeue", hosts: ["node1", "node2"], addrs: ["10.1.0.11", "10.1.0.12"], exits: [{ node: 1, name: "i0-e1", code: 137 }] });
+    expect(r.get(0)!.nodeStates).toEqual([{ host: "node1", state: "allocated" }, { host: "node2", state: "down*" }]);
     expect(r.get(1)).toMatchObject({ jobId: "202", state: "FAILED", reason: "NonZeroExitCode", exitCode: "1:0", source: "scontrol" });
     expect(r.get(2)).toMatchObject({ jobId: "303", state: "CANCELLED", exitCode: "0:15", source: "sacct" });
     expect(r.get(3)).toMatchObject({ jobId: "404", state: null, source: "job_id file" });
@@ -74,6 +77,8 @@ describe("the scheduler report", () => {
     tool("squeue", `printf '%s\\n' "$*" >> ${dir}/squeue.args; case "$*" in *--name=live-i0*) echo "11|RUNNING|None|n[1-2]";; esac`);
     tool("scontrol", 'if [ "$1 $2" = "show hostnames" ]; then printf "n1\\nn2\\n"; elif [ "$3" = "-o" ] && [ "$4" = 12 ]; then echo "JobId=12 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0"; else exit 1; fi');
     tool("sacct", "exit 1");
+    // sinfo lists nodes in its own order; the report must follow the job's node order.
+    tool("sinfo", 'printf "n2|down*\\nn1|allocated\\n"');
     tool("getent", 'case "$2" in n1) echo "10.9.0.1 STREAM n1";; n2) echo "10.9.0.2 STREAM n2";; esac');
     const home = path.join(dir, "home");
     fs.mkdirSync(path.join(home, "out/i1/logs/job_12_0/node_0"), { recursive: true });
@@ -87,7 +92,7 @@ describe("the scheduler report", () => {
     ]);
     const stdout = execFileSync("bash", ["-s"], { input: script, env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` } }).toString();
     const r = parseSchedulerReport(stdout, [0, 1, 2]);
-    expect(r.get(0)).toMatchObject({ jobId: "11", state: "RUNNING", hosts: ["n1", "n2"], addrs: ["10.9.0.1", "10.9.0.2"] });
+    expect(r.get(0)).toMatchObject({ jobId: "11", state: "RUNNING", hosts: ["n1", "n2"], addrs: ["10.9.0.1", "10.9.0.2"], nodeStates: [{ host: "n1", state: "allocated" }, { host: "n2", state: "down*" }] });
     expect(r.get(1)).toMatchObject({ jobId: "12", state: "FAILED", exitCode: "1:0", source: "scontrol", exits: [{ node: 0, name: "i1-e0", code: 3 }] });
     expect(r.get(2)).toMatchObject({ jobId: null, source: "none" });
     // Names reach squeue as one word, unexpanded.
@@ -122,6 +127,20 @@ describe("island status: scheduler first, then the servers", () => {
       ["router", "LAUNCHING", urls[2], "not answering (ECONNREFUSED)"],
     ]);
     expect(islandStatus(view, job({}), serving(urls)).status).toBe("READY");
+  });
+
+  it("FAILED as soon as a node's slurmd stops answering, naming the engines lost with it", () => {
+    const lost = job({ nodeStates: [{ host: "n1", state: "allocated" }, { host: "n2", state: "allocated*" }] });
+    const s = islandStatus(view, lost, serving(urls));
+    expect(s.status).toBe("FAILED");
+    expect(s.processes.filter((p) => p.status === "FAILED").map((p) => [p.id, p.detail])).toEqual([[view.engines[1].id, "lost with node n2 (SLURM: allocated*)"]]);
+    expect(s.detail).toBe(`RUNNING; ${view.engines[1].id} lost with node n2 (SLURM: allocated*)`);
+    // After SLURM gives up: NODE_FAIL, the node down.
+    const ended = islandStatus(view, job({ state: "NODE_FAIL", source: "scontrol", hosts: [], addrs: [], nodeStates: [{ host: "n1", state: "idle" }, { host: "n2", state: "down*" }] }), new Map());
+    expect(ended.status).toBe("FAILED");
+    expect(ended.detail).toBe(`NODE_FAIL; ${view.engines[1].id} lost with node n2 (SLURM: down*)`);
+    // A cancelled job on a node that later went down is simply over.
+    expect(islandStatus(view, job({ state: "CANCELLED", nodeStates: [{ host: "n1", state: "idle" }, { host: "n2", state: "down*" }] }), new Map()).status).toBe("SHUTDOWN");
   });
 
   it("FAILED as soon as an engine's exit marker appears, naming it, even while the job still runs", () => {

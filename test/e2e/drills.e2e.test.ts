@@ -1,0 +1,183 @@
+/**
+ * Fault drills on the real SLURM test cluster: each breaks one thing a real fleet meets, runs the
+ * exact create/delete commands the program hands to remote.Command (and the fleet CLI where the
+ * failure comes after create), and checks that the failure is named (island, engine), shows the
+ * log tail, ends in bounded time, leaves no job in squeue and never a duplicate. Engines are
+ * stand-ins (test/fixtures/standins), not vLLM.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify as toYaml } from "yaml";
+import { main as fleet } from "../../bin/fleet";
+import type { FleetStatusReport } from "../../components/ops/commands";
+import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
+import { capture, e2eOverrides, env, expectOk, login, privateKey, ROOT } from "./cluster";
+import { runRemote, type Connection } from "./ssh";
+
+const conn: Connection = { ...login, privateKey };
+const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-drills-"));
+const passed: Record<string, number> = {};
+const queue = async () => (await runRemote(conn, "squeue -h -o '%i %j %T'")).stdout.trim();
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function fleetStatus(pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
+  const cfg = path.join(work, `Pulumi.${pulumiStack}.yaml`);
+  const config = { "vllm-fleet:stackFile": stackFile, "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra), "vllm-fleet:login": login, "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" } };
+  fs.writeFileSync(cfg, toYaml({ config }));
+  let out = "";
+  let err = "";
+  const code = await fleet(["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY], (s) => (out += s), (s) => (err += s));
+  return { code, err, ...(out ? { report: JSON.parse(out) as FleetStatusReport } : {}) };
+}
+
+/** Records a drill's wall time once its checks passed. */
+function done(drill: string, started: number) {
+  passed[drill] = Date.now() - started;
+}
+
+describe("fault drills on the real SLURM cluster", () => {
+  beforeAll(async () => {
+    expect(await queue(), "the test cluster must start with an empty queue").toBe("");
+  });
+
+  afterAll(() => {
+    console.log(`fault drills passed (wall ms): ${JSON.stringify(passed)}`);
+  });
+
+  it("an engine that exits at start: create fails in seconds naming island and engine, with its log tail; no job left", async () => {
+    const started = Date.now();
+    const [c] = (await capture("single-node", { env_vars: { STANDIN_EXIT_AT_START: "3" } }, "engine-exits")).commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expect(create.code).toBe(1);
+    expect(create.stdout).toBe("");
+    expect(create.stderr).toMatch(/single-node-engine-exits-i0 \(island-0\): job \d+ ended \(gone: JobState=FAILED.*\) before every endpoint served; not serving: i0-replica0-n0/);
+    expect(create.stderr).toMatch(/node 0: i0-replica0-n0 exited/);
+    expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
+    expect(create.ms).toBeLessThan(30_000);
+    expect(await queue()).toBe("");
+    expectOk(await runRemote(c.connection, c.delete), "delete after a failed create");
+    done("engine exits at start", started);
+  });
+
+  it("an engine that never becomes healthy: create gives up at ready_timeout naming island and engine, with its log tail, and cancels", async () => {
+    const started = Date.now();
+    const [c] = (await capture("single-node", { env_vars: { STANDIN_NEVER_HEALTHY: "1" }, "slurm.ready_timeout": 12 }, "never-healthy")).commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expect(create.code).toBe(1);
+    expect(create.stdout).toBe("");
+    expect(create.stderr).toMatch(/single-node-never-healthy-i0 \(island-0\): not serving after 12 s: i0-replica0-n0 \(http:\/\/[\d.]+:8100\/health\)/);
+    expect(create.stderr).toMatch(/not serving yet: i0-replica0-n0/);
+    expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
+    expect(create.stderr).toMatch(/cancelling job \d+ so that no allocation outlives the failed create/);
+    // Bounded: the ready timeout plus cancelling, not the default hour.
+    expect(create.ms).toBeLessThan(12_000 + 45_000);
+    expect(await queue()).toBe("");
+    done("engine never healthy", started);
+  });
+
+  it("a node's slurmd dies mid-run: fleet status names the engine lost with it; SLURM ends the job (no requeue); delete leaves nothing", async () => {
+    const started = Date.now();
+    const [c] = (await capture("multi-replica", {}, "slurmd-dies")).commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expectOk(create, "create");
+    const result = parseIslandResult(create.stdout) as RunningIsland;
+    const victim = result.nodes[1].host;
+    const lostEngine = result.engines.find((e) => new URL(e.url).hostname === result.nodes[1].addr)!.id;
+    const pidfile = `/var/lib/fleet-e2e/slurm/run/slurmd-${victim}.pid`;
+    try {
+      process.kill(Number(fs.readFileSync(pidfile, "utf8").trim()), "SIGKILL");
+      // SLURM notices within its SlurmdTimeout (60 s on the test cluster); status must say so then.
+      const deadline = Date.now() + 150_000;
+      let s: Awaited<ReturnType<typeof fleetStatus>>;
+      for (;;) {
+        s = await fleetStatus("slurmd-dies", "multi-replica");
+        expect(s.code, s.err).toBe(0);
+        const island = s.report!.islands[0];
+        if (island.status === "FAILED" && island.schedulerState === "NODE_FAIL") break;
+        if (Date.now() > deadline) throw new Error(`still ${island.status}/${island.schedulerState} 150 s after slurmd died: ${island.detail}`);
+        await sleep(2000);
+      }
+      const island = s.report!.islands[0];
+      expect(island.detail).toContain(`${lostEngine} lost with node ${victim} (SLURM: down`);
+      expect(island.processes.find((p) => p.id === lostEngine)).toMatchObject({ status: "FAILED" });
+      // --no-requeue: the job is over, not queued again behind URLs the outputs no longer hold.
+      expect(await queue()).toBe("");
+      const del = await runRemote(c.connection, c.delete);
+      expectOk(del, "delete after a node failure");
+      expect(await queue()).toBe("");
+    } finally {
+      // Give the node back: restart its slurmd (up.sh starts missing daemons) and wait until idle.
+      execFileSync("bash", [path.join(ROOT, "test/e2e/cluster/up.sh")], { stdio: "ignore" });
+      const deadline = Date.now() + 120_000;
+      while (!/^idle$/.test((await runRemote(conn, `sinfo -h -n ${victim} -o %T`)).stdout.trim())) {
+        if (Date.now() > deadline) throw new Error(`${victim} did not return to idle`);
+        await sleep(1000);
+      }
+    }
+    done("slurmd dies mid-run", started);
+  });
+
+  it("the job is gone before destroy: status says SHUTDOWN, delete succeeds and touches nothing else", async () => {
+    const started = Date.now();
+    const [c] = (await capture("single-node", {}, "gone-first")).commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    expectOk(create, "create");
+    const { jobId } = parseIslandResult(create.stdout) as RunningIsland;
+    expectOk(await runRemote(conn, `scancel ${jobId}`), "scancel behind the program's back");
+    while ((await queue()) !== "") await sleep(500);
+    const s = await fleetStatus("gone-first", "single-node");
+    expect(s.report!.islands[0]).toMatchObject({ status: "SHUTDOWN", jobId, schedulerState: "CANCELLED" });
+    const del = await runRemote(c.connection, c.delete);
+    expectOk(del, "delete of a job already gone");
+    expect(del.stderr).toContain("single-node-gone-first-i0: no job in the queue; nothing to cancel");
+    expect(del.ms).toBeLessThan(10_000);
+    done("job gone before destroy", started);
+  });
+
+  it("create interrupted after sbatch and re-run: the re-run adopts the same job; never two", async () => {
+    const started = Date.now();
+    const [c] = (await capture("single-node", { env_vars: { STANDIN_STARTUP_DELAY_MS: "4000" } }, "interrupted")).commands;
+    // The connection drops right after sbatch, as when `pulumi up` is interrupted.
+    const cut = await runRemote(c.connection, c.create, c.stdin, 60_000, (err) => /submitted job \d+/.test(err));
+    expect(cut.code).toBeNull();
+    const firstId = /submitted job (\d+)/.exec(cut.stderr)![1];
+    try {
+      const again = await runRemote(c.connection, c.create, c.stdin);
+      expectOk(again, "re-run create");
+      expect(again.stderr).toContain(`adopting job ${firstId} (`);
+      expect(again.stderr).not.toContain("submitted job");
+      expect(parseIslandResult(again.stdout)).toMatchObject({ adopted: true, jobId: firstId });
+      expect(await queue()).toBe(`${firstId} single-node-interrupted-i0 RUNNING`);
+      // The cut create's orphan cannot act on the job later: its next progress line hits the closed
+      // pipe within 10 s. After that the job must still be the only one, and still running.
+      await sleep(12_000);
+      expect(await queue()).toBe(`${firstId} single-node-interrupted-i0 RUNNING`);
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+    }
+    expect(await queue()).toBe("");
+    done("create interrupted after sbatch", started);
+  });
+
+  it("the login host is unreachable: the CLI fails in bounded time naming the host, and nothing is submitted", async () => {
+    const started = Date.now();
+    const cfg = path.join(work, "Pulumi.unreachable.yaml");
+    // 10.231.0.254 is on the test bridge's subnet but nobody answers there: the SYN goes unanswered.
+    const config = { "vllm-fleet:stackFile": "single-node", "vllm-fleet:overrides": e2eOverrides("unreachable"), "vllm-fleet:login": { ...login, host: "10.231.0.254", port: 22 } };
+    fs.writeFileSync(cfg, toYaml({ config }));
+    let err = "";
+    const t0 = Date.now();
+    const code = await fleet(["status", "unreachable", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY, "--ssh-option", "ConnectTimeout=5"], () => {}, (s) => (err += s));
+    expect(code).toBe(1);
+    expect(err).toMatch(/the scheduler query on ssh root@10\.231\.0\.254:22 failed \(exit 255\)/);
+    expect(Date.now() - t0).toBeLessThan(20_000);
+    // The program's own connection bounds its dialling (see test/program.test.ts): 10 tries of 15 s.
+    const [c] = (await capture("single-node", {}, "unreachable")).commands;
+    await expect(runRemote({ ...c.connection, host: "10.231.0.254", port: 22 }, c.create, c.stdin, 30_000)).rejects.toThrow(/Timed out|ETIMEDOUT|EHOSTUNREACH/);
+    expect(await queue()).toBe("");
+    done("login host unreachable", started);
+  });
+});
