@@ -44,11 +44,15 @@ export function e2eOverrides(pulumiStack: string, extra: Record<string, unknown>
   };
 }
 
-/** Runs index.ts under mocks for `stack` and returns the remote.Command inputs it registers. */
-export async function capture(stack: string, extra: Record<string, unknown> = {}, pulumiStack = stack): Promise<{ commands: CapturedCommand[]; planned: any }> {
+/**
+ * Runs index.ts under mocks for `stack` and returns the remote.Command inputs it registers.
+ * `secrets` are Pulumi config secrets (apiKey, hfToken) set as `pulumi config set --secret` would.
+ */
+export async function capture(stack: string, extra: Record<string, unknown> = {}, pulumiStack = stack, secrets: Record<string, string> = {}): Promise<{ commands: CapturedCommand[]; planned: any }> {
   const registered: Registered[] = installMocks(pulumiStack);
   const overrides = e2eOverrides(pulumiStack, extra);
-  setConfig({ ...slurmConfig({ overrides, stackFile: stack }, login), "vllm-fleet:sshPrivateKey": privateKey });
+  const secretConfig = Object.fromEntries(Object.entries(secrets).map(([k, v]) => [`vllm-fleet:${k}`, v]));
+  setConfig({ ...slurmConfig({ overrides, stackFile: stack }, login), "vllm-fleet:sshPrivateKey": privateKey, ...secretConfig }, ["vllm-fleet:sshPrivateKey", ...Object.keys(secretConfig)]);
   vi.resetModules();
   const infra = await import("../../index");
   const planned = await value(infra.planned);

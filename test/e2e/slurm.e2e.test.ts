@@ -10,7 +10,9 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
 import { capture, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
-import { runRemote, type Connection } from "./ssh";
+import { runRemote, type Connection, type RemoteRun } from "./ssh";
+
+const conn = (): Connection => ({ ...login, privateKey });
 
 const timings: Record<string, { createMs: number; runningToReadyMs: number; submitToReadyMs: number; adoptMs: number; deleteMs: number }> = {};
 
@@ -147,6 +149,52 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
       for (const c of commands) expectOk(await runRemote(c.connection, c.delete), `${c.name} delete`);
     }
     expect((await runRemote(commands[0].connection, "squeue -h -o %i")).stdout.trim()).toBe("");
+  });
+
+  it("credentials: 0600 files beside the job; engines demand the key (through the router too); no value in any script, log or output; destroy removes them", async () => {
+    const apiKey = "sk-e2e-$(touch /tmp/e2e-canary)-'q\"-9f3a";
+    const hfToken = "hf_e2e_token_51d0";
+    const { commands } = await capture("single-node", {}, "creds", { apiKey, hfToken });
+    expect(commands.map((c) => c.name)).toEqual(["creds-i0-secrets", "creds-i0-sbatch"]);
+    const [secrets, job] = commands;
+    const dir = "/tmp/fleet-e2e/creds/island-0";
+    const wrote = await runRemote(secrets.connection, secrets.create, secrets.stdin);
+    expectOk(wrote, "write the secret files");
+    const create = await runRemote(job.connection, job.create, job.stdin);
+    let deleted: RemoteRun[] = [];
+    try {
+      expectOk(create, "create with credentials");
+      const result = parseIslandResult(create.stdout) as RunningIsland;
+      const modes = await runRemote(conn(), `stat -c '%a %n' ${dir}/secrets ${dir}/secrets/*`);
+      expect(modes.stdout.trim().split("\n")).toEqual([`700 ${dir}/secrets`, `600 ${dir}/secrets/api_key`, `600 ${dir}/secrets/hf_token`]);
+      // The engine enforces the key; the router forwards the caller's header and adds none.
+      const engine = result.adminUrls[0];
+      expect((await fetch(`${engine}/models`)).status).toBe(401);
+      expect((await fetch(`${result.routerUrl}/models`)).status).toBe(401);
+      const authorized = await fetch(`${result.routerUrl}/models`, { headers: { authorization: `Bearer ${apiKey}` } });
+      expect(authorized.status).toBe(200);
+      const client = new OpenAI({ baseURL: result.routerUrl!, apiKey, maxRetries: 0, timeout: 20_000 });
+      expect((await client.completions.create({ model: result.model, prompt: "hello", max_tokens: 4 })).choices[0].text.length).toBeGreaterThan(0);
+      expect((await fetch(`${new URL(result.routerUrl!).origin}/update_weights`, { method: "POST" })).status).toBe(404);
+      // The engine process got --api-key and HF_TOKEN from the files (same host: /proc is shared).
+      const out = (await runRemote(conn(), `cat ${dir}/slurm-${result.jobId}.out`)).stdout;
+      const pid = /i0-replica0-n0 started \(pid (\d+)\)/.exec(out)![1];
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      expect(argv[argv.indexOf("--api-key") + 1]).toBe(apiKey);
+      expect(fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0")).toContain(`HF_TOKEN=${hfToken}`);
+    } finally {
+      deleted = [await runRemote(job.connection, job.delete), await runRemote(secrets.connection, secrets.delete)];
+      deleted.forEach((d, k) => expectOk(d, `delete ${k}`));
+    }
+    expect(fs.existsSync("/tmp/e2e-canary")).toBe(false);
+    // The search: every file the fleet left (scripts, logs, endpoints.json, batch output), every
+    // command line and every output of create and delete. The secrets directory itself is gone.
+    expect((await runRemote(conn(), `test -e ${dir}/secrets; echo $?`)).stdout.trim()).toBe("1");
+    const files = (await runRemote(conn(), `find ${dir} -type f | sort`)).stdout.trim().split("\n");
+    expect(files.length).toBeGreaterThan(3);
+    const everything = [(await runRemote(conn(), `cat ${dir}/*.sbatch ${dir}/slurm-*.out ${dir}/endpoints.json 2>/dev/null; find ${dir} -type f -exec cat {} +`)).stdout, job.create, job.stdin, job.delete, secrets.create, secrets.delete, wrote.stdout, wrote.stderr, create.stdout, create.stderr, ...deleted.flatMap((d) => [d.stdout, d.stderr])].join("\n");
+    for (const value of [apiKey, hfToken, "e2e-canary", "hf_e2e_token"]) expect(everything.includes(value), `${value} leaked`).toBe(false);
+    expect(await runRemote(conn(), "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
   });
 
   it("dry run writes the script and asks sbatch --test-only; nothing is queued", async () => {
