@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { dtype } from "./model";
-import { table, text } from "./primitives";
+import { argText, modelId, table, text } from "./primitives";
 
 /** A count of things (layers, heads, parameters): a whole number of at least 1, exact in a double. */
 const count = z.number().int("must be a whole number").min(1, "must be at least 1").max(Number.MAX_SAFE_INTEGER, "is too large (beyond 2^53)");
@@ -15,8 +15,8 @@ const launchShape = {
   max_model_len: count.max(16_777_216, "must be at most 16777216").describe("Context length to serve"),
   dtype: dtype,
   trust_remote_code: z.boolean().optional(),
-  tool_call_parser: text.optional().describe("A vLLM tool-call parser name (vllm serve --tool-call-parser)"),
-  reasoning_parser: text.optional().describe("A vLLM reasoning parser name (vllm serve --reasoning-parser)"),
+  tool_call_parser: argText.optional().describe("A vLLM tool-call parser name (vllm serve --tool-call-parser)"),
+  reasoning_parser: argText.optional().describe("A vLLM reasoning parser name (vllm serve --reasoning-parser)"),
   enable_expert_parallel: z.boolean().optional(),
 };
 
@@ -64,8 +64,20 @@ export const catalogOverlayEntry = table({
   arch: table(archShape).partial().optional(),
 });
 
-export const catalogFile = table({ models: z.record(z.string().min(1, "a model id must not be empty"), catalogEntry) });
-export const catalogOverlayFile = table({ models: z.record(z.string().min(1, "a model id must not be empty"), catalogOverlayEntry) });
+/**
+ * `models:` keyed by model id. An id is served as the model name (a stack file may name it by an
+ * alias), so it obeys the rules of [model] name; each bad id is reported at its own key.
+ */
+const models = <E extends z.ZodType>(entry: E) =>
+  z.record(z.string().min(1, "a model id must not be empty"), entry).superRefine((all, ctx) => {
+    for (const id of Object.keys(all)) {
+      const bad = modelId.safeParse(id);
+      if (!bad.success) ctx.addIssue({ code: "custom", path: [id], message: `the model id ${bad.error.issues.map((i) => i.message).join("; ")}` });
+    }
+  });
+
+export const catalogFile = table({ models: models(catalogEntry) });
+export const catalogOverlayFile = table({ models: models(catalogOverlayEntry) });
 
 export type CatalogEntry = z.infer<typeof catalogEntry>;
 export type CatalogOverlayEntry = z.infer<typeof catalogOverlayEntry>;

@@ -1,10 +1,29 @@
 import { z } from "zod";
 import { k8sName, table, text } from "./primitives";
 
+/*
+ * Kubernetes' own syntax for label keys and values, resource names and images: the API server
+ * refuses an object that breaks it, which would surface only at `pulumi up`.
+ */
+const NAME = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
+const SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+/** `[prefix/]name`: a DNS subdomain prefix of at most 253 characters and a name of at most 63. */
+function qualifiedName(s: string): boolean {
+  const slash = s.lastIndexOf("/");
+  const [prefix, name] = slash < 0 ? ["", s] : [s.slice(0, slash), s.slice(slash + 1)];
+  return name.length <= 63 && NAME.test(name) && (slash < 0 || (prefix.length <= 253 && SUBDOMAIN.test(prefix)));
+}
+const QUALIFIED = "must be a Kubernetes qualified name such as nvidia.com/gpu.product: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit";
+const labelKey = z.string().refine(qualifiedName, QUALIFIED);
+const isLabelValue = (s: string) => s === "" || (s.length <= 63 && NAME.test(s));
+const LABEL_VALUE = "must be a Kubernetes label value: up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
+const labelValue = z.string().refine(isLabelValue, LABEL_VALUE);
+const image = text.refine((s) => !/\s/.test(s), "must be a container image reference (no whitespace)");
+
 const toleration = table({
-  key: text.optional(),
+  key: text.refine(qualifiedName, QUALIFIED).optional(),
   operator: z.enum(["Exists", "Equal"]).optional(),
-  value: text.optional(),
+  value: text.refine(isLabelValue, LABEL_VALUE).optional(),
   effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
 });
 
@@ -17,18 +36,18 @@ const modelCache = table({
 /** `[kubernetes]`: run the fleet as Kubernetes workloads instead of SLURM jobs. */
 export const kubernetesTable = table({
   namespace: k8sName.optional(),
-  image: text.optional().describe("vLLM container image (default vllm/vllm-openai)"),
-  router_image: text.optional(),
-  epp_image: text.optional(),
-  envoy_image: text.optional(),
-  mooncake_image: text.optional().describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
-  sidecar_image: text.optional().describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
+  image: image.optional().describe("vLLM container image (default vllm/vllm-openai)"),
+  router_image: image.optional(),
+  epp_image: image.optional(),
+  envoy_image: image.optional(),
+  mooncake_image: image.optional().describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
+  sidecar_image: image.optional().describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
   image_pull_secrets: z.array(k8sName).optional(),
   service_account: k8sName.optional(),
-  node_selector: z.record(z.string(), z.string()).optional(),
+  node_selector: z.record(labelKey, labelValue).optional(),
   tolerations: z.array(toleration).optional(),
   model_cache: modelCache.optional(),
-  gpu_resource: text.optional().describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
+  gpu_resource: text.refine(qualifiedName, QUALIFIED).optional().describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
   shm_size: z
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 16Gi")

@@ -1,13 +1,13 @@
 import { z } from "zod";
 import { inferenceShape } from "./inference";
 import { kubernetesTable } from "./kubernetes";
-import { count, filePath, table, text } from "./primitives";
+import { count, filePath, modelId, outputDir, table } from "./primitives";
 import { slurmTable } from "./slurm";
 
 const targetShape = {
   slurm: slurmTable.optional(),
   kubernetes: kubernetesTable.optional(),
-  output_dir: filePath.optional().describe("Where scripts, logs and endpoints.json go on the cluster"),
+  output_dir: outputDir.optional().describe("Where scripts, logs and endpoints.json go on the cluster"),
   dry_run: z.boolean().optional().describe("Render and upload the job script without submitting it"),
 };
 
@@ -34,7 +34,7 @@ export const rlDeploymentTable = table({
 export const rlLayout = table({
   inference: table(inferenceShape),
   deployment: rlDeploymentTable.optional(),
-  model: table({ name: text }).optional().describe("RL model table; its name is served when [inference] names none"),
+  model: table({ name: modelId }).optional().describe("RL model table; its name is served when [inference] names none"),
   trainer: table({ enable_router_replay: z.boolean().optional() }).optional(),
   ...targetShape,
   ...catalogShape,

@@ -1,19 +1,19 @@
 import { z } from "zod";
-import { longText, table, text } from "./primitives";
+import { argText, longText, modelId, NOT_AN_OPTION, notAnOption, table } from "./primitives";
 
 /** The dtypes `vllm serve --dtype` accepts (shared with the model catalog's launch defaults). */
 export const dtype = z.enum(["auto", "float16", "bfloat16", "float32", "half", "float"]);
 
 /** `[model]`: which checkpoint to serve and how vLLM loads it (prime-rl's pre-#3202 ModelConfig). */
 export const modelTable = table({
-  name: text.describe("Hugging Face model id or path, e.g. Qwen/Qwen3-8B"),
+  name: modelId.describe("Hugging Face model id or path, e.g. Qwen/Qwen3-8B"),
   max_model_len: z.number().int().min(1).max(16_777_216).optional().describe("Maximum context length (prompt + output tokens)"),
   enforce_eager: z.boolean().optional().describe("Disable CUDA graphs (faster start, slower decode)"),
   dtype: dtype.optional().describe("Weight and activation dtype"),
   trust_remote_code: z.boolean().optional(),
-  chat_template: longText.optional().describe("Chat template: a file path on the cluster or the template text itself"),
-  tool_call_parser: text.optional().describe('vLLM tool-call parser; "auto" picks one from the model name'),
-  reasoning_parser: text.optional().describe('vLLM reasoning parser; "auto" picks one from the model name'),
+  chat_template: longText.refine(notAnOption, NOT_AN_OPTION).optional().describe("Chat template: a file path on the cluster or the template text itself"),
+  tool_call_parser: argText.optional().describe('vLLM tool-call parser; "auto" picks one from the model name'),
+  reasoning_parser: argText.optional().describe('vLLM reasoning parser; "auto" picks one from the model name'),
 });
 
 /**

@@ -38,6 +38,20 @@ export const text = z
     if (c) ctx.addIssue({ code: "custom", message: `must not contain control characters such as line breaks, tabs or escapes (found ${c})` });
   });
 
+/** A value a program gets as an argv word of its own: a leading "-" would make it an option. */
+export const notAnOption = (s: string) => !s.startsWith("-");
+export const NOT_AN_OPTION = "must not start with '-' (the program would read it as an option, not as this value)";
+export const argText = text.refine(notAnOption, NOT_AN_OPTION);
+
+/**
+ * Unicode space characters (besides the ASCII space): the readiness check finds the model in
+ * /v1/models with whitespace stripped, and these would never match.
+ */
+const UNICODE_SPACE = /[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
+
+/** A model id or path, as `vllm serve` gets it and /v1/models lists it. */
+export const modelId = argText.refine((s) => !UNICODE_SPACE.test(s), "must not contain Unicode space characters such as U+00A0 (only the ASCII space)");
+
 /** A long free text (chat template); still no NUL. */
 export const longText = z
   .string()
@@ -53,6 +67,15 @@ export const absolutePath = text.refine((s) => s.startsWith("/"), "must be an ab
 
 /** A path that may be relative (to the login user's home on SLURM) or absolute. */
 export const filePath = text.refine((s) => !/[\n\r]/.test(s), "must not contain a line break");
+
+/**
+ * Where a SLURM job keeps its logs: sbatch reads `#SBATCH --output=<dir>/...` itself, unquoted
+ * (spaces split it, quotes and backslashes vanish, # ends it, % patterns expand, and a line naming
+ * hetjob or packjob starts a heterogeneous job), so only plain path characters are accepted.
+ */
+export const outputDir = filePath
+  .refine((s) => /^[A-Za-z0-9._\/+,:@=-]+$/.test(s), "may only contain letters, digits and . _ - / + , : @ = (sbatch reads it unquoted in #SBATCH --output)")
+  .refine((s) => !/hetjob|packjob/i.test(s), 'must not contain "hetjob" or "packjob" (sbatch reads either word as a heterogeneous job separator)');
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

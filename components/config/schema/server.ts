@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { port, table, text } from "./primitives";
+import { argText, port, table } from "./primitives";
 
 /** `[server]`: where clients connect. */
 export const serverTable = table({
-  host: text.optional().describe("Bind address of the client-facing server (default all interfaces)"),
+  host: argText.optional().describe("Bind address of the client-facing server (default all interfaces)"),
   port: port.optional().describe("Client-facing port: the router, or the engine without one (default 8000)"),
 });

@@ -1,9 +1,12 @@
 import { z } from "zod";
-import { absolutePath, filePath, hostlist, slurmName, slurmTime, table, text } from "./primitives";
+import { absolutePath, filePath, hostlist, NOT_AN_OPTION, notAnOption, outputDir, slurmName, slurmTime, table, text } from "./primitives";
+
+/** One entry of a list the launcher joins with commas (--bind, --container-mounts): a comma would split it. */
+const listEntry = (flag: string) => text.refine((s) => !s.includes(","), `must not contain ',' (${flag} takes a comma-separated list, so it would become two entries)`);
 
 const plainLauncher = table({
   type: z.literal("vllm"),
-  bin_dir: absolutePath.optional().describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
+  bin_dir: absolutePath.refine((s) => !s.includes(":"), "must not contain ':' (it goes on PATH, where ':' separates directories)").optional().describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
 });
 const venvLauncher = table({
   type: z.literal("venv"),
@@ -11,13 +14,13 @@ const venvLauncher = table({
 });
 const apptainerLauncher = table({
   type: z.literal("apptainer"),
-  image: filePath.describe("Apptainer/Singularity image (.sif) or URI"),
-  binds: z.array(text).optional().describe("Extra --bind specs, e.g. /scratch:/scratch"),
+  image: filePath.refine(notAnOption, NOT_AN_OPTION).describe("Apptainer/Singularity image (.sif) or URI"),
+  binds: z.array(listEntry("apptainer --bind").refine(notAnOption, NOT_AN_OPTION)).optional().describe("Extra --bind specs, e.g. /scratch:/scratch"),
 });
 const pyxisLauncher = table({
   type: z.literal("pyxis"),
   image: text.describe("Container image for srun --container-image"),
-  mounts: z.array(text).optional().describe("--container-mounts entries, e.g. /scratch:/scratch"),
+  mounts: z.array(listEntry("srun --container-mounts")).optional().describe("--container-mounts entries, e.g. /scratch:/scratch"),
 });
 
 /** How the engine, router and store binaries are launched on the nodes. */
@@ -38,7 +41,7 @@ export const slurmTable = table({
     .string()
     .regex(/^[A-Za-z0-9_.&|\[\]()*:,-]+$/, "must be a SLURM constraint expression such as h100|a100")
     .optional(),
-  output_dir: filePath.optional().describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
+  output_dir: outputDir.optional().describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
   exclusive: z.boolean().optional().describe("Request whole nodes (default true)"),
   gres: z
     .string()
