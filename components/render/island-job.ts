@@ -5,7 +5,7 @@ import { dryRunLine, resultTemplate } from "../report/island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
 import { SECRETS, type SecretName } from "./secrets";
-import { heredocDelimiter, shq } from "./shell";
+import { heredocDelimiter, loginShellArg, shq } from "./shell";
 import { renderTemplate } from "./templates";
 
 /** Slack on top of the pending and ready timeouts for submitting, cancelling and ssh itself. */
@@ -106,7 +106,7 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secret
     islandDir: dir,
     create: "bash -s",
     stdin,
-    delete: `bash -c ${shq(del)}`,
+    delete: `bash -c ${loginShellArg(del)}`,
     scriptHash,
     dryRun: cfg.dry_run,
     timeouts: { createSeconds: t.pending_timeout + t.ready_timeout + CREATE_SLACK_S, deleteSeconds: DELETE_TIMEOUT_S },

@@ -1,7 +1,7 @@
 import type { DeploymentPlan, IslandPlan } from "../plan/types";
 import { islandDir, jobName } from "./sbatch";
 import { SECRETS, secretOrder, type SecretName } from "./secrets";
-import { shq } from "./shell";
+import { loginShellArg, shq } from "./shell";
 import { renderTemplate } from "./templates";
 
 /** The island's secrets directory (0700) beside its script and logs; one 0600 file per secret. */
@@ -31,7 +31,7 @@ export function renderSecretFiles(plan: DeploymentPlan, island: IslandPlan, name
   // Every known file is removed first, so a credential dropped from config leaves no file behind.
   const known = Object.values(SECRETS).map((s) => s.file);
   const script = renderTemplate("slurm/secrets.sh.mustache", { jobName: shq(jobName(plan, island.index)), secretsDir: shq(dir), known, filePattern: [files.join(" | ")], count: files.length });
-  return { create: `bash -c ${shq(oneLine(script))}`, delete: `bash -c ${shq(`cd "$HOME" || exit 1; rm -rf ${shq(dir)}`)}` };
+  return { create: `bash -c ${loginShellArg(oneLine(script))}`, delete: `bash -c ${loginShellArg(`cd "$HOME" || exit 1; rm -rf ${shq(dir)}`)}` };
 }
 
 /**

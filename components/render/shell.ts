@@ -4,19 +4,30 @@ import { partsOf, type Ref, type Value } from "../plan/values";
  * The one shell-quoting function: every value that reaches a script goes through it, so no config
  * string (model name, env value, path, chat template, ...) is ever interpreted by the shell.
  *
- * Plain POSIX quoting (the delete command runs under the login shell, whatever it is), chosen so
- * shellcheck has nothing to say about the quoting itself: single quotes, or double quotes (with
- * \ " $ ` escaped) when the value holds a single quote. Backslashes stay out of single quotes
- * (before the closing quote or a newline shellcheck reads them as failed escapes, SC1003/SC1004),
- * and Unicode quote marks go in the other kind of quotes (SC1111/SC1112 take them for mistyped
- * ones). A `$(...)` inside single quotes still draws SC2016; see test/security/injection.test.ts.
+ * Plain POSIX quoting, chosen so shellcheck has nothing to say about the quoting itself: single
+ * quotes, or double quotes (with \ " $ ` escaped) when the value holds a quote, `$` or a backtick
+ * (inside single quotes shellcheck takes `$(...)` for a forgotten expansion, SC2016). Backslashes
+ * stay out of single quotes (before the closing quote or a newline shellcheck reads them as failed
+ * escapes, SC1003/SC1004), and Unicode quote marks go in the other kind of quotes (SC1111/SC1112
+ * take them for mistyped ones).
  */
 export function shq(value: string): string {
   if (value.includes("\0")) throw new Error("a NUL byte cannot be passed to a shell");
   if (PLAIN_WORD.test(value)) return value;
   if (value === "") return "''";
-  if (value.includes("'")) return value.replace(DOUBLE_RUNS, (run) => (UNICODE_DOUBLE_QUOTES.test(run) ? `'${run}'` : `"${run.replace(/["\\$`]/g, "\\$&")}"`));
+  if (/['$`]/.test(value)) return value.replace(DOUBLE_RUNS, (run) => (UNICODE_DOUBLE_QUOTES.test(run) ? `'${run}'` : `"${run.replace(/["\\$`]/g, "\\$&")}"`));
   return value.replace(SINGLE_RUNS, (run) => (run === "\\" ? "\\\\" : UNICODE_SINGLE_QUOTES.test(run) ? `"${run}"` : `'${run}'`));
+}
+
+/**
+ * A whole rendered one-line script as the single argument of `bash -c`, for the login shell that
+ * sshd starts, whatever it is. Only single quotes (with '\'' for a quote) mean the same in sh, bash
+ * and csh: csh expands `$` inside double quotes, backslash or not. The script's own values were
+ * quoted with shq already; this wraps the script, not a config value.
+ */
+export function loginShellArg(script: string): string {
+  if (script.includes("\0") || /[\r\n]/.test(script)) throw new Error("internal error: a login-shell argument must be one line");
+  return `'${script.replaceAll("'", "'\\''")}'`;
 }
 
 /** Words bash reads literally as they are (no ~, globs, braces, quotes, $ or spaces): left bare for readability. */

@@ -9,8 +9,11 @@ import * as path from "node:path";
 
 /** Job id the fake sbatch hands out. */
 export const FAKE_JOB_ID = "4242";
-/** Every fake node resolves here, so the launch body's TCP waits reach this process's listeners. */
-export const FAKE_NODE_ADDR = "127.0.0.1";
+/**
+ * Every fake node resolves here, so the launch body's TCP waits reach this process's listeners: a
+ * loopback address of this test process's own, so two test runs at once never share a listener.
+ */
+export const FAKE_NODE_ADDR = `127.${(process.pid >> 8) & 255}.${process.pid & 255}.${2 + Math.floor(Math.random() * 250)}`;
 
 /**
  * Records argv (NUL-separated) and the exported environment under $FAKE_REC/<dir> (created by the
@@ -105,8 +108,8 @@ case $url in
   *) exit 22 ;;
 esac`,
 
-  // Never longer than 0.2 s: the cleanup step's settle time is not needed here.
-  sleep: `case $1 in 0.*) exec /bin/sleep "$1" ;; *) exec /bin/sleep 0.2 ;; esac`,
+  // Never longer than 0.05 s: nothing here needs the cleanup step's settle time or real polling.
+  sleep: "exec /bin/sleep 0.05",
   ...Object.fromEntries(["vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"].map((p) => [p, `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`])),
 };
 

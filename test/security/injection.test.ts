@@ -15,8 +15,13 @@
  *
  * Runs are merged to stay fast: one SLURM run per (payload, variant) carries the payload in every
  * field of that variant (one base stack), each placement with its own canary file and its own
- * marker, so a canary or a wrong value still names one field and one payload. Validation and
- * rendering (and so shellcheck) are per field and payload.
+ * marker, so a canary or a wrong value still names one field and one payload; a run that fails
+ * as a whole is repeated placement by placement. Validation and rendering (and so shellcheck) are
+ * per field and payload. Fields holding paths get the payload inside a path (under the run's own
+ * directory where the path is written to), since that is how a payload reaches them.
+ *
+ * INJECTION_REPORT=<file> writes every case's outcome and problems as JSON; KEEP_INJECTION_DIR=1
+ * keeps the run directories (homes, records, the files shellcheck read).
  */
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -463,8 +468,12 @@ function schemaLeaves(): Set<string> {
       case "literal":
       case "unknown":
         return add(at);
+      case "number":
+      case "boolean":
+        return; // no text
       default:
-        return; // numbers and booleans carry no text
+        // A wrapper this walk does not know could hide a string field: fail rather than skip it.
+        throw new Error(`schemaLeaves: unknown schema node "${d.type}" at ${at || "<root>"}`);
     }
   };
   walk(standaloneLayout, "", (p) => out.add(p));
@@ -535,7 +544,7 @@ function load(raw: Raw, dir: string): Loaded {
 // Results
 
 /** A known bug this suite documents (an it.fails below) instead of failing every case on it. */
-type Bug = "sc2016" | "dash-option";
+type Bug = "dash-option";
 
 interface Problem {
   text: string;
@@ -559,10 +568,8 @@ const fieldIndex = (f: Field) => FIELDS.indexOf(f);
 const marker = (f: Field) => `injmark${String(fieldIndex(f)).padStart(2, "0")}x`;
 
 const phases: Record<string, number> = {};
-const fullByKind: Record<string, number> = {};
 const totals = { runs: 0, markerRuns: 0, k8sRenders: 0, engineScriptRuns: 0, scriptsChecked: 0, shellcheckFiles: 0, ms: 0 };
 const unattributed: string[] = [];
-const sc2016: string[] = [];
 
 // ---------------------------------------------------------------------------------------------
 // Observations: what a run or a render produced, as plain data to compare
@@ -1057,7 +1064,6 @@ function trimStartLine(marker: string, line: string): string {
 
 function addScript(sc: ScriptCheck, kind: ScriptKind, baseKey: string, base: string | null, markerText: string | null, text: string, owner: Case | null) {
   const full = (t: string, map = sc.full) => {
-    if (!map.has(t)) fullByKind[kind] = (fullByKind[kind] ?? 0) + 1;
     if (!map.has(t)) map.set(t, new Set());
     map.get(t)!.add(owner);
   };
@@ -1067,10 +1073,7 @@ function addScript(sc: ScriptCheck, kind: ScriptKind, baseKey: string, base: str
   const a = markerText.split("\n");
   const regions = changedRegions(a, text.split("\n"));
   // Every region must replace whole statements with something (else the script is checked whole).
-  if (regions.some(([from, to]) => !from.length || !to.length || from.some((l) => !pattern.test(l)))) {
-    if (process.env.INJECTION_DEBUG && owner) fs.appendFileSync(process.env.INJECTION_DEBUG, JSON.stringify({ kind, field: owner.field.id, payload: owner.payload.id, regions: regions.map(([a, b]) => [a.slice(0, 3).map((l) => l.slice(0, 150)), b.slice(0, 3).map((l) => l.slice(0, 150))]) }) + "\n");
-    return full(text);
-  }
+  if (regions.some(([from, to]) => !from.length || !to.length || from.some((l) => !pattern.test(l)))) return full(text);
   const key = `${kind} ${baseKey}`;
   if (!sc.hunks.has(key)) {
     sc.hunks.set(key, { base, lines: [] });
@@ -1139,9 +1142,6 @@ function problem(c: Case, text: string, bug?: Bug) {
 }
 
 const loadMessage = (l: Loaded) => (l.kind === "rejected" ? l.error.message : l.kind === "crash" ? l.message : "");
-/** Whether a failure message is about this placement's value (it quotes the value or its canary). */
-const mentions = (msg: string, c: Case) =>
-  [c.value, c.value.split(c.dir).join("<RUN>"), JSON.stringify(c.value).slice(1, -1), c.canary].some((s) => s.length > 2 && msg.includes(s));
 
 interface MarkerRun {
   flat: Flat;
@@ -1334,7 +1334,8 @@ async function runCorpus(): Promise<void> {
     }
   }
   phases.slurmRender = Date.now() - started;
-  await H.pool(slurmJobs, 4);
+  // Runs spend much of their time waiting on each other's processes: more than two at a time pays.
+  await H.pool(slurmJobs, 6);
   phases.slurmRuns = Date.now() - started;
 
   // 3. Kubernetes: each accepted placement against its field's marker render.
@@ -1374,7 +1375,8 @@ async function runCorpus(): Promise<void> {
         const d = differential(m, flatten(r.obs), [{ field: f, from, to: c.value }]);
         for (const msg of [...(d.byField.get(f) ?? []), ...d.other]) problem(c, msg);
         if (!d.seen.has(f)) problem(c, "its marker reached nothing in the manifests");
-        const word = m.find(([pp, x]) => x === from && (pp[0] === "engines" || pp.includes("command") || pp.includes("args")));
+        // An argv element of its own: an engine's recorded argv, or a container's command or args (not text inside JSON).
+        const word = m.find(([pp, x]) => x === from && /^\d+$/.test(pp.at(-1)!) && (pp[0] === "engines" ? pp.length === 3 : ["command", "args"].includes(pp.at(-2)!)));
         if (word && c.value.startsWith("-")) problem(c, `${JSON.stringify(c.value)} is an argv word of its own (${word[0].join(" ")}), so the program reads it as an option`, "dash-option");
       });
     }
@@ -1414,11 +1416,9 @@ async function runCorpus(): Promise<void> {
       const line = files.get(key)!.split("\n")[fnd.line - 1] ?? "";
       const text = `shellcheck SC${fnd.code} (${fnd.level}): ${fnd.message}\n  ${line.slice(0, 300)}`;
       const who = spans.get(key)!.filter((s) => fnd.line >= s.from && fnd.line <= s.to);
-      const bug: Bug | undefined = fnd.code === 2016 ? "sc2016" : undefined;
       const owners = who.flatMap((s) => (s.owner ? [s.owner] : []));
-      if (bug) sc2016.push(`${owners.map((c) => `${c.field.id} <- ${c.payload.id}`).join(", ") || key}: ${text}`);
       if (who.some((s) => s.owner === null)) unattributed.push(`${key}: ${text}`);
-      for (const c of owners) problem(c, text, bug);
+      for (const c of owners) problem(c, text);
     }
   }
   phases.shellcheck = Date.now() - started;
@@ -1438,8 +1438,7 @@ beforeAll(async () => {
     [
       `injection corpus: ${PAYLOADS.length} payloads x ${FIELDS.length} fields (${new Set(FIELDS.flatMap((f) => f.covers)).size} schema leaves)`,
       `  ${cases.length} (field x payload x target) cases: ${n("rejected")} rejected by validation, ${n("rendered")} rendered (${cases.filter((c) => c.outcome === "rendered" && c.target === "slurm" && !c.field.unrendered).length} SLURM placements executed in ${totals.runs} merged runs + ${totals.markerRuns} marker runs; ${totals.k8sRenders} Kubernetes renders, ${totals.engineScriptRuns} engine scripts run), ${n("crash")} crashed`,
-      `  canaries created: ${canaries}; scripts shellchecked: ${totals.scriptsChecked} in ${totals.shellcheckFiles} files; known-bug findings: SC2016 ${sc2016.length}`,
-      `  full scripts by kind: ${JSON.stringify(fullByKind)}`,
+      `  canaries created: ${canaries}; scripts shellchecked: ${totals.scriptsChecked} in ${totals.shellcheckFiles} files; findings: ${cases.reduce((n, c) => n + c.problems.filter((p) => p.text.startsWith("shellcheck")).length, 0)}`,
       `  wall time ${(totals.ms / 1000).toFixed(1)} s (phases end at: ${Object.entries(phases).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")})`,
     ].join("\n"),
   );
@@ -1479,18 +1478,35 @@ describe("shell and manifest injection corpus", () => {
     expect(unattributed).toEqual([]);
   });
 
-  // KNOWN BUG (render/shell.ts with render/island-job.ts): shq single-quotes values containing
-  // $(...), ${...}, $NAME or `...`; shellcheck flags each such word with SC2016 (info) in the create,
-  // sbatch, launch and engine scripts. Escaping $ and ` in shq would fix it, but the delete command
-  // is also quoted with shq, and test/program.test.ts expects it as bash -c '...$name...': the outer
-  // one-liners (island-job.ts delete, secret-files.ts) need their own POSIX single-quoting first.
-  it.fails("KNOWN BUG: values with $(...) or `...` draw shellcheck SC2016 wherever they are single-quoted", () => {
-    expect(sc2016).toEqual([]);
+  // KNOWN BUG (templates/slurm/launch.sh.mustache): with a relative output_dir (the default is
+  // vllm-fleet/<job_name>, and stacks/single-node.toml sets one) FLEET_ATTEMPT_DIR is relative; the
+  // launch body cd's into "$NODE_DIR" and then opens "$NODE_DIR/<name>.log" relative to that new
+  // directory, so every `>> "$NODE_DIR/<name>.log"` redirection fails and no process starts. The
+  // e2e suite uses an absolute output_dir, so it never sees this. Fix: make FLEET_ISLAND_DIR
+  // absolute in the sbatch script (e.g. FLEET_ISLAND_DIR="$PWD"/<dir> when relative), or do not cd.
+  it.fails("KNOWN BUG: with a relative output_dir (the default) the launch body starts no process", async () => {
+    const dir = path.join(ROOT, "relative-output-dir");
+    const { raw } = baseRaw("single-node", "slurm", dir);
+    raw.output_dir = "vllm-fleet/single-node";
+    const loaded = load(raw, dir);
+    if (loaded.kind !== "ok") throw new Error(loadMessage(loaded));
+    const home = path.join(dir, "home");
+    const rec = path.join(dir, "rec");
+    for (const d of [home, path.join(rec, "node0"), path.join(rec, "wrap-node0")]) fs.mkdirSync(d, { recursive: true });
+    fs.writeFileSync(path.join(home, "job.sbatch"), renderIslandScript(loaded.plan, loaded.plan.islands[0]).script);
+    // What sbatch does: run the script from the submission directory (the create script cd's to $HOME).
+    const env = { HOME: home, PATH: `${BIN}:/usr/bin:/bin`, LANG: "C.UTF-8", FAKE_REC: rec, FAKE_STATE: dir, FAKE_NODES: "1", FAKE_EXPECT: "2", SLURM_JOB_ID: "7", SLURM_JOB_NODELIST: "node0" };
+    await H.run("bash", ["job.sbatch"], { cwd: home, env, timeoutMs: 30_000 });
+    expect(H.readRecords(path.join(rec, "node0")).map((r) => r.prog).sort()).toEqual(["vllm", "vllm-router"]);
   });
 
-  // KNOWN BUG (plan/engine-argv.ts, config/vllm-flags.ts): a value passed as its own argv word after a
-  // flag (`--download-dir <value>`) that starts with "-" is read by argparse as an option
-  // ("expected one argument"), not as the value. The planner should emit --flag=value.
+  // KNOWN BUG (plan/engine-argv.ts extraArgs, config/vllm-flags.ts): vllm_extra values go to vllm
+  // as argv words of their own after their flag (`--download-dir <value>`, list items after
+  // `--allowed-media-domains`); one that starts with "-" is read by argparse as an option ("expected
+  // one argument"), and a list item such as "--help" makes buildPlan throw "internal error: the
+  // planner generated an invalid vllm command line" instead of a ConfigError naming the key. The
+  // schema refuses a leading "-" in every other field that becomes an argv word; vllm_extra is
+  // checked in config/vllm-flags.ts. Fix: emit --flag=value, or refuse it in checkVllmExtra.
   it.fails("KNOWN BUG: option values that start with '-' reach the programs as separate argv words", () => {
     expect(cases.flatMap((c) => c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`))).toEqual([]);
   });

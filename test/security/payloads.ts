@@ -2,10 +2,10 @@
  * The injection corpus: hostile strings for every string field that reaches a SLURM script or a
  * Kubernetes manifest (test/security/injection.test.ts places each in each field).
  *
- * Every payload carries a canary action that creates the file `canary` names if any shell, kubelet
- * or template ever executes or splices the text; the test gives each case its own canary path, so
- * a created canary names the case. Payloads are functions of that path because some of them must
- * have an exact length once it is filled in.
+ * Every payload but the bare `--help` carries a canary action that creates the file `canary` names
+ * if any shell, kubelet or template ever executes or splices the text; the test gives each
+ * placement its own canary path, so a created canary names it. Payloads are functions of that path
+ * because some of them must have an exact length once it is filled in.
  */
 export interface Payload {
   /** Short stable id, used in test names and in the known-bug table. */
