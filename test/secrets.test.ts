@@ -109,7 +109,7 @@ describe("SLURM credentials under mocks", () => {
 });
 
 describe("the secrets command, run by real bash", () => {
-  const plan = buildPlan(loadConfigFile(resolveStackFile("single-node").file, [{ path: ["output_dir"], value: "fleet out/run's" }]), "single-node");
+  const plan = buildPlan(loadConfigFile(resolveStackFile("single-node").file, [{ path: ["output_dir"], value: "fleet-out/run.s" }]), "single-node");
   const island = plan.islands[0];
   const run = (command: string, home: string, stdin = "") => spawnSync("bash", ["-c", command.replace(/^bash -c /, "eval ")], { input: stdin, encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
   const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
@@ -117,7 +117,7 @@ describe("the secrets command, run by real bash", () => {
   it("writes each value byte for byte into a 0600 file in a 0700 directory, removes dropped ones, and delete removes the directory", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-secrets-"));
     const both = renderSecretFiles(plan, island, ["apiKey", "hfToken"]);
-    const dir = path.join(home, "fleet out/run's/island-0/secrets");
+    const dir = path.join(home, "fleet-out/run.s/island-0/secrets");
     const first = run(both.create, home, secretFilesPayload({ apiKey: API_KEY, hfToken: HF_TOKEN }, String));
     expect(first.status, first.stderr).toBe(0);
     expect(first.stderr).toMatch(/wrote 2 secret file\(s\) in .*\(mode 0600\)/);

@@ -96,6 +96,8 @@ export function checkVllmExtra(
   return { values, issues };
 }
 
+const DASH = "must not start with '-' (vLLM would read it as an option, not as this flag's value)";
+
 function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | string {
   const choices = spec.choices;
   const inChoices = (v: string | number) => !choices || choices.includes(v);
@@ -114,6 +116,8 @@ function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | str
     case "str":
       if (typeof value !== "string" || value.length === 0) return `expects a non-empty string, got ${describe(value)}`;
       if (value.includes("\0")) return "must not contain a NUL byte";
+      // The value is its own argv word after the flag: argparse would read "-x" as an option.
+      if (value.startsWith("-")) return DASH;
       if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
       return { value };
     case "json": {
@@ -135,6 +139,7 @@ function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | str
       for (const item of items) {
         if ((typeof item !== "string" && typeof item !== "number") || item === "") return `expects strings or numbers, got ${describe(item)}`;
         if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
+        if (typeof item === "string" && item.startsWith("-")) return DASH;
         if (spec.item_type === "int" && !Number.isInteger(typeof item === "string" ? Number(item) : item)) return `expects whole numbers, got ${describe(item)}`;
         if (!inChoices(item)) return `items must be one of ${choices!.join(", ")}, got ${describe(item)}`;
       }

@@ -543,7 +543,7 @@ function load(raw: Raw, dir: string): Loaded {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-/** A known bug this suite documents (an it.fails below) instead of failing every case on it. */
+/** A kind of finding this suite reports on its own (a regression guard for a fixed bug).
 type Bug = "dash-option";
 
 interface Problem {
@@ -1478,13 +1478,10 @@ describe("shell and manifest injection corpus", () => {
     expect(unattributed).toEqual([]);
   });
 
-  // KNOWN BUG (templates/slurm/launch.sh.mustache): with a relative output_dir (the default is
-  // vllm-fleet/<job_name>, and stacks/single-node.toml sets one) FLEET_ATTEMPT_DIR is relative; the
-  // launch body cd's into "$NODE_DIR" and then opens "$NODE_DIR/<name>.log" relative to that new
-  // directory, so every `>> "$NODE_DIR/<name>.log"` redirection fails and no process starts. The
-  // e2e suite uses an absolute output_dir, so it never sees this. Fix: make FLEET_ISLAND_DIR
-  // absolute in the sbatch script (e.g. FLEET_ISLAND_DIR="$PWD"/<dir> when relative), or do not cd.
-  it.fails("KNOWN BUG: with a relative output_dir (the default) the launch body starts no process", async () => {
+  // Regression: with a relative output_dir (the default is vllm-fleet/<job_name>) the launch body
+  // once cd'd into "$NODE_DIR" and then opened "$NODE_DIR/<name>.log" relative to it, so no process
+  // started; the sbatch script now makes the island directory absolute first.
+  it("with a relative output_dir (the default) the launch body starts every process", async () => {
     const dir = path.join(ROOT, "relative-output-dir");
     const { raw } = baseRaw("single-node", "slurm", dir);
     raw.output_dir = "vllm-fleet/single-node";
@@ -1500,14 +1497,9 @@ describe("shell and manifest injection corpus", () => {
     expect(H.readRecords(path.join(rec, "node0")).map((r) => r.prog).sort()).toEqual(["vllm", "vllm-router"]);
   });
 
-  // KNOWN BUG (plan/engine-argv.ts extraArgs, config/vllm-flags.ts): vllm_extra values go to vllm
-  // as argv words of their own after their flag (`--download-dir <value>`, list items after
-  // `--allowed-media-domains`); one that starts with "-" is read by argparse as an option ("expected
-  // one argument"), and a list item such as "--help" makes buildPlan throw "internal error: the
-  // planner generated an invalid vllm command line" instead of a ConfigError naming the key. The
-  // schema refuses a leading "-" in every other field that becomes an argv word; vllm_extra is
-  // checked in config/vllm-flags.ts. Fix: emit --flag=value, or refuse it in checkVllmExtra.
-  it.fails("KNOWN BUG: option values that start with '-' reach the programs as separate argv words", () => {
+  // vllm_extra values are argv words of their own after their flag; one starting with "-" would be
+  // read by argparse as an option, so config/vllm-flags.ts refuses it, naming the key.
+  it("no option value that starts with '-' reaches a program as a separate argv word", () => {
     expect(cases.flatMap((c) => c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`))).toEqual([]);
   });
 });
