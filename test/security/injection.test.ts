@@ -543,7 +543,7 @@ function load(raw: Raw, dir: string): Loaded {
 // ---------------------------------------------------------------------------------------------
 // Results
 
-/** A kind of finding this suite reports on its own (a regression guard for a fixed bug).
+/** A kind of finding this suite reports on its own (a regression guard for a fixed bug). */
 type Bug = "dash-option";
 
 interface Problem {
