@@ -6,7 +6,7 @@ import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
 import { SECRETS, type SecretName } from "./secrets";
 import { heredocDelimiter, loginShellArg, shq } from "./shell";
-import { renderTemplate } from "./templates";
+import { renderOneLine, renderTemplate } from "./templates";
 
 /** Slack on top of the pending and ready timeouts for submitting, cancelling and ssh itself. */
 const CREATE_SLACK_S = 300;
@@ -96,11 +96,7 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secret
     apiKeyFile: secrets.includes("apiKey") ? shq(`${secretsDir(dir)}/${SECRETS.apiKey.file}`) : undefined,
     resultTemplate: shq(resultTemplate(plan, island, name)),
   });
-  const del = renderTemplate("slurm/delete.sh.mustache", { jobName: shq(name), islandDir: shq(dir) })
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .join(" ");
+  const del = renderOneLine("slurm/delete.sh.mustache", { jobName: shq(name), islandDir: shq(dir) });
   return {
     jobName: name,
     islandDir: dir,

@@ -2,7 +2,7 @@ import type { DeploymentPlan, IslandPlan } from "../plan/types";
 import { islandDir, jobName } from "./sbatch";
 import { SECRETS, secretOrder, type SecretName } from "./secrets";
 import { loginShellArg, shq } from "./shell";
-import { renderTemplate } from "./templates";
+import { renderOneLine } from "./templates";
 
 /** The island's secrets directory (0700) beside its script and logs; one 0600 file per secret. */
 export const secretsDir = (islandDirectory: string) => `${islandDirectory}/secrets`;
@@ -17,21 +17,14 @@ export interface SecretFilesJob {
   delete: string;
 }
 
-const oneLine = (text: string) =>
-  text
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .join(" ");
-
 export function renderSecretFiles(plan: DeploymentPlan, island: IslandPlan, names: readonly SecretName[]): SecretFilesJob {
   const files = secretOrder(names).map((n) => SECRETS[n].file);
   if (!files.length) throw new Error("internal error: renderSecretFiles needs at least one secret");
   const dir = secretsDir(islandDir(plan.config, island));
   // Every known file is removed first, so a credential dropped from config leaves no file behind.
   const known = Object.values(SECRETS).map((s) => s.file);
-  const script = renderTemplate("slurm/secrets.sh.mustache", { jobName: shq(jobName(plan, island.index)), secretsDir: shq(dir), known, filePattern: [files.join(" | ")], count: files.length });
-  return { create: `bash -c ${loginShellArg(oneLine(script))}`, delete: `bash -c ${loginShellArg(`cd "$HOME" || exit 1; rm -rf ${shq(dir)}`)}` };
+  const script = renderOneLine("slurm/secrets.sh.mustache", { jobName: shq(jobName(plan, island.index)), secretsDir: shq(dir), known, filePattern: [files.join(" | ")], count: files.length });
+  return { create: `bash -c ${loginShellArg(script)}`, delete: `bash -c ${loginShellArg(`cd "$HOME" || exit 1; rm -rf ${shq(dir)}`)}` };
 }
 
 /**

@@ -12,3 +12,12 @@ export function renderTemplate(name: string, view: object): string {
   const template = fs.readFileSync(path.join(TEMPLATES, name), "utf8");
   return Mustache.render(template, view, {}, { escape: (v: string) => v });
 }
+
+/** A template written one command per line (each ending in `;`), as the single line a login shell runs. */
+export function renderOneLine(name: string, view: object): string {
+  return renderTemplate(name, view)
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .join(" ");
+}
