@@ -2,6 +2,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { expect, vi } from "vitest";
+import { stringify as toYaml } from "yaml";
 import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../program-harness";
 import type { Connection, RemoteRun } from "./ssh";
 
@@ -64,6 +65,17 @@ export async function capture(stack: string, extra: Record<string, unknown> = {}
   return { commands, planned };
 }
 
+
+/**
+ * Pulumi.<stack>.yaml in `dir` as `pulumi config set` writes it: the fleet CLI reads stackFile,
+ * overrides and login from it (the key is only a placeholder; the CLI gets it with -i).
+ */
+export function pulumiConfig(dir: string, pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}, loginConfig: Record<string, unknown> = login): string {
+  const file = path.join(dir, `Pulumi.${pulumiStack}.yaml`);
+  const config = { "vllm-fleet:stackFile": stackFile, "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra), "vllm-fleet:login": loginConfig, "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" } };
+  fs.writeFileSync(file, toYaml({ config }));
+  return file;
+}
 
 export function expectOk(run: RemoteRun, what: string) {
   expect(run.code, `${what} failed (exit ${run.code}); stderr:\n${run.stderr}`).toBe(0);

@@ -10,11 +10,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify as toYaml } from "yaml";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
-import { capture, e2eOverrides, env, expectOk, login, privateKey, ROOT } from "./cluster";
+import { capture, env, expectOk, login, privateKey, pulumiConfig, ROOT } from "./cluster";
 import { runRemote, type Connection } from "./ssh";
 
 const conn: Connection = { ...login, privateKey };
@@ -24,9 +23,7 @@ const queue = async () => (await runRemote(conn, "squeue -h -o '%i %j %T'")).std
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function fleetStatus(pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
-  const cfg = path.join(work, `Pulumi.${pulumiStack}.yaml`);
-  const config = { "vllm-fleet:stackFile": stackFile, "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra), "vllm-fleet:login": login, "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" } };
-  fs.writeFileSync(cfg, toYaml({ config }));
+  const cfg = pulumiConfig(work, pulumiStack, stackFile, extra);
   let out = "";
   let err = "";
   const code = await fleet(["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY], (s) => (out += s), (s) => (err += s));
@@ -164,10 +161,8 @@ describe("fault drills on the real SLURM cluster", () => {
 
   it("the login host is unreachable: the CLI fails in bounded time naming the host, and nothing is submitted", async () => {
     const started = Date.now();
-    const cfg = path.join(work, "Pulumi.unreachable.yaml");
     // 10.231.0.254 is on the test bridge's subnet but nobody answers there: the SYN goes unanswered.
-    const config = { "vllm-fleet:stackFile": "single-node", "vllm-fleet:overrides": e2eOverrides("unreachable"), "vllm-fleet:login": { ...login, host: "10.231.0.254", port: 22 } };
-    fs.writeFileSync(cfg, toYaml({ config }));
+    const cfg = pulumiConfig(work, "unreachable", "single-node", {}, { ...login, host: "10.231.0.254", port: 22 });
     let err = "";
     const t0 = Date.now();
     const code = await fleet(["status", "unreachable", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY, "--ssh-option", "ConnectTimeout=5"], () => {}, (s) => (err += s));

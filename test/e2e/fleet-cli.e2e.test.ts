@@ -8,25 +8,16 @@ import * as os from "node:os";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { stringify as toYaml } from "yaml";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
 import type { FleetEndpoints } from "../../components/outputs";
 import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
-import { capture, e2eOverrides, env, expectOk, login } from "./cluster";
+import { capture, env, expectOk, login, pulumiConfig } from "./cluster";
 import { runRemote } from "./ssh";
 
 const conn = { ...login, privateKey: fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8") };
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cli-e2e-"));
 const observed: Record<string, string[]> = {};
-
-/** Pulumi.<stack>.yaml as `pulumi config set` writes it: the CLI reads stackFile, overrides and login from it. */
-function pulumiConfig(pulumiStack: string, stackFile: string, extra: Record<string, unknown>): string {
-  const file = path.join(work, `Pulumi.${pulumiStack}.yaml`);
-  const config = { "vllm-fleet:stackFile": stackFile, "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra), "vllm-fleet:login": login, "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" } };
-  fs.writeFileSync(file, toYaml({ config }));
-  return file;
-}
 
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
@@ -71,7 +62,7 @@ describe("fleet CLI on the real SLURM cluster", () => {
     const stack = "cli-life";
     // Prefix caching on, so hit rates exist; a 3 s "weight load" so LAUNCHING lasts long enough to see.
     const extra = { enable_prefix_caching: true, env_vars: { STANDIN_STARTUP_DELAY_MS: "3000" } };
-    const cfg = pulumiConfig(stack, "single-node", extra);
+    const cfg = pulumiConfig(work, stack, "single-node", extra);
     const [c] = (await capture("single-node", extra, stack)).commands;
 
     // Before anything (a fresh output directory): no job.
@@ -153,7 +144,7 @@ describe("fleet CLI on the real SLURM cluster", () => {
   it("an engine that crashes after start is FAILED, named, with SLURM's verdict; no job is left", async () => {
     const stack = "cli-crash";
     const extra = { "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "4000" } };
-    const cfg = pulumiConfig(stack, "multi-replica", extra);
+    const cfg = pulumiConfig(work, stack, "multi-replica", extra);
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     try {
       expectOk(await runRemote(c.connection, c.create, c.stdin), "create");
