@@ -200,13 +200,14 @@ export function applyDefaults(
     issues.push({ path: "deployment.gpus_per_node", message: `${rlDep.gpus_per_node} contradicts inference.deployment.gpus_per_node = ${dep.gpus_per_node}; set it in one place` });
     gpusPerNode = dep.gpus_per_node;
   }
+  const gpu = { gpus_per_node: gpusPerNode, ...(dep.gpu_type !== undefined && { gpu_type: dep.gpu_type as string }), ...(dep.gpu_memory_gib !== undefined && { gpu_memory_gib: dep.gpu_memory_gib as number }) };
   const deployment: DeploymentConfig =
     dep.type === "multi_node"
-      ? { type: "multi_node", gpus_per_node: gpusPerNode, num_nodes: dep.num_nodes ?? DEFAULTS.num_nodes }
+      ? { type: "multi_node", ...gpu, num_nodes: dep.num_nodes ?? DEFAULTS.num_nodes }
       : dep.type === "disaggregated"
         ? {
             type: "disaggregated",
-            gpus_per_node: gpusPerNode,
+            ...gpu,
             num_prefill_nodes: dep.num_prefill_nodes ?? 1,
             num_decode_nodes: dep.num_decode_nodes ?? 1,
             num_prefill_replicas: dep.num_prefill_replicas ?? 1,
@@ -216,7 +217,7 @@ export function applyDefaults(
             prefill_port: dep.prefill_port ?? DEFAULTS.prefill_port,
             decode_port: dep.decode_port ?? DEFAULTS.decode_port,
           }
-        : { type: "single_node", gpus_per_node: gpusPerNode };
+        : { type: "single_node", ...gpu };
 
   const r = (input.router ?? { type: "vllm-router" }) as Raw;
   const router: RouterConfig =

@@ -55,12 +55,18 @@ export interface ModelConfig {
   reasoning_parser?: string;
 }
 
+/** What the GPU-memory planner knows about the boards (components/plan/gpu-memory.ts). */
+export interface GpuFacts {
+  gpus_per_node: number;
+  gpu_type?: string;
+  gpu_memory_gib?: number;
+}
+
 export type DeploymentConfig =
-  | { type: "single_node"; gpus_per_node: number }
-  | { type: "multi_node"; gpus_per_node: number; num_nodes: number }
-  | {
+  | ({ type: "single_node" } & GpuFacts)
+  | ({ type: "multi_node"; num_nodes: number } & GpuFacts)
+  | ({
       type: "disaggregated";
-      gpus_per_node: number;
       num_prefill_nodes: number;
       num_decode_nodes: number;
       num_prefill_replicas: number;
@@ -69,7 +75,7 @@ export type DeploymentConfig =
       decode_env_vars: Record<string, string>;
       prefill_port: number;
       decode_port: number;
-    };
+    } & GpuFacts);
 
 export type RouterConfig =
   | { type: "vllm-router"; policy: string }

@@ -1,7 +1,10 @@
+import { ConfigError } from "../config/issues";
+import { UserPaths } from "../config/paths";
 import { FIXED_PORTS, islandNodes } from "../config/rules";
 import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
 import { engineArgv } from "./engine-argv";
+import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
@@ -160,6 +163,12 @@ function assertArgv(program: Program, argv: Value[], where: string): void {
  * output reads it, so nothing else computes topology.
  */
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
+  // GPU memory first: a plan that cannot load is refused before anything else is worked out.
+  const userPath = (canonical: string) => new UserPaths(cfg.layout).user(canonical);
+  const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), userPath);
+  const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
+  // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
+  if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
   const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, stack, i));
   for (const island of islands) {
     for (const e of island.engines) assertArgv("vllm", e.argv, e.id);
@@ -172,7 +181,8 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   }
   const nodesPerIsland = islandNodes(cfg);
   const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);
-  const warnings: string[] = [];
+  const warnings: string[] = [...memoryCheck.warnings];
+  if (memory?.gpu.assumed) warnings.push(...memoryCheck.issues.map((i) => `would not load on ${memory.gpu.type} GPUs (assumed; name the GPU to make this an error): ${i.path}: ${i.message}`));
   // SLURM allocates whole nodes; Kubernetes pods request exactly the GPUs their engine uses.
   const wholeNodes = cfg.target.kind === "slurm";
   const idle = wholeNodes ? islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node) : [];
@@ -193,8 +203,9 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
       routers: islands.filter((i) => i.router).length,
       engines: islands.reduce((s, i) => s + i.engines.length, 0),
     },
+    memory,
     warnings,
-    notes: cfg.notes,
+    notes: memory ? cfg.notes : [...cfg.notes, `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`],
     config: cfg,
   };
 }

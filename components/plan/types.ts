@@ -1,4 +1,5 @@
 import type { FleetConfig, Shape } from "../config/types";
+import type { GpuMemoryPlan } from "./gpu-memory";
 import type { Value } from "./values";
 
 export type Role = "replica" | "prefill" | "decode";
@@ -114,6 +115,8 @@ export interface DeploymentPlan {
   target: FleetConfig["target"]["kind"];
   islands: IslandPlan[];
   totals: { nodes: number; gpus: number; gpusAllocated: number; routers: number; engines: number };
+  /** Per GPU: weights, KV cache and its capacity; undefined when the catalog has no arch facts for the model. */
+  memory?: GpuMemoryPlan;
   warnings: string[];
   notes: string[];
   config: FleetConfig;

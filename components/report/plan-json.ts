@@ -51,6 +51,7 @@ export function planJson(plan: DeploymentPlan) {
     shape: plan.shape,
     target: plan.target,
     totals: plan.totals,
+    ...(plan.memory && { memory: plan.memory }),
     warnings: plan.warnings,
     notes: plan.notes,
     islands: plan.islands.map(islandJson),

@@ -1,3 +1,4 @@
+import { gib, reserveTotal, type GpuMemoryPlan } from "../plan/gpu-memory";
 import type { DeploymentPlan, IslandPlan } from "../plan/types";
 import { showValue, type Value } from "../plan/values";
 import { k8sNames } from "../render/k8s/names";
@@ -58,6 +59,25 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
   return lines;
 }
 
+/** Per GPU, for each kind of replica: what the weights take and what the KV cache holds. */
+function memoryText(m: GpuMemoryPlan): string[] {
+  const head = `GPU memory per GPU: ${m.gpu.type ?? "GPU"} ${gib(m.gpu.bytes)} (${m.gpu.from}) x ${m.utilization} = ${gib(m.budgetBytes)} budget; max_model_len ${m.maxModelLen}`;
+  const rows = table(["replica", "parallel", `weights (${m.weightDtype})`, "reserve (est.)", `KV cache (${m.kvDtype})`, "KV/token", "KV tokens", "max-len seqs"]);
+  for (const r of m.roles) {
+    rows.push([
+      r.role,
+      `tp=${r.tp} dp=${r.dp}${r.ep ? ` ep=${r.ep}` : ""}`,
+      gib(r.weightBytes),
+      m.kvCacheMemoryBytes === undefined ? gib(reserveTotal(r.reserve)) : "-",
+      gib(r.kvCacheBytes),
+      `${(r.kvBytesPerToken / 1024).toFixed(1)} KiB`,
+      String(r.kvTokens),
+      `${r.concurrency.toFixed(2)}x`,
+    ]);
+  }
+  return [head, rows.toString()];
+}
+
 /** The readable plan people review before `pulumi up`. */
 export function planText(plan: DeploymentPlan, source: string): string {
   const t = plan.totals;
@@ -67,6 +87,7 @@ export function planText(plan: DeploymentPlan, source: string): string {
   ];
   for (const w of plan.warnings) out.push(`warning: ${w}`);
   for (const n of plan.notes) out.push(`note: ${n}`);
+  if (plan.memory) out.push("", ...memoryText(plan.memory));
   for (const island of plan.islands) out.push("", ...islandText(plan, island));
   return out.join("\n");
 }

@@ -1,9 +1,20 @@
 import { z } from "zod";
+import { GPU_TYPE_NAMES } from "../gpu-types";
 import { count, envVars, port, table } from "./primitives";
 import { routerTable } from "./router";
 
 const common = {
   gpus_per_node: z.number().int().min(1).max(64).optional().describe("GPUs on each node (default 8)"),
+  gpu_type: z
+    .enum(GPU_TYPE_NAMES, { error: () => `must be one of ${GPU_TYPE_NAMES.join(", ")} (or set gpu_memory_gib instead)` })
+    .optional()
+    .describe("The GPU board, for the GPU-memory check (default: the type slurm.gres or the Kubernetes node selector names, else an assumed 80 GB H100)"),
+  gpu_memory_gib: z
+    .number()
+    .gt(0, "must be > 0")
+    .max(4096, "must be at most 4096")
+    .optional()
+    .describe("Memory of one GPU in GiB, as nvidia-smi reports it; overrides gpu_type's table value"),
   router: routerTable.optional(),
 };
 

@@ -1,0 +1,288 @@
+/**
+ * The GPU-memory planner: per GPU, what the weights take, what vLLM's KV cache gets of the rest of
+ * `gpu_memory_utilization` x GPU memory, and how many tokens and max-length sequences that holds.
+ * A plan whose weights cannot fit, or whose KV cache cannot hold one `max_model_len` sequence, is
+ * rejected before anything is submitted: vLLM would fail the same way, but only after the job got
+ * its GPUs and loaded the weights. Pure; the facts come from the catalog entry's `arch`.
+ *
+ * vLLM's own account (worker memory profiling): KV cache = total x utilization - weights - peak
+ * activation - non-torch memory (CUDA context, NCCL) - CUDA graphs. Weights and KV bytes per token
+ * follow from the architecture exactly; the rest is estimated (`reserve`), and a KV shortfall is
+ * only rejected when even the smallest reserve leaves too little (a larger one only warns).
+ */
+import { ASSUMED_GPU_TYPE, GPU_TYPES, gpuTypeFromHint } from "../config/gpu-types";
+import type { ConfigIssue } from "../config/issues";
+import type { ArchFacts } from "../config/catalog";
+import type { FleetConfig } from "../config/types";
+import type { Role } from "./types";
+
+const GIB = 1024 ** 3;
+
+export interface GpuMemorySource {
+  type?: string;
+  bytes: number;
+  /** Where the figure came from, as the plan prints it. */
+  from: string;
+  assumed: boolean;
+}
+
+/** One kind of replica: its role and how its GPUs share the model. */
+export interface ReplicaShape {
+  role: Role;
+  /** Data-parallel ranks in the replica (each an engine core with its own KV cache). */
+  dpSize: number;
+}
+
+/** Per GPU, for one kind of replica. Byte counts are per GPU; tokens are per engine core (TP group). */
+export interface RoleMemory {
+  role: Role;
+  tp: number;
+  dp: number;
+  /** Expert-parallel size when routed experts are spread over the replica's GPUs. */
+  ep?: number;
+  weightBytes: number;
+  /** Estimated; see `reserveFor`. */
+  reserve: Reserve;
+  kvCacheBytes: number;
+  kvBytesPerToken: number;
+  kvTokens: number;
+  /** KV tokens / max_model_len, as vLLM logs "Maximum concurrency". */
+  concurrency: number;
+}
+
+export interface GpuMemoryPlan {
+  gpu: GpuMemorySource;
+  utilization: number;
+  /** utilization x GPU memory: what vLLM may use on each GPU. */
+  budgetBytes: number;
+  maxModelLen: number;
+  weightDtype: string;
+  bytesPerParam: number;
+  kvDtype: string;
+  /** Set when vllm_extra.kv_cache_memory_bytes fixes the KV cache (vLLM then ignores utilization). */
+  kvCacheMemoryBytes?: number;
+  roles: RoleMemory[];
+}
+
+/** The type a target names: the GRES type of `gpu:<type>:<n>`, or the product label on Kubernetes. */
+function targetHint(cfg: FleetConfig): { hint: string; from: string } | undefined {
+  const t = cfg.target;
+  if (t.kind === "slurm") {
+    const m = t.gres ? /(?:^|,)gpu:([A-Za-z][A-Za-z0-9_]*):\d+/.exec(t.gres) : null;
+    return m ? { hint: m[1], from: `slurm.gres = "${t.gres}"` } : undefined;
+  }
+  const product = t.node_selector["nvidia.com/gpu.product"];
+  return product ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` } : undefined;
+}
+
+/** `deployment.gpu_memory_gib`, else `deployment.gpu_type`, else the target's GPU type, else assumed. */
+export function gpuMemorySource(cfg: FleetConfig, userPath: (canonical: string) => string): GpuMemorySource {
+  const d = cfg.deployment;
+  if (d.gpu_memory_gib !== undefined) return { type: d.gpu_type, bytes: Math.round(d.gpu_memory_gib * GIB), from: userPath("deployment.gpu_memory_gib"), assumed: false };
+  if (d.gpu_type !== undefined) {
+    const g = GPU_TYPES.find((x) => x.name === d.gpu_type)!;
+    return { type: g.name, bytes: g.bytes, from: userPath("deployment.gpu_type"), assumed: false };
+  }
+  const hint = targetHint(cfg);
+  const g = hint && gpuTypeFromHint(hint.hint);
+  if (hint && g) return { type: g.name, bytes: g.bytes, from: hint.from, assumed: false };
+  return {
+    type: ASSUMED_GPU_TYPE.name,
+    bytes: ASSUMED_GPU_TYPE.bytes,
+    from: `assumed; set ${userPath("deployment.gpu_type")} or ${userPath("deployment.gpu_memory_gib")}`,
+    assumed: true,
+  };
+}
+
+/** Bytes per weight of a quantized checkpoint (scales included roughly); undefined = not modelled. */
+const QUANT_BYTES: Record<string, number> = {
+  fp8: 1,
+  fbgemm_fp8: 1,
+  ptpc_fp8: 1,
+  modelopt: 1,
+  experts_int8: 1,
+  awq: 0.5,
+  awq_marlin: 0.5,
+  gptq: 0.5,
+  gptq_marlin: 0.5,
+  bitsandbytes: 0.5,
+  mxfp4: 4.25 / 8,
+  modelopt_fp4: 4.5 / 8,
+};
+
+/** Bytes per KV element for `--kv-cache-dtype` (per-token or per-block scales ignored). */
+const KV_DTYPE_BYTES: Record<string, number> = {
+  bfloat16: 2,
+  float16: 2,
+  fp8: 1,
+  fp8_e4m3: 1,
+  fp8_e5m2: 1,
+  fp8_inc: 1,
+  fp8_ds_mla: 1,
+  fp8_per_token_head: 1,
+  int8_per_token_head: 1,
+  int4_per_token_head: 0.5,
+  nvfp4: 0.5,
+  nvfp4_4over6: 0.5,
+  turboquant_3bit_nc: 3 / 8,
+  turboquant_4bit_nc: 0.5,
+  turboquant_k3v4_nc: 3.5 / 8,
+  turboquant_k8v4: 6 / 8,
+};
+
+/** vLLM's compute dtype: `auto` is 16-bit (it serves float32 checkpoints in 16 bits too). */
+function computeDtype(cfg: FleetConfig, arch: ArchFacts): { name: string; bytes: number } {
+  const d = cfg.model.dtype ?? "auto";
+  if (d === "float32" || d === "float") return { name: "float32", bytes: 4 };
+  if (d === "auto") return { name: arch.torch_dtype === "float32" ? "bfloat16" : arch.torch_dtype, bytes: 2 };
+  return { name: d === "half" ? "float16" : d, bytes: 2 };
+}
+
+const extraString = (cfg: FleetConfig, key: string) => (typeof cfg.vllm_extra[key] === "string" ? (cfg.vllm_extra[key] as string) : undefined);
+const extraNumber = (cfg: FleetConfig, key: string) => (typeof cfg.vllm_extra[key] === "number" ? (cfg.vllm_extra[key] as number) : undefined);
+
+/** Weight bytes on one GPU: dense parts split by TP, routed experts by TP or, with EP, by TP x DP. */
+export function weightBytesPerGpu(arch: ArchFacts, bytesPerParam: number, quantized: boolean, tp: number, expertShards: number): number {
+  const experts = arch.expert_params ?? 0;
+  // Quantized checkpoints keep the embedding and output matrices in 16 bits.
+  const embeddings = quantized ? Math.min(2 * arch.vocab_size * arch.hidden_size, arch.params - experts) : 0;
+  const dense = (arch.params - experts - embeddings) * bytesPerParam + embeddings * 2;
+  return dense / tp + (experts * bytesPerParam) / expertShards;
+}
+
+/** KV-cache bytes one GPU stores per token: K and V per layer (GQA, heads split by TP) or MLA's latent. */
+export function kvBytesPerToken(arch: ArchFacts, elementBytes: number, tp: number): number {
+  if (arch.attention === "mla") return arch.layers * (arch.kv_lora_rank! + arch.qk_rope_head_dim!) * elementBytes;
+  return arch.layers * Math.ceil(arch.kv_heads! / tp) * arch.head_dim! * 2 * elementBytes;
+}
+
+/** Memory vLLM keeps on each GPU outside weights and KV cache, by the parts its profiler reports. */
+export interface Reserve {
+  /** CUDA context growth, NCCL and custom all-reduce buffers ("non-torch forward increase"). */
+  nonTorchBytes: number;
+  /** Peak of the profiling forward pass and sampler ("torch peak memory increase"). */
+  activationBytes: number;
+  /** CUDA graphs, charged to the budget since vLLM 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS). */
+  cudaGraphBytes: number;
+  /** The smallest plausible total, for refusals: non-torch memory at its least. */
+  lowBytes: number;
+}
+
+export const reserveTotal = (r: Reserve): number => r.nonTorchBytes + r.activationBytes + r.cudaGraphBytes;
+
+/**
+ * The reserve, fitted to vLLM 0.19's profiling logs on H100 (README, GPU-memory planner): the
+ * sampler's float32 logits over `max_num_seqs` dominate the activation peak (~3.5 copies, not split
+ * by TP: logits are gathered), plus ~3 hidden-state copies of the `max_num_batched_tokens` batch and,
+ * for MoE, fused MoE's intermediate caches (the expert width follows from `expert_params`);
+ * non-torch memory is 0.25 GiB on one GPU and ~2.1 GiB once TP needs communication buffers; CUDA
+ * graphs grow with depth.
+ */
+export function reserveFor(arch: ArchFacts, cfg: FleetConfig, tp: number, gpuBytes: number): Reserve {
+  const bigGpu = gpuBytes >= 70 * GIB;
+  // vLLM's serve defaults: 8192 batched tokens and 1024 sequences on >= 70 GiB GPUs, else 2048 and 256.
+  const tokens = extraNumber(cfg, "max_num_batched_tokens") ?? (bigGpu ? 8192 : 2048);
+  const seqs = extraNumber(cfg, "max_num_seqs") ?? (bigGpu ? 1024 : 256);
+  const nonTorchBytes = (tp > 1 ? 2.1 : 0.25) * GIB;
+  let activationBytes = 3.5 * seqs * arch.vocab_size * 4 + 3 * tokens * arch.hidden_size * 2;
+  if (arch.experts !== undefined && arch.expert_params !== undefined && arch.experts_per_token !== undefined) {
+    // Fused MoE's three intermediate caches per routed token: gate+up (2 x I / tp), down input (I / tp), output (H).
+    const moeIntermediate = arch.expert_params / (arch.layers * arch.experts * 3 * arch.hidden_size);
+    activationBytes += tokens * arch.experts_per_token * ((3 * moeIntermediate) / tp + arch.hidden_size) * 2;
+  }
+  const cudaGraphBytes = cfg.model.enforce_eager ? 0 : (0.4 + 0.016 * arch.layers) * GIB;
+  return { nonTorchBytes, activationBytes, cudaGraphBytes, lowBytes: (tp > 1 ? 1.5 : 0.2) * GIB };
+}
+
+/** The memory plan for each kind of replica, or undefined when the catalog has no arch facts. */
+export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath: (canonical: string) => string): GpuMemoryPlan | undefined {
+  const arch = cfg.catalog?.arch;
+  if (!arch) return undefined;
+  const gpu = gpuMemorySource(cfg, userPath);
+  const budgetBytes = gpu.bytes * cfg.gpu_memory_utilization;
+  const compute = computeDtype(cfg, arch);
+  const quant = extraString(cfg, "quantization") ?? arch.quantization;
+  const quantBytes = quant !== undefined ? QUANT_BYTES[quant] : undefined;
+  const bytesPerParam = quantBytes ?? compute.bytes;
+  const kvName = extraString(cfg, "kv_cache_dtype") ?? "auto";
+  const kvElement = kvName === "auto" ? compute.bytes : (KV_DTYPE_BYTES[kvName] ?? compute.bytes);
+  const maxModelLen = cfg.model.max_model_len ?? arch.max_position_embeddings;
+  const fixedKv = extraNumber(cfg, "kv_cache_memory_bytes");
+  const offload = (extraNumber(cfg, "cpu_offload_gb") ?? 0) * GIB;
+  const tp = cfg.parallel.tp;
+  const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
+
+  const seen = new Set<string>();
+  const roles: RoleMemory[] = [];
+  for (const s of shapes) {
+    if (seen.has(`${s.role}/${s.dpSize}`)) continue;
+    seen.add(`${s.role}/${s.dpSize}`);
+    const ep = moe ? tp * s.dpSize : undefined;
+    const weightBytes = Math.max(0, weightBytesPerGpu(arch, bytesPerParam, quantBytes !== undefined, tp, ep ?? tp) - offload);
+    const reserve = reserveFor(arch, cfg, tp, gpu.bytes);
+    const perToken = kvBytesPerToken(arch, kvElement, tp);
+    const kvCacheBytes = fixedKv ?? Math.max(0, budgetBytes - weightBytes - reserveTotal(reserve));
+    // vLLM hands out whole 16-token blocks.
+    const kvTokens = Math.floor(kvCacheBytes / perToken / 16) * 16;
+    roles.push({ role: s.role, tp, dp: s.dpSize, ...(ep && { ep }), weightBytes, reserve, kvCacheBytes, kvBytesPerToken: perToken, kvTokens, concurrency: kvTokens / maxModelLen });
+  }
+  return {
+    gpu,
+    utilization: cfg.gpu_memory_utilization,
+    budgetBytes,
+    maxModelLen,
+    weightDtype: quantBytes !== undefined ? quant! : compute.name,
+    bytesPerParam,
+    kvDtype: kvName === "auto" ? compute.name : kvName,
+    ...(fixedKv !== undefined && { kvCacheMemoryBytes: fixedKv }),
+    roles,
+  };
+}
+
+export const gib = (bytes: number): string => `${(bytes / GIB).toFixed(1)} GiB`;
+
+/**
+ * Why this plan cannot load: weights over the budget (at `parallel.tp`), or a KV cache that cannot
+ * hold one `max_model_len` sequence even with the smallest reserve. `warnings` get the cases only the
+ * central estimate fails.
+ */
+export function memoryProblems(cfg: FleetConfig, m: GpuMemoryPlan, userPath: (canonical: string) => string): { issues: ConfigIssue[]; warnings: string[] } {
+  const issues: ConfigIssue[] = [];
+  const warnings: string[] = [];
+  const gpu = `${m.gpu.type ?? "GPU"} (${gib(m.gpu.bytes)}, ${m.gpu.from})`;
+  const budget = `${userPath("gpu_memory_utilization")} ${m.utilization} x ${gpu} = ${gib(m.budgetBytes)}`;
+  for (const r of m.roles) {
+    const who = r.role === "replica" ? "" : `${r.role}: `;
+    const sharding = `tp=${r.tp}${r.ep ? `, experts over ep=${r.ep}` : ""}`;
+    if (r.weightBytes > m.budgetBytes) {
+      issues.push({
+        path: userPath("parallel.tp"),
+        message: `${who}${cfg.model.name}'s weights need ${gib(r.weightBytes)} per GPU (${m.weightDtype}, ${sharding}), more than ${budget}; raise ${userPath("parallel.tp")}, serve a quantized checkpoint, or use larger GPUs`,
+      });
+      continue;
+    }
+    if (m.kvCacheMemoryBytes !== undefined) {
+      if (r.kvTokens < m.maxModelLen) {
+        issues.push({ path: userPath("vllm_extra.kv_cache_memory_bytes"), message: `${who}${gib(m.kvCacheMemoryBytes)} of KV cache hold ${r.kvTokens} tokens, fewer than one ${m.maxModelLen}-token sequence (${userPath("model.max_model_len")})` });
+      }
+      continue;
+    }
+    const need = m.maxModelLen * r.kvBytesPerToken;
+    const atBest = m.budgetBytes - r.weightBytes - r.reserve.lowBytes;
+    const fitsLen = (bytes: number) => Math.floor(bytes / r.kvBytesPerToken / 16) * 16;
+    if (atBest < need) {
+      issues.push({
+        path: userPath("model.max_model_len"),
+        message:
+          `${who}one ${m.maxModelLen}-token sequence needs ${gib(need)} of KV cache per GPU (${r.kvBytesPerToken} bytes/token, ${m.kvDtype}), ` +
+          `but ${budget} leaves at most ${gib(Math.max(0, atBest))} after ${gib(r.weightBytes)} of weights (${sharding}); ` +
+          `lower ${userPath("model.max_model_len")} (${Math.max(0, fitsLen(atBest))} would fit), raise ${userPath("parallel.tp")} or ${userPath("gpu_memory_utilization")}`,
+      });
+    } else if (r.kvTokens < m.maxModelLen) {
+      warnings.push(
+        `${who}the KV cache may not hold one ${m.maxModelLen}-token sequence: about ${gib(r.kvCacheBytes)} (${r.kvTokens} tokens) remain per GPU after weights and an estimated ${gib(reserveTotal(r.reserve))} of activations and CUDA graphs; vLLM refuses to start if so`,
+      );
+    }
+  }
+  return { issues, warnings };
+}
