@@ -1,0 +1,116 @@
+/**
+ * Bench (a): the Pulumi program (index.ts) built under Pulumi's mocks for SLURM P/D fleets of 8, 64
+ * and 512 nodes, from loading the stack file to the last output resolved. The fleets grow by
+ * islands of 8 nodes (2 prefill + 2 decode replicas of 2 nodes, GLM-4.5-Air at tp = 2); one more
+ * fleet puts all 512 nodes in a single island, to show that resources follow islands, not GPUs.
+ */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../test/program-harness";
+import { median, round, type Figure, type Section } from "./report";
+
+const ROOT = path.resolve(__dirname, "..");
+const RUNS = 7;
+
+interface Fleet {
+  name: string;
+  islands: number;
+  /** Replicas of each role per island; every replica spans 2 nodes. */
+  replicasPerRole: number;
+}
+
+const nodesOf = (f: Fleet) => f.islands * f.replicasPerRole * 2 * 2;
+
+const FLEETS: Fleet[] = [
+  { name: "8 nodes", islands: 1, replicasPerRole: 2 },
+  { name: "64 nodes", islands: 8, replicasPerRole: 2 },
+  { name: "512 nodes", islands: 64, replicasPerRole: 2 },
+  { name: "512 nodes, one island", islands: 1, replicasPerRole: 128 },
+];
+
+function stackFile(dir: string, f: Fleet): string {
+  const file = path.join(dir, `bench-pd-${f.islands}x${f.replicasPerRole}.toml`);
+  fs.writeFileSync(
+    file,
+    [
+      "[inference]",
+      'model = "zai-org/GLM-4.5-Air"',
+      "[inference.parallel]",
+      "tp = 2",
+      "[inference.deployment]",
+      'type = "disaggregated"',
+      'gpu_type = "H100"',
+      "num_prefill_nodes = 2",
+      "num_decode_nodes = 2",
+      `num_prefill_replicas = ${f.replicasPerRole}`,
+      `num_decode_replicas = ${f.replicasPerRole}`,
+      "[deployment]",
+      `num_infer_replicas = ${f.islands}`,
+      "[slurm]",
+      'job_name = "bench"',
+      'partition = "cluster"',
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+/** Forgets the project's own modules so the next require runs index.ts (and its config) afresh. */
+function forgetProgram(): void {
+  for (const id of Object.keys(require.cache)) {
+    if (id.startsWith(ROOT) && !id.includes(`${path.sep}node_modules${path.sep}`) && !id.startsWith(__dirname)) delete require.cache[id];
+  }
+  // The harness stays loaded; it holds no per-run state.
+}
+
+/** One `pulumi up` of the program under mocks: milliseconds until every output has resolved. */
+async function buildOnce(file: string): Promise<{ ms: number; resources: Registered[] }> {
+  forgetProgram();
+  const registered = installMocks("bench");
+  setConfig(slurmConfig({ stackFile: file }));
+  const t0 = performance.now();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const program = require("../index") as typeof import("../index");
+  await value(program.endpoints);
+  await value(program.planned);
+  const ms = performance.now() - t0;
+  // Component outputs are still being recorded; the next run's mocks must not receive them.
+  await settle(registered);
+  return { ms, resources: registered };
+}
+
+export async function run(): Promise<Section> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-bench-"));
+  try {
+    const files = FLEETS.map((f) => stackFile(dir, f));
+    // Warm-up: the first run pays for compiling the TypeScript and loading Pulumi's modules.
+    await buildOnce(files[0]);
+    const times = FLEETS.map(() => [] as number[]);
+    const counts: number[] = [];
+    // Interleaved rounds, so a slow moment of the machine hits every size alike.
+    for (let r = 0; r < RUNS; r++) {
+      for (let k = 0; k < FLEETS.length; k++) {
+        const { ms, resources } = await buildOnce(files[k]);
+        times[k].push(round(ms, 1));
+        counts[k] = resources.length;
+      }
+    }
+    const t = times.map(median);
+    const figures: Figure[] = FLEETS.map((f, k) => ({
+      name: `program under mocks, P/D ${f.name} (${f.islands} island${f.islands === 1 ? "" : "s"}, ${nodesOf(f) * 8} GPUs)`,
+      value: t[k],
+      unit: "ms",
+      samples: times[k],
+      ...(nodesOf(f) === 512 && f.islands > 1 && { target: { op: "<=" as const, value: 1000 } }),
+    }));
+    figures.push({ name: "t(512 nodes) / t(64 nodes)", value: round(t[2] / t[1], 2), unit: "x", target: { op: "<=", value: 8.5 } });
+    FLEETS.forEach((f, k) => figures.push({ name: `resources registered, P/D ${f.name}`, value: counts[k], unit: "resources", note: `${round(counts[k] / f.islands, 2)} per island` }));
+    // Islands, not GPUs: 64 islands register 64 x what one does, and one island of 512 nodes what one of 8 does.
+    figures.push({ name: "resources: 64 islands / 8 islands", value: round(counts[2] / counts[1], 3), unit: "x", target: { op: "<=", value: 8 }, note: "islands grew 8x" });
+    figures.push({ name: "resources: one 512-node island / one 8-node island", value: round(counts[3] / counts[0], 3), unit: "x", target: { op: "<=", value: 1 }, note: "GPUs grew 64x" });
+    return { id: "program", title: "Pulumi program under mocks (SLURM P/D fleets)", figures };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
