@@ -1,3 +1,5 @@
+import * as http from "node:http";
+import * as https from "node:https";
 import type { Probe } from "./status";
 
 /** Every HTTP call the CLI makes has a deadline: a hung engine must not hang `fleet status`. */
@@ -6,16 +8,51 @@ export const HTTP_TIMEOUT_MS = 3000;
 /** The API key the engines were given, if the caller has it: vLLM checks it on /v1 routes. */
 const authHeaders = (): Record<string, string> => (process.env.VLLM_API_KEY ? { authorization: `Bearer ${process.env.VLLM_API_KEY}` } : {});
 
-export async function getText(url: string, timeoutMs = HTTP_TIMEOUT_MS): Promise<{ status: number; body: string }> {
-  const res = await fetch(url, { headers: authHeaders(), signal: AbortSignal.timeout(timeoutMs) });
-  return { status: res.status, body: await res.text() };
+/** The error a request that missed its deadline fails with (failureText names it). */
+class TimeoutError extends Error {
+  override name = "TimeoutError";
+}
+
+/**
+ * GET with a deadline for the whole exchange, body included. node:http rather than fetch: a fleet
+ * probe is one small GET per engine, and fetch's per-request machinery (web streams, abort signals,
+ * its own header lists) costs about three times the CPU, which is what grows with the engine count.
+ * The default agents keep connections alive, so `metrics --watch` reuses them between scrapes.
+ */
+export function getText(url: string, timeoutMs = HTTP_TIMEOUT_MS): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    if (u.protocol !== "http:" && u.protocol !== "https:") return reject(new Error(`${url}: not an http(s) URL`));
+    let timer: NodeJS.Timeout | undefined;
+    const fail = (err: Error) => {
+      clearTimeout(timer);
+      reject(err);
+    };
+    const req = (u.protocol === "https:" ? https : http).get(u, { headers: authHeaders() }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => (body += chunk));
+      res.on("end", () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body });
+      });
+      res.on("error", fail);
+      res.on("close", () => res.complete || fail(new Error(`${url}: the response was cut off`)));
+    });
+    req.on("error", fail);
+    // Rejects first, so the socket error the destroy causes cannot pass for the reason.
+    timer = setTimeout(() => {
+      fail(new TimeoutError(`${url}: no answer within ${timeoutMs} ms`));
+      req.destroy();
+    }, timeoutMs);
+  });
 }
 
 /** Why a request failed, in a few words: a timeout, a socket error code, or the message. */
 export const failureText = (err: unknown): string => {
-  const e = err as { name?: string; cause?: { code?: string }; message?: string };
+  const e = err as { name?: string; code?: string; cause?: { code?: string }; message?: string };
   if (e.name === "TimeoutError") return `timeout after ${HTTP_TIMEOUT_MS} ms`;
-  return e.cause?.code ?? e.message ?? String(err);
+  return e.code ?? e.cause?.code ?? e.message ?? String(err);
 };
 
 /** /health on the origin and /v1/models under the base URL, both at once. */

@@ -34,8 +34,33 @@ export const METRIC_NAMES = {
 /** The client library strips `_total` from counter family names; samples keep the full name in text. */
 const familyName = (name: string) => name.replace(/_total$/, "");
 
+const WANTED = new Set(Object.values(METRIC_NAMES).map(familyName));
+
+/**
+ * The lines of the families a Scrape reads, and their HELP/TYPE comments. A real engine's
+ * exposition is mostly histogram buckets (per DP rank), and parsing all of it for nine numbers is
+ * what cost most per engine; the parser still sees every wanted line exactly as the engine wrote it.
+ */
+export function wantedLines(text: string): string {
+  const keep: string[] = [];
+  for (const line of text.split("\n")) {
+    const t = line.trimStart();
+    let name: string;
+    if (t.startsWith("#")) {
+      const m = /^#[ \t]+(?:HELP|TYPE)[ \t]+([^ \t]+)/.exec(t);
+      if (!m) continue;
+      name = m[1];
+    } else {
+      const end = t.search(/[{ \t]/);
+      name = end < 0 ? t : t.slice(0, end);
+    }
+    if (WANTED.has(familyName(name))) keep.push(line);
+  }
+  return keep.join("\n") + "\n";
+}
+
 export function parseScrape(text: string, at: number): Scrape {
-  const families = new Map(parsePrometheusTextFormat(text).map((f) => [familyName(f.name), f]));
+  const families = new Map(parsePrometheusTextFormat(wantedLines(text)).map((f) => [familyName(f.name), f]));
   const values = (name: string) => (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v));
   const sum = (name: string) => values(name).reduce((a, b) => a + b, 0);
   const kv = values(METRIC_NAMES.kvUsage);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { engineMetrics, parseScrape, totalMetrics } from "../../components/ops/metrics";
+import { engineMetrics, parseScrape, totalMetrics, wantedLines } from "../../components/ops/metrics";
 
 /** Two DP ranks of one engine process, as vLLM V1 labels them. */
 function text(v: { running: [number, number]; prompt: number; gen: number; q: number; h: number; kv: [number, number]; ttft: [number, number] }) {
@@ -40,6 +40,26 @@ describe("vLLM /metrics, reduced", () => {
   it("sums series across ranks and labels (vec-inf keeps only the last series)", () => {
     expect(a).toMatchObject({ running: 3, waiting: 3, promptTokens: 200, generationTokens: 40, prefixQueries: 100, prefixHits: 20, requests: 7 });
     expect(a.kvUsage).toBeCloseTo(0.3);
+  });
+
+  it("parses only the wanted families: histograms, _created series and other families are dropped before parsing, unchanged numbers", () => {
+    const extra = `# HELP vllm:prompt_tokens_created Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens_created gauge
+vllm:prompt_tokens_created{engine="0",model_name="m"} 1.7e+09
+# HELP vllm:cache_config_info Information of the LLMEngine CacheConfig
+# TYPE vllm:cache_config_info gauge
+vllm:cache_config_info{block_size="16",engine="0"} 1.0
+# TYPE python_gc_objects_collected_total counter
+python_gc_objects_collected_total{generation="0"} 123.0
+`;
+    const full = text({ running: [1, 2], prompt: 100, gen: 40, q: 100, h: 20, kv: [0.2, 0.4], ttft: [0.5, 5] }) + extra;
+    const kept = wantedLines(full);
+    expect(kept).not.toMatch(/time_to_first_token|_created|cache_config_info|python_gc/);
+    expect(kept).toContain('vllm:request_success_total{engine="0",finished_reason="length",model_name="m"} 4.0');
+    expect(kept.split("\n").filter((l) => l && !l.startsWith("#"))).toHaveLength(13);
+    expect(parseScrape(full, 10_000)).toEqual(a);
+    // Labels with spaces, braces and escaped quotes stay the parser's business.
+    expect(parseScrape('# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="a {b} \\"c\\""} 4\n', 0).running).toBe(4);
   });
 
   it("rates come from counter deltas over the window; gauges are the latest", () => {
