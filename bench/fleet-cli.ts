@@ -231,8 +231,8 @@ const CLI_NOTE = {
   metrics: `CLI: wall time of the child process \`tsx bin/fleet.ts metrics --endpoints <endpoints.json> --local --interval ${METRICS_INTERVAL_S}\` (two scrapes; any interval > 0 is allowed), Node start-up included`,
 };
 const IN_PROCESS_NOTE = {
-  status: "in-process: statusCommand + statusText only, fresh connections, no scheduler query",
-  metrics: "in-process: engineTargets + one scrapeAll round + metricsRows + metricsText only, fresh connections, no scheduler query",
+  status: "in-process: statusCommand + statusText only, fresh connections, no scheduler query; servers share the client's 2 cores",
+  metrics: "in-process: engineTargets + one scrapeAll round + metricsRows + metricsText only, fresh connections, no scheduler query; servers share the client's 2 cores",
 };
 
 interface Case {
@@ -310,7 +310,9 @@ export async function run(): Promise<Section> {
       section.figures.push(
         { name: `${c.verb} ${c.how}, 1 engine`, value: round(m1), unit: "ms", samples: ms(1).map((x) => round(x)), note: note(1) },
         { name: `${c.verb} ${c.how}, ${ENGINES} engines`, value: round(m64), unit: "ms", samples: ms(ENGINES).map((x) => round(x)), note: note(ENGINES) },
-        { name: `${c.verb} ${c.how}, time(${ENGINES}) / time(1)`, value: round(m64 / m1), unit: "x", target: TARGET, note: what },
+        // The target is on the command users run. In-process, the 64 stand-in servers answer on the same
+        // two cores as the client, so the ratio measures their CPU; it is reported, not held to 1.5x.
+        { name: `${c.verb} ${c.how}, time(${ENGINES}) / time(1)`, value: round(m64 / m1), unit: "x", ...(c.how === "CLI" && { target: TARGET }), note: what },
       );
     }
     return section;

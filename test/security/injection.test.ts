@@ -287,6 +287,7 @@ export const FIELDS: Field[] = [
   },
   // Shapes and routers: closed sets, and scorer names checked against llm-d's.
   { id: "deployment.type", covers: ["deployment.type"], slurm: "sn-main", closed: true, at: (l) => inf(l, "deployment.type"), set: (r, v, c) => void (inference(r, c).deployment = { type: v }) },
+  { id: "deployment.gpu_type", covers: ["deployment.gpu_type"], slurm: "sn-main", closed: true, at: (l) => inf(l, "deployment.gpu_type"), set: (r, v, c) => void (deployment(r, c).gpu_type = v) },
   { id: "deployment.router.type", covers: ["deployment.router.type"], slurm: "mr-main", closed: true, at: (l) => inf(l, "deployment.router.type"), set: (r, v, c) => void (deployment(r, c).router = { type: v }) },
   {
     id: "deployment.router.policy",
