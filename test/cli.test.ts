@@ -3,19 +3,9 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { main } from "../bin/plan";
-import { ROOT, STACK_NAMES } from "./helpers";
+import { ROOT, runPlanCli, STACK_NAMES } from "./helpers";
 
-/** Runs the plan CLI in-process and captures what it prints. */
-function run(args: string[]) {
-  let stdout = "";
-  let stderr = "";
-  vi.spyOn(process.stdout, "write").mockImplementation((s: any) => ((stdout += s), true));
-  vi.spyOn(process.stderr, "write").mockImplementation((s: any) => ((stderr += s), true));
-  const code = main(args);
-  vi.restoreAllMocks();
-  return { code, stdout, stderr };
-}
+const run = runPlanCli;
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -1,5 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { vi } from "vitest";
+import { main as planMain } from "../bin/plan";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
 import { buildPlan } from "../components/plan/plan";
 import type { DeploymentPlan } from "../components/plan/types";
@@ -34,4 +36,15 @@ export function issuesOf(text: string) {
     throw err;
   }
   throw new Error("expected the config to be rejected, but it loaded");
+}
+
+/** Runs the plan CLI (`npm run plan -- <args>`) in-process and captures what it prints. */
+export function runPlanCli(args: string[]): { code: number; stdout: string; stderr: string } {
+  let stdout = "";
+  let stderr = "";
+  vi.spyOn(process.stdout, "write").mockImplementation((s: any) => ((stdout += s), true));
+  vi.spyOn(process.stderr, "write").mockImplementation((s: any) => ((stderr += s), true));
+  const code = planMain(args);
+  vi.restoreAllMocks();
+  return { code, stdout, stderr };
 }

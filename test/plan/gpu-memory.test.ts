@@ -1,12 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { main } from "../../bin/plan";
 import { ConfigError } from "../../components/config";
 import { loadCatalog, lookupModel } from "../../components/config/catalog";
 import { GPU_TYPES, gpuTypeFromHint } from "../../components/config/gpu-types";
 import { kvBytesPerToken, reserveTotal, weightBytesPerGpu } from "../../components/plan/gpu-memory";
 import { planText } from "../../components/report/plan-text";
 import { planJson } from "../../components/report/plan-json";
-import { issuesOf, plan, SLURM } from "../helpers";
+import { issuesOf, plan, runPlanCli, SLURM } from "../helpers";
 import { installMocks, setConfig, slurmConfig } from "../program-harness";
 
 const GIB = 1024 ** 3;
@@ -189,15 +188,7 @@ describe("plans that cannot load are refused before anything is submitted", () =
 
 describe("a refusal stops `npm run plan` and the Pulumi program before anything is registered", () => {
   it("seed 001's multi-replica example (INTELLECT-3 at tp=2) plans on H200s and is refused on H100s", () => {
-    const run = (args: string[]) => {
-      let stdout = "";
-      let stderr = "";
-      vi.spyOn(process.stdout, "write").mockImplementation((s: any) => ((stdout += s), true));
-      vi.spyOn(process.stderr, "write").mockImplementation((s: any) => ((stderr += s), true));
-      const code = main(args);
-      vi.restoreAllMocks();
-      return { code, stdout, stderr };
-    };
+    const run = runPlanCli;
     const h200 = run(["multi-replica", "--inference.deployment.gpu_type", "H200"]);
     expect(h200.code).toBe(0);
     expect(h200.stdout).toMatch(/GPU memory per GPU: H200 139\.8 GiB \(inference\.deployment\.gpu_type\)/);
