@@ -433,6 +433,9 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     expect(rec.env.HF_TOKEN).toMatch(/set/);
     expect(JSON.stringify(recs)).not.toContain("hf_supersecret");
     expect(rec.listening).toMatch(/^127\.0\.0\.1:\d+$/);
+    // When it began to serve: after its launch, not in the future.
+    expect(rec.listening_at_ms).toBeGreaterThanOrEqual(Date.parse(rec.started_at));
+    expect(rec.listening_at_ms).toBeLessThanOrEqual(Date.now());
     expect(rec.hostname).toBe(os.hostname());
   });
 });

@@ -19,9 +19,10 @@ export interface RemoteRun {
 /**
  * Runs one command over SSH the way @pulumi/command's remote.Command does: an exec request with the
  * command string as is, stdin piped and then closed, the host key checked when one is given.
- * `cutWhen` drops the connection mid-command once stderr satisfies it.
+ * `cutWhen` drops the connection mid-command once stderr satisfies it. `onStdout` sees the stdout
+ * received so far as each chunk arrives (the readiness bench timestamps the endpoints line with it).
  */
-export function runRemote(conn: Connection, command: string, stdin?: string, timeoutMs = 600_000, cutWhen?: (stderr: string) => boolean): Promise<RemoteRun> {
+export function runRemote(conn: Connection, command: string, stdin?: string, timeoutMs = 600_000, cutWhen?: (stderr: string) => boolean, onStdout?: (stdout: string) => void): Promise<RemoteRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const client = new Client();
@@ -39,7 +40,10 @@ export function runRemote(conn: Connection, command: string, stdin?: string, tim
           }
           let stdout = "";
           let stderr = "";
-          stream.on("data", (d: Buffer) => (stdout += d.toString()));
+          stream.on("data", (d: Buffer) => {
+            stdout += d.toString();
+            onStdout?.(stdout);
+          });
           stream.stderr.on("data", (d: Buffer) => {
             stderr += d.toString();
             // Cut the connection as an interrupted `pulumi up` would (the remote side sees its pipes close).
