@@ -9,7 +9,7 @@ import { renderTemplate } from "./templates";
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
 const MOONCAKE_WAIT_S = 120;
 
-/** Programs the pre-launch cleanup kills by exact name. */
+/** Programs the pre-launch cleanup kills by exact name (one pkill: a single pass over the process table). */
 const PROGRAMS = ["vllm", "vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"];
 
 /** How run-time references are spelled inside the per-node launch body. */
@@ -171,7 +171,7 @@ export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan, con
     setup: setupLines(t, cfg.kv_cache_offload !== null, secrets),
     nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index, secrets) })),
   }).trimEnd();
-  const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS }).trimEnd();
+  const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS.join("|") }).trimEnd();
   const srunExtra = t.launcher.type === "pyxis" ? [`--container-image=${shq(t.launcher.image)}`, ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : [])] : [];
   const script = renderTemplate("slurm/island.sbatch.mustache", {
     stack: plan.stack,

@@ -117,8 +117,9 @@ export function writeFakes(bin: string): void {
   fs.mkdirSync(bin, { recursive: true });
   for (const [name, body] of Object.entries(FAKES)) fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
   // The cleanup step would kill this user's processes and delete its /tmp and /dev/shm files (and
-  // engine pods clear /dev/shm): here they do nothing.
+  // engine pods clear /dev/shm): here they do nothing, and nothing is left to wait for.
   for (const name of ["pkill", "find"]) fs.symlinkSync("/bin/true", path.join(bin, name));
+  fs.symlinkSync("/bin/false", path.join(bin, "pgrep"));
 }
 
 /** One recorded process: the program, its argv (without argv0) and its environment. */
