@@ -16,6 +16,8 @@ const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
 const baseEnv: Record<string, string> = {};
 for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("STANDIN_") && k !== "VLLM_API_KEY") baseEnv[k] = v;
 baseEnv.STANDIN_STARTUP_DELAY_MS = "100";
+// Routers started by hand here carry no --worker-startup-check-interval; poll as a planned one would.
+baseEnv.STANDIN_ROUTER_POLL_MS = "200";
 
 interface Proc {
   proc: ChildProcess;

@@ -31,6 +31,10 @@ export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Vllm
     String(metricsPort),
     "--worker-startup-timeout-secs",
     String(WORKER_STARTUP_TIMEOUT_S),
+    // It waits for its workers before it serves, checking every 30 s by default: up to 30 s between
+    // the last engine being healthy and the trainer getting its URL. 1 s is the least it accepts.
+    "--worker-startup-check-interval",
+    "1",
     "--log-level",
     "info",
   ];

@@ -4,6 +4,7 @@ import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { SECRETS, secretOrder, type SecretName } from "./secrets";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
+import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router";
 import { renderTemplate } from "./templates";
 
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
@@ -92,11 +93,12 @@ interface SecretUse {
 const NO_SECRETS: SecretUse = { env: [], apiKey: false };
 
 /** `( export ...; exec cmd ) >> log &`: each process in its own subshell with its own env and log. */
-function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets: SecretUse): string {
+/** `before`: a command the background subshell runs first (e.g. a wait), in the process's log. */
+function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets: SecretUse, before?: string): string {
   const exports = env.map(([k, v]) => (k === "CUDA_VISIBLE_DEVICES" && typeof v === "string" ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}` : `export ${k}=${shellWord(v, spell)}`));
   for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
   const cmd = [...wrap, shellWords(argv, spell), ...(secrets.apiKey ? [`--api-key "$${secretVar("apiKey")}"`] : [])].join(" ");
-  return `( ${[...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+  return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
 function launcherWrap(t: SlurmTarget): string[] {
@@ -106,8 +108,8 @@ function launcherWrap(t: SlurmTarget): string[] {
 }
 
 /** Starts one process in the background and logs its pid to the job output. */
-function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets = NO_SECRETS): string[] {
-  return [startLine(name, env, argv, wrap, secrets), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
+function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets = NO_SECRETS, before?: string): string[] {
+  return [startLine(name, env, argv, wrap, secrets, before), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -140,7 +142,10 @@ function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number, secre
   }
   if (r && r.node === node) {
     if (r.kind === "vllm-router") {
-      lines.push(...startLines(routerProcess(r.kind), [], r.argv, wrap));
+      // vllm-router checks its workers once at start, then every --worker-startup-check-interval
+      // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
+      const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
+      lines.push(...startLines(routerProcess(r.kind), [], r.argv, wrap, NO_SECRETS, `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`));
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -146,11 +146,31 @@ describe("the launch body, run by real bash", () => {
     expect(engine.argv).toEqual(island.engines[0].argv.slice(1).map(resolve));
     expect(engine.argv[1]).toBe(`it's $(touch /tmp/x) "m"`);
     expect(engine.env).toContain("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
-    const [router] = read("vllm-router");
-    const r0 = island.router!;
-    if (r0.kind !== "vllm-router") throw new Error("expected vllm-router");
-    expect(router.argv).toEqual(r0.argv.slice(1).map(resolve));
+    // The router starts only once its workers answer /health; these never do.
+    expect(read("vllm-router")).toEqual([]);
+    expect(launchBody).toContain('( fleet_wait_healthy 4200 "${NODE_ADDR[0]}:8100" "${NODE_ADDR[1]}:8100"; exec vllm-router --policy');
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
+  });
+
+  it("fleet_wait_healthy returns once every worker answers /health with 200, and gives up at its deadline", async () => {
+    const { launchBody } = renderIslandScript(planOf(stackText("multi-replica")), planOf(stackText("multi-replica")).islands[0]);
+    const fn = launchBody.slice(launchBody.indexOf("fleet_wait_healthy() {"), launchBody.indexOf("\n}\n", launchBody.indexOf("fleet_wait_healthy() {")) + 3);
+    // A worker that starts answering 200 after 0.6 s, in its own process (bash blocks this one).
+    const server = spawn(process.execPath, ["-e", `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{r.statusCode=q.url==="/health"&&Date.now()-t>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`]);
+    try {
+      const port = await new Promise<string>((ok) => server.stdout.once("data", (d: Buffer) => ok(String(d).trim())));
+      const t0 = Date.now();
+      const up = bash(["-c", `${fn}\nfleet_wait_healthy 30 127.0.0.1:${port} && echo done`]);
+      expect(up.stdout).toBe("done\n");
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
+      expect(Date.now() - t0).toBeLessThan(5000);
+      // Nothing listens on a closed port: it returns at its deadline (bash's whole seconds: within 2 s).
+      const t1 = Date.now();
+      expect(bash(["-c", `${fn}\nfleet_wait_healthy 1 127.0.0.1:1; echo back`]).stdout).toBe("back\n");
+      expect(Date.now() - t1).toBeLessThan(3000);
+    } finally {
+      server.kill();
+    }
   });
 
   it("maps planned GPU indices onto the devices SLURM assigned", () => {
