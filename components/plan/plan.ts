@@ -164,7 +164,8 @@ function assertArgv(program: Program, argv: Value[], where: string): void {
  */
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
-  const userPath = (canonical: string) => new UserPaths(cfg.layout).user(canonical);
+  const paths = new UserPaths(cfg.layout);
+  const userPath = (canonical: string) => paths.user(canonical);
   const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), userPath);
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
