@@ -14,7 +14,7 @@ export interface GpuType {
   match: RegExp;
 }
 
-const GIB = 1024 ** 3;
+export const GIB = 1024 ** 3;
 
 /**
  * Total memory per board as vLLM sees it (torch's total_memory, e.g. vLLM's "total_memory=79.19GiB"

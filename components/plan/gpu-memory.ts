@@ -10,13 +10,12 @@
  * follow from the architecture exactly; the rest is estimated (`reserve`), and a KV shortfall is
  * only rejected when even the smallest reserve leaves too little (a larger one only warns).
  */
-import { ASSUMED_GPU_TYPE, GPU_TYPES, gpuTypeFromHint } from "../config/gpu-types";
+import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu-types";
 import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
 import type { Role } from "./types";
 
-const GIB = 1024 ** 3;
 
 export interface GpuMemorySource {
   type?: string;
@@ -194,6 +193,9 @@ export function reserveFor(arch: ArchFacts, cfg: FleetConfig, tp: number, gpuByt
   return { nonTorchBytes, activationBytes, cudaGraphBytes, lowBytes: (tp > 1 ? 1.5 : 0.2) * GIB };
 }
 
+/** The tokens a KV cache of `bytes` holds: vLLM hands out whole 16-token blocks. */
+const tokensIn = (bytes: number, perToken: number): number => Math.floor(bytes / perToken / 16) * 16;
+
 /** The memory plan for each kind of replica, or undefined when the catalog has no arch facts. */
 export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath: (canonical: string) => string): GpuMemoryPlan | undefined {
   const arch = cfg.catalog?.arch;
@@ -211,6 +213,9 @@ export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath
   const offload = (extraNumber(cfg, "cpu_offload_gb") ?? 0) * GIB;
   const tp = cfg.parallel.tp;
   const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
+  // Only the expert sharding differs between kinds of replica; the rest follows from tp.
+  const reserve = reserveFor(arch, cfg, tp, gpu.bytes);
+  const perToken = kvBytesPerToken(arch, kvElement, tp);
 
   const seen = new Set<string>();
   const roles: RoleMemory[] = [];
@@ -219,11 +224,8 @@ export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath
     seen.add(`${s.role}/${s.dpSize}`);
     const ep = moe ? tp * s.dpSize : undefined;
     const weightBytes = Math.max(0, weightBytesPerGpu(arch, bytesPerParam, quantBytes !== undefined, tp, ep ?? tp) - offload);
-    const reserve = reserveFor(arch, cfg, tp, gpu.bytes);
-    const perToken = kvBytesPerToken(arch, kvElement, tp);
     const kvCacheBytes = fixedKv ?? Math.max(0, budgetBytes - weightBytes - reserveTotal(reserve));
-    // vLLM hands out whole 16-token blocks.
-    const kvTokens = Math.floor(kvCacheBytes / perToken / 16) * 16;
+    const kvTokens = tokensIn(kvCacheBytes, perToken);
     roles.push({ role: s.role, tp, dp: s.dpSize, ...(ep && { ep }), weightBytes, reserve, kvCacheBytes, kvBytesPerToken: perToken, kvTokens, concurrency: kvTokens / maxModelLen });
   }
   return {
@@ -269,14 +271,13 @@ export function memoryProblems(cfg: FleetConfig, m: GpuMemoryPlan, userPath: (ca
     }
     const need = m.maxModelLen * r.kvBytesPerToken;
     const atBest = m.budgetBytes - r.weightBytes - r.reserve.lowBytes;
-    const fitsLen = (bytes: number) => Math.floor(bytes / r.kvBytesPerToken / 16) * 16;
     if (atBest < need) {
       issues.push({
         path: userPath("model.max_model_len"),
         message:
           `${who}one ${m.maxModelLen}-token sequence needs ${gib(need)} of KV cache per GPU (${r.kvBytesPerToken} bytes/token, ${m.kvDtype}), ` +
           `but ${budget} leaves at most ${gib(Math.max(0, atBest))} after ${gib(r.weightBytes)} of weights (${sharding}); ` +
-          `lower ${userPath("model.max_model_len")} (${Math.max(0, fitsLen(atBest))} would fit), raise ${userPath("parallel.tp")} or ${userPath("gpu_memory_utilization")}`,
+          `lower ${userPath("model.max_model_len")} (${Math.max(0, tokensIn(atBest, r.kvBytesPerToken))} would fit), raise ${userPath("parallel.tp")} or ${userPath("gpu_memory_utilization")}`,
       });
     } else if (r.kvTokens < m.maxModelLen) {
       warnings.push(

@@ -1,10 +1,10 @@
 import YAML from "yaml";
 import type { FleetConfig, SlurmTarget } from "../config/types";
+import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router";
 import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { SECRETS, secretOrder, type SecretName } from "./secrets";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
-import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router";
 import { renderTemplate } from "./templates";
 
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
@@ -92,8 +92,10 @@ interface SecretUse {
 }
 const NO_SECRETS: SecretUse = { env: [], apiKey: false };
 
-/** `( export ...; exec cmd ) >> log &`: each process in its own subshell with its own env and log. */
-/** `before`: a command the background subshell runs first (e.g. a wait), in the process's log. */
+/**
+ * `( [before;] export ...; exec cmd ) >> log &`: each process in its own subshell with its own env
+ * and log; `before` is a command the subshell runs first (a wait), logged with the process.
+ */
 function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets: SecretUse, before?: string): string {
   const exports = env.map(([k, v]) => (k === "CUDA_VISIBLE_DEVICES" && typeof v === "string" ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}` : `export ${k}=${shellWord(v, spell)}`));
   for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
