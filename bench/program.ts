@@ -7,10 +7,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { requireProgramFresh } from "../test/e2e/program-capture";
 import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../test/program-harness";
 import { median, round, type Figure, type Section } from "./report";
 
-const ROOT = path.resolve(__dirname, "..");
 const RUNS = 7;
 
 interface Fleet {
@@ -56,22 +56,13 @@ function stackFile(dir: string, f: Fleet): string {
   return file;
 }
 
-/** Forgets the project's own modules so the next require runs index.ts (and its config) afresh. */
-function forgetProgram(): void {
-  for (const id of Object.keys(require.cache)) {
-    if (id.startsWith(ROOT) && !id.includes(`${path.sep}node_modules${path.sep}`) && !id.startsWith(__dirname)) delete require.cache[id];
-  }
-  // The harness stays loaded; it holds no per-run state.
-}
-
 /** One `pulumi up` of the program under mocks: milliseconds until every output has resolved. */
 async function buildOnce(file: string): Promise<{ ms: number; resources: Registered[] }> {
-  forgetProgram();
   const registered = installMocks("bench");
   setConfig(slurmConfig({ stackFile: file }));
   const t0 = performance.now();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const program = require("../index") as typeof import("../index");
+  // Loads index.ts and the project's modules anew, so the program runs with this run's config.
+  const program = (await requireProgramFresh()) as typeof import("../index");
   await value(program.endpoints);
   await value(program.planned);
   const ms = performance.now() - t0;
