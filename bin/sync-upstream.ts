@@ -1,18 +1,62 @@
 /**
- * Derives the flag subsets the program needs at run time from the upstream manifests in
- * ../shared/upstream (which a user's clone does not have) into components/upstream/*.json.
- * `npm run sync-upstream` regenerates them; test/upstream-sync.test.ts fails when they drift.
+ * `npm run sync-upstream`: refreshes the vendored upstream manifests and derives what the program
+ * needs from them.
+ *
+ * 1. When an upstream manifest folder is available (FLEET_UPSTREAM_DIR, else the project's shared
+ *    folder beside the clone, ../shared/upstream, which a user's clone does not have), copy its
+ *    flag manifests into test/fixtures/upstream/ and its CRDs, without their prose descriptions,
+ *    into test/fixtures/upstream/crds/. Tests and stand-ins read only those vendored copies.
+ * 2. Derive the flag subsets the program reads at run time into components/upstream/*.json.
+ *
+ * test/upstream-sync.test.ts fails when either step would change a file.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import YAML from "yaml";
 
 type Json = Record<string, any>;
 
-export const upstreamDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(__dirname, "..", "..", "shared", "upstream");
+export const sourceDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(__dirname, "..", "..", "shared", "upstream");
+/** The full upstream manifests, vendored: what the tests and stand-ins enforce. */
+export const fixturesDir = path.resolve(__dirname, "..", "test", "fixtures", "upstream");
+/** The subsets the program itself reads. */
 export const vendoredDir = path.resolve(__dirname, "..", "components", "upstream");
 
+export const MANIFESTS = ["vllm-serve.json", "vllm-router.json", "mooncake.json", "llm-d-epp.json", "slurm-sbatch.json"];
+/** The custom resources we render (DisaggregatedSet is not one of them), by the vendored file name. */
+export const CRDS: Record<string, string> = {
+  "leaderworkersets.json": "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
+  "inferencepools.json": "inference.networking.k8s.io_inferencepools.yaml",
+};
+
+export function sourceAvailable(): boolean {
+  return fs.existsSync(path.join(sourceDir, "vllm-serve.json"));
+}
+
+/** A CRD without its `description` prose (90% of its bytes); the schema's structure is unchanged. */
+export function withoutDescriptions(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(withoutDescriptions);
+  if (!v || typeof v !== "object") return v;
+  return Object.fromEntries(
+    Object.entries(v)
+      .filter(([k, x]) => !(k === "description" && typeof x === "string"))
+      .map(([k, x]) => [k, withoutDescriptions(x)]),
+  );
+}
+
+/** What the vendored fixtures should hold, read from the upstream source folder (file name → text). */
+export function fixturesFromSource(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of MANIFESTS) out[name] = fs.readFileSync(path.join(sourceDir, name), "utf8");
+  for (const [vendored, upstream] of Object.entries(CRDS)) {
+    const crd = YAML.parse(fs.readFileSync(path.join(sourceDir, "crds", upstream), "utf8"));
+    out[path.join("crds", vendored)] = JSON.stringify(withoutDescriptions(crd), null, 1) + "\n";
+  }
+  return out;
+}
+
 function read(name: string): Json {
-  return JSON.parse(fs.readFileSync(path.join(upstreamDir, name), "utf8"));
+  return JSON.parse(fs.readFileSync(path.join(fixturesDir, name), "utf8"));
 }
 
 function pickFlag(f: Json): Json {
@@ -27,6 +71,7 @@ function pickFlags(flags: Json): Json {
   return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, pickFlag(v)]));
 }
 
+/** The program's subsets, derived from the vendored fixtures (file name → JSON). */
 export function derive(): Record<string, Json> {
   const vllm = read("vllm-serve.json");
   const router = read("vllm-router.json");
@@ -71,6 +116,15 @@ export function derive(): Record<string, Json> {
 }
 
 if (require.main === module) {
+  if (sourceAvailable()) {
+    for (const [file, text] of Object.entries(fixturesFromSource())) {
+      fs.mkdirSync(path.dirname(path.join(fixturesDir, file)), { recursive: true });
+      fs.writeFileSync(path.join(fixturesDir, file), text);
+      console.log(`wrote test/fixtures/upstream/${file}`);
+    }
+  } else {
+    console.log(`no upstream manifests at ${sourceDir} (set FLEET_UPSTREAM_DIR): kept test/fixtures/upstream as it is`);
+  }
   fs.mkdirSync(vendoredDir, { recursive: true });
   for (const [file, data] of Object.entries(derive())) {
     fs.writeFileSync(path.join(vendoredDir, file), JSON.stringify(data, null, 1) + "\n");

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { upstreamDir } from "../../bin/sync-upstream";
+import { fixturesDir } from "../../bin/sync-upstream";
 import { BUILTIN_CATALOG, ConfigError, loadCatalog, loadConfigFile, loadConfigText, lookupModel, type CatalogEntry } from "../../components/config";
 import { buildPlan } from "../../components/plan/plan";
 import { issuesOf, load, SLURM } from "../helpers";
@@ -123,8 +123,8 @@ describe("the built-in catalog", () => {
     expect([...new Set(names)].sort()).toEqual(["deepseek_r1", "deepseek_v3", "glm45", "hermes", "llama3_json", "qwen3"]);
   });
 
-  const manifest = path.join(upstreamDir, "vllm-serve.json");
-  it.runIf(fs.existsSync(manifest))("parser names are registered in the vLLM manifest (../shared/upstream)", () => {
+  it("parser names are registered in the vLLM manifest (test/fixtures/upstream)", () => {
+    const manifest = path.join(fixturesDir, "vllm-serve.json");
     const registered = JSON.parse(fs.readFileSync(manifest, "utf8")).post_parse_validated_values;
     for (const [id, e] of entries) {
       if (e.launch.tool_call_parser) expect(registered["--tool-call-parser"], id).toContain(e.launch.tool_call_parser);

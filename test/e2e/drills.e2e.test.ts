@@ -50,7 +50,9 @@ describe("fault drills on the real SLURM cluster", () => {
     const create = await runRemote(c.connection, c.create, c.stdin);
     expect(create.code).toBe(1);
     expect(create.stdout).toBe("");
-    expect(create.stderr).toMatch(/single-node-engine-exits-i0 \(island-0\): job \d+ ended \(gone: JobState=FAILED.*\) before every endpoint served; not serving: i0-replica0-n0/);
+    // Which state create sees last (COMPLETING, FAILED, or gone with scontrol's FAILED) is SLURM's
+    // timing, not ours: what must hold is that the job ended and the island and engine are named.
+    expect(create.stderr).toMatch(/single-node-engine-exits-i0 \(island-0\): job \d+ ended \(.+\) before every endpoint served; not serving: i0-replica0-n0/);
     expect(create.stderr).toMatch(/node 0: i0-replica0-n0 exited/);
     expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
     expect(create.ms).toBeLessThan(30_000);

@@ -1,15 +1,14 @@
 /**
  * Schema validation for rendered Kubernetes objects: built-in kinds through the npm package
- * kubernetes-models (the Kubernetes OpenAPI schema), custom resources through the CRDs in
- * ../shared/upstream/crds with ajv, strict about unknown fields as the API server's strict field
+ * kubernetes-models (the Kubernetes OpenAPI schema), custom resources through the CRDs vendored in
+ * test/fixtures/upstream/crds (by `npm run sync-upstream`) with ajv, strict about unknown fields as the API server's strict field
  * validation is.
  */
 import Ajv from "ajv";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import YAML from "yaml";
 
-const CRD_DIR = path.resolve(__dirname, "..", "..", "..", "shared", "upstream", "crds");
+const CRD_DIR = path.resolve(__dirname, "..", "fixtures", "upstream", "crds");
 
 /** kubernetes-models is ESM-only; loaded once through dynamic import (untyped under commonjs). */
 async function models(): Promise<Record<string, any>> {
@@ -31,8 +30,8 @@ function crdValidators(): Record<string, (o: unknown) => string[]> {
   // Formats (int32, int-or-string, ...) are Kubernetes' own; types and fields are what we check.
   const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false, logger: false });
   const out: Record<string, (o: unknown) => string[]> = {};
-  for (const file of fs.readdirSync(CRD_DIR).filter((f) => f.endsWith(".yaml"))) {
-    const crd = YAML.parse(fs.readFileSync(path.join(CRD_DIR, file), "utf8"));
+  for (const file of fs.readdirSync(CRD_DIR).filter((f) => f.endsWith(".json"))) {
+    const crd = JSON.parse(fs.readFileSync(path.join(CRD_DIR, file), "utf8"));
     for (const v of crd.spec.versions) {
       const schema = strict(v.schema.openAPIV3Schema);
       // metadata is ObjectMeta, validated by the API server itself rather than the CRD schema.

@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
+import { expectShellcheckClean } from "../shellcheck";
 import { loadConfigFile } from "../../components/config";
 import { viewFromEndpoints, viewFromPlan } from "../../components/ops/fleet-view";
 import { jobPhase, parseSchedulerReport, schedulerQueryScript, type JobReport } from "../../components/ops/scheduler";
@@ -66,7 +67,7 @@ describe("the scheduler report", () => {
     const file = path.join(dir, "q.sh");
     fs.writeFileSync(file, script);
     execFileSync("bash", ["-n", file]);
-    execFileSync("shellcheck", ["-s", "bash", "-e", "SC2034", file]);
+    expectShellcheckClean(script, ["-e", "SC2034"]);
   });
 
   it("runs against fake squeue/scontrol/getent and reports what they say", () => {

@@ -1,5 +1,6 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { expectShellcheckClean } from "../shellcheck";
 import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
 import { renderIslandScript } from "../../components/render/sbatch";
 import { renderSecretFiles } from "../../components/render/secret-files";
@@ -7,12 +8,6 @@ import { parseIslandResult, resultTemplate } from "../../components/report/islan
 import { checkArgv } from "../../components/upstream/check";
 import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
 import { fakeCreateStdout } from "../program-harness";
-
-function shellcheck(text: string) {
-  const sc = spawnSync("shellcheck", ["-s", "bash", "-"], { input: text, encoding: "utf8" });
-  expect(sc.error, "shellcheck must be installed (apt-get install shellcheck)").toBeUndefined();
-  return sc;
-}
 
 const variants = SLURM_STACKS.flatMap((name) => [
   [`${name}`, stackText(name)],
@@ -32,20 +27,17 @@ describe("an island's create and delete commands", () => {
         const { script, launchBody } = renderIslandScript(p, island, secrets);
         for (const text of [script, launchBody, `#!/bin/bash\n${unquoted(renderSecretFiles(p, island, secrets).create)}\n`]) {
           expect(spawnSync("bash", ["-n"], { input: text }).status).toBe(0);
-          const sc = shellcheck(text);
-          expect(sc.stdout + sc.stderr).toBe("");
+          expectShellcheckClean(text);
         }
         expect(job.stdin).toContain("curl -sf --max-time 5 -H @-");
       }
       expect(spawnSync("bash", ["-n"], { input: job.stdin }).status).toBe(0);
-      const sc = shellcheck(job.stdin);
-      expect(sc.stdout + sc.stderr).toBe("");
+      expectShellcheckClean(job.stdin);
       expect(job.create).toBe("bash -s");
       expect(job.delete).not.toContain("\n");
       const body = unquoted(job.delete);
       expect(spawnSync("bash", ["-n", "-c", body]).status).toBe(0);
-      const scDelete = shellcheck(`#!/bin/bash\n${body}\n`);
-      expect(scDelete.stdout + scDelete.stderr).toBe("");
+      expectShellcheckClean(`#!/bin/bash\n${body}\n`);
     }
   });
 

@@ -22,7 +22,7 @@ export interface Meta {
   annotations?: Record<string, string>;
 }
 
-/** leaderworkerset.x-k8s.io/v1 (fields we set; ../shared/upstream/crds). */
+/** leaderworkerset.x-k8s.io/v1 (fields we set; the CRD is vendored in test/fixtures/upstream/crds). */
 export interface LeaderWorkerSetSpec {
   replicas: number;
   startupPolicy: "LeaderCreated" | "LeaderReady";
