@@ -188,6 +188,11 @@ export function run(cmd: string, args: string[], opts: { cwd?: string; env: Node
     child.stderr.on("data", (d) => (stderr += d));
     child.stdin.on("error", () => undefined);
     child.stdin.end(opts.input ?? "");
+    // A program that cannot start (ENOENT) emits no "close": settle here, or the caller waits forever.
+    child.on("error", (err) => {
+      clearTimeout(timer);
+      resolve({ code: null, stdout, stderr: `${stderr}${cmd}: ${err.message}`, timedOut });
+    });
     child.on("close", (code) => {
       clearTimeout(timer);
       killGroup();
