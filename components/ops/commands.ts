@@ -1,6 +1,7 @@
 import { fleetEndpoints, type FleetEndpoints, type IslandUrls } from "../outputs";
 import type { Role } from "../plan/types";
 import { shq } from "../render/shell";
+import { renderTemplate } from "../render/templates";
 import { parseIslandResult } from "../report/island-result";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { failureText, getText, probeAll } from "./http";
@@ -94,34 +95,24 @@ export function metricsRows(engines: EngineTarget[], now: (Scrape | string)[], b
   return { rows, total: totalMetrics(rows.filter((r) => !r.error)) };
 }
 
-/** `tail` of each selected process's log in the job's latest attempt, plus the batch output with `job`. */
+/** `tail` of each selected process's log in the job's latest attempt, plus the batch output with `job` (slurm/logs.sh). */
 export function logsScript(view: FleetView, select: (id: string) => boolean, lines: number, job: boolean): string {
-  const parts = ["set -u", 'cd "$HOME" || exit 1', "user=$(id -un)"];
-  for (const i of view.islands) {
-    if (!i.jobName || !i.islandDir) continue;
-    const dir = shq(i.islandDir);
-    parts.push(
-      `id=$(squeue -h -u "$user" --name=${shq(i.jobName)} -o %i 2>/dev/null | head -n 1); [ -n "$id" ] || id=$(head -c 32 ${dir}/job_id 2>/dev/null)`,
-      `if [ -z "$id" ]; then echo "==> island ${i.island}: no job known <=="; fi`,
-    );
-    if (job) parts.push(`if [ -n "$id" ]; then echo "==> island ${i.island}: batch output ${i.islandDir}/slurm-$id.out <=="; tail -n ${lines} ${dir}/slurm-"$id".out 2>&1; fi`);
-    for (const p of processesOf(i)) {
-      if (!select(p.id) || !p.at) continue;
+  const islands = view.islands.flatMap((i) => {
+    if (!i.jobName || !i.islandDir) return [];
+    const logs = processesOf(i).flatMap((p) => {
+      if (!select(p.id) || !p.at) return [];
       const file = `${i.islandDir}/logs/latest/node_${p.at.node}/${p.id}.log`;
-      parts.push(`echo ${shq(`==> island ${i.island}: ${p.id} (${file}) <==`)}; tail -n ${lines} ${shq(file)} 2>&1`);
-    }
-  }
-  return parts.join("\n") + "\n";
+      return [{ banner: shq(`==> island ${i.island}: ${p.id} (${file}) <==`), file: shq(file) }];
+    });
+    return [{ island: i.island, jobName: shq(i.jobName), islandDir: shq(i.islandDir), logs }];
+  });
+  return renderTemplate("slurm/logs.sh.mustache", { islands, lines, job });
 }
 
-/** The endpoints each island's job wrote (endpoints.json appears only once every endpoint serves). */
+/** The endpoints each island's job wrote (endpoints.json appears only once every endpoint serves; slurm/endpoints-read.sh). */
 export function endpointsScript(view: FleetView): string {
-  const parts = ['cd "$HOME" || exit 1'];
-  for (const i of view.islands) {
-    if (!i.islandDir) continue;
-    parts.push(`printf 'island\\t%s\\t' ${i.island}; cat ${shq(`${i.islandDir}/endpoints.json`)} 2>/dev/null || echo`);
-  }
-  return parts.join("\n") + "\n";
+  const islands = view.islands.flatMap((i) => (i.islandDir ? [{ island: i.island, file: shq(`${i.islandDir}/endpoints.json`) }] : []));
+  return renderTemplate("slurm/endpoints-read.sh.mustache", { islands });
 }
 
 /**

@@ -1,4 +1,5 @@
 import { shq } from "../render/shell";
+import { renderTemplate } from "../render/templates";
 import type { IslandView } from "./fleet-view";
 
 /**
@@ -23,58 +24,12 @@ export interface JobReport {
   nodeStates: { host: string; state: string }[];
 }
 
-/** Bash for the login node: one tab-separated record per fact, parsed by parseSchedulerReport. */
+/** Bash for the login node (slurm/scheduler-query.sh): one tab-separated record per fact, parsed by parseSchedulerReport. */
 export function schedulerQueryScript(islands: IslandView[]): string {
-  const calls = islands.filter((i) => i.jobName).map((i) => `fleet_island ${i.island} ${shq(i.jobName!)} ${shq(i.islandDir ?? "")} ${shq(i.jobId ?? "")}`);
-  return `${QUERY_FUNCTIONS}\n${calls.join("\n")}\n`;
+  const calls = islands.filter((i) => i.jobName).map((i) => ({ island: i.island, jobName: shq(i.jobName!), islandDir: shq(i.islandDir ?? ""), jobId: shq(i.jobId ?? "") }));
+  return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls });
 }
 
-const QUERY_FUNCTIONS = String.raw`set -u
-cd "$HOME" || exit 1
-user=$(id -un)
-# fleet_island INDEX JOB_NAME ISLAND_DIR [JOB_ID]
-fleet_island() {
-  local k=$1 name=$2 dir=$3 id=$4 line state="" reason nodes="" info host addr f latest
-  line=$(squeue -h -u "$user" --name="$name" -o '%i|%T|%r|%N' 2>/dev/null | head -n 1)
-  if [ -n "$line" ]; then
-    printf 'squeue\t%s\t%s\n' "$k" "$line"
-    IFS='|' read -r id state reason nodes <<< "$line"
-  else
-    [ -n "$id" ] || id=$(head -c 32 "$dir/job_id" 2>/dev/null)
-    if ! [[ $id =~ ^[0-9]+$ ]]; then
-      printf 'none\t%s\n' "$k"
-      return 0
-    fi
-    if info=$(scontrol show job -o "$id" 2>/dev/null) && [ -n "$info" ]; then
-      printf 'scontrol\t%s\t%s\n' "$k" "$info"
-      nodes=$(grep -o ' NodeList=[^ ]*' <<< "$info" | head -n 1 | cut -d= -f2)
-      [ "$nodes" = "(null)" ] && nodes=""
-    elif info=$(sacct -n -P -X -j "$id" -o JobID,State,ExitCode,Reason 2>/dev/null | head -n 1) && [ -n "$info" ]; then
-      printf 'sacct\t%s\t%s\n' "$k" "$info"
-    else
-      printf 'gone\t%s\t%s\n' "$k" "$id"
-    fi
-  fi
-  if [ -n "$nodes" ]; then
-    # A node whose slurmd stopped answering shows as down* or allocated* long before the job ends.
-    info=$(sinfo -h -N -n "$nodes" -o '%N|%T' 2>/dev/null)
-    while read -r host; do
-      f=$(awk -F'|' -v h="$host" '$1 == h { print $2; exit }' <<< "$info")
-      printf 'nodestate\t%s\t%s\t%s\n' "$k" "$host" "$f"
-      [ "$state" = RUNNING ] || continue
-      addr=$(getent ahostsv4 "$host" | awk 'NR == 1 { print $1 }')
-      printf 'node\t%s\t%s\t%s\n' "$k" "$host" "$addr"
-    done < <(scontrol show hostnames "$nodes" 2>/dev/null)
-  fi
-  # Exit markers of this job's latest attempt only: a requeued job starts with none.
-  latest=$(readlink "$dir/logs/latest" 2>/dev/null)
-  if [[ $latest == job_"$id"_* ]]; then
-    for f in "$dir/logs/$latest"/node_*/*.exit; do
-      [ -f "$f" ] || continue
-      printf 'exit\t%s\t%s\t%s\n' "$k" "$f" "$(head -c 16 "$f" | tr -dc 0-9)"
-    done
-  fi
-}`;
 
 /** `Key=Value` tokens of `scontrol show job -o`; values never contain spaces there, except Command/Comment at the end. */
 function scontrolFields(line: string): Record<string, string> {

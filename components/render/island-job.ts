@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { SlurmTarget } from "../config/types";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/types";
-import { dryRunLine, resultTemplate } from "../report/island-result";
+import { dryRunLine, NODE_TOKENS, resultTemplate, TOKENS } from "../report/island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
 import { SECRETS, type SecretName } from "./secrets";
@@ -60,12 +60,23 @@ export interface IslandJob {
 
 const probeUrl = (u: NodeUrl) => `"http://\${addrs[${u.node}]}"${shq(`:${u.port}${u.path}`)}`;
 
-/**
- * The create and delete commands of one island's SLURM job (pure; the SlurmJob component runs them).
- * `secrets` names the configured credentials: the job reads them from their files, and with an API
- * key the readiness probes authenticate (the key goes to curl on a pipe, never on a command line).
- */
-export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): IslandJob {
+/** The create script: this template and its partials (templates/slurm/create/), one view for all. */
+export const CREATE_TEMPLATE = "slurm/create.sh.mustache";
+
+/** The result protocol's tokens (TOKENS) as the result partial writes them; a node's are prefix, `${k}`, end. */
+const RESULT_TOKENS = {
+  jobId: shq(TOKENS.jobId),
+  adopted: shq(TOKENS.adopted),
+  submittedAt: shq(TOKENS.submittedAt),
+  runningAt: shq(TOKENS.runningAt),
+  readyAt: shq(TOKENS.readyAt),
+  hostPrefix: shq(NODE_TOKENS.host),
+  addrPrefix: shq(NODE_TOKENS.addr),
+  nodeEnd: shq(NODE_TOKENS.end),
+};
+
+/** The create script's view (every value shell-quoted) and the hash of the sbatch script it submits. */
+export function createScriptView(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): { view: object; scriptHash: string } {
   const cfg = plan.config;
   const t = cfg.target as SlurmTarget;
   if (t.kind !== "slurm") throw new Error("renderIslandJob needs a SLURM target");
@@ -76,7 +87,7 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secret
   const scriptName = `${name}.sbatch`;
   const probes = readinessProbes(island);
   const modelEntry = JSON.stringify({ id: plan.model }).slice(1, -1).replace(/\s/g, "");
-  const stdin = renderTemplate("slurm/create.sh.mustache", {
+  const view = {
     jobName: shq(name),
     island: island.name,
     islandDir: shq(dir),
@@ -95,7 +106,23 @@ export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secret
     modelEntry: shq(modelEntry),
     apiKeyFile: secrets.includes("apiKey") ? shq(`${secretsDir(dir)}/${SECRETS.apiKey.file}`) : undefined,
     resultTemplate: shq(resultTemplate(plan, island, name)),
-  });
+    tokens: RESULT_TOKENS,
+  };
+  return { view, scriptHash };
+}
+
+/**
+ * The create and delete commands of one island's SLURM job (pure; the SlurmJob component runs them).
+ * `secrets` names the configured credentials: the job reads them from their files, and with an API
+ * key the readiness probes authenticate (the key goes to curl on a pipe, never on a command line).
+ */
+export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): IslandJob {
+  const { view, scriptHash } = createScriptView(plan, island, secrets);
+  const cfg = plan.config;
+  const t = cfg.target as SlurmTarget;
+  const name = jobName(plan, island.index);
+  const dir = islandDir(cfg, island);
+  const stdin = renderTemplate(CREATE_TEMPLATE, view);
   const del = renderOneLine("slurm/delete.sh.mustache", { jobName: shq(name), islandDir: shq(dir) });
   return {
     jobName: name,

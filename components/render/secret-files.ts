@@ -24,7 +24,7 @@ export function renderSecretFiles(plan: DeploymentPlan, island: IslandPlan, name
   // Every known file is removed first, so a credential dropped from config leaves no file behind.
   const known = Object.values(SECRETS).map((s) => s.file);
   const script = renderOneLine("slurm/secrets.sh.mustache", { jobName: shq(jobName(plan, island.index)), secretsDir: shq(dir), known, filePattern: [files.join(" | ")], count: files.length });
-  return { create: `bash -c ${loginShellArg(script)}`, delete: `bash -c ${loginShellArg(`cd "$HOME" || exit 1; rm -rf ${shq(dir)}`)}` };
+  return { create: `bash -c ${loginShellArg(script)}`, delete: `bash -c ${loginShellArg(renderOneLine("slurm/secrets-delete.sh.mustache", { secretsDir: shq(dir) }))}` };
 }
 
 /**

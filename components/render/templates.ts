@@ -4,13 +4,16 @@ import Mustache from "mustache";
 
 const TEMPLATES = path.resolve(__dirname, "..", "..", "templates");
 
+/** A template's text by its path under templates/ (also how partials are named: `{{> slurm/create/submit.sh.mustache}}`). */
+export const readTemplate = (name: string): string => fs.readFileSync(path.join(TEMPLATES, name), "utf8");
+
 /**
  * Renders a mustache template with HTML escaping off: values are shell-quoted (or YAML/JSON
- * encoded) before they reach a template, and escaping them again would corrupt them.
+ * encoded) before they reach a template, and escaping them again would corrupt them. Partials
+ * render with the same view.
  */
 export function renderTemplate(name: string, view: object): string {
-  const template = fs.readFileSync(path.join(TEMPLATES, name), "utf8");
-  return Mustache.render(template, view, {}, { escape: (v: string) => v });
+  return Mustache.render(readTemplate(name), view, readTemplate, { escape: (v: string) => v });
 }
 
 /** A template written one command per line (each ending in `;`), as the single line a login shell runs. */

@@ -42,16 +42,22 @@ export const islandResultSchema = z.discriminatedUnion("dryRun", [running, dryRu
 export type IslandResult = z.infer<typeof islandResultSchema>;
 export type RunningIsland = z.infer<typeof running>;
 
-/** Tokens the create command replaces; the trailing `__` keeps `_1__` from matching inside `_10__`. */
+/** A node's tokens: prefix, node index, `end`; the trailing `__` keeps `_1__` from matching inside `_10__`. */
+export const NODE_TOKENS = { host: "__FLEET_NODE_HOST_", addr: "__FLEET_NODE_ADDR_", end: "__" } as const;
+
+/** Tokens the create command replaces (its result partial gets them from the renderer, never spelled in bash). */
 export const TOKENS = {
   jobId: "__FLEET_JOB_ID__",
   adopted: "__FLEET_ADOPTED__",
   submittedAt: "__FLEET_T_SUBMITTED__",
   runningAt: "__FLEET_T_RUNNING__",
   readyAt: "__FLEET_T_READY__",
-  host: (node: number) => `__FLEET_NODE_HOST_${node}__`,
-  addr: (node: number) => `__FLEET_NODE_ADDR_${node}__`,
+  host: (node: number) => `${NODE_TOKENS.host}${node}${NODE_TOKENS.end}`,
+  addr: (node: number) => `${NODE_TOKENS.addr}${node}${NODE_TOKENS.end}`,
 } as const;
+
+/** The tokens that stand bare in the result (a boolean and numbers once replaced), not in a JSON string. */
+const BARE_TOKENS = [TOKENS.adopted, TOKENS.submittedAt, TOKENS.runningAt, TOKENS.readyAt];
 
 const tokenUrl = (u: NodeUrl) => `http://${TOKENS.addr(u.node)}:${u.port}${u.path}`;
 
@@ -79,7 +85,7 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     mooncake: m ? { master: `${TOKENS.addr(m.headNode)}:${m.masterPort}`, metadata: `http://${TOKENS.addr(m.headNode)}:${m.metadataPort}/metadata` } : null,
     timing: { submittedAt: TOKENS.submittedAt, runningAt: TOKENS.runningAt, readyAt: TOKENS.readyAt },
   };
-  return JSON.stringify(doc).replace(/"(__FLEET_(?:ADOPTED|T_[A-Z]+)__)"/g, "$1");
+  return BARE_TOKENS.reduce((json, t) => json.replaceAll(JSON.stringify(t), t), JSON.stringify(doc));
 }
 
 /** The line a dry run prints: where the script was written; nothing was submitted. */
