@@ -22,15 +22,17 @@ function relaxDefaultTypes(node: unknown): void {
   Object.values(obj).forEach(relaxDefaultTypes);
 }
 
-/** `model = "<id>"` is accepted as shorthand for the [model] table (the loader expands it). */
-function allowModelShorthand(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(allowModelShorthand);
-  if (!node || typeof node !== "object") return;
-  const obj = node as Record<string, any>;
-  if (obj.properties?.model?.properties?.name && obj.properties.model.type === "object") {
-    obj.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, obj.properties.model] };
+/**
+ * `model = "<id>"` is accepted as shorthand for the [model] table where the loader expands it: at
+ * the root of a standalone file and under [inference] (not the RL layout's top-level [model]).
+ */
+function allowModelShorthand(schema: Record<string, any>): void {
+  for (const layout of schema.anyOf as Record<string, any>[]) {
+    const holder = layout.properties.inference ?? layout;
+    if (holder.properties?.model?.properties?.name && holder.properties.model.type === "object") {
+      holder.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, holder.properties.model] };
+    }
   }
-  Object.values(obj).forEach(allowModelShorthand);
 }
 
 export function stackJsonSchema(): Record<string, unknown> {

@@ -19,6 +19,13 @@ describe("JSON Schema for editors", () => {
     expect(validate(plain(`[inference]\nmodel = "m"\n[inference.parallel]\ntp = "2"`))).toBe(false);
   });
 
+  it("offers model = \"<id>\" only where the loader expands it", () => {
+    expect(validate(plain(`model = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
+    expect(validate(plain(`[inference]\nmodel = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
+    // The RL layout's top-level [model] is a table; the loader rejects a string there.
+    expect(validate(plain(`model = "m"\n[inference]\nmodel = "m"\n[slurm]\njob_name = "t"`))).toBe(false);
+  });
+
   it("lets the tables whose type has a default omit it", () => {
     expect(validate(plain(`[model]\nname = "m"\n[deployment]\ngpus_per_node = 4\n[deployment.router]\npolicy = "round_robin"\n[slurm.launcher]\nbin_dir = "/opt/vllm/bin"`))).toBe(true);
   });
