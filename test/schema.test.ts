@@ -3,7 +3,7 @@ import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { stackJsonSchema } from "../bin/schema";
+import { stackJsonSchema, stackKeyReference } from "../bin/schema";
 import { ROOT, STACK_NAMES, stackText } from "./helpers";
 
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
@@ -33,5 +33,10 @@ describe("JSON Schema for editors", () => {
   it("schema/stack.schema.json is up to date (npm run schema)", () => {
     const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "stack.schema.json"), "utf8"));
     expect(committed).toEqual(stackJsonSchema());
+  });
+
+  it("docs/stack-file.md is up to date (npm run schema)", () => {
+    const committed = fs.readFileSync(path.join(ROOT, "docs", "stack-file.md"), "utf8");
+    expect(committed).toBe(stackKeyReference());
   });
 });
