@@ -1,11 +1,13 @@
 /**
  * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
  * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
- * with a first line `#:schema ../schema/stack.schema.json`.
+ * with a first line `#:schema ../schema/stack.schema.json`. From the same JSON Schema it writes
+ * docs/stack-file.md, the key reference (components/config/key-reference.ts).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
+import { keyReference } from "../components/config/key-reference";
 import { stackFileSchema } from "../components/config/schema/layouts";
 
 /** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
@@ -22,15 +24,17 @@ function relaxDefaultTypes(node: unknown): void {
   Object.values(obj).forEach(relaxDefaultTypes);
 }
 
-/** `model = "<id>"` is accepted as shorthand for the [model] table (the loader expands it). */
-function allowModelShorthand(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(allowModelShorthand);
-  if (!node || typeof node !== "object") return;
-  const obj = node as Record<string, any>;
-  if (obj.properties?.model?.properties?.name && obj.properties.model.type === "object") {
-    obj.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, obj.properties.model] };
+/**
+ * `model = "<id>"` is accepted as shorthand for the [model] table where the loader expands it: at
+ * the root of a standalone file and under [inference] (not the RL layout's top-level [model]).
+ */
+function allowModelShorthand(schema: Record<string, any>): void {
+  for (const layout of schema.anyOf as Record<string, any>[]) {
+    const holder = layout.properties.inference ?? layout;
+    if (holder.properties?.model?.properties?.name && holder.properties.model.type === "object") {
+      holder.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, holder.properties.model] };
+    }
   }
-  Object.values(obj).forEach(allowModelShorthand);
 }
 
 export function stackJsonSchema(): Record<string, unknown> {
@@ -40,9 +44,20 @@ export function stackJsonSchema(): Record<string, unknown> {
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }
 
+/** docs/stack-file.md: every key of the stack file, from the same JSON Schema. */
+export function stackKeyReference(): string {
+  return keyReference(stackJsonSchema());
+}
+
 if (require.main === module) {
-  const out = path.resolve(__dirname, "..", "schema", "stack.schema.json");
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  const root = path.resolve(__dirname, "..");
+  const outputs: [string, string][] = [
+    [path.join(root, "schema", "stack.schema.json"), JSON.stringify(stackJsonSchema(), null, 2) + "\n"],
+    [path.join(root, "docs", "stack-file.md"), stackKeyReference()],
+  ];
+  for (const [out, text] of outputs) {
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, text);
+    console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  }
 }

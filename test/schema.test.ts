@@ -3,7 +3,7 @@ import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { stackJsonSchema } from "../bin/schema";
+import { stackJsonSchema, stackKeyReference } from "../bin/schema";
 import { ROOT, STACK_NAMES, stackText } from "./helpers";
 
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
@@ -19,6 +19,13 @@ describe("JSON Schema for editors", () => {
     expect(validate(plain(`[inference]\nmodel = "m"\n[inference.parallel]\ntp = "2"`))).toBe(false);
   });
 
+  it("offers model = \"<id>\" only where the loader expands it", () => {
+    expect(validate(plain(`model = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
+    expect(validate(plain(`[inference]\nmodel = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
+    // The RL layout's top-level [model] is a table; the loader rejects a string there.
+    expect(validate(plain(`model = "m"\n[inference]\nmodel = "m"\n[slurm]\njob_name = "t"`))).toBe(false);
+  });
+
   it("lets the tables whose type has a default omit it", () => {
     expect(validate(plain(`[model]\nname = "m"\n[deployment]\ngpus_per_node = 4\n[deployment.router]\npolicy = "round_robin"\n[slurm.launcher]\nbin_dir = "/opt/vllm/bin"`))).toBe(true);
   });
@@ -26,5 +33,10 @@ describe("JSON Schema for editors", () => {
   it("schema/stack.schema.json is up to date (npm run schema)", () => {
     const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "stack.schema.json"), "utf8"));
     expect(committed).toEqual(stackJsonSchema());
+  });
+
+  it("docs/stack-file.md is up to date (npm run schema)", () => {
+    const committed = fs.readFileSync(path.join(ROOT, "docs", "stack-file.md"), "utf8");
+    expect(committed).toBe(stackKeyReference());
   });
 });
