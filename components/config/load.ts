@@ -142,6 +142,16 @@ function valueAt(cfg: FleetConfig, canonical: string): unknown {
  * cross-field rule whose inputs were valid. `baseDir` resolves a relative `model_catalog`.
  */
 export function validate(raw: TomlTable, source = "stack file", baseDir = process.cwd()): FleetConfig {
+  const { config, issues } = resolve(raw, baseDir);
+  if (issues.length || !config) throw new ConfigError(issues, source);
+  return config;
+}
+
+/**
+ * The work of `validate` without the throw: the canonical config (undefined only when the schema
+ * could not be satisfied even with the offending keys set aside) and every problem found.
+ */
+export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: FleetConfig; issues: ConfigIssue[] } {
   const layout = detectLayout(raw);
   const schema = layout === "rl" ? rlLayout : standaloneLayout;
   let data = withTypeDefaults(raw, layout);
@@ -182,7 +192,7 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
       if (!unknownKey) setAside.push(target);
     }
   }
-  if (!parsed) throw new ConfigError(schemaIssues, source);
+  if (!parsed) return { issues: schemaIssues };
 
   const paths = new UserPaths(layout);
   if (shorthand) paths.record("model.name", shorthand);
@@ -201,9 +211,7 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
     .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) + fromCatalog(r.involves) }));
-  const all = dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
-  if (all.length) throw new ConfigError(all, source);
-  return config;
+  return { config, issues: dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]) };
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
