@@ -8,20 +8,6 @@ import * as path from "node:path";
 import { z } from "zod";
 import { stackFileSchema } from "../components/config/schema/layouts";
 
-/** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
-const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
-
-function relaxDefaultTypes(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(relaxDefaultTypes);
-  if (!node || typeof node !== "object") return;
-  const obj = node as Record<string, any>;
-  const constType = obj.properties?.type?.const;
-  if (typeof constType === "string" && OPTIONAL_TYPE_DEFAULTS.has(constType) && Array.isArray(obj.required)) {
-    obj.required = obj.required.filter((k: string) => k !== "type");
-  }
-  Object.values(obj).forEach(relaxDefaultTypes);
-}
-
 /** `model = "<id>"` is accepted as shorthand for the [model] table (the loader expands it). */
 function allowModelShorthand(node: unknown): void {
   if (Array.isArray(node)) return node.forEach(allowModelShorthand);
@@ -33,9 +19,9 @@ function allowModelShorthand(node: unknown): void {
   Object.values(obj).forEach(allowModelShorthand);
 }
 
+/** The input side: a key with a default (a table's `type` among them) is optional and shows its default. */
 export function stackJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(stackFileSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  relaxDefaultTypes(schema);
   allowModelShorthand(schema);
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }

@@ -19,29 +19,6 @@ export function detectLayout(raw: TomlTable): Layout {
   return "inference" in raw ? "rl" : "standalone";
 }
 
-/** Tables whose `type` may be omitted, with the default the seeds imply. */
-const TYPE_DEFAULTS: Record<Layout, [string[], string][]> = {
-  standalone: [
-    [["deployment"], "single_node"],
-    [["deployment", "router"], "vllm-router"],
-    [["slurm", "launcher"], "vllm"],
-  ],
-  rl: [
-    [["inference", "deployment"], "single_node"],
-    [["inference", "deployment", "router"], "vllm-router"],
-    [["slurm", "launcher"], "vllm"],
-  ],
-};
-
-function withTypeDefaults(raw: TomlTable, layout: Layout): TomlTable {
-  const copy = structuredClone(raw);
-  for (const [path, type] of TYPE_DEFAULTS[layout]) {
-    const table = path.reduce<any>((t, k) => (t && typeof t === "object" ? t[k] : undefined), copy);
-    if (table && typeof table === "object" && !Array.isArray(table) && !("type" in table)) table.type = type;
-  }
-  return copy;
-}
-
 /** A schema issue, marked when it is an unknown key (removing one changes nothing a rule reads). */
 type SchemaIssue = ConfigIssue & { unknownKey?: true };
 
@@ -154,7 +131,8 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
 export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: FleetConfig; issues: ConfigIssue[] } {
   const layout = detectLayout(raw);
   const schema = layout === "rl" ? rlLayout : standaloneLayout;
-  let data = withTypeDefaults(raw, layout);
+  // Set-aside keys are deleted from this copy; a table's omitted `type` is the schema's default.
+  let data = structuredClone(raw);
   const shorthand = expandModelShorthand(data, layout);
   const atShorthand = (p: string) => (shorthand && p === `${shorthand}.name` ? shorthand : p);
   const schemaIssues: ConfigIssue[] = [];
@@ -196,7 +174,8 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
 
   const paths = new UserPaths(layout);
   if (shorthand) paths.record("model.name", shorthand);
-  const input = toCanonicalInput(parsed, layout, paths);
+  // What the file says (the schema's defaults come in after the model catalog's, in applyDefaults).
+  const input = toCanonicalInput(data, layout, paths);
   const { catalog, issues: catalogIssues } = stackCatalog(parsed.model_catalog, baseDir);
   const { config, issues, filled } = applyDefaults(input, layout, paths, catalog);
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
