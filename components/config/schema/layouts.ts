@@ -45,5 +45,6 @@ export const rlLayout = table({
 /** Either layout; editors get this as the stack file's JSON Schema. */
 export const stackFileSchema = z.union([standaloneLayout, rlLayout]);
 
-export type StandaloneLayout = z.infer<typeof standaloneLayout>;
-export type RlLayout = z.infer<typeof rlLayout>;
+/** Either layout as a valid file writes it (before the schema's defaults). */
+export type StandaloneLayout = z.input<typeof standaloneLayout>;
+export type RlLayout = z.input<typeof rlLayout>;
