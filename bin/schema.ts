@@ -10,20 +10,6 @@ import { z } from "zod";
 import { keyReference } from "../components/config/key-reference";
 import { stackFileSchema } from "../components/config/schema/layouts";
 
-/** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
-const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
-
-function relaxDefaultTypes(node: unknown): void {
-  if (Array.isArray(node)) return node.forEach(relaxDefaultTypes);
-  if (!node || typeof node !== "object") return;
-  const obj = node as Record<string, any>;
-  const constType = obj.properties?.type?.const;
-  if (typeof constType === "string" && OPTIONAL_TYPE_DEFAULTS.has(constType) && Array.isArray(obj.required)) {
-    obj.required = obj.required.filter((k: string) => k !== "type");
-  }
-  Object.values(obj).forEach(relaxDefaultTypes);
-}
-
 /**
  * `model = "<id>"` is accepted as shorthand for the [model] table where the loader expands it: at
  * the root of a standalone file and under [inference] (not the RL layout's top-level [model]).
@@ -37,9 +23,9 @@ function allowModelShorthand(schema: Record<string, any>): void {
   }
 }
 
+/** The input side: a key with a default (a table's `type` among them) is optional and shows its default. */
 export function stackJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(stackFileSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
-  relaxDefaultTypes(schema);
   allowModelShorthand(schema);
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }

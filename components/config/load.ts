@@ -19,29 +19,6 @@ export function detectLayout(raw: TomlTable): Layout {
   return "inference" in raw ? "rl" : "standalone";
 }
 
-/** Tables whose `type` may be omitted, with the default the seeds imply. */
-const TYPE_DEFAULTS: Record<Layout, [string[], string][]> = {
-  standalone: [
-    [["deployment"], "single_node"],
-    [["deployment", "router"], "vllm-router"],
-    [["slurm", "launcher"], "vllm"],
-  ],
-  rl: [
-    [["inference", "deployment"], "single_node"],
-    [["inference", "deployment", "router"], "vllm-router"],
-    [["slurm", "launcher"], "vllm"],
-  ],
-};
-
-function withTypeDefaults(raw: TomlTable, layout: Layout): TomlTable {
-  const copy = structuredClone(raw);
-  for (const [path, type] of TYPE_DEFAULTS[layout]) {
-    const table = path.reduce<any>((t, k) => (t && typeof t === "object" ? t[k] : undefined), copy);
-    if (table && typeof table === "object" && !Array.isArray(table) && !("type" in table)) table.type = type;
-  }
-  return copy;
-}
-
 /** A schema issue, marked when it is an unknown key (removing one changes nothing a rule reads). */
 type SchemaIssue = ConfigIssue & { unknownKey?: true };
 
@@ -142,9 +119,20 @@ function valueAt(cfg: FleetConfig, canonical: string): unknown {
  * cross-field rule whose inputs were valid. `baseDir` resolves a relative `model_catalog`.
  */
 export function validate(raw: TomlTable, source = "stack file", baseDir = process.cwd()): FleetConfig {
+  const { config, issues } = resolve(raw, baseDir);
+  if (issues.length || !config) throw new ConfigError(issues, source);
+  return config;
+}
+
+/**
+ * The work of `validate` without the throw: the canonical config (undefined only when the schema
+ * could not be satisfied even with the offending keys set aside) and every problem found.
+ */
+export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: FleetConfig; issues: ConfigIssue[] } {
   const layout = detectLayout(raw);
   const schema = layout === "rl" ? rlLayout : standaloneLayout;
-  let data = withTypeDefaults(raw, layout);
+  // Set-aside keys are deleted from this copy; a table's omitted `type` is the schema's default.
+  let data = structuredClone(raw);
   const shorthand = expandModelShorthand(data, layout);
   const atShorthand = (p: string) => (shorthand && p === `${shorthand}.name` ? shorthand : p);
   const schemaIssues: ConfigIssue[] = [];
@@ -182,11 +170,12 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
       if (!unknownKey) setAside.push(target);
     }
   }
-  if (!parsed) throw new ConfigError(schemaIssues, source);
+  if (!parsed) return { issues: schemaIssues };
 
   const paths = new UserPaths(layout);
   if (shorthand) paths.record("model.name", shorthand);
-  const input = toCanonicalInput(parsed, layout, paths);
+  // What the file says (the schema's defaults come in after the model catalog's, in applyDefaults).
+  const input = toCanonicalInput(data, layout, paths);
   const { catalog, issues: catalogIssues } = stackCatalog(parsed.model_catalog, baseDir);
   const { config, issues, filled } = applyDefaults(input, layout, paths, catalog);
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
@@ -201,9 +190,7 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
     .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) + fromCatalog(r.involves) }));
-  const all = dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]);
-  if (all.length) throw new ConfigError(all, source);
-  return config;
+  return { config, issues: dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]) };
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {

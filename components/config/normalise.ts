@@ -1,49 +1,28 @@
+import { z } from "zod";
 import { type Catalog, lookupModel, type ResolvedModel } from "./catalog";
 import type { ConfigIssue } from "./issues";
 import { UserPaths } from "./paths";
-import type { RlLayout, StandaloneLayout } from "./schema/layouts";
-import type { DeploymentConfig, FleetConfig, KubernetesTarget, OffloadConfig, RouterConfig, SlurmTarget } from "./types";
-import { checkVllmExtra, VLLM_FLAGS } from "./vllm-flags";
+import { AUTO_SETUP } from "./rules";
+import { catalogEntry } from "./schema/catalog";
+import { inferenceShape, inferenceTable } from "./schema/inference";
+import { kubernetesTable } from "./schema/kubernetes";
+import { rlDeploymentTable, standaloneLayout, type RlLayout, type StandaloneLayout } from "./schema/layouts";
+import { modelTable, parallelTable } from "./schema/model";
+import { serverTable } from "./schema/server";
+import { launcherTable, slurmTable } from "./schema/slurm";
+import type { DeploymentConfig, FleetConfig, KubernetesTarget, OffloadConfig, SlurmTarget } from "./types";
+import { checkVllmExtra } from "./vllm-flags";
 
 type Raw = Record<string, any>;
 
-export const DEFAULTS = {
-  gpus_per_node: 8,
-  num_nodes: 2,
-  server_port: 8000,
-  prefill_port: 8100,
-  decode_port: 8200,
-  gpu_memory_utilization: 0.9,
-  max_loras: 8,
-  job_name: "vllm-fleet",
-  pending_timeout: 3600,
-  ready_timeout: 3600,
-  llmd: {
-    scorers: { "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 },
-    prefill_scorer_overrides: { "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 },
-    decode_scorer_overrides: {},
-    non_cached_tokens: 16,
-    decode_sidecar_port: 8300,
-  },
-  kubernetes: {
-    namespace: "default",
-    image: "vllm/vllm-openai:v0.28.0",
-    router_image: "ghcr.io/vllm-project/router:latest",
-    epp_image: "ghcr.io/llm-d/llm-d-router:v0.10.0",
-    envoy_image: "envoyproxy/envoy:v1.36.0",
-    mooncake_image: "vllm/vllm-openai:v0.28.0",
-    sidecar_image: "ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0",
-    gpu_resource: "nvidia.com/gpu",
-    shm_size: "16Gi",
-    disk_offload_size: "500Gi",
-    startup_timeout: 2700,
-  },
-} as const;
-
-/** Maps either layout onto canonical names, before defaults (so "was it set?" stays answerable). */
-export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths: UserPaths): Raw {
+/**
+ * Maps a validated stack file of either layout onto canonical names (the standalone layout's, with
+ * [deployment.router] lifted to `router`), as the file wrote it: no defaults yet, so "was it set?"
+ * stays answerable.
+ */
+export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: UserPaths): Raw {
   if (layout === "standalone") {
-    const s = parsed as StandaloneLayout;
+    const s = file as StandaloneLayout;
     const { router, ...deployment } = (s.deployment ?? {}) as Raw;
     return dropUndefined({
       ...pickInference(s as Raw),
@@ -56,7 +35,7 @@ export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths
       dry_run: s.dry_run,
     });
   }
-  const r = parsed as RlLayout;
+  const r = file as RlLayout;
   const inf = r.inference as Raw;
   const { router, ...deployment } = (inf.deployment ?? {}) as Raw;
   // The loader expanded `model = "<id>"` into a table before validation.
@@ -85,26 +64,9 @@ export function toCanonicalInput(parsed: Raw, layout: "standalone" | "rl", paths
   });
 }
 
-const INFERENCE_KEYS = [
-  "parallel",
-  "kv_cache_offload",
-  "vllm_extra",
-  "env_vars",
-  "server",
-  "backend_port",
-  "enable_expert_parallel",
-  "enable_dbo",
-  "enable_eplb",
-  "enable_return_routed_experts",
-  "enable_lora",
-  "max_loras",
-  "max_lora_rank",
-  "gpu_memory_utilization",
-  "enable_prefix_caching",
-];
-
+/** Every inference key the schema knows, under its own name; model and deployment are mapped on their own. */
 function pickInference(src: Raw): Raw {
-  return Object.fromEntries(INFERENCE_KEYS.filter((k) => src[k] !== undefined).map((k) => [k, src[k]]));
+  return Object.fromEntries(Object.keys(inferenceShape).filter((k) => k !== "model" && k !== "deployment" && src[k] !== undefined).map((k) => [k, src[k]]));
 }
 
 function outputDir(src: Raw, paths: UserPaths): string | undefined {
@@ -119,6 +81,33 @@ function dropUndefined(o: Raw): Raw {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 
+/**
+ * The schema's output for a canonical input: every key the schema knows, with its default where
+ * the input leaves it unset. Canonical names are the standalone layout's, so that layout's schema
+ * applies the defaults (the router goes back under [deployment] for it).
+ */
+function withSchemaDefaults(input: Raw): z.output<typeof standaloneLayout> {
+  const { router, islands: _i, rl_deployment: _d, rl_model_name: _m, ...rest } = input;
+  return standaloneLayout.parse({ ...rest, deployment: { ...input.deployment, router } });
+}
+
+/**
+ * `value` with every key of its table present, in the schema's order (undefined when unset and
+ * without a default), as the canonical config lists them; for a tagged union, of the option it is.
+ */
+function everyKey<T extends object>(schema: z.ZodObject | z.ZodDiscriminatedUnion<z.ZodObject[]>, value: T): T {
+  const table = schema instanceof z.ZodObject ? schema : schema.options.find((o) => o.safeParse(value).success)!;
+  return Object.fromEntries(Object.keys(table.shape).map((k) => [k, value[k as keyof T]])) as T;
+}
+
+/** The value at a canonical dotted path. */
+function valueAt(input: Raw, canonical: string): unknown {
+  return canonical.split(".").reduce<any>((v, k) => (v && typeof v === "object" ? v[k] : undefined), input);
+}
+
+/** An RL file without top-level [deployment], and every standalone file, describes this many islands. */
+const ISLANDS = rlDeploymentTable.parse({}).num_infer_replicas;
+
 /** Dotted paths of every leaf in a canonical input (tables with entries count as their leaves). */
 export function explicitPaths(input: Raw, prefix = ""): Set<string> {
   const out = new Set<string>();
@@ -130,8 +119,15 @@ export function explicitPaths(input: Raw, prefix = ""): Set<string> {
   return out;
 }
 
-const strings = (env: Record<string, unknown> | undefined): Record<string, string> =>
-  Object.fromEntries(Object.entries(env ?? {}).map(([k, v]) => [k, String(v)]));
+/**
+ * Where each catalog launch value goes: the stack-file key of the same name, in [model], in
+ * [parallel] or at the inference root (a launch key without one fails here, at load).
+ */
+const LAUNCH_KEYS: [string, string][] = Object.keys(catalogEntry.shape.launch.shape).map((key) => {
+  const at = key in modelTable.shape ? "model." : key in parallelTable.shape ? "parallel." : key in inferenceShape ? "" : undefined;
+  if (at === undefined) throw new Error(`catalog launch key ${key} names no stack-file key`);
+  return [key, at];
+});
 
 /**
  * The catalog's launch defaults for every key the stack file left unset, as canonical input, and
@@ -140,36 +136,26 @@ const strings = (env: Record<string, unknown> | undefined): Record<string, strin
  */
 export function catalogDefaults(input: Raw, entry: ResolvedModel | undefined): { input: Raw; filled: string[] } {
   if (!entry) return { input, filled: [] };
-  const l = entry.launch;
   const filled: string[] = [];
-  const fill = (table: Raw | undefined, prefix: string, values: Record<string, unknown>): Raw => {
-    const out = { ...table };
-    for (const [key, value] of Object.entries(values)) {
-      if (value === undefined || out[key] !== undefined) continue;
-      out[key] = value;
-      filled.push(prefix + key);
-    }
-    return out;
-  };
-  const model = fill(input.model, "model.", {
-    max_model_len: l.max_model_len,
-    dtype: l.dtype,
-    trust_remote_code: l.trust_remote_code,
-    tool_call_parser: l.tool_call_parser,
-    reasoning_parser: l.reasoning_parser,
-  });
+  const out: Raw = { ...input, model: { ...input.model }, parallel: { ...input.parallel } };
+  for (const [key, at] of LAUNCH_KEYS) {
+    const table = at ? out[at.slice(0, -1)] : out;
+    const value = (entry.launch as Raw)[key];
+    if (value === undefined || table[key] !== undefined) continue;
+    table[key] = value;
+    filled.push(at + key);
+  }
   // An alias serves the real id, so trainers and /v1/models see one name.
-  model.name = entry.id;
-  const parallel = fill(input.parallel, "parallel.", { tp: l.tp, dp: l.dp });
-  const top = fill(input, "", { enable_expert_parallel: l.enable_expert_parallel });
-  return { input: { ...top, model, parallel }, filled };
+  out.model.name = entry.id;
+  return { input: out, filled };
 }
 
 /**
- * Applies the model catalog's launch defaults, then defaults and prime-rl's auto-setup (backend
- * port, prefix caching under offload, expert parallelism for P/D). Reports what cannot be
- * defaulted: a missing model name, a missing cpu.num_bytes, contradictory duplicates between the
- * layouts. `filled` lists the canonical keys the catalog supplied.
+ * Applies the model catalog's launch defaults to the keys the stack file left unset, then the
+ * schema's defaults, then the auto-setup rules (rules.ts AUTO_SETUP: backend port, prefix caching
+ * under offload, expert parallelism for P/D, ...). Reports what cannot be defaulted: a missing model
+ * name, a missing cpu.num_bytes, contradictory duplicates between the layouts. `filled` lists the
+ * canonical keys the catalog supplied.
  */
 export function applyDefaults(
   userInput: Raw,
@@ -194,195 +180,83 @@ export function applyDefaults(
   }
 
   const rlDep = input.rl_deployment as Raw | undefined;
-  const dep = (input.deployment ?? { type: "single_node" }) as Raw;
-  let gpusPerNode = dep.gpus_per_node ?? rlDep?.gpus_per_node ?? DEFAULTS.gpus_per_node;
-  if (dep.gpus_per_node !== undefined && rlDep?.gpus_per_node !== undefined && dep.gpus_per_node !== rlDep.gpus_per_node) {
-    issues.push({ path: "deployment.gpus_per_node", message: `${rlDep.gpus_per_node} contradicts inference.deployment.gpus_per_node = ${dep.gpus_per_node}; set it in one place` });
-    gpusPerNode = dep.gpus_per_node;
+  if (input.deployment?.gpus_per_node !== undefined && rlDep?.gpus_per_node !== undefined && input.deployment.gpus_per_node !== rlDep.gpus_per_node) {
+    issues.push({ path: "deployment.gpus_per_node", message: `${rlDep.gpus_per_node} contradicts inference.deployment.gpus_per_node = ${input.deployment.gpus_per_node}; set it in one place` });
   }
-  const gpu = { gpus_per_node: gpusPerNode, ...(dep.gpu_type !== undefined && { gpu_type: dep.gpu_type as string }), ...(dep.gpu_memory_gib !== undefined && { gpu_memory_gib: dep.gpu_memory_gib as number }) };
-  const deployment: DeploymentConfig =
-    dep.type === "multi_node"
-      ? { type: "multi_node", ...gpu, num_nodes: dep.num_nodes ?? DEFAULTS.num_nodes }
-      : dep.type === "disaggregated"
-        ? {
-            type: "disaggregated",
-            ...gpu,
-            num_prefill_nodes: dep.num_prefill_nodes ?? 1,
-            num_decode_nodes: dep.num_decode_nodes ?? 1,
-            num_prefill_replicas: dep.num_prefill_replicas ?? 1,
-            num_decode_replicas: dep.num_decode_replicas ?? 1,
-            prefill_env_vars: strings(dep.prefill_env_vars),
-            decode_env_vars: strings(dep.decode_env_vars),
-            prefill_port: dep.prefill_port ?? DEFAULTS.prefill_port,
-            decode_port: dep.decode_port ?? DEFAULTS.decode_port,
-          }
-        : { type: "single_node", ...gpu };
 
-  const r = (input.router ?? { type: "vllm-router" }) as Raw;
-  const router: RouterConfig =
-    r.type === "llm-d"
-      ? {
-          type: "llm-d",
-          scorers: r.scorers ?? { ...DEFAULTS.llmd.scorers },
-          prefill_scorer_overrides: r.prefill_scorer_overrides ?? { ...DEFAULTS.llmd.prefill_scorer_overrides },
-          decode_scorer_overrides: r.decode_scorer_overrides ?? { ...DEFAULTS.llmd.decode_scorer_overrides },
-          non_cached_tokens: r.non_cached_tokens ?? DEFAULTS.llmd.non_cached_tokens,
-          // On Kubernetes the InferencePool has one target port: the decode sidecar takes the prefill port.
-          decode_sidecar_port:
-            r.decode_sidecar_port ?? (input.kubernetes && deployment.type === "disaggregated" ? deployment.prefill_port : DEFAULTS.llmd.decode_sidecar_port),
-        }
-      : r.type === "none"
-        ? { type: "none" }
-        : { type: "vllm-router", policy: r.policy ?? "consistent_hash" };
+  const values = withSchemaDefaults(input);
+  const { model, parallel, deployment: dep, ...inference } = everyKey(inferenceTable, values as z.output<typeof inferenceTable>);
+  const { router, type, gpus_per_node, gpu_type, gpu_memory_gib, ...size } = dep;
+  // The canonical deployment lists the GPU facts first, then the shape's own keys.
+  const deployment = { type, gpus_per_node, ...(gpu_type !== undefined && { gpu_type }), ...(gpu_memory_gib !== undefined && { gpu_memory_gib }), ...size } as DeploymentConfig;
 
   let offload: OffloadConfig | null = null;
-  const o = input.kv_cache_offload as Raw | undefined;
+  const o = inference.kv_cache_offload;
   if (o) {
     if (!o.cpu) {
       issue("kv_cache_offload.cpu", `a cpu tier is required: add [${paths.user("kv_cache_offload.cpu")}] num_bytes = ... (disk-only offload is not supported; the disk tier sits behind the CPU tier)`);
     } else if (o.cpu.num_bytes === undefined) {
       issue("kv_cache_offload.cpu.num_bytes", "is required: the CPU KV pool size in bytes, e.g. 128_000_000_000");
     } else {
-      const disk = o.disk?.path ? { path: o.disk.path as string } : undefined;
+      const disk = o.disk?.path ? { path: o.disk.path } : undefined;
       if (o.disk && !o.disk.path) issue("kv_cache_offload.disk.path", "is required when [kv_cache_offload.disk] is present");
       offload =
         o.type === "mooncake"
-          ? { type: "mooncake", cpu: { num_bytes: o.cpu.num_bytes }, disk, device_name: o.device_name ?? "", protocol: o.protocol ?? "rdma" }
+          ? { type: "mooncake", cpu: { num_bytes: o.cpu.num_bytes }, disk, device_name: o.device_name, protocol: o.protocol }
           : { type: "native", cpu: { num_bytes: o.cpu.num_bytes }, disk };
     }
   }
 
-  const server = { host: input.server?.host as string | undefined, port: (input.server?.port as number | undefined) ?? DEFAULTS.server_port };
-  const backendPort = input.backend_port ?? (router.type === "none" ? server.port : server.port + 100);
-
-  const pd = deployment.type === "disaggregated";
-  const enablePrefixCaching = input.enable_prefix_caching ?? (o ? true : undefined);
-
-  const extra = checkVllmExtra(input.vllm_extra ?? {}, paths.user("vllm_extra"), (c) => paths.user(c));
+  const extra = checkVllmExtra(inference.vllm_extra, paths.user("vllm_extra"), (c) => paths.user(c));
   issues.push(...extra.issues);
 
-  const m = (input.model ?? {}) as Raw;
-  const [target, targetIssues] = resolveTarget(input, paths);
+  const [target, targetIssues] = resolveTarget(values, paths);
   issues.push(...targetIssues);
-  const jobName = target?.kind === "slurm" ? target.job_name : DEFAULTS.job_name;
 
   if (rlDep?.num_train_nodes !== undefined) notes.push(`deployment.num_train_nodes = ${rlDep.num_train_nodes} is for the trainer, which this program does not deploy`);
 
   const config: FleetConfig = {
     layout,
-    model: {
-      name: m.name ?? "",
-      max_model_len: m.max_model_len,
-      enforce_eager: m.enforce_eager ?? false,
-      dtype: m.dtype,
-      trust_remote_code: m.trust_remote_code ?? false,
-      chat_template: m.chat_template,
-      tool_call_parser: m.tool_call_parser,
-      reasoning_parser: m.reasoning_parser,
-    },
-    parallel: { tp: input.parallel?.tp ?? 1, dp: input.parallel?.dp ?? 1 },
+    // No model is being reported: [model]'s defaults, without a name.
+    model: everyKey(modelTable, model ?? { ...modelTable.parse({ name: "none" }), name: "" }),
+    parallel,
     deployment,
     router,
+    // Every other inference key, as the schema gives it.
+    ...inference,
+    server: everyKey(serverTable, inference.server),
     kv_cache_offload: offload,
     vllm_extra: extra.values,
-    env_vars: strings(input.env_vars),
-    server,
-    backend_port: backendPort,
-    enable_expert_parallel: input.enable_expert_parallel ?? pd,
-    enable_dbo: input.enable_dbo ?? false,
-    enable_eplb: input.enable_eplb ?? false,
-    enable_return_routed_experts: input.enable_return_routed_experts ?? false,
-    enable_lora: input.enable_lora ?? false,
-    max_loras: input.max_loras ?? DEFAULTS.max_loras,
-    max_lora_rank: roundLoraRank(input.max_lora_rank),
-    gpu_memory_utilization: input.gpu_memory_utilization ?? DEFAULTS.gpu_memory_utilization,
-    enable_prefix_caching: enablePrefixCaching,
-    islands: input.islands ?? 1,
+    backend_port: inference.backend_port as number, // AUTO_SETUP fills it when unset
+    islands: input.islands ?? ISLANDS,
     target: target ?? placeholderTarget(),
-    output_dir: input.output_dir ?? `vllm-fleet/${jobName}`,
-    dry_run: input.dry_run ?? false,
+    output_dir: values.output_dir as string, // AUTO_SETUP fills it when unset
+    dry_run: values.dry_run,
     explicit,
     rl_deployment: rlDep ? { type: rlDep.type, num_infer_nodes: rlDep.num_infer_nodes } : undefined,
     notes,
     ...(entry && { catalog: entry }),
   };
+  const given = (canonical: string) => valueAt(input, canonical) !== undefined;
+  for (const setUp of Object.values(AUTO_SETUP)) setUp(config, { given, rlDeployment: rlDep });
   return { config, issues, filled };
 }
 
-/** vLLM only accepts certain LoRA ranks; prime-rl rounds up to the next one (above the largest is a rule error). */
-function roundLoraRank(rank: number | undefined): number | undefined {
-  if (rank === undefined) return undefined;
-  const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
-  return ranks.find((r) => r >= rank) ?? rank;
-}
-
-function resolveTarget(input: Raw, paths: UserPaths): [SlurmTarget | KubernetesTarget | undefined, ConfigIssue[]] {
-  const s = input.slurm as Raw | undefined;
-  const k = input.kubernetes as Raw | undefined;
+function resolveTarget(values: z.output<typeof standaloneLayout>, paths: UserPaths): [SlurmTarget | KubernetesTarget | undefined, ConfigIssue[]] {
+  const { slurm: s, kubernetes: k } = values;
   if (s && k) return [undefined, [{ path: "kubernetes", message: "a stack file targets one backend: keep either [slurm] or [kubernetes], not both" }]];
-  if (!s && !k) return [undefined, [{ path: "", message: "no target: add a [slurm] table (SLURM through a login node) or a [kubernetes] table" }]];
-  if (s) {
-    const l = (s.launcher ?? { type: "vllm" }) as Raw;
-    const launcher =
-      l.type === "venv"
-        ? { type: "venv" as const, path: l.path }
-        : l.type === "apptainer"
-          ? { type: "apptainer" as const, image: l.image, binds: l.binds ?? [] }
-          : l.type === "pyxis"
-            ? { type: "pyxis" as const, image: l.image, mounts: l.mounts ?? [] }
-            : { type: "vllm" as const, bin_dir: l.bin_dir };
-    const issues: ConfigIssue[] = [];
-    if (input.output_dir !== undefined && s.output_dir !== undefined && s.output_dir !== input.output_dir) {
-      issues.push({ path: "slurm.output_dir", message: `contradicts ${paths.user("output_dir")} = "${input.output_dir}"; set it in one place` });
-    }
-    return [
-      {
-        kind: "slurm",
-        job_name: s.job_name ?? DEFAULTS.job_name,
-        partition: s.partition,
-        account: s.account,
-        qos: s.qos,
-        time: s.time,
-        nodelist: s.nodelist,
-        exclude: s.exclude,
-        constraint: s.constraint,
-        exclusive: s.exclusive ?? true,
-        gres: s.gres,
-        pending_timeout: s.pending_timeout ?? DEFAULTS.pending_timeout,
-        ready_timeout: s.ready_timeout ?? DEFAULTS.ready_timeout,
-        launcher,
-      },
-      issues,
-    ];
+  if (k) return [{ kind: "kubernetes", ...everyKey(kubernetesTable, k) }, []];
+  if (!s) return [undefined, [{ path: "", message: "no target: add a [slurm] table (SLURM through a login node) or a [kubernetes] table" }]];
+  const { output_dir, ...slurm } = everyKey(slurmTable, s);
+  const issues: ConfigIssue[] = [];
+  if (values.output_dir !== undefined && output_dir !== undefined && output_dir !== values.output_dir) {
+    issues.push({ path: "slurm.output_dir", message: `contradicts ${paths.user("output_dir")} = "${values.output_dir}"; set it in one place` });
   }
-  const d = DEFAULTS.kubernetes;
-  return [
-    {
-      kind: "kubernetes",
-      namespace: k!.namespace ?? d.namespace,
-      image: k!.image ?? d.image,
-      router_image: k!.router_image ?? d.router_image,
-      epp_image: k!.epp_image ?? d.epp_image,
-      envoy_image: k!.envoy_image ?? d.envoy_image,
-      mooncake_image: k!.mooncake_image ?? d.mooncake_image,
-      sidecar_image: k!.sidecar_image ?? d.sidecar_image,
-      image_pull_secrets: k!.image_pull_secrets ?? [],
-      service_account: k!.service_account,
-      node_selector: k!.node_selector ?? {},
-      tolerations: k!.tolerations ?? [],
-      model_cache: k!.model_cache ? { ...k!.model_cache, mount_path: k!.model_cache.mount_path ?? "/root/.cache/huggingface" } : undefined,
-      gpu_resource: k!.gpu_resource ?? d.gpu_resource,
-      shm_size: k!.shm_size ?? d.shm_size,
-      disk_offload_storage_class: k!.disk_offload_storage_class,
-      disk_offload_size: k!.disk_offload_size ?? d.disk_offload_size,
-      startup_timeout: k!.startup_timeout ?? d.startup_timeout,
-    },
-    [],
-  ];
+  return [{ kind: "slurm", ...slurm, launcher: everyKey(launcherTable, slurm.launcher) }, issues];
 }
 
-/** Stand-in used only so rules can still run while a target error is being reported. */
+/** Stand-in used only so rules can still run while a target error is being reported: [slurm] with its defaults. */
 function placeholderTarget(): SlurmTarget {
-  return { kind: "slurm", job_name: DEFAULTS.job_name, exclusive: true, pending_timeout: DEFAULTS.pending_timeout, ready_timeout: DEFAULTS.ready_timeout, launcher: { type: "vllm" } };
+  const { output_dir: _, ...slurm } = slurmTable.parse({});
+  return { kind: "slurm", ...slurm };
 }

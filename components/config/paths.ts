@@ -1,3 +1,5 @@
+import { rlLayout } from "./schema/layouts";
+
 /**
  * Translates canonical config paths (the standalone layout's names) into the TOML path the user
  * actually wrote, so every error names a key that exists in their file.
@@ -26,5 +28,8 @@ export class UserPaths {
   }
 }
 
-/** Keys that stay at the root of an RL-layout file. */
-const TOP_LEVEL_IN_RL = new Set(["slurm", "kubernetes", "output_dir", "dry_run", "trainer"]);
+/**
+ * Keys that stay at the root of an RL-layout file: the layout's own, except the tables the canonical
+ * config reads as inference settings ([inference], and [model] and [deployment], as model and rl_deployment).
+ */
+const TOP_LEVEL_IN_RL = new Set(Object.keys(rlLayout.shape).filter((k) => !["inference", "model", "deployment"].includes(k)));

@@ -1,5 +1,6 @@
 import eppManifest from "../upstream/llm-d-epp.json";
 import { KNOWN_SCORERS } from "./schema/router";
+import { slurmTable } from "./schema/slurm";
 import { FleetConfig, shapeOf } from "./types";
 import { VLLM_FLAGS } from "./vllm-flags";
 
@@ -46,6 +47,52 @@ const envRule =
     });
 
 const pdEnv = (key: "prefill_env_vars" | "decode_env_vars") => (cfg: FleetConfig) => (cfg.deployment.type === "disaggregated" ? cfg.deployment[key] : undefined);
+
+/** What an auto-setup rule reads besides the config. */
+export interface SetupContext {
+  /** Whether the stack file (or the model catalog) gave a canonical key a value, so the schema's default is not in effect. */
+  given: (canonical: string) => boolean;
+  /** The RL layout's top-level [deployment], which also sizes the island. */
+  rlDeployment?: { gpus_per_node?: number };
+}
+
+/** The job name output_dir falls back on: [slurm] job_name's default (a Kubernetes stack has none of its own). */
+const DEFAULT_JOB_NAME = slurmTable.parse({}).job_name;
+
+/**
+ * prime-rl's auto_setup_* validators: the values that follow from other keys, applied in this order
+ * to the canonical config once the model catalog's launch values and the schema's defaults are in
+ * (normalise.ts). The schema names the rule beside each key it derives. The RL layout's other
+ * spellings of a key (slurm.output_dir, [model] name, trainer.enable_router_replay) are mapped in
+ * normalise.ts toCanonicalInput, and count as set.
+ */
+export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) => void> = {
+  "RL [deployment] gpus_per_node sizes the island's nodes": (cfg, { given, rlDeployment }) => {
+    if (!given("deployment.gpus_per_node") && rlDeployment?.gpus_per_node !== undefined) cfg.deployment.gpus_per_node = rlDeployment.gpus_per_node;
+  },
+  "engines behind a router listen on server.port + 100": (cfg, { given }) => {
+    if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
+  },
+  "KV offload turns on prefix caching": (cfg, { given }) => {
+    if (!given("enable_prefix_caching") && given("kv_cache_offload")) cfg.enable_prefix_caching = true;
+  },
+  "P/D turns on expert parallelism": (cfg, { given }) => {
+    if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated") cfg.enable_expert_parallel = true;
+  },
+  // The InferencePool has one target port for prefill and decode pods (k8s-anchors §6.2).
+  "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port": (cfg, { given }) => {
+    if (cfg.router.type === "llm-d" && cfg.deployment.type === "disaggregated" && given("kubernetes") && !given("router.decode_sidecar_port")) cfg.router.decode_sidecar_port = cfg.deployment.prefill_port;
+  },
+  "output_dir is vllm-fleet/<job name>": (cfg, { given }) => {
+    if (!given("output_dir")) cfg.output_dir = `vllm-fleet/${cfg.target.kind === "slurm" ? cfg.target.job_name : DEFAULT_JOB_NAME}`;
+  },
+  // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
+  "LoRA rank rounds up to one vLLM accepts": (cfg) => {
+    if (cfg.max_lora_rank === undefined) return;
+    const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
+    cfg.max_lora_rank = ranks.find((r) => r >= cfg.max_lora_rank!) ?? cfg.max_lora_rank;
+  },
+};
 
 /** One row per rule the seeds state or prime-rl enforces; see the README's rule table. */
 export const RULES: Record<string, Rule> = {

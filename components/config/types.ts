@@ -1,34 +1,41 @@
+import type { z } from "zod";
 import type { CatalogEntry } from "./schema/catalog";
+import type { deploymentTable } from "./schema/deployment";
+import type { inferenceTable } from "./schema/inference";
+import type { kubernetesTable } from "./schema/kubernetes";
+import type { modelTable } from "./schema/model";
+import type { offloadTable } from "./schema/offload";
+import type { routerTable } from "./schema/router";
+import type { launcherTable, slurmTable } from "./schema/slurm";
 import type { ExtraValue } from "./vllm-flags";
 
-/** The canonical, fully defaulted stack configuration both layouts normalise into. */
-export interface FleetConfig {
+/** The inference keys as the schema outputs them: its types, with its defaults applied (schema/inference.ts). */
+type Inference = z.output<typeof inferenceTable>;
+
+/**
+ * The canonical, fully defaulted stack configuration both layouts normalise into. Every inference
+ * key is the schema's own (name, type, default and description: schema/inference.ts); declared
+ * here are only the values normalisation reshapes or computes (normalise.ts, and rules.ts
+ * AUTO_SETUP for the values derived from other keys).
+ */
+export interface FleetConfig extends Omit<Inference, "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "backend_port"> {
   /** Which stack-file layout the user wrote; error paths are reported in that layout's terms. */
   layout: "standalone" | "rl";
+  /** The served model (the catalog's id when the file names an alias); name "" only while "no model" is reported. */
   model: ModelConfig;
-  parallel: { tp: number; dp: number };
   deployment: DeploymentConfig;
+  /** `[deployment.router]`, lifted out of the deployment. */
   router: RouterConfig;
+  /** null: no offload (or a table without its cpu tier, which is being reported). */
   kv_cache_offload: OffloadConfig | null;
+  /** Checked against the vLLM manifest, keyed by snake_case name, JSON strings parsed (vllm-flags.ts). */
   vllm_extra: Record<string, ExtraValue>;
-  env_vars: Record<string, string>;
-  server: { host?: string; port: number };
-  /** Engine port when a router listens on server.port. */
+  /** Engine port when a router listens on server.port (AUTO_SETUP when unset). */
   backend_port: number;
-  enable_expert_parallel: boolean;
-  enable_dbo: boolean;
-  enable_eplb: boolean;
-  enable_return_routed_experts: boolean;
-  enable_lora: boolean;
-  max_loras: number;
-  /** Rounded up to a rank vLLM accepts. */
-  max_lora_rank?: number;
-  gpu_memory_utilization: number;
-  /** undefined = vLLM's default. */
-  enable_prefix_caching?: boolean;
   /** Copies of the whole inference island, each behind its own router (RL num_infer_replicas). */
   islands: number;
   target: SlurmTarget | KubernetesTarget;
+  /** The top-level output_dir or slurm.output_dir (AUTO_SETUP when neither is set). */
   output_dir: string;
   dry_run: boolean;
   /** Canonical dotted paths of every key the user set (auto-setup rules depend on it). */
@@ -44,97 +51,32 @@ export interface FleetConfig {
   catalog?: CatalogEntry & { id: string };
 }
 
-export interface ModelConfig {
-  name: string;
-  max_model_len?: number;
-  enforce_eager: boolean;
-  dtype?: string;
-  trust_remote_code: boolean;
-  chat_template?: string;
-  tool_call_parser?: string;
-  reasoning_parser?: string;
-}
+export type ModelConfig = z.output<typeof modelTable>;
+
+/** Each member of a union without key K. */
+type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/** `[deployment]` without its router, which the canonical config holds beside it. */
+export type DeploymentConfig = Without<z.output<typeof deploymentTable>, "router">;
 
 /** What the GPU-memory planner knows about the boards (components/plan/gpu-memory.ts). */
-export interface GpuFacts {
-  gpus_per_node: number;
-  gpu_type?: string;
-  gpu_memory_gib?: number;
-}
+export type GpuFacts = Pick<DeploymentConfig, "gpus_per_node" | "gpu_type" | "gpu_memory_gib">;
 
-export type DeploymentConfig =
-  | ({ type: "single_node" } & GpuFacts)
-  | ({ type: "multi_node"; num_nodes: number } & GpuFacts)
-  | ({
-      type: "disaggregated";
-      num_prefill_nodes: number;
-      num_decode_nodes: number;
-      num_prefill_replicas: number;
-      num_decode_replicas: number;
-      prefill_env_vars: Record<string, string>;
-      decode_env_vars: Record<string, string>;
-      prefill_port: number;
-      decode_port: number;
-    } & GpuFacts);
+export type RouterConfig = z.output<typeof routerTable>;
 
-export type RouterConfig =
-  | { type: "vllm-router"; policy: string }
-  | {
-      type: "llm-d";
-      scorers: Record<string, number>;
-      prefill_scorer_overrides: Record<string, number>;
-      decode_scorer_overrides: Record<string, number>;
-      non_cached_tokens: number;
-      decode_sidecar_port: number;
-    }
-  | { type: "none" };
+/** `[kv_cache_offload]` once normalisation has checked that the cpu tier has its size and a disk tier its path. */
+type Checked<T> = T extends unknown ? Omit<T, "cpu" | "disk"> & { cpu: { num_bytes: number }; disk?: { path: string } } : never;
+export type OffloadConfig = Checked<z.output<typeof offloadTable>>;
 
-export type OffloadConfig =
-  | { type: "native"; cpu: { num_bytes: number }; disk?: { path: string } }
-  | { type: "mooncake"; cpu: { num_bytes: number }; disk?: { path: string }; device_name: string; protocol: string };
+export type Launcher = z.output<typeof launcherTable>;
 
-export type Launcher =
-  | { type: "vllm"; bin_dir?: string }
-  | { type: "venv"; path: string }
-  | { type: "apptainer"; image: string; binds: string[] }
-  | { type: "pyxis"; image: string; mounts: string[] };
-
-export interface SlurmTarget {
+/** `[slurm]`; its output_dir is the config's output_dir. */
+export interface SlurmTarget extends Omit<z.output<typeof slurmTable>, "output_dir"> {
   kind: "slurm";
-  job_name: string;
-  partition?: string;
-  account?: string;
-  qos?: string;
-  time?: string;
-  nodelist?: string;
-  exclude?: string;
-  constraint?: string;
-  exclusive: boolean;
-  gres?: string;
-  pending_timeout: number;
-  ready_timeout: number;
-  launcher: Launcher;
 }
 
-export interface KubernetesTarget {
+export interface KubernetesTarget extends z.output<typeof kubernetesTable> {
   kind: "kubernetes";
-  namespace: string;
-  image: string;
-  router_image: string;
-  epp_image: string;
-  envoy_image: string;
-  mooncake_image: string;
-  sidecar_image: string;
-  image_pull_secrets: string[];
-  service_account?: string;
-  node_selector: Record<string, string>;
-  tolerations: { key?: string; operator?: string; value?: string; effect?: string }[];
-  model_cache?: { pvc?: string; host_path?: string; mount_path: string };
-  gpu_resource: string;
-  shm_size: string;
-  disk_offload_storage_class?: string;
-  disk_offload_size: string;
-  startup_timeout: number;
 }
 
 /** The four deployment shapes of seed 001. */

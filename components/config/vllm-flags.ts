@@ -1,5 +1,7 @@
 import vllmManifest from "../upstream/vllm-serve.json";
 import { ConfigIssue, joinPath } from "./issues";
+import { inferenceShape } from "./schema/inference";
+import { modelTable } from "./schema/model";
 import { didYouMean } from "./suggest";
 
 export interface FlagSpec {
@@ -23,10 +25,20 @@ export function flagName(key: string): string {
 const SNAKE_NAMES = Object.keys(VLLM_FLAGS).map((f) => f.slice(2).replace(/-/g, "_"));
 
 /**
+ * A stack-file key named like a `vllm serve` flag (an inference key, or one of [model]'s) sets that
+ * flag, so vllm_extra must not: enable_dbo, model.max_model_len, ...
+ */
+const OWNED_BY_KEY: Record<string, { key: string }> = Object.fromEntries(
+  [...Object.keys(inferenceShape).map((k) => [k, k]), ...Object.keys(modelTable.shape).map((k) => [k, `model.${k}`])].filter(([k]) => VLLM_FLAGS[flagName(k)]).map(([k, key]) => [k, { key }]),
+);
+
+/**
  * vllm_extra keys the planner owns. Setting them by hand would contradict the plan (two ports, a
- * second kv-transfer config, ...), so each points at the stack-file key that controls it.
+ * second kv-transfer config, ...), so each points at the stack-file key that controls it: the keys
+ * named like their flag, and these.
  */
 export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
+  ...OWNED_BY_KEY,
   model: { key: "model.name" },
   model_tag: { key: "model.name" },
   served_model_name: { key: "model.name", why: "the served name is the model name, which trainers rely on" },
@@ -44,22 +56,6 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
   api_server_count: { why: "computed by the planner (dp-local API servers, 1 with LoRA)" },
   kv_transfer_config: { key: "kv_cache_offload", why: "the planner builds the connector JSON from kv_cache_offload and the deployment" },
   api_key: { why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values" },
-  enable_expert_parallel: { key: "enable_expert_parallel" },
-  enable_eplb: { key: "enable_eplb" },
-  enable_dbo: { key: "enable_dbo" },
-  enable_return_routed_experts: { key: "enable_return_routed_experts" },
-  enable_lora: { key: "enable_lora" },
-  max_loras: { key: "max_loras" },
-  max_lora_rank: { key: "max_lora_rank" },
-  gpu_memory_utilization: { key: "gpu_memory_utilization" },
-  enable_prefix_caching: { key: "enable_prefix_caching" },
-  max_model_len: { key: "model.max_model_len" },
-  enforce_eager: { key: "model.enforce_eager" },
-  dtype: { key: "model.dtype" },
-  trust_remote_code: { key: "model.trust_remote_code" },
-  chat_template: { key: "model.chat_template" },
-  tool_call_parser: { key: "model.tool_call_parser" },
-  reasoning_parser: { key: "model.reasoning_parser" },
 };
 
 export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;

@@ -1,7 +1,10 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseOverrides } from "../../components/config";
 import { loadConfigText } from "../../components/config/load";
-import { issuesOf, load, SLURM, STACK_NAMES, stackText } from "../helpers";
+import { AUTO_SETUP } from "../../components/config/rules";
+import { issuesOf, load, ROOT, SLURM, STACK_NAMES, stackText } from "../helpers";
 
 describe("stack files", () => {
   it.each(STACK_NAMES)("%s loads", (name) => {
@@ -119,6 +122,12 @@ describe("defaults and auto-setup", () => {
     expect(load(pd).enable_expert_parallel).toBe(true);
     expect(load(`enable_expert_parallel = false\n${pd}`).enable_expert_parallel).toBe(false);
     expect(load(base).enable_expert_parallel).toBe(false);
+  });
+
+  it("names every auto-setup rule in the schema, beside the key it derives", () => {
+    const dir = path.join(ROOT, "components", "config", "schema");
+    const schema = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8")).join("\n");
+    for (const name of Object.keys(AUTO_SETUP)) expect(schema, name).toContain(`AUTO_SETUP "${name}"`);
   });
 
   it("rounds max_lora_rank up to a rank vLLM accepts", () => {

@@ -2,29 +2,39 @@ import { z } from "zod";
 import { deploymentTable } from "./deployment";
 import { modelField, parallelTable } from "./model";
 import { offloadTable } from "./offload";
-import { envVars, port } from "./primitives";
+import { envVars, port, table } from "./primitives";
 import { serverTable } from "./server";
 
 /**
  * The inference keys shared by both layouts: the root of a standalone stack file, and the
- * `[inference]` table of an RL-embedded one (seed 001).
+ * `[inference]` table of an RL-embedded one (seed 001). Every key reaches the canonical config
+ * (types.ts FleetConfig) under its own name; the keys without a static default are derived when the
+ * file leaves them unset, by the AUTO_SETUP rule named beside them (rules.ts).
  */
 export const inferenceShape = {
   model: modelField.optional(),
-  parallel: parallelTable.optional(),
-  deployment: deploymentTable.optional(),
+  parallel: parallelTable.prefault({}),
+  deployment: deploymentTable.prefault({}),
   kv_cache_offload: offloadTable.optional(),
-  vllm_extra: z.record(z.string(), z.unknown()).optional().describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
-  env_vars: envVars.optional().describe("Exported for every inference process"),
-  server: serverTable.optional(),
+  vllm_extra: z.record(z.string(), z.unknown()).default({}).describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
+  env_vars: envVars.default({}).describe("Exported for every inference process"),
+  server: serverTable.prefault({}),
+  /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
   backend_port: port.optional().describe("Engine port behind a router (default server.port + 100)"),
-  enable_expert_parallel: z.boolean().optional(),
-  enable_dbo: z.boolean().optional(),
-  enable_eplb: z.boolean().optional(),
-  enable_return_routed_experts: z.boolean().optional().describe("Router replay: return routed experts with every response"),
-  enable_lora: z.boolean().optional(),
-  max_loras: z.number().int().min(1).max(4096).optional(),
+  /** Also set by the model catalog's launch value, and AUTO_SETUP "P/D turns on expert parallelism". */
+  enable_expert_parallel: z.boolean().default(false),
+  enable_dbo: z.boolean().default(false),
+  enable_eplb: z.boolean().default(false),
+  /** The RL layout's trainer.enable_router_replay turns it on (normalise.ts toCanonicalInput). */
+  enable_return_routed_experts: z.boolean().default(false).describe("Router replay: return routed experts with every response"),
+  enable_lora: z.boolean().default(false),
+  max_loras: z.number().int().min(1).max(4096).default(8),
+  /** AUTO_SETUP "LoRA rank rounds up to one vLLM accepts". */
   max_lora_rank: z.number().int().min(1).optional(),
-  gpu_memory_utilization: z.number().gt(0, "must be > 0").max(1, "must be <= 1").optional(),
+  gpu_memory_utilization: z.number().gt(0, "must be > 0").max(1, "must be <= 1").default(0.9),
+  /** Derived: AUTO_SETUP "KV offload turns on prefix caching"; otherwise unset means vLLM's default. */
   enable_prefix_caching: z.boolean().optional(),
 };
+
+/** The inference keys as one table (the RL layout's `[inference]`); its output is the canonical inference config. */
+export const inferenceTable = table(inferenceShape);

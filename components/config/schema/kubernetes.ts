@@ -30,32 +30,35 @@ const toleration = table({
 const modelCache = table({
   pvc: k8sName.optional().describe("Existing PersistentVolumeClaim holding the Hugging Face cache"),
   host_path: text.optional().describe("Node directory holding the Hugging Face cache"),
-  mount_path: text.optional().describe("Where the cache is mounted (default /root/.cache/huggingface)"),
+  mount_path: text.default("/root/.cache/huggingface").describe("Where the cache is mounted (default /root/.cache/huggingface)"),
 });
+
+/** The vLLM release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
+const VLLM_IMAGE = "vllm/vllm-openai:v0.28.0";
 
 /** `[kubernetes]`: run the fleet as Kubernetes workloads instead of SLURM jobs. */
 export const kubernetesTable = table({
-  namespace: k8sName.optional(),
-  image: image.optional().describe("vLLM container image (default vllm/vllm-openai)"),
-  router_image: image.optional(),
-  epp_image: image.optional(),
-  envoy_image: image.optional(),
-  mooncake_image: image.optional().describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
-  sidecar_image: image.optional().describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
-  image_pull_secrets: z.array(k8sName).optional(),
+  namespace: k8sName.default("default"),
+  image: image.default(VLLM_IMAGE).describe("vLLM container image (default vllm/vllm-openai)"),
+  router_image: image.default("ghcr.io/vllm-project/router:latest"),
+  epp_image: image.default("ghcr.io/llm-d/llm-d-router:v0.10.0"),
+  envoy_image: image.default("envoyproxy/envoy:v1.36.0"),
+  mooncake_image: image.default(VLLM_IMAGE).describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
+  sidecar_image: image.default("ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0").describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
+  image_pull_secrets: z.array(k8sName).default([]),
   service_account: k8sName.optional(),
-  node_selector: z.record(labelKey, labelValue).optional(),
-  tolerations: z.array(toleration).optional(),
+  node_selector: z.record(labelKey, labelValue).default({}),
+  tolerations: z.array(toleration).default([]),
   model_cache: modelCache.optional(),
-  gpu_resource: text.refine(qualifiedName, QUALIFIED).optional().describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
+  gpu_resource: text.refine(qualifiedName, QUALIFIED).default("nvidia.com/gpu").describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
   shm_size: z
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 16Gi")
-    .optional(),
+    .default("16Gi"),
   disk_offload_storage_class: k8sName.optional(),
   disk_offload_size: z
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 500Gi")
-    .optional(),
-  startup_timeout: z.number().int().min(60).max(86400).optional().describe("Seconds the startup probe allows (default 2700)"),
+    .default("500Gi"),
+  startup_timeout: z.number().int().min(60).max(86400).default(2700).describe("Seconds the startup probe allows (default 2700)"),
 });

@@ -1,14 +1,16 @@
 import { z } from "zod";
-import { inferenceShape } from "./inference";
+import { inferenceShape, inferenceTable } from "./inference";
 import { kubernetesTable } from "./kubernetes";
 import { count, filePath, modelId, outputDir, table } from "./primitives";
 import { slurmTable } from "./slurm";
 
-const targetShape = {
+/** The target keys: at the root of both layouts. */
+export const targetShape = {
   slurm: slurmTable.optional(),
   kubernetes: kubernetesTable.optional(),
+  /** Derived: slurm.output_dir, else AUTO_SETUP "output_dir is vllm-fleet/<job name>". */
   output_dir: outputDir.optional().describe("Where scripts, logs and endpoints.json go on the cluster"),
-  dry_run: z.boolean().optional().describe("Render and upload the job script without submitting it"),
+  dry_run: z.boolean().default(false).describe("Render and upload the job script without submitting it"),
 };
 
 /** Read where the program runs (not on the cluster), so a relative path is relative to the stack file. */
@@ -26,16 +28,16 @@ export const rlDeploymentTable = table({
   type: z.enum(["single_node", "multi_node"]).optional(),
   num_train_nodes: z.number().int().min(0).optional().describe("Trainer nodes (informational: trainers are not deployed here)"),
   num_infer_nodes: count.optional().describe("Nodes per inference island; must match [inference.deployment] when set"),
-  num_infer_replicas: count.optional().describe("Number of inference islands, each behind its own router"),
+  num_infer_replicas: count.default(1).describe("Number of inference islands, each behind its own router"),
   gpus_per_node: z.number().int().min(1).max(64).optional(),
 });
 
 /** Seed 001's layout: inference under `[inference]`, the island multiplier in top-level `[deployment]`. */
 export const rlLayout = table({
-  inference: table(inferenceShape),
+  inference: inferenceTable,
   deployment: rlDeploymentTable.optional(),
   model: table({ name: modelId }).optional().describe("RL model table; its name is served when [inference] names none"),
-  trainer: table({ enable_router_replay: z.boolean().optional() }).optional(),
+  trainer: table({ enable_router_replay: z.boolean().default(false) }).optional(),
   ...targetShape,
   ...catalogShape,
 });
@@ -43,6 +45,6 @@ export const rlLayout = table({
 /** Either layout; editors get this as the stack file's JSON Schema. */
 export const stackFileSchema = z.union([standaloneLayout, rlLayout]);
 
-export type StandaloneLayout = z.infer<typeof standaloneLayout>;
-export type RlLayout = z.infer<typeof rlLayout>;
-export type InferenceInput = z.infer<ReturnType<typeof table<typeof inferenceShape>>>;
+/** Either layout as a valid file writes it (before the schema's defaults). */
+export type StandaloneLayout = z.input<typeof standaloneLayout>;
+export type RlLayout = z.input<typeof rlLayout>;

@@ -13,6 +13,7 @@ const cpuTier = table({
 });
 const diskTier = table({ path: absolutePath.optional().describe("Directory for the disk tier on every node") });
 
+/** cpu.num_bytes and disk.path are required when their table is present; normalise.ts says so in the layout's terms. */
 const base = { cpu: cpuTier.optional(), disk: diskTier.optional() };
 
 export const nativeOffload = table({ type: z.literal("native"), ...base });
@@ -23,8 +24,8 @@ export const mooncakeOffload = table({
   device_name: z
     .string()
     .regex(/^[A-Za-z0-9_:,.-]*$/, 'must be a comma-separated RDMA device list such as "mlx5_0,mlx5_1" (empty = auto-detect)')
-    .optional(),
-  protocol: z.enum(mooncakeManifest.known_protocols as [string, ...string[]]).optional().describe("Transfer protocol (default rdma)"),
+    .default(""),
+  protocol: z.enum(mooncakeManifest.known_protocols as [string, ...string[]]).default("rdma").describe("Transfer protocol (default rdma)"),
 });
 
 export const offloadTable = z.discriminatedUnion("type", [nativeOffload, mooncakeOffload], {

@@ -80,12 +80,14 @@ export const outputDir = filePath
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 /** An environment table: names are shell identifiers; values are text (numbers and booleans are stringified). */
-export const envVars = z.record(
-  z.string().regex(ENV_NAME, "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"),
-  z.union([z.string().refine((s) => !s.includes("\0"), "must not contain a NUL byte").max(65536), z.number(), z.boolean()], {
-    error: "environment values must be strings, numbers or booleans",
-  }),
-);
+export const envVars = z
+  .record(
+    z.string().regex(ENV_NAME, "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"),
+    z.union([z.string().refine((s) => !s.includes("\0"), "must not contain a NUL byte").max(65536), z.number(), z.boolean()], {
+      error: "environment values must be strings, numbers or booleans",
+    }),
+  )
+  .transform((env): Record<string, string> => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])));
 
 /** SLURM names (job, partition, account, qos): what sbatch accepts without quoting surprises. */
 export const slurmName = z

@@ -4,8 +4,9 @@ import { absolutePath, filePath, hostlist, NOT_AN_OPTION, notAnOption, outputDir
 /** One entry of a list the launcher joins with commas (--bind, --container-mounts): a comma would split it. */
 const listEntry = (flag: string) => text.refine((s) => !s.includes(","), `must not contain ',' (${flag} takes a comma-separated list, so it would become two entries)`);
 
+/** `type` may be omitted: this is the table's default launcher. */
 const plainLauncher = table({
-  type: z.literal("vllm"),
+  type: z.literal("vllm").default("vllm"),
   bin_dir: absolutePath.refine((s) => !s.includes(":"), "must not contain ':' (it goes on PATH, where ':' separates directories)").optional().describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
 });
 const venvLauncher = table({
@@ -15,12 +16,12 @@ const venvLauncher = table({
 const apptainerLauncher = table({
   type: z.literal("apptainer"),
   image: filePath.refine(notAnOption, NOT_AN_OPTION).describe("Apptainer/Singularity image (.sif) or URI"),
-  binds: z.array(listEntry("apptainer --bind").refine(notAnOption, NOT_AN_OPTION)).optional().describe("Extra --bind specs, e.g. /scratch:/scratch"),
+  binds: z.array(listEntry("apptainer --bind").refine(notAnOption, NOT_AN_OPTION)).default([]).describe("Extra --bind specs, e.g. /scratch:/scratch"),
 });
 const pyxisLauncher = table({
   type: z.literal("pyxis"),
   image: text.describe("Container image for srun --container-image"),
-  mounts: z.array(listEntry("srun --container-mounts")).optional().describe("--container-mounts entries, e.g. /scratch:/scratch"),
+  mounts: z.array(listEntry("srun --container-mounts")).default([]).describe("--container-mounts entries, e.g. /scratch:/scratch"),
 });
 
 /** How the engine, router and store binaries are launched on the nodes. */
@@ -30,7 +31,7 @@ export const launcherTable = z.discriminatedUnion("type", [plainLauncher, venvLa
 
 /** `[slurm]`: submit one sbatch job per island through the login node. */
 export const slurmTable = table({
-  job_name: slurmName.optional().describe("Base job name; each island's job is <job_name>-<stack>-i<k>"),
+  job_name: slurmName.default("vllm-fleet").describe("Base job name; each island's job is <job_name>-<stack>-i<k>"),
   partition: slurmName.optional(),
   account: slurmName.optional(),
   qos: slurmName.optional(),
@@ -41,14 +42,15 @@ export const slurmTable = table({
     .string()
     .regex(/^[A-Za-z0-9_.&|\[\]()*:,-]+$/, "must be a SLURM constraint expression such as h100|a100")
     .optional(),
+  /** Another spelling of the top-level output_dir (normalise.ts toCanonicalInput carries it there). */
   output_dir: outputDir.optional().describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
-  exclusive: z.boolean().optional().describe("Request whole nodes (default true)"),
+  exclusive: z.boolean().default(true).describe("Request whole nodes (default true)"),
   gres: z
     .string()
     .regex(/^[A-Za-z0-9_:,]+$/, "must be a GRES spec such as gpu:8 or gpu:h100:8")
     .optional()
     .describe("Override the per-node GRES request (default gpu:<gpus_per_node>)"),
-  pending_timeout: z.number().int().min(10).max(7 * 86400).optional().describe("Seconds to wait for the job to start running (default 3600)"),
-  ready_timeout: z.number().int().min(10).max(7 * 86400).optional().describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
-  launcher: launcherTable.optional(),
+  pending_timeout: z.number().int().min(10).max(7 * 86400).default(3600).describe("Seconds to wait for the job to start running (default 3600)"),
+  ready_timeout: z.number().int().min(10).max(7 * 86400).default(3600).describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
+  launcher: launcherTable.prefault({}),
 });
