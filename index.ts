@@ -1,10 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfigFile, overridesFromObject } from "./components/config";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
-import { kubernetesProvider } from "./components/k8s/provider";
+import { kubernetesProvider } from "./components/kubernetes/provider";
 import { fleetEndpoints, plannedOutputs } from "./components/outputs";
 import { buildPlan } from "./components/plan/plan";
-import { NS, secretConfig } from "./components/secrets";
+import { NS, secretConfig } from "./components/pulumi-config";
 import { loginConnection } from "./components/slurm/login";
 import { resolveStackFile } from "./components/stack-file";
 

@@ -1,7 +1,7 @@
-import type { DeploymentPlan, Role } from "./plan/types";
-import { k8sEndpoints } from "./render/k8s/fleet";
+import type { DeploymentPlan, Role } from "./plan/deployment-plan";
+import { k8sEndpoints } from "./kubernetes/fleet-objects";
 import { showUrl } from "./report/plan-json";
-import { trainerBlocks, type TrainerBlocks } from "./report/trainer-blocks";
+import { trainerBlocks, type TrainerBlocks } from "./trainer/trainer-blocks";
 
 /** One island as a trainer sees it: where to send rollouts, and every engine for weight updates. */
 export interface IslandEndpoints {

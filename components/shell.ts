@@ -1,4 +1,4 @@
-import { partsOf, type Ref, type Value } from "../plan/values";
+import { partsOf, type Ref, type Value } from "./plan/values";
 
 /**
  * The one shell-quoting function: every value that reaches a script goes through it, so no config

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { Role } from "../plan/types";
+import type { Role } from "../plan/deployment-plan";
 
 /** One engine as trainers see it: its id, role and admin base URL. */
 export interface EngineEndpoint {

@@ -1,10 +1,10 @@
 import { createHash } from "node:crypto";
-import type { EngineProcess, IslandPlan } from "../../plan/types";
-import { labels, MOUNTED_FILES, placement, type K8sContext } from "./context";
+import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
 import type { EngineWorkload } from "./names";
 import { fieldEnv, httpProbe, k8sLiteral, secretEnv, SECRET_KEYS, tcpProbe, type Container, type EnvVar, type PersistentVolumeClaim, type PodTemplateSpec, type Volume, type VolumeMount } from "./objects";
-import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake";
-import { isSelf, k8sArgv, k8sValue, scriptWord } from "./values";
+import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
+import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 
 const START_RANK = "--data-parallel-start-rank";
 /** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */

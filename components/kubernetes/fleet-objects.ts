@@ -1,10 +1,10 @@
-import type { KubernetesTarget } from "../../config/types";
-import type { DeploymentPlan, Role } from "../../plan/types";
-import { labels, meta, type K8sContext } from "./context";
-import { mooncakeObjects } from "./mooncake";
+import type { KubernetesTarget } from "../config/types";
+import type { DeploymentPlan, Role } from "../plan/deployment-plan";
+import { labels, meta, type K8sContext } from "./render-context";
+import { mooncakeObjects } from "./mooncake-objects";
 import { k8sNames, type EngineWorkload, type K8sNames } from "./names";
 import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
-import { routerObjects } from "./router";
+import { routerObjects } from "./router-objects";
 import { engineObjects } from "./workloads";
 
 /** What trainers get from a Kubernetes island: in-cluster URLs in the plan's admin order. */

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { IslandPlan } from "../plan/types";
-import type { K8sIslandEndpoints, K8sIslandObjects } from "../render/k8s/fleet";
+import type { IslandPlan } from "../plan/deployment-plan";
+import type { K8sIslandEndpoints, K8sIslandObjects } from "./fleet-objects";
 import { MooncakeStore, PrefillDecodeGroup, Router, VllmReplica, type EngineEndpoint } from "../fleet/parts";
 import { k8sResource } from "./resource";
 

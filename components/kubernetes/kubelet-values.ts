@@ -1,6 +1,6 @@
-import { partsOf, type Value } from "../../plan/values";
+import { partsOf, type Value } from "../plan/values";
 import { shellWord } from "../shell";
-import { k8sRefs, type K8sContext } from "./context";
+import { k8sRefs, type K8sContext } from "./render-context";
 import { k8sLiteral } from "./objects";
 
 /**

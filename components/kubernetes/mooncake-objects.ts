@@ -1,7 +1,7 @@
-import { FIXED_PORTS } from "../../config/rules";
-import type { IslandPlan } from "../../plan/types";
-import { partsOf, resolveDeep, type Value } from "../../plan/values";
-import { labels, meta, singletonDeployment, type K8sContext } from "./context";
+import { FIXED_PORTS } from "../config/rules";
+import type { IslandPlan } from "../plan/deployment-plan";
+import { partsOf, resolveDeep, type Value } from "../plan/values";
+import { labels, meta, singletonDeployment, type K8sContext } from "./render-context";
 import { k8sLiteral, tcpProbe, type K8sObject } from "./objects";
 
 export const mooncakeConfigMapName = (ctx: K8sContext, island: number) => `${ctx.names.mooncakeService(island)}-config`;

@@ -1,6 +1,6 @@
-import type { KubernetesTarget } from "../../config/types";
-import { k8sBase, k8sIslandPrefix } from "../../plan/k8s-names";
-import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl, Role } from "../../plan/types";
+import type { KubernetesTarget } from "../config/types";
+import { k8sBase, k8sIslandPrefix } from "../plan/k8s-names";
+import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl, Role } from "../plan/deployment-plan";
 
 /** One engine workload: a replica's pods. One node: a StatefulSet; several: a LeaderWorkerSet. */
 export interface EngineWorkload {

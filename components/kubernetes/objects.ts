@@ -1,5 +1,5 @@
 import type * as k8s from "@pulumi/kubernetes";
-import { SECRETS, type SecretName } from "../secrets";
+import { SECRETS, type SecretName } from "../credentials";
 
 /*
  * Plain Kubernetes objects as the renderer produces them. The Pulumi SDK's input types give the

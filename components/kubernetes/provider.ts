@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { secretConfig } from "../secrets";
+import { secretConfig } from "../pulumi-config";
 
 /**
  * The cluster to deploy to, from Pulumi config: `kubeconfig` (a path, or the file's contents as a

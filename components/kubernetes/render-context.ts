@@ -1,6 +1,6 @@
-import type { KubernetesTarget } from "../../config/types";
-import type { DeploymentPlan } from "../../plan/types";
-import type { GeneratedFile, Ref } from "../../plan/values";
+import type { KubernetesTarget } from "../config/types";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { GeneratedFile, Ref } from "../plan/values";
 import type { K8sNames } from "./names";
 import type { K8sObject, Meta, PodSpec, SecretName } from "./objects";
 

@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { K8sObject } from "../render/k8s/objects";
+import type { K8sObject } from "./objects";
 
 /**
  * Creates one rendered object as its typed Pulumi resource (custom resources generically). The

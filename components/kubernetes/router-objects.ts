@@ -1,12 +1,12 @@
 import { createHash } from "node:crypto";
 import YAML from "yaml";
-import { WORKER_STARTUP_TIMEOUT_S } from "../../plan/router";
-import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../../plan/types";
-import { resolveDeep, type Ref } from "../../plan/values";
-import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./context";
+import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
+import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../plan/deployment-plan";
+import { resolveDeep, type Ref } from "../plan/values";
+import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./render-context";
 import { servingSelector } from "./engine-pod";
 import { fieldEnv, httpProbe, tcpProbe, type K8sObject } from "./objects";
-import { k8sArgv } from "./values";
+import { k8sArgv } from "./kubelet-values";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
 function routerService(ctx: K8sContext, island: IslandPlan, selector: Record<string, string>, ports: { name: string; port: number }[]): K8sObject {

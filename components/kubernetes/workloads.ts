@@ -1,9 +1,9 @@
-import type { IslandPlan } from "../../plan/types";
-import { labels, meta, type K8sContext } from "./context";
+import type { IslandPlan } from "../plan/deployment-plan";
+import { labels, meta, type K8sContext } from "./render-context";
 import { diskClaims, engineLabels, enginePodTemplate } from "./engine-pod";
 import type { EngineWorkload } from "./names";
 import type { K8sObject } from "./objects";
-import { k8sArgv } from "./values";
+import { k8sArgv } from "./kubelet-values";
 
 /** LWS readiness for `pulumi up`: the provider waits for this condition like it waits for a StatefulSet. */
 const LWS_AWAIT = { "pulumi.com/waitFor": "condition=Available" };

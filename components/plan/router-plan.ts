@@ -1,6 +1,6 @@
 import type { FleetConfig } from "../config/types";
 import { FIXED_PORTS } from "../config/rules";
-import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./types";
+import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
 
 /** Seconds the router waits for its workers; engines loading big checkpoints are slow (prime-rl uses 4200). */

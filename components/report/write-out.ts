@@ -1,11 +1,11 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { DeploymentPlan } from "../plan/types";
+import type { DeploymentPlan } from "../plan/deployment-plan";
 import YAML from "yaml";
-import { renderIslandJob } from "../render/island-job";
-import { islandK8sObjects, renderK8sFleet } from "../render/k8s/fleet";
-import type { K8sObject } from "../render/k8s/objects";
-import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
+import { renderIslandJob } from "../slurm/island-job";
+import { islandK8sObjects, renderK8sFleet } from "../kubernetes/fleet-objects";
+import type { K8sObject } from "../kubernetes/objects";
+import { generatedFiles, jobName, renderIslandScript } from "../slurm/sbatch";
 import { planJson } from "./plan-json";
 
 /** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */

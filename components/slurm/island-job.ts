@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import type { SlurmTarget } from "../config/types";
-import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/types";
-import { dryRunLine, resultTemplate } from "../report/island-result";
+import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
+import { dryRunLine, resultTemplate } from "./island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
-import { SECRETS, type SecretName } from "./secrets";
-import { heredocDelimiter, loginShellArg, shq } from "./shell";
+import { SECRETS, type SecretName } from "../credentials";
+import { heredocDelimiter, loginShellArg, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "./templates";
 
 /** Slack on top of the pending and ready timeouts for submitting, cancelling and ssh itself. */

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/types";
+import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 
 /**
  * The contract between an island's create command and the program: one JSON line on stdout (and

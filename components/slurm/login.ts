@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type * as command from "@pulumi/command";
 import { z } from "zod";
-import { NS, secretConfig } from "../secrets";
+import { NS, secretConfig } from "../pulumi-config";
 
 
 const host = z.string().regex(/^[A-Za-z0-9._:-]+$/, "must be a host name or address");

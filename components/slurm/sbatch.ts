@@ -1,10 +1,10 @@
 import YAML from "yaml";
 import type { FleetConfig, SlurmTarget } from "../config/types";
-import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router";
-import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/types";
+import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
+import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
-import { SECRETS, secretOrder, type SecretName } from "./secrets";
-import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "./shell";
+import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "../shell";
 import { renderTemplate } from "./templates";
 
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */

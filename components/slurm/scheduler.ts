@@ -1,5 +1,5 @@
-import { shq } from "../render/shell";
-import type { IslandView } from "./fleet-view";
+import { shq } from "../shell";
+import type { IslandView } from "../ops/fleet-view";
 
 /**
  * What SLURM says about one island's job, gathered on the login node in one ssh round trip:

@@ -1,7 +1,7 @@
-import type { DeploymentPlan, IslandPlan } from "../plan/types";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { islandDir, jobName } from "./sbatch";
-import { SECRETS, secretOrder, type SecretName } from "./secrets";
-import { loginShellArg, shq } from "./shell";
+import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import { loginShellArg, shq } from "../shell";
 import { renderOneLine } from "./templates";
 
 /** The island's secrets directory (0700) beside its script and logs; one 0600 file per secret. */

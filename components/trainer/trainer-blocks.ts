@@ -1,6 +1,6 @@
 import * as TOML from "@iarna/toml";
 import { stringify as toYaml } from "yaml";
-import type { Role } from "../plan/types";
+import type { Role } from "../plan/deployment-plan";
 
 /** Ready-made client settings for the trainers our users run, as text they paste or template in. */
 export interface TrainerBlocks {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { median, meets, sectionsTable } from "../bench/report";
+import { median, meets, sectionsTable } from "../../bench/report";
 
 describe("bench report", () => {
   it("median of odd and even samples, unsorted", () => {

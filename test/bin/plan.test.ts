@@ -3,7 +3,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ROOT, runPlanCli, STACK_NAMES } from "./helpers";
+import { ROOT, runPlanCli, STACK_NAMES } from "../helpers";
 
 const run = runPlanCli;
 

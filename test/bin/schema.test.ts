@@ -3,8 +3,8 @@ import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { stackJsonSchema } from "../bin/schema";
-import { ROOT, STACK_NAMES, stackText } from "./helpers";
+import { stackJsonSchema } from "../../bin/schema";
+import { ROOT, STACK_NAMES, stackText } from "../helpers";
 
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
 const plain = (text: string) => JSON.parse(JSON.stringify(TOML.parse(text)));

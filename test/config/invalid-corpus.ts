@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-export const FIXTURES = path.join(__dirname, "fixtures", "invalid");
+export const FIXTURES = path.join(__dirname, "..", "fixtures", "invalid");
 
 export interface Fixture {
   name: string;

@@ -5,9 +5,9 @@
  * `pulumi preview` stops where `npm run plan` does and nothing half-deploys.
  */
 import { describe, expect, it, vi } from "vitest";
-import { ConfigError } from "../components/config";
+import { ConfigError } from "../../components/config";
 import { FIXTURE_LIST } from "./invalid-corpus";
-import { installMocks, setConfig, slurmConfig } from "./program-harness";
+import { installMocks, setConfig, slurmConfig } from "../program-harness";
 
 describe("invalid stack corpus: the Pulumi program refuses each before registering anything", () => {
   it("covers the whole corpus", () => {
@@ -20,7 +20,7 @@ describe("invalid stack corpus: the Pulumi program refuses each before registeri
     vi.resetModules();
     let error: unknown;
     try {
-      await import("../index");
+      await import("../../index");
     } catch (e) {
       error = e;
     }

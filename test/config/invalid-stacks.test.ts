@@ -16,11 +16,11 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { main } from "../bin/plan";
-import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../components/config";
+import { main } from "../../bin/plan";
+import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../../components/config";
 import { FIXTURE_LIST, FIXTURES, parseHeader, type Fixture } from "./invalid-corpus";
 
-const ROOT = path.resolve(__dirname, "..");
+const ROOT = path.resolve(__dirname, "..", "..");
 const STACKS = path.join(ROOT, "stacks");
 
 const fixture = (name: string): Fixture => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
 import type { FleetEndpoints } from "../../components/outputs";
-import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
+import { parseIslandResult, type RunningIsland } from "../../components/slurm/island-result";
 import { capture, env, expectOk, login, pulumiConfig } from "./cluster";
 import { runRemote } from "./ssh";
 

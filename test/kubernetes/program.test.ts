@@ -1,10 +1,10 @@
 import { describe, expect, it, vi } from "vitest";
-import { loadConfigFile } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
-import { allK8sObjects, renderK8sFleet, type K8sIslandEndpoints } from "../components/render/k8s/fleet";
-import { resolveStackFile } from "../components/stack-file";
-import { K8S_STACKS } from "./helpers";
-import { installMocks, settle, setConfig, value, type Registered } from "./program-harness";
+import { loadConfigFile } from "../../components/config";
+import { buildPlan } from "../../components/plan/plan";
+import { allK8sObjects, renderK8sFleet, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
+import { resolveStackFile } from "../../components/stack-file";
+import { K8S_STACKS } from "../helpers";
+import { installMocks, settle, setConfig, value, type Registered } from "../program-harness";
 
 const HF_TOKEN = "hf_SECRET_token_4f2a9c";
 const API_KEY = "sk-SECRET-api-key-77d1";
@@ -15,7 +15,7 @@ async function program(stack: string, config: Record<string, string> = {}, secre
   const registered = installMocks(stack);
   setConfig(Object.fromEntries(Object.entries(config).map(([k, v]) => [`vllm-fleet:${k}`, v])), secret);
   vi.resetModules();
-  const infra = await import("../index");
+  const infra = await import("../../index");
   const islands = (await value(infra.islands)) as K8sIslandEndpoints[];
   await settle(registered);
   return { infra, islands, registered };

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { loadConfigFile } from "../../components/config";
 import { viewFromEndpoints, viewFromPlan } from "../../components/ops/fleet-view";
-import { jobPhase, parseSchedulerReport, schedulerQueryScript, type JobReport } from "../../components/ops/scheduler";
+import { jobPhase, parseSchedulerReport, schedulerQueryScript, type JobReport } from "../../components/slurm/scheduler";
 import { fleetStatus, islandStatus, type Probe } from "../../components/ops/status";
 import { buildPlan } from "../../components/plan/plan";
 import { resolveStackFile } from "../../components/stack-file";

@@ -1,10 +1,10 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
-import { renderIslandJob, readinessProbes } from "../../components/render/island-job";
-import { renderIslandScript } from "../../components/render/sbatch";
-import { renderSecretFiles } from "../../components/render/secret-files";
-import { parseIslandResult, resultTemplate } from "../../components/report/island-result";
+import { renderIslandJob, readinessProbes } from "../../components/slurm/island-job";
+import { renderIslandScript } from "../../components/slurm/sbatch";
+import { renderSecretFiles } from "../../components/slurm/secret-files";
+import { parseIslandResult, resultTemplate } from "../../components/slurm/island-result";
 import { checkArgv } from "../../components/upstream/check";
 import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
 import { fakeCreateStdout } from "../program-harness";

@@ -1,11 +1,11 @@
 import { describe, expect, it, vi } from "vitest";
-import { loadConfigFile } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
-import { renderIslandJob } from "../components/render/island-job";
-import { resolveStackFile } from "../components/stack-file";
-import type { IslandOutputs } from "../components/fleet/inference-deployment";
-import { SLURM_STACKS } from "./helpers";
-import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
+import { loadConfigFile } from "../../components/config";
+import { buildPlan } from "../../components/plan/plan";
+import { renderIslandJob } from "../../components/slurm/island-job";
+import { resolveStackFile } from "../../components/stack-file";
+import type { IslandOutputs } from "../../components/fleet/inference-deployment";
+import { SLURM_STACKS } from "../helpers";
+import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "../program-harness";
 
 /** SLURM stacks export SLURM island outputs (job id, nodes); the export is typed for both targets. */
 const slurmIslands = (infra: { islands: any }) => value(infra.islands) as Promise<IslandOutputs[]>;
@@ -15,7 +15,7 @@ async function program(stack: string, config: Record<string, string>, opts: Para
   const registered = installMocks(stack, opts);
   setConfig(config);
   vi.resetModules();
-  const infra = await import("../index");
+  const infra = await import("../../index");
   return { infra, registered };
 }
 
@@ -133,7 +133,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     installMocks("single-node");
     setConfig(config, []); // no key marked secret, as `pulumi config set` without --secret
     vi.resetModules();
-    await expect(import("../index")).rejects.toThrow(/vllm-fleet:sshPrivateKey is stored in plain text/);
+    await expect(import("../../index")).rejects.toThrow(/vllm-fleet:sshPrivateKey is stored in plain text/);
   });
 
   it("deploys the stack file the stackFile config key names, under this Pulumi stack's job names", async () => {
@@ -146,7 +146,7 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     const before = installMocks("bad");
     setConfig(slurmConfig({ stackFile: "test/fixtures/program/invalid.toml" }));
     vi.resetModules();
-    await expect(import("../index")).rejects.toThrow(/parallel\.tp/);
+    await expect(import("../../index")).rejects.toThrow(/parallel\.tp/);
     expect(before).toEqual([]);
   });
 });

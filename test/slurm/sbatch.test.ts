@@ -6,8 +6,8 @@ import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { buildPlan } from "../../components/plan/plan";
 import { resolveValue } from "../../components/plan/values";
-import { generatedFiles, renderIslandScript } from "../../components/render/sbatch";
-import { shq, shellWord } from "../../components/render/shell";
+import { generatedFiles, renderIslandScript } from "../../components/slurm/sbatch";
+import { shq, shellWord } from "../../components/shell";
 import { checkArgv } from "../../components/upstream/check";
 import { load, plan as planOf, SLURM, SLURM_STACKS, stackText } from "../helpers";
 

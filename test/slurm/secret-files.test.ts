@@ -9,11 +9,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it, vi } from "vitest";
-import { loadConfigFile } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
-import { renderSecretFiles, secretFilesPayload } from "../components/render/secret-files";
-import { resolveStackFile } from "../components/stack-file";
-import { installMocks, isSecret, settle, setConfig, slurmConfig, value } from "./program-harness";
+import { loadConfigFile } from "../../components/config";
+import { buildPlan } from "../../components/plan/plan";
+import { renderSecretFiles, secretFilesPayload } from "../../components/slurm/secret-files";
+import { resolveStackFile } from "../../components/stack-file";
+import { installMocks, isSecret, settle, setConfig, slurmConfig, value } from "../program-harness";
 
 /** Values with every character class a careless script would mangle or leak through. */
 const API_KEY = `sk-'q"uote $HOME \`id\` \\back ${"$"}(touch /tmp/pwned) end `;
@@ -25,7 +25,7 @@ async function program(stack: string, extra: Record<string, unknown> = {}) {
   const registered = installMocks(stack);
   setConfig({ ...slurmConfig({ apiKey: API_KEY, hfToken: HF_TOKEN, ...extra }), "vllm-fleet:sshPrivateKey": SSH_KEY }, SECRET_CONFIG);
   vi.resetModules();
-  const infra = await import("../index");
+  const infra = await import("../../index");
   const outputs = { planned: await value(infra.planned), islands: await value(infra.islands), endpoints: await value(infra.endpoints) };
   await settle(registered);
   return { infra, outputs, registered };
@@ -76,7 +76,7 @@ describe("SLURM credentials under mocks", () => {
     const registered = installMocks("single-node");
     setConfig(slurmConfig());
     vi.resetModules();
-    const infra = await import("../index");
+    const infra = await import("../../index");
     await value(infra.islands);
     await settle(registered);
     expect(registered.filter((r) => r.name.endsWith("-secrets"))).toEqual([]);
@@ -96,7 +96,7 @@ describe("SLURM credentials under mocks", () => {
       installMocks("single-node");
       setConfig(slurmConfig({ [key]: "plain-value" }), ["vllm-fleet:sshPrivateKey"]);
       vi.resetModules();
-      await expect(import("../index")).rejects.toThrow(new RegExp(`vllm-fleet:${key} is stored in plain text`));
+      await expect(import("../../index")).rejects.toThrow(new RegExp(`vllm-fleet:${key} is stored in plain text`));
     }
   });
 

@@ -6,9 +6,9 @@ import * as TOML from "@iarna/toml";
 import * as k8s from "@pulumi/kubernetes";
 import { describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { FleetEndpoints } from "../components/outputs";
-import { K8S_STACKS, SLURM_STACKS } from "./helpers";
-import { installMocks, isSecret, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "./program-harness";
+import type { FleetEndpoints } from "../../components/outputs";
+import { K8S_STACKS, SLURM_STACKS } from "../helpers";
+import { installMocks, isSecret, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "../program-harness";
 
 const API_KEY = "sk-SECRET-contract-key-31c9";
 
@@ -16,7 +16,7 @@ async function program(stack: string, config: Record<string, string>, secretKeys
   const registered = installMocks(stack);
   setConfig(config, ["vllm-fleet:sshPrivateKey", ...secretKeys]);
   vi.resetModules();
-  const infra = await import("../index");
+  const infra = await import("../../index");
   const endpoints = (await value(infra.endpoints)) as FleetEndpoints;
   await settle(registered);
   return { infra, endpoints, registered };
@@ -91,7 +91,7 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     const registered: Registered[] = installMocks("trainer", { stackOutputs: { "acme/vllm-fleet/k8s-disaggregated-x3": { outputs, secretOutputNames } } });
     setConfig({});
     vi.resetModules();
-    const { readFleet } = await import("../components/trainer/fleet-reference");
+    const { readFleet } = await import("../../components/trainer/fleet-reference");
     const fleet = readFleet("acme/vllm-fleet/k8s-disaggregated-x3");
     new k8s.core.v1.ConfigMap("orchestrator", { data: { "client.toml": fleet.endpoints.trainers.primeRl } });
     new k8s.core.v1.Secret("inference-key", { stringData: { VLLM_API_KEY: fleet.apiKey.apply((k) => k ?? "") } });
@@ -117,7 +117,7 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
   });
 
   it("a stack without the contract fails with the stack's name and what is wrong", async () => {
-    const { parseFleetEndpoints } = await import("../components/trainer/fleet-reference");
+    const { parseFleetEndpoints } = await import("../../components/trainer/fleet-reference");
     const fleetSide = await fleetOutputs("k8s-single-node");
     expect(parseFleetEndpoints(fleetSide.endpoints, "acme/vllm-fleet/prod")).toEqual(fleetSide.endpoints);
     expect(() => parseFleetEndpoints({ ...fleetSide.endpoints, adminUrls: "http://x" }, "acme/vllm-fleet/prod")).toThrow(

@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { derive, fixturesDir, fixturesFromSource, sourceAvailable, sourceDir, vendoredDir } from "../bin/sync-upstream";
+import { derive, fixturesDir, fixturesFromSource, sourceAvailable, sourceDir, vendoredDir } from "../../bin/sync-upstream";
 
 describe("vendored upstream manifests", () => {
   it("components/upstream/*.json match what `npm run sync-upstream` derives from test/fixtures/upstream", () => {
