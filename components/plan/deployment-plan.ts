@@ -1,8 +1,9 @@
 import type { FleetConfig, Shape } from "../config/types";
 import type { GpuMemoryPlan } from "./gpu-memory";
+import type { Role } from "./roles";
 import type { Value } from "./values";
 
-export type Role = "replica" | "prefill" | "decode";
+export type { Role } from "./roles";
 
 /** One vLLM `serve` process. Every engine runs one per node (internal DP inside it). */
 export interface EngineProcess {
@@ -90,7 +91,8 @@ export interface NodeUrl {
   path: string;
 }
 
-export interface IslandEndpoints {
+/** Where an island's router and engines will listen, as node URLs (hosts are known only at run time). */
+export interface EndpointsPlan {
   island: number;
   /** Where clients send requests (`.../v1`); undefined without a router (then the single engine). */
   router?: NodeUrl;
@@ -105,7 +107,7 @@ export interface IslandPlan {
   engines: EngineProcess[];
   router?: RouterPlan;
   mooncake?: MooncakePlan;
-  endpoints: IslandEndpoints;
+  endpoints: EndpointsPlan;
 }
 
 export interface DeploymentPlan {
