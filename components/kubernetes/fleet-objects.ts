@@ -1,5 +1,6 @@
 import type { KubernetesTarget } from "../config/types";
-import type { DeploymentPlan, Role } from "../plan/deployment-plan";
+import type { IslandOutputs } from "../backend";
+import type { DeploymentPlan } from "../plan/deployment-plan";
 import { labels, meta, type K8sContext } from "./render-context";
 import { mooncakeObjects } from "./mooncake-objects";
 import { k8sNames, type EngineWorkload, type K8sNames } from "./names";
@@ -7,18 +8,8 @@ import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
 import { routerObjects } from "./router-objects";
 import { engineObjects } from "./workloads";
 
-/** What trainers get from a Kubernetes island: in-cluster URLs in the plan's admin order. */
-export interface K8sIslandEndpoints {
-  island: number;
-  namespace: string;
-  routerUrl: string | null;
-  adminUrls: string[];
-  roles: Role[];
-  /** Every engine pod with its DNS name, in node order. */
-  pods: { node: number; pod: string; host: string }[];
-  /** The Mooncake master's RPC address and metadata URL, when the island has a store. */
-  mooncake: { master: string; metadata: string } | null;
-}
+/** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
+export type K8sIslandEndpoints = Required<Pick<IslandOutputs, "island" | "namespace" | "routerUrl" | "adminUrls" | "roles" | "pods" | "mooncake">>;
 
 export interface K8sIslandObjects {
   island: number;

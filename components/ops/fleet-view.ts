@@ -1,6 +1,6 @@
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
-import { k8sEndpoints } from "../kubernetes/fleet-objects";
-import { islandDir, jobName, routerProcess } from "../slurm/sbatch";
+import { k8sEndpoints } from "../kubernetes";
+import { islandDir, jobName, routerProcess } from "../slurm";
 
 /**
  * What the fleet CLI operates on, whichever way it learnt about the fleet. From a stack file (the

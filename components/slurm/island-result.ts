@@ -1,5 +1,6 @@
 import { z } from "zod";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
+import { ROLES } from "../plan/roles";
 
 /**
  * The contract between an island's create command and the program: one JSON line on stdout (and
@@ -11,7 +12,7 @@ export const RESULT_FORMAT = "vllm-fleet/island/v1";
 
 const ipv4 = z.string().regex(/^(\d{1,3}\.){3}\d{1,3}$/, "must be an IPv4 address");
 const url = z.string().regex(/^http:\/\/[^\s]+$/, "must be an http URL");
-const role = z.enum(["replica", "prefill", "decode"]);
+const role = z.enum(ROLES);
 
 /** Fields both kinds of result carry. */
 const base = {

@@ -1,5 +1,4 @@
 import { shq } from "../shell";
-import type { IslandView } from "../ops/fleet-view";
 
 /**
  * What SLURM says about one island's job, gathered on the login node in one ssh round trip:
@@ -23,8 +22,16 @@ export interface JobReport {
   nodeStates: { host: string; state: string }[];
 }
 
+/** What the query needs to find an island's job: its unique name, the island's directory, a job id if known. */
+export interface IslandJobRef {
+  island: number;
+  jobName?: string;
+  islandDir?: string;
+  jobId?: string;
+}
+
 /** Bash for the login node: one tab-separated record per fact, parsed by parseSchedulerReport. */
-export function schedulerQueryScript(islands: IslandView[]): string {
+export function schedulerQueryScript(islands: IslandJobRef[]): string {
   const calls = islands.filter((i) => i.jobName).map((i) => `fleet_island ${i.island} ${shq(i.jobName!)} ${shq(i.islandDir ?? "")} ${shq(i.jobId ?? "")}`);
   return `${QUERY_FUNCTIONS}\n${calls.join("\n")}\n`;
 }

@@ -1,16 +1,7 @@
 import * as TOML from "@iarna/toml";
 import { stringify as toYaml } from "yaml";
 import type { Role } from "../plan/deployment-plan";
-
-/** Ready-made client settings for the trainers our users run, as text they paste or template in. */
-export interface TrainerBlocks {
-  /** prime-rl's `[orchestrator.model.client]` (and P/D metric roles), as TOML. */
-  primeRl: string;
-  /** NexRL's `inference_service` section, as YAML. */
-  nexrl: string;
-  /** OpenAI SDK environment; the key itself is the secret `apiKey` output, never in this block. */
-  openaiEnv: Record<string, string>;
-}
+import type { TrainerBlocks } from "./contract";
 
 export interface TrainerBlockInput {
   model: string;

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
-import { parseIslandResult, type RunningIsland } from "../../components/slurm/island-result";
+import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, login, privateKey, pulumiConfig, ROOT } from "./cluster";
 import { runRemote, type Connection } from "./ssh";
 

@@ -3,7 +3,7 @@ import { loadConfigFile } from "../../components/config";
 import { buildPlan } from "../../components/plan/plan";
 import { renderIslandJob } from "../../components/slurm/island-job";
 import { resolveStackFile } from "../../components/stack-file";
-import type { IslandOutputs } from "../../components/fleet/inference-deployment";
+import type { IslandOutputs } from "../../components/backend";
 import { SLURM_STACKS } from "../helpers";
 import { FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "../program-harness";
 

@@ -6,7 +6,7 @@ import * as TOML from "@iarna/toml";
 import * as k8s from "@pulumi/kubernetes";
 import { describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
-import type { FleetEndpoints } from "../../components/outputs";
+import type { FleetEndpoints } from "../../components/trainer/contract";
 import { K8S_STACKS, SLURM_STACKS } from "../helpers";
 import { installMocks, isSecret, realUrl, settle, setConfig, slurmConfig, value, type Registered } from "../program-harness";
 
