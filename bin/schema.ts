@@ -1,12 +1,14 @@
 /**
  * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
  * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
- * with a first line `#:schema ../schema/stack.schema.json`.
+ * with a first line `#:schema ../schema/stack.schema.json`. Also schema/endpoints.schema.json, the
+ * trainer contract (the `endpoints` output) from its zod schema, field by field with its docs.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { stackFileSchema } from "../components/config/schema/layouts";
+import { fleetEndpointsSchema } from "../components/trainer/contract";
 
 /** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
 const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
@@ -40,9 +42,19 @@ export function stackJsonSchema(): Record<string, unknown> {
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }
 
+/** The trainer contract as JSON Schema: what `pulumi stack output endpoints --json` prints. */
+export function endpointsJsonSchema(): Record<string, unknown> {
+  return { ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>), title: "vllm-fleet trainer contract" };
+}
+
 if (require.main === module) {
-  const out = path.resolve(__dirname, "..", "schema", "stack.schema.json");
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  for (const [file, schema] of [
+    ["stack.schema.json", stackJsonSchema()],
+    ["endpoints.schema.json", endpointsJsonSchema()],
+  ] as const) {
+    const out = path.resolve(__dirname, "..", "schema", file);
+    fs.mkdirSync(path.dirname(out), { recursive: true });
+    fs.writeFileSync(out, JSON.stringify(schema, null, 2) + "\n");
+    console.log(`wrote ${path.relative(process.cwd(), out)}`);
+  }
 }

@@ -3,7 +3,11 @@ import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { stackJsonSchema } from "../../bin/schema";
+import { endpointsJsonSchema, stackJsonSchema } from "../../bin/schema";
+import { loadConfigFile } from "../../components/config";
+import { fleetEndpoints, plannedOutputs } from "../../components/outputs";
+import { buildPlan } from "../../components/plan/plan";
+import { resolveStackFile } from "../../components/stack-file";
 import { ROOT, STACK_NAMES, stackText } from "../helpers";
 
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
@@ -26,5 +30,25 @@ describe("JSON Schema for editors", () => {
   it("schema/stack.schema.json is up to date (npm run schema)", () => {
     const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "stack.schema.json"), "utf8"));
     expect(committed).toEqual(stackJsonSchema());
+  });
+});
+
+describe("JSON Schema of the trainer contract", () => {
+  const validateEndpoints = new Ajv2020({ strict: false, allErrors: true }).compile(endpointsJsonSchema());
+
+  it("schema/endpoints.schema.json is up to date (npm run schema)", () => {
+    const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "endpoints.schema.json"), "utf8"));
+    expect(committed).toEqual(endpointsJsonSchema());
+  });
+
+  it.each(STACK_NAMES)("describes what %s exports as endpoints", (name) => {
+    const plan = buildPlan(loadConfigFile(resolveStackFile(name).file), name);
+    const endpoints = fleetEndpoints(plan, plannedOutputs(plan).islands, true);
+    expect(validateEndpoints(JSON.parse(JSON.stringify(endpoints))), JSON.stringify(validateEndpoints.errors)).toBe(true);
+  });
+
+  it("says what each field is", () => {
+    const schema = endpointsJsonSchema() as { properties: Record<string, { description?: string }> };
+    for (const [field, s] of Object.entries(schema.properties)) expect(s.description, field).toBeTruthy();
   });
 });
