@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfigFile, overridesFromObject } from "./components/config";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
-import { kubernetesProvider } from "./components/k8s/provider";
+import { kubernetesProvider } from "./components/kubernetes/deploy";
 import { fleetEndpoints, plannedOutputs } from "./components/outputs";
 import { buildPlan } from "./components/plan/plan";
-import { NS, secretConfig } from "./components/secrets";
-import { loginConnection } from "./components/slurm/login";
+import { NS, secretConfig } from "./components/pulumi-config";
+import { loginConnection } from "./components/slurm/deploy";
 import { resolveStackFile } from "./components/stack-file";
 
 // The stack file is stacks/<pulumi stack>.toml unless `pulumi config set stackFile ...` names another;

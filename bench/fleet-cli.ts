@@ -32,7 +32,7 @@ import * as path from "node:path";
 import { engineTargets, metricsRows, scrapeAll, statusCommand } from "../components/ops/commands";
 import { viewFromEndpoints, type FleetView } from "../components/ops/fleet-view";
 import { metricsText, statusText } from "../components/ops/render-text";
-import { islandResultSchema, RESULT_FORMAT } from "../components/report/island-result";
+import { islandResultSchema, RESULT_FORMAT } from "../components/slurm";
 import { median, round, type Section } from "./report";
 
 const ROOT = path.resolve(__dirname, "..");

@@ -24,7 +24,7 @@ import { execFile } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { parseIslandResult } from "../components/report/island-result";
+import { parseIslandResult } from "../components/slurm";
 import { captureCommands, CLUSTER_ENV_FILE, loginOf, readClusterEnv, requireProgramFresh, ROOT, standinOverrides, type CapturedCommand } from "../test/e2e/program-capture";
 import { runRemote, type Connection, type RemoteRun } from "../test/e2e/ssh";
 import { median, round, type Figure, type Section } from "./report";

@@ -2,13 +2,15 @@
  * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
  * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
  * with a first line `#:schema ../schema/stack.schema.json`. From the same JSON Schema it writes
- * docs/stack-file.md, the key reference (components/config/key-reference.ts).
+ * docs/stack-file.md, the key reference (components/config/key-reference.ts). Also
+ * schema/endpoints.schema.json, the trainer contract (the `endpoints` output) from its zod schema.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { keyReference } from "../components/config/key-reference";
 import { stackFileSchema } from "../components/config/schema/layouts";
+import { fleetEndpointsSchema } from "../components/trainer/contract";
 
 /**
  * `model = "<id>"` is accepted as shorthand for the [model] table where the loader expands it: at
@@ -35,10 +37,16 @@ export function stackKeyReference(): string {
   return keyReference(stackJsonSchema());
 }
 
+/** The trainer contract as JSON Schema: what `pulumi stack output endpoints --json` prints. */
+export function endpointsJsonSchema(): Record<string, unknown> {
+  return { ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>), title: "vllm-fleet trainer contract" };
+}
+
 if (require.main === module) {
   const root = path.resolve(__dirname, "..");
   const outputs: [string, string][] = [
     [path.join(root, "schema", "stack.schema.json"), JSON.stringify(stackJsonSchema(), null, 2) + "\n"],
+    [path.join(root, "schema", "endpoints.schema.json"), JSON.stringify(endpointsJsonSchema(), null, 2) + "\n"],
     [path.join(root, "docs", "stack-file.md"), stackKeyReference()],
   ];
   for (const [out, text] of outputs) {

@@ -8,7 +8,7 @@
  *    into test/fixtures/upstream/crds/. Tests and stand-ins read only those vendored copies.
  * 2. Derive the flag subsets the program reads at run time into components/upstream/*.json.
  *
- * test/upstream-sync.test.ts fails when either step would change a file.
+ * test/upstream/sync.test.ts fails when either step would change a file.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";

@@ -1,35 +1,8 @@
-import type { DeploymentPlan, Role } from "./plan/types";
-import { k8sEndpoints } from "./render/k8s/fleet";
+import { k8sEndpoints } from "./kubernetes";
+import type { DeploymentPlan } from "./plan/deployment-plan";
 import { showUrl } from "./report/plan-json";
-import { trainerBlocks, type TrainerBlocks } from "./report/trainer-blocks";
-
-/** One island as a trainer sees it: where to send rollouts, and every engine for weight updates. */
-export interface IslandEndpoints {
-  island: number;
-  model: string;
-  /** The island's router (`.../v1`), or null when engines are addressed directly. */
-  routerUrl: string | null;
-  /** Every engine's URL (`.../v1`) in the planner's order: node-major, rank-minor; P/D prefill first. */
-  adminUrls: string[];
-  /** The role of each admin URL, position by position. */
-  roles: Role[];
-  engineCount: number;
-}
-
-/** The whole stack: every island's endpoints, concatenated in island order, plus trainer blocks. */
-export interface FleetEndpoints {
-  model: string;
-  target: "slurm" | "kubernetes";
-  /** Where OpenAI-style requests go: every island's router, or every engine where there is none. */
-  baseUrls: string[];
-  adminUrls: string[];
-  roles: Role[];
-  engineCount: number;
-  /** Whether the engines require `Authorization: Bearer <apiKey>` (the key is the `apiKey` output). */
-  apiKeyRequired: boolean;
-  islands: (IslandEndpoints & { trainers: TrainerBlocks })[];
-  trainers: TrainerBlocks;
-}
+import type { FleetEndpoints, IslandEndpoints } from "./trainer/contract";
+import { trainerBlocks } from "./trainer/trainer-blocks";
 
 /** The island fields every target reports (SLURM from the job's result line, Kubernetes from names). */
 export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUrls" | "roles">;
@@ -40,7 +13,7 @@ export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUr
  */
 export function fleetEndpoints(plan: Pick<DeploymentPlan, "model" | "target">, islands: IslandUrls[], apiKeyRequired: boolean): FleetEndpoints {
   const own = islands.map((i) => {
-    const island: IslandEndpoints = { island: i.island, model: plan.model, routerUrl: i.routerUrl, adminUrls: i.adminUrls, roles: i.roles, engineCount: i.adminUrls.length };
+    const island: Omit<IslandEndpoints, "trainers"> = { island: i.island, model: plan.model, routerUrl: i.routerUrl, adminUrls: i.adminUrls, roles: i.roles, engineCount: i.adminUrls.length };
     return { ...island, trainers: trainerBlocks({ model: plan.model, baseUrls: baseUrls([island]), adminUrls: island.adminUrls, roles: island.roles, apiKeyRequired }) };
   });
   const all = {

@@ -4,7 +4,7 @@ import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
 import { buildPlan } from "../components/plan/plan";
-import type { DeploymentPlan } from "../components/plan/types";
+import type { DeploymentPlan } from "../components/plan/deployment-plan";
 
 export const ROOT = path.resolve(__dirname, "..");
 export const STACK_NAMES = fs.readdirSync(path.join(ROOT, "stacks")).filter((f) => f.endsWith(".toml")).map((f) => f.slice(0, -5)).sort();

@@ -140,8 +140,19 @@ export function value<T>(input: pulumi.Input<T>): Promise<pulumi.Unwrap<T>> {
   return new Promise((resolve) => pulumi.output(input).apply((v) => resolve(v)));
 }
 
+/**
+ * Waits until the Pulumi runtime's RPC queue is empty: registrations and components'
+ * registerOutputs calls, which wait for their outputs. A test that ends before that leaves them to
+ * reach the next test's mock monitor, which rejects them as unknown resources (unhandled).
+ */
+export function drainRpcs(): Promise<void> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("@pulumi/pulumi/runtime/settings").waitForRPCs();
+}
+
 /** Waits until registrations stop arriving (outputs resolve asynchronously under mocks). */
 export async function settle(registered: Registered[]): Promise<void> {
+  await drainRpcs();
   let n = -1;
   while (n !== registered.length) {
     n = registered.length;

@@ -1,18 +1,12 @@
-import { createHash } from "node:crypto";
 import type * as command from "@pulumi/command";
-import * as k8s from "@pulumi/kubernetes";
+import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { KubernetesTarget } from "../config/types";
-import { kubernetesIsland } from "../k8s/island";
-import type { DeploymentPlan, IslandPlan, Role } from "../plan/types";
-import { renderIslandJob } from "../render/island-job";
-import { renderK8sFleet, type K8sIslandEndpoints } from "../render/k8s/fleet";
-import { SECRET_KEYS } from "../render/k8s/objects";
-import { renderSecretFiles, secretFilesPayload } from "../render/secret-files";
-import type { SecretName } from "../render/secrets";
-import type { IslandResult } from "../report/island-result";
-import { SlurmJob } from "../slurm/slurm-job";
-import { MooncakeStore, PrefillDecodeGroup, Router, VllmReplica, type EngineEndpoint } from "./parts";
+import type { IslandContext, IslandOutputs } from "../backend";
+import type { SecretName } from "../credentials";
+import { kubernetesBackend, kubernetesFleet } from "../kubernetes/deploy";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import { slurmBackend } from "../slurm/deploy";
+import { islandParts } from "./parts";
 
 export interface InferenceDeploymentArgs {
   plan: DeploymentPlan;
@@ -26,102 +20,36 @@ export interface InferenceDeploymentArgs {
   kubernetes?: { provider: k8s.Provider };
 }
 
-/** What one island hands to trainers: the same fields as `planned`, with real hosts. */
-export interface IslandOutputs {
-  island: number;
-  jobName: string;
-  jobId: string | null;
-  dryRun: boolean;
-  /** Where a dry run left the script. */
-  script: string | null;
-  nodes: { name: string; host: string; addr: string }[];
-  routerUrl: string | null;
-  adminUrls: string[];
-  roles: Role[];
-}
-
-function islandOutputs(r: IslandResult): IslandOutputs {
-  if (r.dryRun) return { island: r.island, jobName: r.jobName, jobId: null, dryRun: true, script: r.script, nodes: [], routerUrl: null, adminUrls: [], roles: [] };
-  return { island: r.island, jobName: r.jobName, jobId: r.jobId, dryRun: false, script: null, nodes: r.nodes, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles };
-}
-
-const engineEndpoints = (r: IslandResult): (EngineEndpoint & { replica: number })[] => (r.dryRun ? [] : r.engines);
-const endpoint = ({ id, role, url }: EngineEndpoint): EngineEndpoint => ({ id, role, url });
-
 /**
- * A whole fleet. On SLURM: per island one job plus the logical parts it runs (router, replicas or
- * a prefill/decode group, Mooncake store), whose outputs come from that job's result line. On
- * Kubernetes: per island the same parts, each owning its workloads, with in-cluster URLs.
+ * A whole fleet: per island the logical parts (router, replicas or a prefill/decode group, Mooncake
+ * store), the same on every target, and the target's own resources from its backend. On SLURM one
+ * job runs the island and the parts report its result line; on Kubernetes each part owns its
+ * workloads and reports in-cluster URLs.
  */
 export class InferenceDeployment extends pulumi.ComponentResource {
-  public readonly islands: pulumi.Output<(IslandOutputs | K8sIslandEndpoints)[]>;
-  public readonly jobs: SlurmJob[] = [];
+  public readonly islands: pulumi.Output<IslandOutputs[]>;
 
   constructor(name: string, args: InferenceDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:fleet:InferenceDeployment", name, {}, opts);
     const { plan } = args;
     const secrets = Object.fromEntries(Object.entries(args.secrets ?? {}).filter(([, v]) => v !== undefined)) as Partial<Record<SecretName, pulumi.Output<string>>>;
+    const common: IslandContext = {
+      name,
+      secrets,
+      secretKey: args.secretKey ?? ((n: SecretName) => n),
+      parts: (island, outputs, dependsOn) => islandParts(this, name, plan, island, outputs, dependsOn),
+    };
+    let deploy: (island: IslandPlan) => pulumi.Output<IslandOutputs>;
     if (plan.target === "slurm") {
       if (!args.connection) throw new Error("a SLURM fleet needs the login node connection");
-      const connection = args.connection;
-      const secretKey = args.secretKey ?? ((n: SecretName) => n);
-      this.jobs = plan.islands.map((island) => this.slurmIsland(name, island, plan, connection, secrets, secretKey));
-      this.islands = pulumi.all(this.jobs.map((j) => j.result)).apply((rs) => rs.map(islandOutputs));
+      const ctx = { ...common, connection: args.connection };
+      deploy = (island) => slurmBackend.deployIsland(this, plan, island, ctx);
     } else {
       if (!args.kubernetes) throw new Error("a Kubernetes fleet needs a provider");
-      this.islands = this.kubernetesFleet(name, plan, args.kubernetes.provider, secrets);
+      const ctx = { ...common, ...kubernetesFleet(this, plan, args.kubernetes.provider, secrets) };
+      deploy = (island) => kubernetesBackend.deployIsland(this, plan, island, ctx);
     }
+    this.islands = pulumi.all(plan.islands.map(deploy));
     this.registerOutputs({ islands: this.islands });
-  }
-
-  private kubernetesFleet(name: string, plan: DeploymentPlan, provider: k8s.Provider, secrets: Partial<Record<SecretName, pulumi.Output<string>>>) {
-    const configured = Object.keys(secrets) as SecretName[];
-    const fleet = renderK8sFleet(plan, configured);
-    // The only object that holds credentials; every pod reads them through secretKeyRef.
-    const secret = fleet.secret
-      ? new k8s.core.v1.Secret(fleet.secret.metadata.name, { ...fleet.secret, stringData: Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)])) }, { parent: this, provider })
-      : undefined;
-    const startupTimeout = (plan.config.target as KubernetesTarget).startup_timeout;
-    return pulumi.all(fleet.islands.map((objects) => kubernetesIsland(name, this, { plan: plan.islands[objects.island], disaggregated: plan.shape === "disaggregated", objects, provider, startupTimeout, secret })));
-  }
-
-  private slurmIsland(
-    name: string,
-    island: IslandPlan,
-    plan: DeploymentPlan,
-    connection: pulumi.Input<command.types.input.remote.ConnectionArgs>,
-    secrets: Partial<Record<SecretName, pulumi.Output<string>>>,
-    secretKey: (name: SecretName) => string,
-  ): SlurmJob {
-    const base = `${name}-i${island.index}`;
-    // A dry run starts no engine, so it puts no credential on the cluster.
-    const names = plan.config.dry_run ? [] : (Object.keys(secrets) as SecretName[]);
-    const values = pulumi.all(Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>);
-    const payload = values.apply((v) => secretFilesPayload(v, secretKey));
-    const files = names.length
-      ? { files: renderSecretFiles(plan, island, names), payload, fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")) }
-      : undefined;
-    const job = new SlurmJob(base, { connection, job: renderIslandJob(plan, island, names), secrets: files }, { parent: this });
-    // The parts exist once the job runs them.
-    const part = { parent: this, dependsOn: job };
-    const engines = job.result.apply(engineEndpoints);
-    if (island.router) new Router(`${base}-router`, { kind: island.router.kind, url: job.result.apply((r) => (r.dryRun ? null : r.routerUrl)) }, part);
-    if (plan.shape === "disaggregated") {
-      new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, part);
-    } else {
-      const replicas = [...new Set(island.engines.map((e) => e.replica))];
-      for (const r of replicas) {
-        const mine = engines.apply((es) => es.filter((e) => e.replica === r).map(endpoint));
-        new VllmReplica(`${base}-replica${r}`, { engines: mine }, part);
-      }
-    }
-    if (island.mooncake) {
-      new MooncakeStore(
-        `${base}-mooncake`,
-        { master: job.result.apply((r) => (r.dryRun ? null : r.mooncake?.master ?? null)), metadata: job.result.apply((r) => (r.dryRun ? null : r.mooncake?.metadata ?? null)) },
-        part,
-      );
-    }
-    return job;
   }
 }

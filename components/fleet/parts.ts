@@ -1,16 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { Role } from "../plan/types";
-
-/** One engine as trainers see it: its id, role and admin base URL. */
-export interface EngineEndpoint {
-  id: string;
-  role: Role;
-  url: string;
-}
+import type { EngineEndpoint, IslandParts, PartOutputs } from "../backend";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 
 /*
  * The logical parts of an island. On SLURM the island's one job runs them all, so these carry the
- * outputs read from that job's result; on Kubernetes they will own their workloads.
+ * outputs read from that job's result; on Kubernetes they own their workloads.
  */
 
 export class Router extends pulumi.ComponentResource {
@@ -56,4 +50,45 @@ export class MooncakeStore extends pulumi.ComponentResource {
     this.metadata = pulumi.output(args.metadata);
     this.registerOutputs({ master: this.master, metadata: this.metadata });
   }
+}
+
+const endpoint = ({ id, role, url }: EngineEndpoint): EngineEndpoint => ({ id, role, url });
+
+/**
+ * One island's parts, the same on every target: a Router when the island has one, one
+ * PrefillDecodeGroup (P/D) or a VllmReplica per replica, a MooncakeStore when it has a store.
+ */
+export function islandParts(
+  parent: pulumi.ComponentResource,
+  name: string,
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  outputs: pulumi.Input<PartOutputs>,
+  dependsOn?: pulumi.Resource,
+): IslandParts {
+  const base = `${name}-i${island.index}`;
+  const opts: pulumi.ComponentResourceOptions = dependsOn ? { parent, dependsOn } : { parent };
+  const out = pulumi.output(outputs) as pulumi.Output<PartOutputs>;
+  const engines = out.apply((o) => o.engines);
+  const router = island.router ? new Router(`${base}-router`, { kind: island.router.kind, url: out.apply((o) => o.routerUrl) }, opts) : undefined;
+  let engineParts: (replica: number) => pulumi.ComponentResource;
+  if (plan.shape === "disaggregated") {
+    const group = new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, opts);
+    engineParts = () => group;
+  } else {
+    const replicas = new Map<number, VllmReplica>();
+    for (const r of new Set(island.engines.map((e) => e.replica))) {
+      const mine = engines.apply((es) => es.filter((e) => e.replica === r).map(endpoint));
+      replicas.set(r, new VllmReplica(`${base}-replica${r}`, { engines: mine }, opts));
+    }
+    engineParts = (r) => {
+      const part = replicas.get(r);
+      if (!part) throw new Error(`internal error: island ${island.index} has no replica ${r}`);
+      return part;
+    };
+  }
+  const mooncake = island.mooncake
+    ? new MooncakeStore(`${base}-mooncake`, { master: out.apply((o) => o.mooncake?.master ?? null), metadata: out.apply((o) => o.mooncake?.metadata ?? null) }, opts)
+    : undefined;
+  return { router, mooncake, engines: engineParts };
 }

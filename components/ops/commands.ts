@@ -1,13 +1,12 @@
-import { fleetEndpoints, type FleetEndpoints, type IslandUrls } from "../outputs";
-import type { Role } from "../plan/types";
-import { shq } from "../render/shell";
-import { renderTemplate } from "../render/templates";
-import { parseIslandResult } from "../report/island-result";
+import { fleetEndpoints, type IslandUrls } from "../outputs";
+import type { Role } from "../plan/deployment-plan";
+import { shq } from "../shell";
+import { parseIslandResult, parseSchedulerReport, renderTemplate, schedulerQueryScript, type JobReport } from "../slurm";
+import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { failureText, getText, probeAll } from "./http";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
 import { runChecked, type Shell } from "./remote";
-import { parseSchedulerReport, schedulerQueryScript, type JobReport } from "./scheduler";
 import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
 
 /** Asks SLURM about every island in one round trip; Kubernetes and endpoints-only views skip it. */

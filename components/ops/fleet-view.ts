@@ -1,6 +1,6 @@
-import type { DeploymentPlan, NodeUrl, Role } from "../plan/types";
-import { k8sEndpoints } from "../render/k8s/fleet";
-import { islandDir, jobName, routerProcess } from "../render/sbatch";
+import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
+import { k8sEndpoints } from "../kubernetes";
+import { islandDir, jobName, routerProcess } from "../slurm";
 
 /**
  * What the fleet CLI operates on, whichever way it learnt about the fleet. From a stack file (the

@@ -1,4 +1,4 @@
-import type { FleetEndpoints } from "../outputs";
+import type { FleetEndpoints } from "../trainer/contract";
 import { textTable } from "../report/text-table";
 import type { FleetStatusReport, MetricsRow } from "./commands";
 import type { EngineMetrics } from "./metrics";

@@ -4,12 +4,11 @@ import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
 import { buildPlan } from "../plan/plan";
-import { parseLogin } from "../slurm/login";
+import { NS } from "../namespace";
+import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
-
-const NS = "vllm-fleet";
 
 export interface SourceOptions {
   /** A Pulumi stack name or a stack file, as for `npm run plan`. */

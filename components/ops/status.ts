@@ -1,6 +1,6 @@
 import type { IslandView, ProcessView } from "./fleet-view";
 import { processesOf, processUrl } from "./fleet-view";
-import { jobPhase, nodeLost, type JobReport } from "./scheduler";
+import { jobPhase, nodeLost, type JobReport } from "../slurm";
 
 /** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
 export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";

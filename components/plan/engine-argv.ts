@@ -1,7 +1,7 @@
 import type { FleetConfig } from "../config/types";
 import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
-import { resolveParser } from "./parsers";
-import type { EngineProcess, Role } from "./types";
+import { resolveParser } from "./parser-detection";
+import type { EngineProcess, Role } from "./deployment-plan";
 import type { Value } from "./values";
 
 /** P/D per-role settings seed 001 fixes (reference §3.7, §6.4). */

@@ -1,5 +1,5 @@
 import type { FleetConfig } from "../config/types";
-import type { Role } from "./types";
+import type { Role } from "./deployment-plan";
 import type { Value } from "./values";
 
 /** prime-rl's DEFAULT_COMMON_ENV_VARS and DEFAULT_INFERENCE_ENV_VARS (reference §3.11). */

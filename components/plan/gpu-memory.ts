@@ -14,7 +14,7 @@ import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu
 import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
-import type { Role } from "./types";
+import type { Role } from "./roles";
 
 
 export interface GpuMemorySource {

@@ -1,6 +1,6 @@
 import { FIXED_PORTS } from "../config/rules";
 import type { OffloadConfig } from "../config/types";
-import type { MooncakePlan } from "./types";
+import type { MooncakePlan } from "./deployment-plan";
 import { nodeRef, selfRef, t, type Value } from "./values";
 
 /** Blocks must outlive their reuse; the 5 s default expired them before decode read them (prime-rl #2697). */

@@ -9,8 +9,8 @@ import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
 import { k8sIslandPrefix } from "./k8s-names";
-import { llmdPlan, vllmRouterPlan, type PoolRef } from "./router";
-import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./types";
+import { llmdPlan, vllmRouterPlan, type PoolRef } from "./router-plan";
+import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, selfRef, type Value } from "./values";
 
 /** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */

@@ -1,4 +1,4 @@
-import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/types";
+import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { resolveDeep, showRef, showValue, type Value } from "../plan/values";
 
 /** A URL with a symbolic host, e.g. http://<i0-n0>:8000/v1, for plans made before nodes exist. */

@@ -1,7 +1,7 @@
 import { gib, reserveTotal, type GpuMemoryPlan } from "../plan/gpu-memory";
-import type { DeploymentPlan, IslandPlan } from "../plan/types";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { showValue, type Value } from "../plan/values";
-import { k8sNames } from "../render/k8s/names";
+import { k8sNames } from "../kubernetes";
 import { showUrl } from "./plan-json";
 import { textTable } from "./text-table";
 

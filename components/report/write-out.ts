@@ -1,23 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { DeploymentPlan } from "../plan/types";
-import YAML from "yaml";
-import { renderIslandJob } from "../render/island-job";
-import { islandK8sObjects, renderK8sFleet } from "../render/k8s/fleet";
-import type { K8sObject } from "../render/k8s/objects";
-import { generatedFiles, jobName, renderIslandScript } from "../render/sbatch";
+import type { Backend, IslandContext } from "../backend";
+import { kubernetesPlanOut } from "../kubernetes";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import { slurmPlanOut } from "../slurm";
 import { planJson } from "./plan-json";
 
-/** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
-const objectFile = (o: K8sObject) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`;
-const objectYaml = (o: K8sObject) => YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
+const PLAN_OUT: Record<DeploymentPlan["target"], Backend<IslandContext>["planOut"]> = { slurm: slurmPlanOut, kubernetes: kubernetesPlanOut };
 
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
- * island either the sbatch script, the config files the job generates on its nodes, and the create
- * script (fed to `bash -s` on the login node) and delete command that `pulumi up` and `destroy`
- * run; or every Kubernetes object as YAML (no credentials configured: `pulumi up` adds the Secret
- * and its references when hfToken or apiKey is set).
+ * island what the target's backend would submit (SLURM: the sbatch script, the files the job
+ * generates, the create and delete commands; Kubernetes: every object as YAML).
  */
 export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
@@ -29,21 +23,6 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
     written.push(file);
   };
   write("plan.json", JSON.stringify(planJson(plan), null, 2) + "\n");
-  if (plan.target === "slurm") {
-    for (const island of plan.islands) {
-      write(`${island.name}/${jobName(plan, island.index)}.sbatch`, renderIslandScript(plan, island).script, 0o755);
-      for (const [name, text] of Object.entries(generatedFiles(island))) write(`${island.name}/${name}`, text);
-      const job = renderIslandJob(plan, island);
-      write(`${island.name}/create.sh`, job.stdin, 0o755);
-      write(`${island.name}/delete.sh`, `${job.delete}\n`, 0o755);
-    }
-  }
-  if (plan.target === "kubernetes") {
-    const fleet = renderK8sFleet(plan, []);
-    for (const island of fleet.islands) {
-      const dir = plan.islands[island.island].name;
-      for (const o of islandK8sObjects(island)) write(`${dir}/${objectFile(o)}`, objectYaml(o));
-    }
-  }
+  for (const f of PLAN_OUT[plan.target](plan)) write(f.path, f.text, f.mode);
   return written;
 }

@@ -1,13 +1,13 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { IslandJob } from "../render/island-job";
-import type { SecretFilesJob } from "../render/secret-files";
-import { parseIslandResult, type IslandResult } from "../report/island-result";
+import type { IslandJob } from "./island-job";
+import type { SecretFilesJob } from "./secret-files";
+import { parseIslandResult, type IslandResult } from "./island-result";
 
 export interface SlurmJobArgs {
   /** The login node (see login.ts); stored as a secret in the state by the provider. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
-  /** The rendered create/delete commands of one island (render/island-job.ts). */
+  /** The rendered create/delete commands of one island (island-job.ts). */
   job: IslandJob;
   /** The island's credentials: the commands that write and remove their 0600 files, and the values. */
   secrets?: { files: SecretFilesJob; payload: pulumi.Output<string>; fingerprint: pulumi.Output<string> };

@@ -12,7 +12,7 @@ import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
-import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
+import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, login, privateKey, pulumiConfig, ROOT } from "./cluster";
 import { runRemote, type Connection } from "./ssh";
 
@@ -171,7 +171,7 @@ describe("fault drills on the real SLURM cluster", () => {
     expect(code).toBe(1);
     expect(err).toMatch(/the scheduler query on ssh root@10\.231\.0\.254:22 failed \(exit 255\)/);
     expect(Date.now() - t0).toBeLessThan(20_000);
-    // The program's own connection bounds its dialling (see test/program.test.ts): 10 tries of 15 s.
+    // The program's own connection bounds its dialling (see test/slurm/program.test.ts): 10 tries of 15 s.
     const [c] = (await capture("single-node", {}, "unreachable")).commands;
     await expect(runRemote({ ...c.connection, host: "10.231.0.254", port: 22 }, c.create, c.stdin, 30_000)).rejects.toThrow(/Timed out|ETIMEDOUT|EHOSTUNREACH/);
     expect(await queue()).toBe("");

@@ -10,8 +10,8 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
-import type { FleetEndpoints } from "../../components/outputs";
-import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
+import type { FleetEndpoints } from "../../components/trainer/contract";
+import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, login, pulumiConfig } from "./cluster";
 import { runRemote } from "./ssh";
 

@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseIslandResult, type RunningIsland } from "../../components/report/island-result";
+import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 

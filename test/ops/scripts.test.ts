@@ -3,8 +3,7 @@ import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { endpointsScript, logsScript } from "../../components/ops/commands";
 import { viewFromPlan } from "../../components/ops/fleet-view";
-import { schedulerQueryScript } from "../../components/ops/scheduler";
-import { renderSecretFiles } from "../../components/render/secret-files";
+import { renderSecretFiles, schedulerQueryScript } from "../../components/slurm";
 import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
 
 const complete = (text: string, shellcheckArgs: string[] = []) => {

@@ -1,4 +1,4 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError } from "../../components/config";
 import { loadCatalog, lookupModel } from "../../components/config/catalog";
 import { GPU_TYPES, gpuTypeFromHint } from "../../components/config/gpu-types";
@@ -6,7 +6,10 @@ import { kvBytesPerToken, reserveTotal, weightBytesPerGpu } from "../../componen
 import { planText } from "../../components/report/plan-text";
 import { planJson } from "../../components/report/plan-json";
 import { issuesOf, plan, runPlanCli, SLURM } from "../helpers";
-import { installMocks, setConfig, slurmConfig } from "../program-harness";
+import { drainRpcs, installMocks, setConfig, slurmConfig } from "../program-harness";
+
+// A finished test's outstanding Pulumi RPCs must not reach the next test's mocks.
+afterEach(drainRpcs);
 
 const GIB = 1024 ** 3;
 const arch = (model: string) => lookupModel(loadCatalog(), model)!.arch;

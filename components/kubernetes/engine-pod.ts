@@ -1,0 +1,183 @@
+import { createHash } from "node:crypto";
+import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
+import type { EngineWorkload } from "./names";
+import { fieldEnv, httpProbe, k8sLiteral, secretEnv, SECRET_KEYS, tcpProbe, type Container, type EnvVar, type PersistentVolumeClaim, type PodTemplateSpec, type Volume, type VolumeMount } from "./objects";
+import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
+import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
+
+const START_RANK = "--data-parallel-start-rank";
+/** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */
+const STARTUP_PERIOD_S = 10;
+
+/**
+ * The engine's bash script: clear /dev/shm (a crashed engine's leftover segments make every
+ * restart fail, llm-d #352), then exec vLLM so it is PID 1 and receives SIGTERM. On LWS workers the
+ * start rank comes from the worker index, which only exists at run time.
+ */
+export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, rankFromWorkerIndex?: number): string {
+  const words = e.argv.map((v) => scriptWord(ctx, island, v));
+  if (rankFromWorkerIndex !== undefined) {
+    const at = e.argv.indexOf(START_RANK);
+    if (at < 0) throw new Error(`internal error: ${e.id} has no ${START_RANK}`);
+    words[at + 1] = `"$((LWS_WORKER_INDEX * ${rankFromWorkerIndex}))"`;
+  }
+  // The key is in the pod's env from the Secret; bash expands it at exec, so no object holds it.
+  if (ctx.secrets.includes("apiKey") && e.port !== undefined) words.push("--api-key", `"$${SECRET_KEYS.apiKey}"`);
+  const lines: string[] = [];
+  for (const w of words) {
+    if (lines.length === 0 || w.startsWith("--")) lines.push(w);
+    else lines[lines.length - 1] += ` ${w}`;
+  }
+  return [
+    "# Leftover shared memory of a crashed engine makes every restart fail (llm-d #352).",
+    "find /dev/shm -mindepth 1 -delete 2>/dev/null || true",
+    `exec ${lines.join(" \\\n  ")}`,
+    "",
+  ].join("\n");
+}
+
+function engineEnv(ctx: K8sContext, island: number, e: EngineProcess): EnvVar[] {
+  const env: EnvVar[] = [fieldEnv("POD_IP", "status.podIP")];
+  for (const [name, value] of e.env) {
+    // NIXL must advertise the pod IP, never localhost (k8s-anchors §10.1).
+    env.push(isSelf(value) ? fieldEnv(name, "status.podIP") : { name, value: k8sValue(ctx, island, value) });
+  }
+  if (ctx.target.model_cache) env.push({ name: "HF_HOME", value: k8sLiteral(ctx.target.model_cache.mount_path) });
+  for (const s of ctx.secrets) env.push(secretEnv(ctx.names.secret, SECRET_KEYS[s]));
+  return env;
+}
+
+/** The disk tier's per-pod volume (StatefulSet and LeaderWorkerSet both stamp one out per pod). */
+export function diskClaims(ctx: K8sContext): PersistentVolumeClaim[] | undefined {
+  if (!ctx.plan.config.kv_cache_offload?.disk) return undefined;
+  const t = ctx.target;
+  return [
+    {
+      metadata: { name: "kv-disk" },
+      spec: { accessModes: ["ReadWriteOnce"], ...(t.disk_offload_storage_class ? { storageClassName: t.disk_offload_storage_class } : {}), resources: { requests: { storage: t.disk_offload_size } } },
+    },
+  ];
+}
+
+function volumes(ctx: K8sContext, island: number): { volumes: Volume[]; mounts: VolumeMount[] } {
+  const t = ctx.target;
+  const volumes: Volume[] = [{ name: "dshm", emptyDir: { medium: "Memory", sizeLimit: t.shm_size } }];
+  const mounts: VolumeMount[] = [{ name: "dshm", mountPath: "/dev/shm" }];
+  if (t.model_cache) {
+    const c = t.model_cache;
+    volumes.push(c.pvc ? { name: "model-cache", persistentVolumeClaim: { claimName: c.pvc } } : { name: "model-cache", hostPath: { path: c.host_path!, type: "DirectoryOrCreate" } });
+    mounts.push({ name: "model-cache", mountPath: c.mount_path });
+  }
+  const offload = ctx.plan.config.kv_cache_offload;
+  if (offload?.disk) mounts.push({ name: "kv-disk", mountPath: offload.disk.path });
+  if (offload?.type === "mooncake") {
+    volumes.push({ name: "mooncake-config", configMap: { name: mooncakeConfigMapName(ctx, island) } });
+    mounts.push({ name: "mooncake-config", mountPath: MOUNTED_FILES["mooncake-config"].dir, readOnly: true });
+  }
+  return { volumes, mounts };
+}
+
+/** Native sidecars (init containers that keep running) start, and pass their startup probe, before vLLM. */
+function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts: VolumeMount[]): Container[] {
+  const out: Container[] = [];
+  const mooncake = island.mooncake;
+  const client = mooncake?.clients.find((c) => c.node === e.node);
+  if (mooncake && client) {
+    const offload = ctx.plan.config.kv_cache_offload!;
+    out.push({
+      name: "mooncake-client",
+      image: ctx.target.mooncake_image,
+      restartPolicy: "Always",
+      command: mooncakeArgv(ctx, island, client.argv),
+      env: [fieldEnv("POD_IP", "status.podIP")],
+      ports: [{ name: "mooncake", containerPort: mooncake.clientPort }],
+      // The client holds this node's share of the store in DRAM.
+      resources: { requests: { memory: String(offload.cpu.num_bytes) } },
+      startupProbe: tcpProbe(mooncake.clientPort, 2, 150),
+      volumeMounts: mounts.filter((m) => m.name === "kv-disk"),
+    });
+  }
+  const sidecar = island.router?.kind === "llm-d" ? island.router.sidecars.find((s) => s.node === e.node) : undefined;
+  if (sidecar) {
+    out.push({
+      name: "routing-proxy",
+      image: ctx.target.sidecar_image,
+      restartPolicy: "Always",
+      args: k8sArgv(ctx, island.index, sidecar.argv.slice(1)),
+      ports: [{ name: "sidecar", containerPort: sidecar.port }],
+      startupProbe: tcpProbe(sidecar.port, 2, 60),
+    });
+  }
+  return out;
+}
+
+function engineContainer(ctx: K8sContext, island: IslandPlan, e: EngineProcess, script: string, mounts: VolumeMount[]): Container {
+  const t = ctx.target;
+  const cfg = ctx.plan.config;
+  const gpus = String(e.gpus.length);
+  const offload = cfg.kv_cache_offload;
+  const nativeCpu: Record<string, string> = offload?.type === "native" ? { memory: String(offload.cpu.num_bytes) } : {};
+  const ports = [
+    ...(e.port !== undefined ? [{ name: "http", containerPort: e.port }] : []),
+    ...(e.nixlPorts ?? []).map((p, r) => ({ name: `nixl-${r}`, containerPort: p })),
+  ];
+  const probes =
+    e.port === undefined
+      ? {}
+      : {
+          startupProbe: httpProbe("/health", e.port, STARTUP_PERIOD_S, Math.ceil(t.startup_timeout / STARTUP_PERIOD_S)),
+          readinessProbe: httpProbe("/health", e.port, 5, 3),
+          // Liveness on the port only: /health can be slow under a full batch, and a restart costs a model load.
+          livenessProbe: tcpProbe(e.port, 10, 6),
+        };
+  // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration.
+  const pinned = offload !== null || cfg.deployment.type === "disaggregated";
+  return {
+    name: "vllm",
+    image: t.image,
+    command: ["/bin/bash", "-c", k8sLiteral(script)],
+    env: engineEnv(ctx, island.index, e),
+    ...(ports.length ? { ports } : {}),
+    resources: { limits: { [t.gpu_resource]: gpus }, requests: { [t.gpu_resource]: gpus, ...nativeCpu } },
+    volumeMounts: mounts,
+    ...probes,
+    ...(pinned ? { securityContext: { capabilities: { add: ["IPC_LOCK"] } } } : {}),
+  };
+}
+
+/** Pod labels of an engine; `serving` pods are the ones routers and the InferencePool may pick. */
+export function engineLabels(ctx: K8sContext, island: number, wl: Pick<EngineWorkload, "role" | "replica">, serving?: boolean): Record<string, string> {
+  // llm-d's prefill-filter and decode-filter read this label.
+  const pd: Record<string, string> = wl.role === "replica" ? {} : { "llm-d.ai/role": wl.role };
+  return labels(ctx, "engine", island, {
+    "vllm-fleet/role": wl.role,
+    "vllm-fleet/replica": String(wl.replica),
+    ...pd,
+    ...(serving === undefined ? {} : { "vllm-fleet/serving": String(serving) }),
+  });
+}
+
+/** Every pod that serves the API in an island: what the InferencePool selects. */
+export const servingSelector = (ctx: K8sContext, island: number) => labels(ctx, "engine", island, { "vllm-fleet/serving": "true" });
+
+/** One engine pod's template; `rankFromWorkerIndex` makes the LWS worker template. */
+export function enginePodTemplate(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload, e: EngineProcess, rankFromWorkerIndex?: number): PodTemplateSpec {
+  const t = ctx.target;
+  const { volumes: vols, mounts } = volumes(ctx, island.index);
+  const init = sidecars(ctx, island, e, mounts);
+  const script = engineScript(ctx, island.index, e, rankFromWorkerIndex);
+  // A changed Mooncake client config must restart the engines that read it.
+  const annotations = island.mooncake ? { "vllm-fleet/config-hash": createHash("sha256").update(mooncakeConfigText(ctx, island)).digest("hex").slice(0, 16) } : undefined;
+  return {
+    metadata: { labels: engineLabels(ctx, island.index, wl, e.port !== undefined), ...(annotations ? { annotations } : {}) },
+    spec: {
+      ...placement(ctx),
+      terminationGracePeriodSeconds: 60,
+      ...(t.service_account ? { serviceAccountName: t.service_account } : {}),
+      ...(init.length ? { initContainers: init } : {}),
+      containers: [engineContainer(ctx, island, e, script, mounts)],
+      volumes: vols,
+    },
+  };
+}

@@ -1,0 +1,84 @@
+import type { KubernetesTarget } from "../config/types";
+import type { IslandOutputs } from "../backend";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import { labels, meta, type K8sContext } from "./render-context";
+import { mooncakeObjects } from "./mooncake-objects";
+import { k8sNames, type EngineWorkload, type K8sNames } from "./names";
+import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
+import { routerObjects } from "./router-objects";
+import { engineObjects } from "./workloads";
+
+/** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
+export type K8sIslandEndpoints = Required<Pick<IslandOutputs, "island" | "namespace" | "routerUrl" | "adminUrls" | "roles" | "pods" | "mooncake">>;
+
+export interface K8sIslandObjects {
+  island: number;
+  /** Headless Service giving single-node replica pods their DNS names. */
+  engineService: K8sObject;
+  replicas: { workload: EngineWorkload; object: K8sObject }[];
+  router: K8sObject[];
+  mooncake: K8sObject[];
+  endpoints: K8sIslandEndpoints;
+}
+
+export interface K8sFleetObjects {
+  namespace: string;
+  /** Holds the configured secrets; values are set by the Pulumi component, never rendered. */
+  secret?: Extract<K8sObject, { kind: "Secret" }>;
+  islands: K8sIslandObjects[];
+}
+
+/** Endpoints need no cluster: names are chosen, so URLs are known at plan time. */
+export function k8sEndpoints(plan: DeploymentPlan, names: K8sNames = k8sNames(plan)): K8sIslandEndpoints[] {
+  return plan.islands.map((island) => ({
+    island: island.index,
+    namespace: names.namespace,
+    routerUrl: names.routerUrl(island),
+    adminUrls: island.endpoints.engines.map((e) => names.url(island, e.url)),
+    roles: island.endpoints.engines.map((e) => e.role),
+    pods: island.nodes.map((n) => ({ node: n.index, ...names.pod(island, n.index) })),
+    mooncake: island.mooncake
+      ? {
+          master: `${names.svcHost(names.mooncakeService(island.index))}:${island.mooncake.masterPort}`,
+          metadata: `http://${names.svcHost(names.mooncakeService(island.index))}:${island.mooncake.metadataPort}/metadata`,
+        }
+      : null,
+  }));
+}
+
+/**
+ * Every Kubernetes object of a fleet, from the plan: per island the engine workloads, their
+ * headless Service, the router (vllm-router or llm-d) and the Mooncake store; plus one Secret for
+ * the configured credentials. Pure: the Pulumi components only create what this returns.
+ */
+export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8sFleetObjects {
+  if (plan.target !== "kubernetes") throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
+  const ctx: K8sContext = { plan, target: plan.config.target as KubernetesTarget, names: k8sNames(plan), secrets: [...new Set(secrets)].sort() };
+  const endpoints = k8sEndpoints(plan, ctx.names);
+  const secret: K8sFleetObjects["secret"] = ctx.secrets.length
+    ? { apiVersion: "v1", kind: "Secret", metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")), type: "Opaque", stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])) }
+    : undefined;
+  return {
+    namespace: ctx.names.namespace,
+    secret,
+    islands: plan.islands.map((island) => {
+      const engines = engineObjects(ctx, island);
+      return {
+        island: island.index,
+        engineService: engines.service,
+        replicas: engines.replicas,
+        router: routerObjects(ctx, island),
+        mooncake: mooncakeObjects(ctx, island),
+        endpoints: endpoints[island.index],
+      };
+    }),
+  };
+}
+
+/** One island's objects in creation order: store, engines, router. */
+export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [...i.mooncake, i.engineService, ...i.replicas.map((r) => r.object), ...i.router];
+
+/** Flat list in creation order: the secret, then every island's objects. */
+export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {
+  return [...(fleet.secret ? [fleet.secret] : []), ...fleet.islands.flatMap(islandK8sObjects)];
+}

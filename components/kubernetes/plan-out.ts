@@ -1,0 +1,21 @@
+import YAML from "yaml";
+import type { PlanOutFile } from "../backend";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import { islandK8sObjects, renderK8sFleet } from "./fleet-objects";
+import type { K8sObject } from "./objects";
+
+/** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
+const objectFile = (o: K8sObject) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`;
+const objectYaml = (o: K8sObject) => YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
+
+/**
+ * `plan --out` on Kubernetes: every object of each island as YAML. No credentials are configured:
+ * `pulumi up` adds the Secret and its references when hfToken or apiKey is set.
+ */
+export function kubernetesPlanOut(plan: DeploymentPlan): PlanOutFile[] {
+  const fleet = renderK8sFleet(plan, []);
+  return fleet.islands.flatMap((island) => {
+    const dir = plan.islands[island.island].name;
+    return islandK8sObjects(island).map((o) => ({ path: `${dir}/${objectFile(o)}`, text: objectYaml(o) }));
+  });
+}

@@ -1,0 +1,79 @@
+import type { KubernetesTarget } from "../config/types";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { GeneratedFile, Ref } from "../plan/values";
+import type { K8sNames } from "./names";
+import type { K8sObject, Meta, PodSpec, SecretName } from "./objects";
+
+/** What every Kubernetes renderer reads: the plan, the [kubernetes] table, names, configured secrets. */
+export interface K8sContext {
+  plan: DeploymentPlan;
+  target: KubernetesTarget;
+  names: K8sNames;
+  /** Secrets the stack configures (Pulumi config); only these are referenced. */
+  secrets: SecretName[];
+}
+
+/** Where each generated file is mounted (from a ConfigMap) in the pods that read it. */
+export const MOUNTED_FILES: Record<Exclude<GeneratedFile, "epp-endpoints">, { dir: string; file: string }> = {
+  "mooncake-config": { dir: "/etc/vllm-fleet/mooncake", file: "mooncake.json" },
+  "epp-config": { dir: "/etc/vllm-fleet/epp", file: "epp.yaml" },
+  "envoy-config": { dir: "/etc/vllm-fleet/envoy", file: "envoy.yaml" },
+};
+
+export function mountedPath(file: GeneratedFile): string {
+  if (file === "epp-endpoints") throw new Error("internal error: on Kubernetes the EPP discovers pods through its InferencePool, not an endpoints file");
+  return `${MOUNTED_FILES[file].dir}/${MOUNTED_FILES[file].file}`;
+}
+
+export type Component = "engine" | "router" | "mooncake";
+
+/** The labels objects carry and select on: fleet, component, island, plus `extra`. */
+export function labels(ctx: K8sContext, component: Component, island?: number, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    "app.kubernetes.io/name": "vllm-fleet",
+    "app.kubernetes.io/instance": ctx.names.base,
+    "app.kubernetes.io/component": component,
+    ...(island === undefined ? {} : { "vllm-fleet/island": String(island) }),
+    ...extra,
+  };
+}
+
+export function meta(ctx: K8sContext, name: string, objectLabels: Record<string, string>, annotations?: Record<string, string>): Meta {
+  return { name: ctx.names.check(name), namespace: ctx.names.namespace, labels: { ...objectLabels, "app.kubernetes.io/managed-by": "pulumi" }, ...(annotations ? { annotations } : {}) };
+}
+
+/** Resolves a plan reference to a literal for a container running in island `island`'s pods. */
+export function k8sRefs(ctx: K8sContext, island: number, self: string): (ref: Ref) => string {
+  const plan = ctx.plan.islands[island];
+  return (ref) => (ref.ref === "node" ? ctx.names.pod(plan, ref.node).host : ref.ref === "self" ? self : mountedPath(ref.file));
+}
+
+/** Pod settings every fleet pod shares: no service-link env, pull secrets, node selector, tolerations. */
+export function placement(ctx: K8sContext): Partial<PodSpec> {
+  const t = ctx.target;
+  return {
+    // Service links inject *_PORT variables; a Service named vllm-... would yield VLLM_PORT, which vLLM reads.
+    enableServiceLinks: false,
+    ...(t.image_pull_secrets.length ? { imagePullSecrets: t.image_pull_secrets.map((name) => ({ name })) } : {}),
+    ...(Object.keys(t.node_selector).length ? { nodeSelector: t.node_selector } : {}),
+    ...(t.tolerations.length ? { tolerations: t.tolerations } : {}),
+  };
+}
+
+/**
+ * A one-replica Deployment of fleet pods (router, EPP + Envoy, Mooncake master). `recreate`: never
+ * two at once (a second master would split the store); `annotations` go on the pod template.
+ */
+export function singletonDeployment(ctx: K8sContext, name: string, selector: Record<string, string>, spec: PodSpec, opts: { recreate?: boolean; annotations?: Record<string, string> } = {}): K8sObject {
+  return {
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: meta(ctx, name, selector),
+    spec: {
+      replicas: 1,
+      ...(opts.recreate ? { strategy: { type: "Recreate" } } : {}),
+      selector: { matchLabels: selector },
+      template: { metadata: { labels: selector, ...(opts.annotations ? { annotations: opts.annotations } : {}) }, spec: { ...placement(ctx), ...spec } },
+    },
+  };
+}

@@ -1,0 +1,90 @@
+import type { IslandPlan } from "../plan/deployment-plan";
+import { labels, meta, type K8sContext } from "./render-context";
+import { diskClaims, engineLabels, enginePodTemplate } from "./engine-pod";
+import type { EngineWorkload } from "./names";
+import type { K8sObject } from "./objects";
+import { k8sArgv } from "./kubelet-values";
+
+/** LWS readiness for `pulumi up`: the provider waits for this condition like it waits for a StatefulSet. */
+const LWS_AWAIT = { "pulumi.com/waitFor": "condition=Available" };
+
+/**
+ * LWS workers share one template, so nodes 1..n-1 must differ only in their start rank. Checked
+ * here rather than assumed, so a planner change cannot silently give every worker node 1's flags.
+ */
+function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload): number {
+  const [, first, ...rest] = wl.engines;
+  const dpLocal = first.dp?.local;
+  if (dpLocal === undefined) throw new Error(`internal error: ${wl.name} spans nodes without data parallelism`);
+  const shape = (e: (typeof wl.engines)[number]) => {
+    const argv = k8sArgv(ctx, island.index, e.argv);
+    const at = e.argv.indexOf("--data-parallel-start-rank");
+    if (at >= 0) argv[at + 1] = "<rank>";
+    return JSON.stringify([argv, e.env, e.port, e.gpus]);
+  };
+  for (const [k, e] of wl.engines.entries()) {
+    if (k > 0 && e.dp?.startRank !== k * dpLocal) throw new Error(`internal error: ${e.id} starts at rank ${e.dp?.startRank}, not ${k * dpLocal}`);
+  }
+  for (const e of rest) if (shape(e) !== shape(first)) throw new Error(`internal error: LWS workers of ${wl.name} differ beyond their start rank (${e.id} vs ${first.id})`);
+  return dpLocal;
+}
+
+function workloadObject(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload): K8sObject {
+  const selector = engineLabels(ctx, island.index, wl);
+  const claims = diskClaims(ctx);
+  if (wl.kind === "StatefulSet") {
+    return {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: meta(ctx, wl.name, selector),
+      spec: {
+        replicas: 1,
+        serviceName: ctx.names.engineService(island.index),
+        podManagementPolicy: "Parallel",
+        selector: { matchLabels: selector },
+        template: enginePodTemplate(ctx, island, wl, wl.engines[0]),
+        ...(claims ? { volumeClaimTemplates: claims } : {}),
+      },
+    };
+  }
+  const dpLocal = assertUniformWorkers(ctx, island, wl);
+  return {
+    apiVersion: "leaderworkerset.x-k8s.io/v1",
+    kind: "LeaderWorkerSet",
+    metadata: meta(ctx, wl.name, selector, LWS_AWAIT),
+    spec: {
+      replicas: 1,
+      // Workers dial the leader's DP address at start; the leader is not Ready until they join.
+      startupPolicy: "LeaderCreated",
+      networkConfig: { subdomainPolicy: "Shared" },
+      leaderWorkerTemplate: {
+        size: wl.engines.length,
+        // One lost rank hangs every collective: restart the whole group (k8s-anchors §10.8).
+        restartPolicy: "RecreateGroupOnPodRestart",
+        leaderTemplate: enginePodTemplate(ctx, island, wl, wl.engines[0]),
+        workerTemplate: enginePodTemplate(ctx, island, wl, wl.engines[1], dpLocal),
+        ...(claims ? { volumeClaimTemplates: claims } : {}),
+      },
+    },
+  };
+}
+
+/** The headless Service that gives each single-node replica's pod its DNS name (publishes before Ready). */
+function engineService(ctx: K8sContext, island: IslandPlan): K8sObject {
+  const selector = labels(ctx, "engine", island.index);
+  const ports = [...new Set(island.engines.flatMap((e) => (e.port === undefined ? [] : [e.port])))];
+  return {
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: meta(ctx, ctx.names.engineService(island.index), selector),
+    spec: { clusterIP: "None", publishNotReadyAddresses: true, selector, ports: ports.map((port) => ({ name: `http-${port}`, port, targetPort: port })) },
+  };
+}
+
+/** Per replica: its workload (StatefulSet or LeaderWorkerSet); plus the island's headless Service. */
+export function engineObjects(ctx: K8sContext, island: IslandPlan): { service: K8sObject; replicas: { workload: EngineWorkload; object: K8sObject }[] } {
+  return {
+    service: engineService(ctx, island),
+    replicas: ctx.names.workloads(island).map((workload) => ({ workload, object: workloadObject(ctx, island, workload) })),
+  };
+}

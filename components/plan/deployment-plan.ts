@@ -1,0 +1,125 @@
+import type { FleetConfig, Shape } from "../config/types";
+import type { GpuMemoryPlan } from "./gpu-memory";
+import type { Role } from "./roles";
+import type { Value } from "./values";
+
+export type { Role } from "./roles";
+
+/** One vLLM `serve` process. Every engine runs one per node (internal DP inside it). */
+export interface EngineProcess {
+  /** Stable id, e.g. `i0-prefill1-n0`: island, role, replica of that role, node within the replica. */
+  id: string;
+  island: number;
+  role: Role;
+  /** Replica index within its role. */
+  replica: number;
+  /** Node index within the island (0 is the island head). */
+  node: number;
+  /** Node index within this replica. */
+  nodeInReplica: number;
+  /** GPU indices on the node. */
+  gpus: number[];
+  tp: number;
+  /** Data parallelism of the replica this process belongs to; undefined when dp = 1. */
+  dp?: { size: number; local: number; startRank: number; address: Value; rpcPort: number; mode: "internal" | "hybrid" };
+  /** API port; undefined for a headless process (it serves no HTTP). */
+  port?: number;
+  apiServerCount: number;
+  headless: boolean;
+  /** Environment in export order: defaults, env_vars, role env, then per-process values. */
+  env: [string, Value][];
+  /** Full command line, starting with `vllm serve <model>`. */
+  argv: Value[];
+  kvTransferConfig?: Record<string, unknown>;
+  /** NIXL side-channel ports this process uses (one per local DP rank). */
+  nixlPorts?: number[];
+}
+
+export interface NodePlan {
+  /** Index within the island. */
+  index: number;
+  /** Symbolic name used in plans and logs: i<island>-n<index>. */
+  name: string;
+  role: Role;
+  replica: number;
+  gpusUsed: number;
+  engines: string[];
+  /** Auxiliary processes on this node: router, llm-d pieces, Mooncake. */
+  services: string[];
+}
+
+export interface VllmRouterPlan {
+  kind: "vllm-router";
+  node: number;
+  port: number;
+  metricsPort: number;
+  pd: boolean;
+  argv: Value[];
+}
+
+export interface LlmdPlan {
+  kind: "llm-d";
+  node: number;
+  /** Envoy's listener: the client-facing port. */
+  port: number;
+  pd: boolean;
+  epp: { argv: Value[]; config: Record<string, unknown>; grpcPort: number; healthPort: number; metricsPort: number };
+  /** file-discovery entries; addresses must be IPs at run time. */
+  endpoints: { name: string; address: Value; port: number; role?: "prefill" | "decode" }[];
+  envoy: { argv: Value[]; config: Record<string, unknown>; adminPort: number };
+  sidecars: { node: number; port: number; vllmPort: number; argv: Value[] }[];
+}
+
+export type RouterPlan = VllmRouterPlan | LlmdPlan;
+
+export interface MooncakePlan {
+  headNode: number;
+  masterPort: number;
+  metadataPort: number;
+  clientPort: number;
+  master: { argv: Value[] };
+  clients: { node: number; argv: Value[] }[];
+  /** Contents of MOONCAKE_CONFIG_PATH for the engines on every node. */
+  engineConfig: Record<string, Value | number | boolean>;
+  diskPath?: string;
+}
+
+/** A URL whose host is a node of an island. */
+export interface NodeUrl {
+  node: number;
+  port: number;
+  path: string;
+}
+
+/** Where an island's router and engines will listen, as node URLs (hosts are known only at run time). */
+export interface EndpointsPlan {
+  island: number;
+  /** Where clients send requests (`.../v1`); undefined without a router (then the single engine). */
+  router?: NodeUrl;
+  /** Every engine's admin base URL, in the deterministic order trainers rely on. */
+  engines: { id: string; role: Role; url: NodeUrl }[];
+}
+
+export interface IslandPlan {
+  index: number;
+  name: string;
+  nodes: NodePlan[];
+  engines: EngineProcess[];
+  router?: RouterPlan;
+  mooncake?: MooncakePlan;
+  endpoints: EndpointsPlan;
+}
+
+export interface DeploymentPlan {
+  stack: string;
+  model: string;
+  shape: Shape;
+  target: FleetConfig["target"]["kind"];
+  islands: IslandPlan[];
+  totals: { nodes: number; gpus: number; gpusAllocated: number; routers: number; engines: number };
+  /** Per GPU: weights, KV cache and its capacity; undefined when the catalog has no arch facts for the model. */
+  memory?: GpuMemoryPlan;
+  warnings: string[];
+  notes: string[];
+  config: FleetConfig;
+}

@@ -1,0 +1,245 @@
+import type { FleetConfig } from "../config/types";
+import { FIXED_PORTS } from "../config/rules";
+import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./deployment-plan";
+import { fileRef, nodeRef, t, type Value } from "./values";
+
+/** Seconds the router waits for its workers; engines loading big checkpoints are slow (prime-rl uses 4200). */
+export const WORKER_STARTUP_TIMEOUT_S = 4200;
+
+const engineUrl = (e: EngineProcess): Value => t`http://${nodeRef(e.node)}:${e.port!}`;
+
+/** vllm-router on the island head: regular mode over every engine, or P/D mode (prefill, then decode). */
+export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): VllmRouterPlan {
+  if (cfg.router.type !== "vllm-router") throw new Error("vllmRouterPlan needs a vllm-router config");
+  const port = cfg.server.port;
+  const metricsPort = port + FIXED_PORTS.routerMetricsOffset;
+  const serving = engines.filter((e) => e.port !== undefined);
+  const pd = cfg.deployment.type === "disaggregated";
+  const argv: Value[] = [
+    "vllm-router",
+    "--policy",
+    cfg.router.policy,
+    "--host",
+    cfg.server.host ?? "0.0.0.0",
+    "--port",
+    String(port),
+    "--request-id-headers",
+    "x-session-id",
+    "--prometheus-host",
+    "0.0.0.0",
+    "--prometheus-port",
+    String(metricsPort),
+    "--worker-startup-timeout-secs",
+    String(WORKER_STARTUP_TIMEOUT_S),
+    // It waits for its workers before it serves, checking every 30 s by default: up to 30 s between
+    // the last engine being healthy and the trainer getting its URL. 1 s is the least it accepts.
+    "--worker-startup-check-interval",
+    "1",
+    "--log-level",
+    "info",
+  ];
+  if (pd) {
+    argv.push("--vllm-pd-disaggregation");
+    for (const e of serving.filter((e) => e.role === "prefill")) argv.push("--prefill", engineUrl(e));
+    for (const e of serving.filter((e) => e.role === "decode")) argv.push("--decode", engineUrl(e));
+  } else {
+    argv.push("--worker-urls", ...serving.map(engineUrl));
+  }
+  return { kind: "vllm-router", node: 0, port, metricsPort, pd, argv };
+}
+
+/**
+ * The InferencePool the EPP serves, one per island. On SLURM it is only a label (the EPP reads its
+ * endpoints from a file); on Kubernetes it is a real object that selects the engine pods.
+ */
+export interface PoolRef {
+  name: string;
+  namespace: string;
+  discovery: "file" | "pool";
+}
+
+/**
+ * llm-d standalone: EPP (file discovery of every engine on SLURM, the InferencePool's pods on
+ * Kubernetes; decode entries point at the pd-sidecar), Envoy with ext_proc to the EPP, and a
+ * pd-sidecar on every decode node (reference §3.8).
+ */
+export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess[]): LlmdPlan {
+  if (cfg.router.type !== "llm-d") throw new Error("llmdPlan needs an llm-d config");
+  const r = cfg.router;
+  const pd = cfg.deployment.type === "disaggregated";
+  const serving = engines.filter((e) => e.port !== undefined);
+  const endpoints: LlmdPlan["endpoints"] = serving.map((e) =>
+    e.role === "replica"
+      ? { name: e.id, address: t`${nodeRef(e.node)}`, port: e.port! }
+      : { name: e.id, address: t`${nodeRef(e.node)}`, port: e.role === "decode" ? r.decode_sidecar_port : e.port!, role: e.role },
+  );
+
+  const fileDiscovery = pool.discovery === "file";
+  const plugins: Record<string, unknown>[] = [
+    ...(fileDiscovery ? [{ name: "file-disc", type: "file-discovery", parameters: { path: { parts: [fileRef("epp-endpoints")] }, watchFile: true } }] : []),
+    { type: "vllmhttp-parser" },
+  ];
+  const weighted = (scorers: Record<string, number>) => Object.entries(scorers).map(([name, weight]) => ({ pluginRef: name, weight }));
+  let profiles: Record<string, unknown>[];
+  if (pd) {
+    const prefill = { ...r.scorers, ...r.prefill_scorer_overrides };
+    const decode = { ...r.scorers, ...r.decode_scorer_overrides };
+    for (const name of new Set([...Object.keys(prefill), ...Object.keys(decode)])) plugins.push({ type: name });
+    plugins.push(
+      { name: "pd-decider", type: "prefix-based-pd-decider", parameters: { nonCachedTokens: r.non_cached_tokens } },
+      { type: "prefill-filter" },
+      { type: "decode-filter" },
+      { type: "max-score-picker" },
+      { name: "profile-handler", type: "disagg-profile-handler", parameters: { profiles: { prefill: "prefill", decode: "decode" }, deciders: { prefill: "pd-decider" } } },
+    );
+    profiles = [
+      { name: "prefill", plugins: [{ pluginRef: "prefill-filter" }, ...weighted(prefill), { pluginRef: "max-score-picker" }] },
+      { name: "decode", plugins: [{ pluginRef: "decode-filter" }, ...weighted(decode), { pluginRef: "max-score-picker" }] },
+    ];
+  } else {
+    for (const name of Object.keys(r.scorers)) plugins.push({ type: name });
+    plugins.push({ type: "max-score-picker" }, { type: "single-profile-handler" });
+    profiles = [{ name: "default", plugins: [...weighted(r.scorers), { pluginRef: "max-score-picker" }] }];
+  }
+  const eppConfig = {
+    apiVersion: "llm-d.ai/v1alpha1",
+    kind: "EndpointPickerConfig",
+    plugins,
+    schedulingProfiles: profiles,
+    requestHandler: { parsers: [{ pluginRef: "vllmhttp-parser" }] },
+    // Without a discovery plugin the EPP watches the InferencePool's pods through the Kubernetes API.
+    ...(fileDiscovery ? { dataLayer: { discovery: { pluginRef: "file-disc" } } } : {}),
+  };
+  const eppArgv: Value[] = [
+    "epp",
+    "--pool-name",
+    pool.name,
+    "--pool-namespace",
+    pool.namespace,
+    "--config-file",
+    { parts: [fileRef("epp-config")] },
+    "--grpc-port",
+    String(FIXED_PORTS.eppGrpc),
+    "--grpc-health-port",
+    String(FIXED_PORTS.eppHealth),
+    "--metrics-port",
+    String(FIXED_PORTS.eppMetrics),
+    "--secure-serving=false",
+    "--metrics-endpoint-auth=false",
+    "--tracing=false",
+  ];
+  const sidecars = serving
+    .filter((e) => e.role === "decode")
+    .map((e) => ({
+      node: e.node,
+      port: r.decode_sidecar_port,
+      vllmPort: e.port!,
+      argv: [
+        "pd-sidecar",
+        "--port",
+        String(r.decode_sidecar_port),
+        "--vllm-port",
+        String(e.port!),
+        "--kv-connector",
+        "nixlv2",
+        "--secure-proxy=false",
+        "--enable-ssrf-protection=false",
+        "--inference-pool",
+        pool.name,
+        "--data-parallel-size",
+        "1",
+      ] as Value[],
+    }));
+  return {
+    kind: "llm-d",
+    node: 0,
+    port: cfg.server.port,
+    pd,
+    epp: { argv: eppArgv, config: eppConfig, grpcPort: FIXED_PORTS.eppGrpc, healthPort: FIXED_PORTS.eppHealth, metricsPort: FIXED_PORTS.eppMetrics },
+    endpoints,
+    envoy: { argv: ["envoy", "-c", { parts: [fileRef("envoy-config")] }, "--log-level", "warn"], config: envoyConfig(cfg.server.port), adminPort: FIXED_PORTS.envoyAdmin },
+    sidecars,
+  };
+}
+
+/** Circuit breakers raised far above Envoy's ~1024 default, which overflowed at RL concurrency (prime-rl #2697). */
+const BREAKERS = {
+  thresholds: ["DEFAULT", "HIGH"].map((priority) => ({ priority, max_connections: 100000, max_pending_requests: 100000, max_requests: 100000, max_retries: 1000 })),
+};
+
+/** Envoy: listener on the client port, ext_proc to the EPP, ORIGINAL_DST to the endpoint it picks. */
+export function envoyConfig(listenPort: number): Record<string, unknown> {
+  const route = (prefix: string) => ({ match: { prefix }, route: { cluster: "backend_cluster", timeout: "0s", idle_timeout: "86400s" } });
+  return {
+    admin: { address: { socket_address: { address: "127.0.0.1", port_value: FIXED_PORTS.envoyAdmin } } },
+    static_resources: {
+      listeners: [
+        {
+          name: "fleet",
+          address: { socket_address: { address: "0.0.0.0", port_value: listenPort } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: "envoy.filters.network.http_connection_manager",
+                  typed_config: {
+                    "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+                    stat_prefix: "fleet",
+                    stream_idle_timeout: "0s",
+                    request_timeout: "0s",
+                    route_config: { name: "fleet", virtual_hosts: [{ name: "fleet", domains: ["*"], routes: [route("/v1/"), route("/inference/v1/")] }] },
+                    http_filters: [
+                      {
+                        name: "envoy.filters.http.ext_proc",
+                        typed_config: {
+                          "@type": "type.googleapis.com/envoy.extensions.filters.http.ext_proc.v3.ExternalProcessor",
+                          grpc_service: { envoy_grpc: { cluster_name: "epp_cluster" }, timeout: "10s" },
+                          message_timeout: "1000s",
+                          processing_mode: {
+                            request_header_mode: "SEND",
+                            response_header_mode: "SEND",
+                            request_body_mode: "FULL_DUPLEX_STREAMED",
+                            response_body_mode: "FULL_DUPLEX_STREAMED",
+                            request_trailer_mode: "SEND",
+                            response_trailer_mode: "SEND",
+                          },
+                        },
+                      },
+                      { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router", suppress_envoy_headers: true } },
+                    ],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: [
+        {
+          name: "backend_cluster",
+          type: "ORIGINAL_DST",
+          lb_policy: "CLUSTER_PROVIDED",
+          connect_timeout: "5s",
+          original_dst_lb_config: { use_http_header: true, http_header_name: "x-gateway-destination-endpoint" },
+          circuit_breakers: BREAKERS,
+        },
+        {
+          name: "epp_cluster",
+          type: "STRICT_DNS",
+          connect_timeout: "5s",
+          typed_extension_protocol_options: {
+            "envoy.extensions.upstreams.http.v3.HttpProtocolOptions": {
+              "@type": "type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions",
+              explicit_http_config: { http2_protocol_options: {} },
+            },
+          },
+          load_assignment: {
+            cluster_name: "epp_cluster",
+            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: "127.0.0.1", port_value: FIXED_PORTS.eppGrpc } } } }] }],
+          },
+          circuit_breakers: BREAKERS,
+        },
+      ],
+    },
+  };
+}

@@ -1,0 +1,23 @@
+import * as pulumi from "@pulumi/pulumi";
+import { NS } from "./namespace";
+
+export { NS };
+
+/**
+ * A credential from Pulumi config. It must be a config secret: a value stored in plain text in
+ * Pulumi.<stack>.yaml is refused rather than used. Undefined when the key is not set.
+ */
+export function secretConfig(config: pulumi.Config, key: string, hint = "< <file>"): pulumi.Output<string> | undefined {
+  if (pulumi.runtime.getConfig(`${NS}:${key}`) === undefined) return undefined;
+  if (!isConfigSecret(`${NS}:${key}`)) {
+    throw new Error(`${NS}:${key} is stored in plain text; store it as a secret: pulumi config set --secret ${NS}:${key} ${hint}`);
+  }
+  return config.requireSecret(key);
+}
+
+/** The SDK's own check (runtime/config.js), not in its typings; absent in an SDK that lacks it. */
+function isConfigSecret(fullKey: string): boolean {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const runtime = require("@pulumi/pulumi/runtime/config") as { isConfigSecret?: (k: string) => boolean };
+  return runtime.isConfigSecret ? runtime.isConfigSecret(fullKey) : true;
+}

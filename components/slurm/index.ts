@@ -1,0 +1,14 @@
+/**
+ * The SLURM backend: per island one sbatch job, submitted and watched over ssh on the login node.
+ * Its bash lives in templates/slurm/. Everything outside this folder imports it from here (the pure
+ * renderers, protocol and queries, which the CLIs load without the Pulumi SDK) or from ./deploy
+ * (the island deployer and the login connection, for `pulumi up`).
+ */
+export { slurmPlanOut } from "./plan-out";
+export { parseLogin, type Login } from "./login";
+export { generatedFiles, islandDir, jobName, renderIslandScript, routerProcess } from "./sbatch";
+export { renderIslandJob } from "./island-job";
+export { renderSecretFiles } from "./secret-files";
+export { renderTemplate } from "./templates";
+export { islandResultSchema, parseIslandResult, RESULT_FORMAT, type IslandResult, type RunningIsland } from "./island-result";
+export { jobPhase, nodeLost, parseSchedulerReport, schedulerQueryScript, type JobPhase, type JobReport } from "./scheduler";

@@ -1,0 +1,42 @@
+import { createHash } from "node:crypto";
+import type * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import type { IslandContext, IslandDeployer, IslandOutputs, PartOutputs } from "../backend";
+import type { SecretName } from "../credentials";
+import { renderIslandJob } from "./island-job";
+import type { IslandResult } from "./island-result";
+import { renderSecretFiles, secretFilesPayload } from "./secret-files";
+import { SlurmJob } from "./slurm-job";
+
+export interface SlurmIslandContext extends IslandContext {
+  /** The login node. */
+  connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
+}
+
+function islandOutputs(r: IslandResult): IslandOutputs {
+  if (r.dryRun) return { island: r.island, jobName: r.jobName, jobId: null, dryRun: true, script: r.script, nodes: [], routerUrl: null, adminUrls: [], roles: [] };
+  return { island: r.island, jobName: r.jobName, jobId: r.jobId, dryRun: false, script: null, nodes: r.nodes, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles };
+}
+
+const partOutputs = (r: IslandResult): PartOutputs => (r.dryRun ? { routerUrl: null, engines: [], mooncake: null } : { routerUrl: r.routerUrl, engines: r.engines, mooncake: r.mooncake });
+
+/**
+ * One island on SLURM: one job (plus the command that writes its credentials' files), and the
+ * logical parts it runs (router, replicas or a prefill/decode group, Mooncake store), whose
+ * outputs come from that job's result line.
+ */
+export const deploySlurmIsland: IslandDeployer<SlurmIslandContext> = (parent, plan, island, ctx) => {
+  const base = `${ctx.name}-i${island.index}`;
+  const { secrets } = ctx;
+  // A dry run starts no engine, so it puts no credential on the cluster.
+  const names = plan.config.dry_run ? [] : (Object.keys(secrets) as SecretName[]);
+  const values = pulumi.all(Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>);
+  const payload = values.apply((v) => secretFilesPayload(v, ctx.secretKey));
+  const files = names.length
+    ? { files: renderSecretFiles(plan, island, names), payload, fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")) }
+    : undefined;
+  const job = new SlurmJob(base, { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files }, { parent });
+  // The parts exist once the job runs them.
+  ctx.parts(island, job.result.apply(partOutputs), job);
+  return job.result.apply(islandOutputs);
+};

@@ -1,0 +1,22 @@
+import type { PlanOutFile } from "../backend";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import { renderIslandJob } from "./island-job";
+import { generatedFiles, jobName, renderIslandScript } from "./sbatch";
+
+/**
+ * `plan --out` on SLURM, per island: the sbatch script, the config files the job generates on its
+ * nodes, and the create script (fed to `bash -s` on the login node) and delete command that
+ * `pulumi up` and `destroy` run. No credentials are configured: with hfToken or apiKey set, `pulumi
+ * up` adds the secrets command and the script reads their files.
+ */
+export function slurmPlanOut(plan: DeploymentPlan): PlanOutFile[] {
+  const files: PlanOutFile[] = [];
+  for (const island of plan.islands) {
+    files.push({ path: `${island.name}/${jobName(plan, island.index)}.sbatch`, text: renderIslandScript(plan, island).script, mode: 0o755 });
+    for (const [name, text] of Object.entries(generatedFiles(island))) files.push({ path: `${island.name}/${name}`, text });
+    const job = renderIslandJob(plan, island);
+    files.push({ path: `${island.name}/create.sh`, text: job.stdin, mode: 0o755 });
+    files.push({ path: `${island.name}/delete.sh`, text: `${job.delete}\n`, mode: 0o755 });
+  }
+  return files;
+}

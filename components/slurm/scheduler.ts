@@ -1,0 +1,97 @@
+import { shq } from "../shell";
+import { renderTemplate } from "./templates";
+
+/**
+ * What SLURM says about one island's job, gathered on the login node in one ssh round trip:
+ * squeue while the job is queued or running; `scontrol show job` once it has left the queue (kept
+ * for MinJobAge, 300 s by default); sacct after that, where accounting runs. Plus the node
+ * addresses of a running job and the exit markers its node scripts leave (launch.sh.mustache).
+ */
+export interface JobReport {
+  island: number;
+  jobId: string | null;
+  /** SLURM's JobState as reported (PENDING, RUNNING, FAILED, ...), null when no job is known. */
+  state: string | null;
+  reason: string | null;
+  exitCode: string | null;
+  source: "squeue" | "scontrol" | "sacct" | "job_id file" | "none";
+  hosts: string[];
+  addrs: string[];
+  /** Processes that exited during this attempt: node index, process name, exit status. */
+  exits: { node: number; name: string; code: number }[];
+  /** Each of the job's nodes in node-index order with SLURM's state for it (sinfo: `down*`, `allocated`, ...). */
+  nodeStates: { host: string; state: string }[];
+}
+
+/** What the query needs to find an island's job: its unique name, the island's directory, a job id if known. */
+export interface IslandJobRef {
+  island: number;
+  jobName?: string;
+  islandDir?: string;
+  jobId?: string;
+}
+
+/** Bash for the login node (slurm/scheduler-query.sh): one tab-separated record per fact, parsed by parseSchedulerReport. */
+export function schedulerQueryScript(islands: IslandJobRef[]): string {
+  const calls = islands.filter((i) => i.jobName).map((i) => ({ island: i.island, jobName: shq(i.jobName!), islandDir: shq(i.islandDir ?? ""), jobId: shq(i.jobId ?? "") }));
+  return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls });
+}
+
+
+/** `Key=Value` tokens of `scontrol show job -o`; values never contain spaces there, except Command/Comment at the end. */
+function scontrolFields(line: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of line.matchAll(/(?:^|\s)([A-Za-z]+)=(\S*)/g)) if (!(m[1] in out)) out[m[1]] = m[2];
+  return out;
+}
+
+/** Parses the records schedulerQueryScript prints; islands it did not mention have no job. */
+export function parseSchedulerReport(text: string, islands: number[]): Map<number, JobReport> {
+  const reports = new Map<number, JobReport>(islands.map((k) => [k, { island: k, jobId: null, state: null, reason: null, exitCode: null, source: "none", hosts: [], addrs: [], exits: [], nodeStates: [] }]));
+  for (const line of text.split("\n")) {
+    const [kind, k, ...rest] = line.split("\t");
+    const r = reports.get(Number(k));
+    if (!r) continue;
+    if (kind === "squeue") {
+      const [id, state, reason] = rest.join("\t").split("|");
+      Object.assign(r, { jobId: id, state, reason: reason && reason !== "None" ? reason : null, source: "squeue" });
+    } else if (kind === "scontrol") {
+      const f = scontrolFields(rest.join("\t"));
+      Object.assign(r, { jobId: f.JobId ?? null, state: f.JobState ?? null, reason: f.Reason && f.Reason !== "None" ? f.Reason : null, exitCode: f.ExitCode ?? null, source: "scontrol" });
+    } else if (kind === "sacct") {
+      const [id, state, exitCode, reason] = rest.join("\t").split("|");
+      // sacct writes "CANCELLED by 1000": the state is the first word.
+      Object.assign(r, { jobId: id, state: state?.split(" ")[0] ?? null, exitCode: exitCode ?? null, reason: reason && reason !== "None" ? reason : null, source: "sacct" });
+    } else if (kind === "gone") {
+      Object.assign(r, { jobId: rest[0], source: "job_id file" });
+    } else if (kind === "node") {
+      r.hosts.push(rest[0]);
+      r.addrs.push(rest[1] ?? "");
+    } else if (kind === "nodestate") {
+      r.nodeStates.push({ host: rest[0], state: rest[1] ?? "unknown" });
+    } else if (kind === "exit") {
+      const m = /\/node_(\d+)\/([^/]+)\.exit$/.exec(rest[0] ?? "");
+      if (m) r.exits.push({ node: Number(m[1]), name: m[2], code: Number(rest[1] || NaN) });
+    }
+  }
+  return reports;
+}
+
+/** A node SLURM has given up on (down, failed, drained for a failure) or that stopped answering (`*`). */
+export const nodeLost = (state: string): boolean => /\*$|^(down|fail|failing|not_responding|no_respond)/i.test(state);
+
+export type JobPhase = "queued" | "running" | "ended" | "failed" | "none";
+
+/**
+ * Every SLURM job state, mapped (the scheduler speaks first; raw strings never leak into statuses).
+ * A job that ends by scancel is over (SHUTDOWN); one that ends by itself, or by the node, the clock
+ * or the OOM killer, failed. A fleet never completes on its own, so COMPLETED is an ending too.
+ */
+export function jobPhase(state: string | null): JobPhase {
+  if (state === null) return "none";
+  if (/^(PENDING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|SUSPENDED|RESV_DEL_HOLD|SPECIAL_EXIT|STOPPED)$/.test(state)) return "queued";
+  if (/^(CONFIGURING|RUNNING|RESIZING|SIGNALING|STAGE_OUT|UPDATE_DB|POWER_UP_NODE)$/.test(state)) return "running";
+  if (/^(COMPLETING|COMPLETED|CANCELLED)$/.test(state)) return "ended";
+  if (/^(FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE|REVOKED)$/.test(state)) return "failed";
+  return "queued";
+}

@@ -1,0 +1,103 @@
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ROOT, runPlanCli, STACK_NAMES } from "../helpers";
+
+const run = runPlanCli;
+
+afterEach(() => vi.restoreAllMocks());
+
+const SEED_TOTALS: Record<string, { nodes: number; routers: number; engines: number }> = {
+  "single-node": { nodes: 1, routers: 1, engines: 1 },
+  "multi-replica": { nodes: 2, routers: 1, engines: 2 },
+  "wide-ep": { nodes: 2, routers: 1, engines: 2 },
+  disaggregated: { nodes: 6, routers: 1, engines: 6 },
+  "disaggregated-x3": { nodes: 18, routers: 3, engines: 18 },
+  "k8s-disaggregated-x3": { nodes: 18, routers: 3, engines: 18 },
+};
+
+describe("npm run plan", () => {
+  it.each(STACK_NAMES)("%s: readable plan, exit 0", (name) => {
+    const { code, stdout, stderr } = run([name]);
+    expect(stderr).toBe("");
+    expect(code).toBe(0);
+    expect(stdout).toMatch(new RegExp(`^stack ${name} `));
+    expect(stdout).toContain("endpoints:");
+    expect(stdout).toContain("$ vllm serve ");
+  });
+
+  it("a Kubernetes stack shows its workloads, pods and in-cluster URLs", () => {
+    const { code, stdout } = run(["k8s-wide-ep"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1");
+    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.inference.svc.cluster.local:8000/v1");
+    expect(stdout).toContain("admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)");
+  });
+
+  it.each(Object.entries(SEED_TOTALS))("%s --json totals are the seed numbers", (name, totals) => {
+    const { code, stdout } = run([name, "--json"]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.totals).toMatchObject(totals);
+    expect(Object.keys(plan.totals).sort()).toEqual(["engines", "gpus", "gpusAllocated", "nodes", "routers"]);
+  });
+
+  it("applies overrides in the seeds' style", () => {
+    const { code, stdout } = run(["single-node", "--json", "--server.port", "8001", "--model.max_model_len", "2048"]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
+    expect(plan.islands[0].engines[0].argv).toEqual(expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]));
+  });
+
+  it("accepts a file path", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
+    const file = path.join(dir, "mine.toml");
+    fs.writeFileSync(file, `[model]\nname = "m/x"\n[slurm]\njob_name = "mine"\n`);
+    const { code, stdout } = run([file, "--json"]);
+    expect(code).toBe(0);
+    expect(JSON.parse(stdout).stack).toBe("mine");
+  });
+
+  it("exits 2 listing every problem, and prints nothing on stdout", () => {
+    const { code, stdout, stderr } = run(["single-node", "--parallel.tp", "16", "--model.bogus", "1"]);
+    expect(code).toBe(2);
+    expect(stdout).toBe("");
+    expect(stderr).toContain("parallel.tp");
+    expect(stderr).toContain("model.bogus");
+  });
+
+  it("exits 2 for an unknown stack and lists the known ones", () => {
+    const { code, stderr } = run(["no-such-stack"]);
+    expect(code).toBe(2);
+    expect(stderr).toContain("single-node");
+  });
+
+  it("works as a real process through npm run plan", () => {
+    const ok = spawnSync("npm", ["run", "-s", "plan", "--", "disaggregated-x3", "--json"], { cwd: ROOT, encoding: "utf8" });
+    expect(ok.status).toBe(0);
+    expect(JSON.parse(ok.stdout).totals).toMatchObject({ nodes: 18, routers: 3 });
+    const bad = spawnSync("npm", ["run", "-s", "plan", "--", "single-node", "--deployment.type", "nope"], { cwd: ROOT, encoding: "utf8" });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain("deployment.type");
+  }, 60_000);
+});
+
+describe("npm run plan -- <stack> --out <dir>", () => {
+  it("writes plan.json and, per island, the sbatch script, the generated files and the create/delete commands", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-out-"));
+    const { code } = run(["llm-d", "--out", dir]);
+    expect(code).toBe(0);
+    const island = path.join(dir, "island-0");
+    expect(fs.readdirSync(island).sort()).toEqual(["create.sh", "delete.sh", "endpoints.yaml", "envoy.yaml", "epp.yaml", "llm-d-i0.sbatch"]);
+    expect(JSON.parse(fs.readFileSync(path.join(dir, "plan.json"), "utf8")).stack).toBe("llm-d");
+    const sbatch = fs.readFileSync(path.join(island, "llm-d-i0.sbatch"), "utf8");
+    expect(sbatch).toMatch(/^#!\/bin\/bash\n/);
+    // The create script embeds exactly the sbatch script written beside it.
+    expect(fs.readFileSync(path.join(island, "create.sh"), "utf8")).toContain(sbatch.trimEnd());
+    expect(fs.readFileSync(path.join(island, "delete.sh"), "utf8")).toMatch(/^bash -c '.*scancel --name="\$name".*'\n$/);
+    expect(fs.statSync(path.join(island, "llm-d-i0.sbatch")).mode & 0o111).not.toBe(0);
+  });
+});

@@ -1,0 +1,115 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { ROOT } from "./helpers";
+
+/*
+ * The module structure, checked: no import cycles, between files or between folders of components/,
+ * and each backend (components/slurm, components/kubernetes) used only through its index (the pure
+ * side) or its deploy module (the Pulumi side). Imports
+ * are read with the TypeScript compiler's own pre-processor, type-only ones included.
+ */
+
+const BACKENDS = ["components/slurm", "components/kubernetes"];
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    const rel = `${dir}/${e.name}`;
+    if (e.isDirectory()) return e.name === "node_modules" ? [] : sourceFiles(rel);
+    return /\.ts$/.test(e.name) && !e.name.endsWith(".d.ts") ? [rel] : [];
+  });
+}
+
+/** A relative specifier as the file it names (ROOT-relative), or undefined for packages and non-TS files. */
+function resolve(from: string, spec: string): string | undefined {
+  if (!spec.startsWith(".")) return undefined;
+  const base = path.posix.join(path.posix.dirname(from), spec);
+  return [`${base}.ts`, `${base}/index.ts`].find((f) => fs.existsSync(path.join(ROOT, f)));
+}
+
+/** Every file's project imports: static, type-only, re-exports, import() and require(). */
+function importGraph(files: string[]): Map<string, string[]> {
+  return new Map(
+    files.map((file) => {
+      const info = ts.preProcessFile(fs.readFileSync(path.join(ROOT, file), "utf8"), true, true);
+      const targets = info.importedFiles.map((f) => resolve(file, f.fileName)).filter((f): f is string => f !== undefined);
+      return [file, [...new Set(targets)]];
+    }),
+  );
+}
+
+/** Strongly connected components with more than one member, or a member importing itself (Tarjan). */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let counter = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const scc: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        scc.push(w);
+      } while (w !== v);
+      if (scc.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(scc.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!index.has(v)) visit(v);
+  return found;
+}
+
+/** components/<folder>/... as its folder; top-level files of components/ and elsewhere as themselves. */
+const unit = (file: string) => (/^components\/[^/]+\//.test(file) ? file.split("/").slice(0, 2).join("/") : file);
+
+const program = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
+const everything = [...program, ...sourceFiles("bench"), ...sourceFiles("test")];
+
+describe("import structure", () => {
+  it("the walker sees the program's imports (sanity check of the check)", () => {
+    const graph = importGraph(program);
+    expect(graph.get("index.ts")).toContain("components/fleet/inference-deployment.ts");
+    expect(graph.get("components/fleet/inference-deployment.ts")).toEqual(expect.arrayContaining(["components/slurm/deploy.ts", "components/kubernetes/deploy.ts"]));
+    expect(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]]);
+  });
+
+  it("no file import cycle in the program (components, index.ts, bin)", () => {
+    expect(cycles(importGraph(program))).toEqual([]);
+  });
+
+  it("no folder of components/ imports one that imports it back", () => {
+    const graph = new Map<string, Set<string>>();
+    for (const [file, targets] of importGraph(program)) {
+      const from = unit(file);
+      if (!graph.has(from)) graph.set(from, new Set());
+      for (const t of targets) if (unit(t) !== from) graph.get(from)!.add(unit(t));
+    }
+    expect(cycles(new Map([...graph].map(([k, v]) => [k, [...v]])))).toEqual([]);
+  });
+
+  it("a backend is imported only through its index (pure) or its deploy module (Pulumi), except by itself and its own tests", () => {
+    const violations: string[] = [];
+    for (const [file, targets] of importGraph(everything)) {
+      for (const backend of BACKENDS) {
+        const ownTests = `test/${backend.split("/")[1]}/`;
+        if (file.startsWith(`${backend}/`) || file.startsWith(ownTests)) continue;
+        for (const t of targets) if (t.startsWith(`${backend}/`) && t !== `${backend}/index.ts` && t !== `${backend}/deploy.ts`) violations.push(`${file} -> ${t}`);
+      }
+    }
+    expect(violations).toEqual([]);
+  });
+});

@@ -1,0 +1,351 @@
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import YAML from "yaml";
+import { beforeAll, describe, expect, it } from "vitest";
+import { expectShellcheckClean } from "../shellcheck";
+import { loadConfigText } from "../../components/config";
+import { buildPlan } from "../../components/plan/plan";
+import type { DeploymentPlan, EngineProcess } from "../../components/plan/deployment-plan";
+import { resolveValue } from "../../components/plan/values";
+import { mountedPath } from "../../components/kubernetes/render-context";
+import { allK8sObjects, k8sEndpoints, renderK8sFleet, type K8sFleetObjects } from "../../components/kubernetes/fleet-objects";
+import { k8sNames } from "../../components/kubernetes/names";
+import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
+import { checkArgv } from "../../components/upstream/check";
+import eppManifest from "../../components/upstream/llm-d-epp.json";
+import { K8S_STACKS, SLURM_STACKS, stackText } from "../helpers";
+import { k8sValidator, kubeletExpand, type Validator } from "./validate";
+
+const POD_IP = "10.42.0.7";
+const STANDINS = path.join(__dirname, "..", "fixtures", "standins", "bin");
+
+function k8sPlan(text: string, stack: string): DeploymentPlan {
+  return buildPlan(loadConfigText(text, `${stack}.toml`), stack);
+}
+const stackPlan = (name: string) => k8sPlan(stackText(name), name);
+
+/** The same stack file with its [slurm] table (and sub-tables) replaced by `[kubernetes]`. */
+function swapToKubernetes(text: string): string {
+  const lines = text.split("\n");
+  const start = lines.findIndex((l) => /^\[slurm[\].]/.test(l));
+  const end = lines.findIndex((l, i) => i > start && /^\[/.test(l) && !/^\[slurm[\].]/.test(l));
+  const kept = [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].filter((l) => !/^\s*(output_dir|dry_run)\s*=/.test(l));
+  return `${kept.join("\n")}\n[kubernetes]\n`;
+}
+
+/** Every pod template of a fleet with the engines it runs (LWS worker template: all workers). */
+function templates(fleet: K8sFleetObjects, plan: DeploymentPlan): { template: PodTemplateSpec; engines: EngineProcess[]; worker: boolean }[] {
+  return fleet.islands.flatMap((i) =>
+    i.replicas.flatMap(({ workload, object }) => {
+      if (object.kind === "StatefulSet") return [{ template: object.spec.template as PodTemplateSpec, engines: [workload.engines[0]], worker: false }];
+      if (object.kind !== "LeaderWorkerSet") throw new Error(`unexpected ${object.kind}`);
+      return [
+        { template: object.spec.leaderWorkerTemplate.leaderTemplate, engines: [workload.engines[0]], worker: false },
+        { template: object.spec.leaderWorkerTemplate.workerTemplate, engines: workload.engines.slice(1), worker: true },
+      ];
+    }),
+  ).map((t) => ({ ...t, engines: t.engines.map((e) => plan.islands[e.island].engines.find((x) => x.id === e.id)!) }));
+}
+
+const containers = (t: PodTemplateSpec): Container[] => [...((t.spec as any).initContainers ?? []), ...(t.spec as any).containers];
+const allContainers = (objects: K8sObject[]): Container[] =>
+  objects.flatMap((o) => {
+    if (o.kind === "StatefulSet" || o.kind === "Deployment") return containers(o.spec.template as PodTemplateSpec);
+    if (o.kind === "LeaderWorkerSet") return [...containers(o.spec.leaderWorkerTemplate.leaderTemplate), ...containers(o.spec.leaderWorkerTemplate.workerTemplate)];
+    return [];
+  });
+
+/** Env of a container as kubelet resolves it (downward API: POD_IP; secrets: placeholders). */
+function containerEnv(c: Container): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const e of (c.env ?? []) as any[]) env[e.name] = e.value !== undefined ? kubeletExpand(e.value, env) : e.valueFrom.fieldRef ? POD_IP : `<secret:${e.valueFrom.secretKeyRef.key}>`;
+  return env;
+}
+
+/** Runs the engine container's exact command under bash with a recording `vllm` and a harmless `find`. */
+function runEngine(c: Container, extraEnv: Record<string, string>): string[] {
+  const env = { ...containerEnv(c), ...extraEnv };
+  const [shell, flag, script] = (c.command as string[]).map((s) => kubeletExpand(s, env));
+  expect([shell, flag]).toEqual(["/bin/bash", "-c"]);
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vllm-"));
+  fs.writeFileSync(path.join(bin, "vllm"), "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n", { mode: 0o755 });
+  // find is shadowed: the script's /dev/shm cleanup must not touch this machine.
+  const run = spawnSync("bash", ["-c", `find() { :; }\n${script}`], { encoding: "utf8", env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` } });
+  expect(run.status, run.stderr).toBe(0);
+  return ["vllm", ...run.stdout.split("\0").slice(0, -1)];
+}
+
+/** The plan's argv for one engine, with references resolved the way the pod sees them. */
+function expectedArgv(plan: DeploymentPlan, e: EngineProcess): string[] {
+  const names = k8sNames(plan);
+  const island = plan.islands[e.island];
+  return e.argv.map((v) => resolveValue(v, (r) => (r.ref === "node" ? names.pod(island, r.node).host : r.ref === "self" ? POD_IP : mountedPath(r.file))));
+}
+
+let validate: Validator;
+beforeAll(async () => {
+  validate = await k8sValidator();
+});
+
+describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
+  const plan = stackPlan(name);
+  const fleet = renderK8sFleet(plan, ["hfToken", "apiKey"]);
+  const objects = allK8sObjects(fleet);
+
+  it("every object validates: built-in kinds against the Kubernetes OpenAPI schema, LWS and InferencePool against their CRDs", () => {
+    for (const o of objects) expect(validate(o as any), `${o.kind} ${o.metadata.name}`).toEqual([]);
+  });
+
+  it("each engine pod runs exactly the planned vLLM command line, which passes the vllm manifest", () => {
+    for (const { template, engines, worker } of templates(fleet, plan)) {
+      const vllm = containers(template).find((c) => c.name === "vllm")!;
+      engines.forEach((e, k) => {
+        // The Secret's key reaches the pod as VLLM_API_KEY; the script hands it to --api-key at exec.
+        const argv = runEngine(vllm, { VLLM_API_KEY: "k8s-test-key", ...(worker ? { LWS_WORKER_INDEX: String(k + 1) } : {}) });
+        expect(argv).toEqual([...expectedArgv(plan, e), ...(e.port !== undefined ? ["--api-key", "k8s-test-key"] : [])]);
+        expect(JSON.stringify(vllm)).not.toContain("k8s-test-key");
+        expect(checkArgv("vllm", argv.slice(2))).toEqual([]);
+      });
+    }
+  });
+
+  it("router, EPP, Mooncake and sidecar command lines pass their manifests (the sidecar: its stand-in's parser)", () => {
+    for (const c of allContainers(objects)) {
+      const env = containerEnv(c);
+      const argv = [...((c.command as string[]) ?? []), ...((c.args as string[]) ?? [])].map((s) => kubeletExpand(s, env));
+      if (c.name === "vllm-router") expect(checkArgv("vllm-router", argv.slice(1))).toEqual([]);
+      if (c.name === "epp") expect(checkArgv("epp", argv)).toEqual([]);
+      if (c.name === "mooncake-master") expect(checkArgv("mooncake_master", argv.slice(1))).toEqual([]);
+      if (c.name === "mooncake-client") expect(checkArgv("mooncake_client", argv.slice(1))).toEqual([]);
+      if (c.name === "routing-proxy") {
+        const run = spawnSync(path.join(STANDINS, "pd-sidecar"), argv, { encoding: "utf8", env: { ...process.env, STANDIN_CHECK_ONLY: "1" } });
+        expect(run.status, run.stderr).toBe(0);
+      }
+      if (c.name !== "vllm") for (const s of argv) expect(s, `${c.name}: no unexpanded kubelet reference`).not.toMatch(/\$\(/);
+    }
+  });
+
+  it("engine scripts pass bash -n and shellcheck", () => {
+    for (const { template } of templates(fleet, plan)) {
+      const script = kubeletExpand((containers(template).find((c) => c.name === "vllm")!.command as string[])[2], {});
+      const n = spawnSync("bash", ["-n"], { input: script, encoding: "utf8" });
+      expect(n.status, n.stderr).toBe(0);
+      expectShellcheckClean(script);
+    }
+  });
+
+  it("references resolve: volumes, Secrets, Services, RBAC and the pool's endpoint picker name objects that exist", () => {
+    const named = (kind: string) => new Set(objects.filter((o) => o.kind === kind).map((o) => o.metadata.name));
+    const podSpecs = objects.flatMap((o) =>
+      o.kind === "StatefulSet" || o.kind === "Deployment" ? [o.spec.template as any] : o.kind === "LeaderWorkerSet" ? [o.spec.leaderWorkerTemplate.leaderTemplate, o.spec.leaderWorkerTemplate.workerTemplate] : [],
+    );
+    for (const t of podSpecs) {
+      for (const v of t.spec.volumes ?? []) if (v.configMap) expect(named("ConfigMap")).toContain(v.configMap.name);
+      for (const c of containers(t)) {
+        for (const e of (c.env ?? []) as any[]) if (e.valueFrom?.secretKeyRef) expect(named("Secret")).toContain(e.valueFrom.secretKeyRef.name);
+        for (const m of (c.volumeMounts ?? []) as any[]) expect([...(t.spec.volumes ?? []).map((v: any) => v.name), "kv-disk"]).toContain(m.name);
+      }
+      if (t.spec.serviceAccountName) expect(named("ServiceAccount")).toContain(t.spec.serviceAccountName);
+    }
+    for (const o of objects) {
+      if (o.kind === "StatefulSet") expect(named("Service")).toContain(o.spec.serviceName);
+      if (o.kind === "RoleBinding") {
+        expect(named("Role")).toContain(o.roleRef.name);
+        for (const s of o.subjects) expect(named("ServiceAccount")).toContain(s.name);
+      }
+      if (o.kind === "InferencePool") expect(named("Service")).toContain(o.spec.endpointPickerRef.name);
+      if (o.kind === "Deployment" || o.kind === "StatefulSet" || o.kind === "LeaderWorkerSet") {
+        const tpl = o.kind === "LeaderWorkerSet" ? o.spec.leaderWorkerTemplate.leaderTemplate : (o.spec.template as any);
+        expect(tpl.metadata.labels).toMatchObject((o.kind === "LeaderWorkerSet" ? {} : (o.spec.selector as any).matchLabels) ?? {});
+      }
+    }
+  });
+
+  it("every name is a DNS label of at most 63 characters, unique per kind", () => {
+    for (const o of objects) expect(o.metadata.name).toMatch(/^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$/);
+    const keys = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    for (const i of fleet.islands) for (const p of i.endpoints.pods) expect(p.pod.length).toBeLessThanOrEqual(63);
+  });
+
+  it("outputs: the router and admin URLs are in-cluster DNS names, in the planner's order and roles", () => {
+    for (const i of fleet.islands) {
+      const island = plan.islands[i.island];
+      expect(i.endpoints.roles).toEqual(island.endpoints.engines.map((e) => e.role));
+      expect(i.endpoints.adminUrls).toHaveLength(island.endpoints.engines.length);
+      for (const u of i.endpoints.adminUrls) expect(u).toMatch(new RegExp(`^http://[a-z0-9.-]+\\.${i.endpoints.namespace}\\.svc\\.cluster\\.local:\\d+/v1$`));
+      if (island.router) expect(i.endpoints.routerUrl).toBe(`http://${k8sNames(plan).routerService(i.island)}.${i.endpoints.namespace}.svc.cluster.local:${island.endpoints.router!.port}/v1`);
+    }
+  });
+});
+
+describe("swapping [slurm] for [kubernetes] keeps the fleet", () => {
+  it.each(SLURM_STACKS)("%s: same engines, roles and admin order", (name) => {
+    const slurm = k8sPlan(stackText(name), name);
+    const kube = k8sPlan(swapToKubernetes(stackText(name)), name);
+    expect(kube.target).toBe("kubernetes");
+    expect(kube.totals.engines).toBe(slurm.totals.engines);
+    expect(kube.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role]))).toEqual(slurm.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role])));
+    const fleet = renderK8sFleet(kube, []);
+    expect(fleet.islands.map((i) => i.endpoints.roles)).toEqual(slurm.islands.map((i) => i.endpoints.engines.map((e) => e.role)));
+    // Same admin order: URL k belongs to the engine the SLURM plan lists k-th.
+    const names = k8sNames(kube);
+    fleet.islands.forEach((i) => {
+      const island = slurm.islands[i.island];
+      expect(i.endpoints.adminUrls).toEqual(island.endpoints.engines.map((e) => `http://${names.pod(kube.islands[i.island], e.url.node).host}:${e.url.port}/v1`));
+    });
+    expect(fleet.islands.filter((i) => i.router.length > 0)).toHaveLength(slurm.totals.routers);
+  });
+});
+
+describe("Kubernetes rendering details", () => {
+  it("kubelet cannot expand config text: a model name and env value full of $( ) and quotes reach vLLM unchanged", () => {
+    const model = `org/it's-$(touch /tmp/pwned)-"$HOME"-$(POD_IP)`;
+    const text = `[model]\nname = ${JSON.stringify(model)}\n[env_vars]\nMY_FLAG = "$(POD_IP)-$$-\`id\`"\n[kubernetes]\n`;
+    const plan = k8sPlan(text, "quoting");
+    const fleet = renderK8sFleet(plan, []);
+    const [{ template, engines }] = templates(fleet, plan);
+    const vllm = containers(template).find((c) => c.name === "vllm")!;
+    expect(runEngine(vllm, {})[2]).toBe(model);
+    expect(containerEnv(vllm).MY_FLAG).toBe("$(POD_IP)-$$-`id`");
+    expect(expectedArgv(plan, engines[0])[2]).toBe(model);
+  });
+
+  it("NIXL advertises the pod IP from the downward API on every P/D engine", () => {
+    const plan = stackPlan("k8s-disaggregated");
+    for (const c of allContainers(allK8sObjects(renderK8sFleet(plan, [])))) {
+      if (c.name !== "vllm") continue;
+      expect((c.env as any[]).find((e) => e.name === "VLLM_NIXL_SIDE_CHANNEL_HOST")).toEqual({ name: "VLLM_NIXL_SIDE_CHANNEL_HOST", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
+    }
+  });
+
+  it("wide-EP: one LeaderWorkerSet whose workers take their start rank from the worker index", () => {
+    const plan = stackPlan("k8s-wide-ep");
+    const fleet = renderK8sFleet(plan, []);
+    const lws = fleet.islands[0].replicas.map((r) => r.object);
+    expect(lws.map((o) => o.kind)).toEqual(["LeaderWorkerSet"]);
+    const spec = (lws[0] as Extract<K8sObject, { kind: "LeaderWorkerSet" }>).spec;
+    expect(spec.leaderWorkerTemplate.size).toBe(2);
+    expect(spec.leaderWorkerTemplate.restartPolicy).toBe("RecreateGroupOnPodRestart");
+    const worker = containers(spec.leaderWorkerTemplate.workerTemplate).find((c) => c.name === "vllm")!;
+    const argv = runEngine(worker, { LWS_WORKER_INDEX: "1" });
+    expect(argv[argv.indexOf("--data-parallel-start-rank") + 1]).toBe("4");
+    expect(argv[argv.indexOf("--data-parallel-address") + 1]).toBe(k8sNames(plan).pod(plan.islands[0], 0).host);
+  });
+
+  it("internal-LB wide-EP (headless workers): workers serve nothing, so they get no probes and no serving label", () => {
+    const plan = k8sPlan(stackText("k8s-wide-ep").replace("enable_expert_parallel = true", "enable_expert_parallel = true\n[inference.vllm_extra]\nheadless = true"), "headless");
+    const lws = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "LeaderWorkerSet" }>;
+    const worker = lws.spec.leaderWorkerTemplate.workerTemplate;
+    const leader = lws.spec.leaderWorkerTemplate.leaderTemplate;
+    expect((worker.metadata as any).labels["vllm-fleet/serving"]).toBe("false");
+    expect((leader.metadata as any).labels["vllm-fleet/serving"]).toBe("true");
+    const c = containers(worker)[0];
+    expect([c.startupProbe, c.readinessProbe, c.livenessProbe, c.ports]).toEqual([undefined, undefined, undefined, undefined]);
+    expect(runEngine(c, { LWS_WORKER_INDEX: "1" })).toContain("--headless");
+    expect(k8sEndpoints(plan)[0].adminUrls).toHaveLength(1);
+  });
+
+  it("llm-d on Kubernetes: pod discovery through the InferencePool, no file discovery, P/D sidecar on the pool's target port", () => {
+    const plan = stackPlan("k8s-llm-d-pd");
+    const fleet = renderK8sFleet(plan, []);
+    const r = plan.islands[0].router;
+    if (r?.kind !== "llm-d") throw new Error("expected llm-d");
+    const config = r.epp.config as any;
+    expect(config.plugins.map((p: any) => p.type)).not.toContain("file-discovery");
+    expect(config.dataLayer).toBeUndefined();
+    for (const p of config.plugins) expect(eppManifest.plugin_types).toContain(p.type);
+    expect(r.epp.argv.slice(1, 5)).toEqual(["--pool-name", "k8s-llm-d-pd-i0", "--pool-namespace", "inference"]);
+    const pool = fleet.islands[0].router.find((o) => o.kind === "InferencePool") as Extract<K8sObject, { kind: "InferencePool" }>;
+    const prefillPort = plan.islands[0].engines.find((e) => e.role === "prefill")!.port;
+    expect(pool.spec.targetPorts).toEqual([{ number: prefillPort }]);
+    expect(r.sidecars.map((s) => s.port)).toEqual([prefillPort]);
+    // Only serving pods are endpoints; prefill and decode pods carry the role label the filters read.
+    const podLabels = templates(fleet, plan).map((t) => (t.template.metadata as any).labels as Record<string, string>);
+    for (const l of podLabels) expect(l).toMatchObject(pool.spec.selector.matchLabels);
+    expect(podLabels.map((l) => l["llm-d.ai/role"]).sort()).toEqual(["decode", "prefill", "prefill"]);
+  });
+
+  it("Mooncake on Kubernetes: master Deployment + Service, client config by Service DNS, a client sidecar in every engine pod", () => {
+    const plan = stackPlan("k8s-kv-offload-mooncake");
+    const fleet = renderK8sFleet(plan, []);
+    const [cm, master, svc] = fleet.islands[0].mooncake as any[];
+    expect([cm.kind, master.kind, svc.kind]).toEqual(["ConfigMap", "Deployment", "Service"]);
+    const host = `${svc.metadata.name}.inference.svc.cluster.local`;
+    const config = JSON.parse(cm.data["mooncake.json"]);
+    expect(config.master_server_address).toBe(`${host}:50051`);
+    expect(config.metadata_server).toBe(`http://${host}:8080/metadata`);
+    expect(svc.spec.ports.map((p: any) => p.port)).toEqual([50051, 8080, 9003]);
+    for (const { template } of templates(fleet, plan)) {
+      const [client] = (template.spec as any).initContainers;
+      expect(client).toMatchObject({ name: "mooncake-client", restartPolicy: "Always" });
+      const env = containerEnv(containers(template).find((c) => c.name === "vllm")!);
+      expect(env).toMatchObject({ MOONCAKE_CONFIG_PATH: "/etc/vllm-fleet/mooncake/mooncake.json", PYTHONHASHSEED: "0" });
+    }
+  });
+
+  it("disk offload: a per-pod PVC from [kubernetes], mounted at the tier's path", () => {
+    const plan = stackPlan("k8s-kv-offload-native");
+    const sts = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "StatefulSet" }>;
+    expect(sts.spec.volumeClaimTemplates).toEqual([
+      { metadata: { name: "kv-disk" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "local-nvme", resources: { requests: { storage: "1Ti" } } } },
+    ]);
+    const vllm = containers(sts.spec.template as PodTemplateSpec)[0];
+    expect(vllm.volumeMounts).toContainEqual({ name: "kv-disk", mountPath: "/mnt/kv" });
+    expect((vllm.resources as any).requests).toEqual({ "nvidia.com/gpu": "8", memory: "128000000000" });
+  });
+
+  it("engine pods: GPUs, /dev/shm in memory, probes on the engine port, [kubernetes] placement and pull secrets", () => {
+    const plan = stackPlan("k8s-single-node");
+    const sts = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "StatefulSet" }>;
+    const spec = (sts.spec.template as any).spec;
+    expect(spec.volumes).toContainEqual({ name: "dshm", emptyDir: { medium: "Memory", sizeLimit: "16Gi" } });
+    expect(spec.volumes).toContainEqual({ name: "model-cache", persistentVolumeClaim: { claimName: "hf-cache" } });
+    expect(spec.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    expect(spec.nodeSelector).toEqual({ "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3" });
+    expect(spec.tolerations).toEqual([{ key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" }]);
+    expect(spec.enableServiceLinks).toBe(false);
+    const c = spec.containers[0];
+    expect(c.resources.limits).toEqual({ "nvidia.com/gpu": "8" });
+    expect(c.startupProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 }, periodSeconds: 10, failureThreshold: 270 });
+    expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 } });
+    expect(c.livenessProbe).toMatchObject({ tcpSocket: { port: 8100 } });
+  });
+
+  it("secrets are referenced, never rendered: the Secret carries keys only and pods use secretKeyRef", () => {
+    const fleet = renderK8sFleet(stackPlan("k8s-multi-replica"), ["apiKey", "hfToken"]);
+    expect(fleet.secret?.stringData).toEqual({ HF_TOKEN: "", VLLM_API_KEY: "" });
+    // The router forwards the caller's Authorization; holding the key it would let anyone in.
+    const router = allContainers(allK8sObjects(fleet)).find((c) => c.name === "vllm-router")!;
+    expect(router.command as string[]).not.toContain("--api-key");
+    expect(router.env ?? []).toEqual([]);
+    expect(renderK8sFleet(stackPlan("k8s-multi-replica"), []).secret).toBeUndefined();
+  });
+
+  it("a long Pulumi stack name is shortened with a hash; names stay unique per stack", () => {
+    const text = stackText("k8s-disaggregated");
+    const a = renderK8sFleet(k8sPlan(text, "a-very-long-pulumi-stack-name-for-production-rl-runs"), []);
+    const b = renderK8sFleet(k8sPlan(text, "a-very-long-pulumi-stack-name-for-production-rl-runs-2"), []);
+    const names = (f: K8sFleetObjects) => allK8sObjects(f).map((o) => o.metadata.name);
+    for (const n of names(a)) expect(n.length).toBeLessThanOrEqual(63);
+    expect(names(a).filter((n) => names(b).includes(n))).toEqual([]);
+  });
+
+  it("plan --out YAML is one object per file", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-out-"));
+    const run = spawnSync("npx", ["tsx", "bin/plan.ts", "k8s-llm-d-pd", "--out", dir], { cwd: path.resolve(__dirname, "..", ".."), encoding: "utf8" });
+    expect(run.status, run.stderr).toBe(0);
+    const files = fs.readdirSync(path.join(dir, "island-0")).sort();
+    const expected = renderK8sFleet(stackPlan("k8s-llm-d-pd"), []);
+    expect(files).toEqual(allK8sObjects(expected).map((o) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`).sort());
+    for (const f of files) {
+      const docs = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "island-0", f), "utf8"));
+      expect(docs).toHaveLength(1);
+      const o = docs[0].toJS();
+      expect(`${o.kind.toLowerCase()}-${o.metadata.name}.yaml`).toBe(f);
+      expect(validate(o)).toEqual([]);
+    }
+  });
+});
