@@ -31,7 +31,7 @@ export function loginShellArg(script: string): string {
 }
 
 /** Words bash reads literally as they are (no ~, globs, braces, quotes, $ or spaces): left bare for readability. */
-const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,.\/-]+$/;
+const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/;
 /** The Unicode quote marks shellcheck flags inside single quotes, and inside double quotes. */
 const UNICODE_SINGLE_QUOTES = /^[\u2018\u2019]/;
 const UNICODE_DOUBLE_QUOTES = /^[\u201c\u201d\u2033\u2036]/;

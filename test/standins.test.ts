@@ -262,7 +262,7 @@ describe("flag checking against the upstream manifests", () => {
 
 // =================================================================================================
 describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
-  let e1: string, e2: string, router: string, promPort: number, routerPort: number;
+  let e1: string, e2: string, router: string, promPort: number;
   let client: OpenAI;
   const recordDir = path.join(TMP, "records");
 
@@ -270,7 +270,6 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     const [p1, p2, rp, pp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     e1 = `http://127.0.0.1:${p1}`;
     e2 = `http://127.0.0.1:${p2}`;
-    routerPort = rp;
     promPort = pp;
     const common = ["--host", "127.0.0.1", "--served-model-name", "qwen", "--max-model-len", "4096", "--enable-lora", "--max-loras", "2"];
     const env = { STANDIN_RECORD_DIR: recordDir, VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1", HF_TOKEN: "hf_supersecret", CUDA_VISIBLE_DEVICES: "0,1" };

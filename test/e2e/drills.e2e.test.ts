@@ -86,6 +86,7 @@ describe("fault drills on the real SLURM cluster", () => {
     const victim = result.nodes[1].host;
     const lostEngine = result.engines.find((e) => new URL(e.url).hostname === result.nodes[1].addr)!.id;
     const pidfile = `/var/lib/fleet-e2e/slurm/run/slurmd-${victim}.pid`;
+    let idle: boolean;
     try {
       process.kill(Number(fs.readFileSync(pidfile, "utf8").trim()), "SIGKILL");
       // SLURM notices within its SlurmdTimeout (60 s on the test cluster); status must say so then.
@@ -111,11 +112,14 @@ describe("fault drills on the real SLURM cluster", () => {
       // Give the node back: restart its slurmd (up.sh starts missing daemons) and wait until idle.
       execFileSync("bash", [path.join(ROOT, "test/e2e/cluster/up.sh")], { stdio: "ignore" });
       const deadline = Date.now() + 120_000;
-      while (!/^idle$/.test((await runRemote(conn, `sinfo -h -n ${victim} -o %T`)).stdout.trim())) {
-        if (Date.now() > deadline) throw new Error(`${victim} did not return to idle`);
+      for (;;) {
+        idle = /^idle$/.test((await runRemote(conn, `sinfo -h -n ${victim} -o %T`)).stdout.trim());
+        if (idle || Date.now() > deadline) break;
         await sleep(1000);
       }
     }
+    // Checked after the finally, not thrown in it, where it would replace the drill's own failure.
+    expect(idle, `${victim} did not return to idle`).toBe(true);
     done("slurmd dies mid-run", started);
   });
 

@@ -161,7 +161,7 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     const wrote = await runRemote(secrets.connection, secrets.create, secrets.stdin);
     expectOk(wrote, "write the secret files");
     const create = await runRemote(job.connection, job.create, job.stdin);
-    let deleted: RemoteRun[] = [];
+    let deleted: RemoteRun[];
     try {
       expectOk(create, "create with credentials");
       const result = parseIslandResult(create.stdout) as RunningIsland;

@@ -25,7 +25,6 @@ async function program(stack: string, config: Record<string, string> = {}, secre
 }
 
 const k8sResources = (rs: Registered[]) => rs.filter((r) => r.type.startsWith("kubernetes:"));
-const byName = (rs: Registered[], name: string) => rs.find((r) => r.name === name);
 
 describe("the Pulumi program under mocks (Kubernetes)", () => {
   it.each(K8S_STACKS)("%s: creates exactly the rendered objects, parented to their parts, and exports the planned URLs", async (stack) => {

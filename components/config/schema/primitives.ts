@@ -19,6 +19,7 @@ export function table<S extends z.ZodRawShape>(shape: S) {
 
 /** The first control character (C0 or DEL) in `s`, as U+XXXX; NUL is reported on its own. */
 const controlChar = (s: string): string | undefined => {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point
   const m = /[\x01-\x1f\x7f]/.exec(s);
   return m ? `U+${m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0")}` : undefined;
 };
@@ -74,7 +75,7 @@ export const filePath = text.refine((s) => !/[\n\r]/.test(s), "must not contain 
  * hetjob or packjob starts a heterogeneous job), so only plain path characters are accepted.
  */
 export const outputDir = filePath
-  .refine((s) => /^[A-Za-z0-9._\/+,:@=-]+$/.test(s), "may only contain letters, digits and . _ - / + , : @ = (sbatch reads it unquoted in #SBATCH --output)")
+  .refine((s) => /^[A-Za-z0-9._/+,:@=-]+$/.test(s), "may only contain letters, digits and . _ - / + , : @ = (sbatch reads it unquoted in #SBATCH --output)")
   .refine((s) => !/hetjob|packjob/i.test(s), 'must not contain "hetjob" or "packjob" (sbatch reads either word as a heterogeneous job separator)');
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;

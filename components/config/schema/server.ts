@@ -1,4 +1,3 @@
-import { z } from "zod";
 import { argText, port, table } from "./primitives";
 
 /** `[server]`: where clients connect. */
