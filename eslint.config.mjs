@@ -48,6 +48,7 @@ export default tseslint.config(
       "bin/schema.ts",
       "bin/sync-upstream.ts",
       "components/config/catalog.ts",
+      "components/config/key-reference.ts",
       "components/config/load.ts",
       "components/config/normalise.ts",
       "components/config/overrides.ts",
