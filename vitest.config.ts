@@ -1,3 +1,4 @@
+import { availableParallelism } from "node:os";
 import { defineConfig } from "vitest/config";
 
 export default defineConfig({
@@ -7,6 +8,9 @@ export default defineConfig({
     exclude: ["test/e2e/**", "node_modules/**"],
     // Installs shellcheck when it is missing and the machine can (test/setup/shellcheck.ts).
     globalSetup: ["test/setup/shellcheck.ts"],
+    // vitest's default (cpus - 1) is one worker on a 2-core machine; many tests wait on child
+    // processes (bash, shellcheck, stand-ins), so at least two workers keep both cores busy.
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
   },

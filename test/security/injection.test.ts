@@ -1439,6 +1439,8 @@ beforeAll(async () => {
       `  wall time ${(totals.ms / 1000).toFixed(1)} s (phases end at: ${Object.entries(phases).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")})`,
     ].join("\n"),
   );
+  // The corpus's own budget: about 95 s of work alone on 2 cores, up to 130 s beside the rest of
+  // the suite; each child process has its own bound (H.run), so this only stops a runaway whole.
 }, 600_000);
 
 afterAll(async () => {
