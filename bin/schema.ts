@@ -7,6 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { stackFileSchema } from "../components/config/schema/layouts";
+import { packagePath } from "../components/package-root";
 
 /** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
 const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
@@ -41,7 +42,7 @@ export function stackJsonSchema(): Record<string, unknown> {
 }
 
 if (require.main === module) {
-  const out = path.resolve(__dirname, "..", "schema", "stack.schema.json");
+  const out = packagePath("schema", "stack.schema.json");
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
   console.log(`wrote ${path.relative(process.cwd(), out)}`);

@@ -5,11 +5,12 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { PACKAGE_ROOT, packagePath } from "../components/package-root";
 
 type Json = Record<string, any>;
 
-export const upstreamDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(__dirname, "..", "..", "shared", "upstream");
-export const vendoredDir = path.resolve(__dirname, "..", "components", "upstream");
+export const upstreamDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(PACKAGE_ROOT, "..", "shared", "upstream");
+export const vendoredDir = packagePath("components", "upstream");
 
 function read(name: string): Json {
   return JSON.parse(fs.readFileSync(path.join(upstreamDir, name), "utf8"));

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
+import { NS } from "./namespace";
 
-/** Pulumi config namespace of this program (Pulumi.yaml `name`). */
-export const NS = "vllm-fleet";
+export { NS };
 
 /**
  * A credential from Pulumi config. It must be a config secret: a value stored in plain text in

@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Mustache from "mustache";
+import { packagePath } from "../package-root";
 
-const TEMPLATES = path.resolve(__dirname, "..", "..", "templates");
+const TEMPLATES = packagePath("templates");
 
 /**
  * Renders a mustache template with HTML escaping off: values are shell-quoted (or YAML/JSON
