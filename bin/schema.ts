@@ -1,13 +1,14 @@
 /**
- * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
- * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
- * with a first line `#:schema ../schema/stack.schema.json`.
+ * `npm run schema` (or `npx vllm-fleet schema`): writes schema/stack.schema.json, the JSON Schema of
+ * a stack file, from the zod schema, so TOML editors (Even Better TOML / Taplo) complete and check
+ * keys. Stack files point at it with a first line `#:schema ../schema/stack.schema.json`.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { z } from "zod";
 import { stackFileSchema } from "../components/config/schema/layouts";
 import { packagePath } from "../components/package-root";
+import { ourCommand, runCommand, type CommandFactory } from "./cli";
 
 /** `type` may be omitted on these tables (the loader inserts the default), so it is not required. */
 const OPTIONAL_TYPE_DEFAULTS = new Set(["single_node", "vllm-router", "vllm"]);
@@ -41,9 +42,19 @@ export function stackJsonSchema(): Record<string, unknown> {
   return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
 }
 
-if (require.main === module) {
-  const out = packagePath("schema", "stack.schema.json");
-  fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
-  console.log(`wrote ${path.relative(process.cwd(), out)}`);
+export const schemaCommand: CommandFactory = (io, exit) =>
+  ourCommand("schema", io, false)
+    .description("Writes schema/stack.schema.json, the JSON Schema of a stack file made from the zod schema, so TOML editors (Even Better TOML / Taplo) complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`. Takes no arguments.")
+    .action(() => {
+      const out = packagePath("schema", "stack.schema.json");
+      fs.mkdirSync(path.dirname(out), { recursive: true });
+      fs.writeFileSync(out, JSON.stringify(stackJsonSchema(), null, 2) + "\n");
+      io.out(`wrote ${path.relative(process.cwd(), out)}\n`);
+      exit(0);
+    });
+
+export function main(argv: string[]): number {
+  return runCommand(schemaCommand, argv);
 }
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));

@@ -52,6 +52,33 @@ describe("npm run plan", () => {
     expect(plan.islands[0].engines[0].argv).toEqual(expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]));
   });
 
+  it("takes options, overrides and the stack in any order", () => {
+    const { code, stdout, stderr } = run(["--server.port", "8001", "single-node", "--model.enforce_eager", "--out=" + fs.mkdtempSync(path.join(os.tmpdir(), "plan-")), "--json"]);
+    expect(code, stderr).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
+    expect(plan.islands[0].engines[0].argv).toContain("--enforce-eager");
+  });
+
+  it("exits 2 without a stack, with two, and when --out has no directory", () => {
+    for (const args of [[], ["--json"], ["single-node", "multi-replica"], ["single-node", "--out"]]) {
+      const { code, stdout, stderr } = run(args);
+      expect(code, args.join(" ")).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("(plan --help shows the usage)");
+    }
+    expect(run([]).stderr).toContain("stacks: disaggregated, ");
+  });
+
+  it("--help and -h print the usage on stdout and exit 0", () => {
+    for (const flag of ["--help", "-h"]) {
+      const { code, stdout, stderr } = run([flag]);
+      expect(code).toBe(0);
+      expect(stderr).toBe("");
+      expect(stdout).toMatch(/^Usage: plan \[options\] <stack>/);
+    }
+  });
+
   it("accepts a file path", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
     const file = path.join(dir, "mine.toml");
