@@ -53,7 +53,7 @@ export function ourCommand(name: string, io: CliIo, overrides: boolean): Command
 }
 
 /** `(fleet status --help shows the usage)`: the full command name, however it was reached. */
-export function helpHint(cmd: Command): string {
+function helpHint(cmd: Command): string {
   const names: string[] = [];
   for (let c: Command | null = cmd; c; c = c.parent) names.unshift(c.name());
   return `(${names.join(" ")} --help shows the usage)`;
@@ -65,8 +65,12 @@ function pointAtHelp(cmd: Command): void {
   cmd.commands.forEach(pointAtHelp);
 }
 
-/** 0 after --help, 2 after commander's usage errors (already printed) and UsageError (printed here). */
-function usageStatus(e: unknown, io: CliIo): number | undefined {
+/**
+ * The exit status for what a command threw: 0 after --help, 2 after commander's usage errors
+ * (already printed), a UsageError or a stack-file ConfigError (printed here); anything else is
+ * thrown on, for the CLI to handle.
+ */
+function statusOf(e: unknown, io: CliIo): number {
   if (e instanceof CommanderError) return e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 2;
   if (e instanceof UsageError) {
     io.err(`${e.message}\n${e.command ? helpHint(e.command) + "\n" : ""}`);
@@ -76,35 +80,35 @@ function usageStatus(e: unknown, io: CliIo): number | undefined {
     io.err(e.message + "\n");
     return 2;
   }
-  return undefined;
+  throw e;
 }
 
-/** Runs a command whose actions are synchronous; errors other than usage and stack-file ones are thrown. */
-export function runCommand(factory: CommandFactory, argv: string[], io: CliIo = processIo): number {
-  let code = 0;
-  const cmd = factory(io, (c) => (code = c));
+/** The command tree, and the exit status its action reported (0 until one does). */
+function build(factory: CommandFactory, io: CliIo) {
+  const result = { code: 0 };
+  const cmd = factory(io, (c) => (result.code = c));
   pointAtHelp(cmd);
+  return { cmd, result };
+}
+
+/** Runs a command whose actions are synchronous. */
+export function runCommand(factory: CommandFactory, argv: string[], io: CliIo = processIo): number {
+  const { cmd, result } = build(factory, io);
   try {
     cmd.parse(argv, { from: "user" });
-    return code;
   } catch (e) {
-    const status = usageStatus(e, io);
-    if (status === undefined) throw e;
-    return status;
+    return statusOf(e, io);
   }
+  return result.code;
 }
 
-/** Runs a command whose actions may be asynchronous; errors other than usage and stack-file ones are thrown. */
+/** Runs a command whose actions may be asynchronous. */
 export async function runCommandAsync(factory: CommandFactory, argv: string[], io: CliIo = processIo): Promise<number> {
-  let code = 0;
-  const cmd = factory(io, (c) => (code = c));
-  pointAtHelp(cmd);
+  const { cmd, result } = build(factory, io);
   try {
     await cmd.parseAsync(argv, { from: "user" });
-    return code;
   } catch (e) {
-    const status = usageStatus(e, io);
-    if (status === undefined) throw e;
-    return status;
+    return statusOf(e, io);
   }
+  return result.code;
 }
