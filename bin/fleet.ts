@@ -10,154 +10,229 @@
  * Exit status: 0 when the question was answered (whatever the fleet's state), 1 when it could not
  * be (ssh or scheduler failure), 2 for a usage or stack-file error.
  */
+import { Command, Option } from "commander";
 import { ConfigError, parseOverrides, type Override } from "../components/config";
 import { endpointsCommand, engineTargets, logsScript, metricsRows, scrapeAll, statusCommand } from "../components/ops/commands";
 import { endpointsText, metricsText, statusText } from "../components/ops/render-text";
 import { resolveSource, type SourceOptions } from "../components/ops/source";
 import { catalogCommand } from "../components/ops/catalog-list";
+import { OVERRIDES_HELP, ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
 
-const USAGE = `usage: npm run fleet -- <status|metrics|logs|endpoints> <stack name or file> [options] [--<key.path> <value> ...]
-       npm run fleet -- list [model] [--catalog <file>] [--json]
-options:
-  --json                    machine-readable output (one JSON document; --watch: one per line)
-  --login [user@]host[:port]  the SLURM login node (default: vllm-fleet:login in Pulumi.<stack>.yaml)
-  -i, --identity <key file>   ssh private key (default: your ssh agent and ~/.ssh/config)
-  --ssh-option <Key=Value>    extra ssh -o option (repeatable)
-  --local                   run scheduler commands here (this machine is the login node)
-  --pulumi-config <file>    Pulumi.<stack>.yaml to read stackFile, overrides and login from
-  --endpoints <file>        read URLs from an endpoints.json or \`pulumi stack output --json\`
-  metrics: --watch, --interval <seconds> (default 2)
-  logs:    --process <engine id|router|envoy> (repeatable; default all), -n <lines> (default 40), --job`;
+type Verb = "status" | "metrics" | "logs" | "endpoints" | "list";
+const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints"];
 
-const VALUE_FLAGS = new Set(["--login", "-i", "--identity", "--ssh-option", "--pulumi-config", "--endpoints", "--interval", "--process", "-n", "--catalog"]);
-const BOOL_FLAGS = new Set(["--json", "--watch", "--local", "--job"]);
-
-interface Args {
-  verb: string;
-  positional: string[];
-  values: Map<string, string[]>;
-  flags: Set<string>;
-  overrides: Override[];
+interface OptionSpec {
+  flags: string;
+  help: string;
+  /** The verbs whose --help lists it. Every verb accepts every option, as the CLI always has. */
+  verbs: Verb[];
+  group?: string;
+  repeatable?: boolean;
 }
 
-function parseArgs(argv: string[]): Args {
-  const [verb = "", ...more] = argv;
-  const values = new Map<string, string[]>();
-  const flags = new Set<string>();
-  const rest: string[] = [];
-  for (let i = 0; i < more.length; i++) {
-    const a = more[i];
-    const key = a === "-i" ? "--identity" : a;
-    if (VALUE_FLAGS.has(a)) {
-      if (i + 1 >= more.length) throw new UsageError(`${a} needs a value`);
-      values.set(key, [...(values.get(key) ?? []), more[++i]]);
-    } else if (BOOL_FLAGS.has(a)) flags.add(a);
-    else rest.push(a);
+const WHERE = "Where the fleet is (SLURM: how to reach the login node):";
+const OPTIONS: OptionSpec[] = [
+  { flags: "--json", help: "machine-readable output: one JSON document (metrics --watch: one per line)", verbs: ["status", "metrics", "endpoints", "list"] },
+  { flags: "--watch", help: "keep scraping every --interval seconds and redraw the table (Ctrl-C ends it)", verbs: ["metrics"] },
+  { flags: "--interval <seconds>", help: "seconds between the two scrapes the rates come from, and between redraws (default 2)", verbs: ["metrics"] },
+  { flags: "--process <id>", help: "only this process's log: an engine id as `fleet status` shows it, router or envoy (repeatable; default all)", verbs: ["logs"], repeatable: true },
+  { flags: "-n <lines>", help: "lines from the end of each log (default 40)", verbs: ["logs"] },
+  { flags: "--job", help: "also the tail of the batch job's own output (slurm-<job id>.out)", verbs: ["logs"] },
+  { flags: "--catalog <file>", help: "a user models.yaml merged over the built-in catalog", verbs: ["list"] },
+  { flags: "--pulumi-config <file>", help: "the Pulumi.<stack>.yaml to read stackFile, overrides, namespace and login from (default: Pulumi.<stack>.yaml beside Pulumi.yaml, if there is one)", verbs: FLEET_VERBS, group: WHERE },
+  { flags: "--endpoints <file>", help: "read the URLs from an island's endpoints.json or `pulumi stack output --json` instead of planning the stack (the stack may then be left out)", verbs: FLEET_VERBS, group: WHERE },
+  { flags: "--login <[user@]host[:port]>", help: "the SLURM login node to ask (default: vllm-fleet:login in Pulumi.<stack>.yaml)", verbs: FLEET_VERBS, group: WHERE },
+  { flags: "-i, --identity <key file>", help: "ssh private key for the login node (default: your ssh agent and ~/.ssh/config)", verbs: FLEET_VERBS, group: WHERE },
+  { flags: "--ssh-option <Key=Value>", help: "an extra ssh -o option (repeatable)", verbs: FLEET_VERBS, group: WHERE, repeatable: true },
+  { flags: "--local", help: "run the scheduler commands on this machine (it is the login node)", verbs: FLEET_VERBS, group: WHERE },
+];
+
+/** What commander makes of OPTIONS. */
+interface Opts {
+  json?: boolean;
+  watch?: boolean;
+  interval?: string;
+  process?: string[];
+  n?: string;
+  job?: boolean;
+  catalog?: string;
+  pulumiConfig?: string;
+  endpoints?: string;
+  login?: string;
+  identity?: string;
+  sshOption?: string[];
+  local?: boolean;
+}
+
+const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
+
+function addOptions(cmd: Command, verb: Verb): Command {
+  for (const spec of OPTIONS) {
+    const option = new Option(spec.flags, spec.help).hideHelp(!spec.verbs.includes(verb));
+    if (spec.repeatable) option.argParser(collect);
+    if (spec.group) option.helpGroup(spec.group);
+    cmd.addOption(option);
   }
-  const { overrides, rest: positional } = parseOverrides(rest);
-  return { verb, positional, values, flags, overrides };
+  return cmd;
 }
 
-class UsageError extends Error {}
+const STACK_HELP = "a stack name (a file under stacks/, or a Pulumi stack with Pulumi.<stack>.yaml) or the path of a stack file";
 
-const one = (a: Args, flag: string) => a.values.get(flag)?.at(-1);
-
-function source(a: Args) {
-  const o: SourceOptions = {
-    stack: a.positional[0],
-    endpoints: one(a, "--endpoints"),
-    pulumiConfig: one(a, "--pulumi-config"),
-    overrides: a.overrides,
-    login: one(a, "--login"),
-    identity: one(a, "--identity"),
-    sshOptions: a.values.get("--ssh-option") ?? [],
-    local: a.flags.has("--local"),
+function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: Command) {
+  const so: SourceOptions = {
+    stack,
+    endpoints: o.endpoints,
+    pulumiConfig: o.pulumiConfig,
+    overrides,
+    login: o.login,
+    identity: o.identity,
+    sshOptions: o.sshOption ?? [],
+    local: o.local ?? false,
   };
-  if (!o.stack && !o.endpoints) throw new UsageError("name a stack (or pass --endpoints <file>)");
-  return resolveSource(o);
+  if (!so.stack && !so.endpoints) throw new UsageError("name a stack (or pass --endpoints <file>)", cmd);
+  return resolveSource(so);
 }
 
-function needShell(src: ReturnType<typeof resolveSource>, verb: string) {
+function needShell(src: ReturnType<typeof resolveSource>, cmd: Command) {
   if (src.view.target === "slurm" && !src.shell) {
-    throw new UsageError(`${verb} on a SLURM fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`);
+    throw new UsageError(`${cmd.name()} on a SLURM fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`, cmd);
   }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The stack (first argument) and overrides of a verb: commander leaves both, in order, in args. */
+function stackAndOverrides(cmd: Command): { stack?: string; overrides: Override[] } {
+  const { overrides, rest } = parseOverrides(cmd.args);
+  if (rest.length > 1) throw new UsageError(`one stack, not ${rest.length}: ${rest.join(" ")}`, cmd);
+  return { stack: rest[0], overrides };
+}
+
+const FLEET_HELP_AFTER = `
+Each verb has its own --help (fleet status --help).
+
+Exit status: 0 when the question was answered, whatever the fleet's state; 1
+when it could not be (ssh or scheduler failure); 2 for a usage or stack-file
+error.
+`;
+
+export const fleetCommand: CommandFactory = (io, exit) => {
+  const { out, err } = io;
+  /** A verb's action: errors other than usage and stack-file ones (ssh, scheduler, files) are printed, exit 1. */
+  const answer =
+    <A extends unknown[]>(fn: (...a: A) => Promise<void> | void) =>
+    async (...a: A) => {
+      try {
+        await fn(...a);
+      } catch (e) {
+        if (e instanceof UsageError || e instanceof ConfigError) throw e;
+        err(`${(e as Error).message}\n`);
+        exit(1);
+      }
+    };
+  const program = ourCommand("fleet", io, true)
+    .description("What is my fleet doing: the state, load, logs and endpoints of a deployed stack, read from SLURM (over ssh) and the engines themselves, without Pulumi.")
+    .usage("<verb> [options] [stack] [--<key.path> <value> ...]")
+    .enablePositionalOptions()
+    .addHelpText("after", FLEET_HELP_AFTER)
+    .action((_opts: unknown, self: Command) => {
+      throw new UsageError(self.args.length ? `unknown verb "${self.args[0]}"` : "no verb", self);
+    });
+  const verb = (name: Verb, summary: string, description: string) => {
+    const cmd = addOptions(ourCommand(name, io, true), name).summary(summary).description(description);
+    program.addCommand(cmd);
+    return cmd;
+  };
+  const fleetVerb = (name: Verb, summary: string, description: string) =>
+    verb(name, summary, description)
+      .usage("[options] [stack] [--<key.path> <value> ...]")
+      .argument("[stack]", STACK_HELP)
+      .addHelpText("after", OVERRIDES_HELP + "\n");
+
+  fleetVerb("status", "PENDING / LAUNCHING / READY / FAILED / SHUTDOWN per island and process", "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN.").action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const { stack, overrides } = stackAndOverrides(cmd);
+      const src = source(stack, o, overrides, cmd);
+      needShell(src, cmd);
+      const report = await statusCommand(src.view, src.shell);
+      out(o.json ? JSON.stringify(report, null, 2) + "\n" : statusText(report) + "\n");
+      exit(0);
+    }),
+  );
+
+  fleetVerb("metrics", "load, KV cache, throughput and prefix-cache hits of every engine (--watch)", "Every engine's /metrics, scraped twice --interval apart: running and waiting requests, KV-cache usage, tokens/s and requests/s, prefix-cache hit rate, and the fleet's total.").action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const { stack, overrides } = stackAndOverrides(cmd);
+      const src = source(stack, o, overrides, cmd);
+      needShell(src, cmd);
+      const interval = Number(o.interval ?? 2);
+      if (!(interval > 0)) throw new UsageError("--interval must be a positive number of seconds", cmd);
+      const engines = await engineTargets(src.view, src.shell);
+      if (!engines.length) {
+        err("no engine has an address yet (is the job running? try `fleet status`)\n");
+        return exit(1);
+      }
+      let before = await scrapeAll(engines);
+      for (;;) {
+        await sleep(interval * 1000);
+        const now = await scrapeAll(engines);
+        const { rows, total } = metricsRows(engines, now, before);
+        if (o.json) out(JSON.stringify({ at: new Date().toISOString(), model: src.view.model, total, engines: rows }) + "\n");
+        else out((o.watch ? "\x1b[2J\x1b[H" : "") + metricsText(src.view.model, rows, total) + "\n");
+        if (!o.watch) return exit(0);
+        before = now;
+      }
+    }),
+  );
+
+  fleetVerb("logs", "the tail of each engine's (and the router's) log; --job adds the batch output", "The tail of each engine's and the router's log in the job's latest attempt, read on the login node (SLURM fleets only; on Kubernetes use kubectl logs).").action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const { stack, overrides } = stackAndOverrides(cmd);
+      const src = source(stack, o, overrides, cmd);
+      needShell(src, cmd);
+      if (!src.shell) throw new UsageError("logs reads the job's log files on the login node: SLURM fleets only (Kubernetes: kubectl logs)", cmd);
+      if (src.view.islands.some((i) => !i.islandDir)) throw new UsageError("logs needs the stack file (where the logs are), not --endpoints", cmd);
+      const wanted = o.process;
+      const lines = Number(o.n ?? 40);
+      if (!Number.isInteger(lines) || lines < 1) throw new UsageError("-n must be a positive whole number", cmd);
+      const run = await src.shell.run(logsScript(src.view, (id) => !wanted || wanted.includes(id), lines, o.job ?? false));
+      out(run.stdout);
+      if (run.code !== 0) {
+        err(run.stderr);
+        return exit(1);
+      }
+      exit(0);
+    }),
+  );
+
+  fleetVerb("endpoints", "the trainer contract as the fleet reports it now", "The trainer contract (router and admin URLs, client blocks) as each island's job wrote it to endpoints.json.").action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const { stack, overrides } = stackAndOverrides(cmd);
+      const src = source(stack, o, overrides, cmd);
+      const { endpoints, missing } = await endpointsCommand(src.view, src.shell);
+      if (missing.length) err(`island(s) ${missing.join(", ")}: no endpoints.json yet (it is written once every endpoint serves; see \`fleet status\`)\n`);
+      out(o.json ? JSON.stringify(endpoints, null, 2) + "\n" : endpointsText(endpoints) + "\n");
+      exit(0);
+    }),
+  );
+
+  verb("list", "the model catalog", "The model catalog (components/config/catalog/models.yaml, and --catalog's file merged over it), or one entry in full.")
+    .usage("[options] [model]")
+    .argument("[model]", "a Hugging Face model id or one of its aliases: show that entry in full")
+    .action(
+      answer((_model: unknown, o: Opts, cmd: Command) => {
+        const { rest } = parseOverrides(cmd.args);
+        out(catalogCommand(rest[0], o.catalog, o.json ?? false) + "\n");
+        exit(0);
+      }),
+    );
+  return program;
+};
+
 export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
-  let a: Args;
   try {
-    a = parseArgs(argv);
-    const json = a.flags.has("--json");
-    switch (a.verb) {
-      case "status": {
-        const src = source(a);
-        needShell(src, "status");
-        const report = await statusCommand(src.view, src.shell);
-        out(json ? JSON.stringify(report, null, 2) + "\n" : statusText(report) + "\n");
-        return 0;
-      }
-      case "metrics": {
-        const src = source(a);
-        needShell(src, "metrics");
-        const interval = Number(one(a, "--interval") ?? 2);
-        if (!(interval > 0)) throw new UsageError("--interval must be a positive number of seconds");
-        const engines = await engineTargets(src.view, src.shell);
-        if (!engines.length) {
-          err("no engine has an address yet (is the job running? try `fleet status`)\n");
-          return 1;
-        }
-        let before = await scrapeAll(engines);
-        for (;;) {
-          await sleep(interval * 1000);
-          const now = await scrapeAll(engines);
-          const { rows, total } = metricsRows(engines, now, before);
-          if (json) out(JSON.stringify({ at: new Date().toISOString(), model: src.view.model, total, engines: rows }) + "\n");
-          else out((a.flags.has("--watch") ? "\x1b[2J\x1b[H" : "") + metricsText(src.view.model, rows, total) + "\n");
-          if (!a.flags.has("--watch")) return 0;
-          before = now;
-        }
-      }
-      case "logs": {
-        const src = source(a);
-        needShell(src, "logs");
-        if (!src.shell) throw new UsageError("logs reads the job's log files on the login node: SLURM fleets only (Kubernetes: kubectl logs)");
-        if (src.view.islands.some((i) => !i.islandDir)) throw new UsageError("logs needs the stack file (where the logs are), not --endpoints");
-        const wanted = a.values.get("--process");
-        const lines = Number(one(a, "-n") ?? 40);
-        if (!Number.isInteger(lines) || lines < 1) throw new UsageError("-n must be a positive whole number");
-        const run = await src.shell.run(logsScript(src.view, (id) => !wanted || wanted.includes(id), lines, a.flags.has("--job")));
-        out(run.stdout);
-        if (run.code !== 0) {
-          err(run.stderr);
-          return 1;
-        }
-        return 0;
-      }
-      case "endpoints": {
-        const src = source(a);
-        const { endpoints, missing } = await endpointsCommand(src.view, src.shell);
-        if (missing.length) err(`island(s) ${missing.join(", ")}: no endpoints.json yet (it is written once every endpoint serves; see \`fleet status\`)\n`);
-        out(json ? JSON.stringify(endpoints, null, 2) + "\n" : endpointsText(endpoints) + "\n");
-        return 0;
-      }
-      case "list": {
-        out(catalogCommand(a.positional[0], one(a, "--catalog"), json) + "\n");
-        return 0;
-      }
-      default:
-        throw new UsageError(a.verb ? `unknown verb "${a.verb}"` : "no verb");
-    }
+    return await runCommandAsync(fleetCommand, argv, { out, err });
   } catch (e) {
-    if (e instanceof UsageError) {
-      err(`${e.message}\n${USAGE}\n`);
-      return 2;
-    }
-    if (e instanceof ConfigError) {
-      err(e.message + "\n");
-      return 2;
-    }
     err(`${(e as Error).message}\n`);
     return 1;
   }

@@ -1,51 +1,53 @@
 /**
- * The dry run: `npm run plan -- <stack name or file> [--json] [--<key.path> <value> ...]`.
- * Needs no cluster and no Pulumi CLI. Invalid input exits 2 with every problem listed.
+ * The dry run: `npm run plan -- <stack name or file> [--json] [--out <dir>] [--<key.path> <value> ...]`
+ * (or `npx vllm-fleet plan ...`). Needs no cluster and no Pulumi CLI. Invalid input exits 2 with every
+ * problem listed; `--help` prints the usage.
  */
 import * as fs from "node:fs";
-import { ConfigError, loadConfigFile, parseOverrides } from "../components/config";
+import { loadConfigFile, parseOverrides } from "../components/config";
 import { buildPlan } from "../components/plan/plan";
 import { planJson } from "../components/report/plan-json";
 import { planText } from "../components/report/plan-text";
 import { writePlanOut } from "../components/report/write-out";
 import { listStacks, resolveStackFile } from "../components/stack-file";
+import { Command, Help } from "commander";
+import { OVERRIDES_HELP, ourCommand, runCommand, UsageError, type CommandFactory } from "./cli";
 
-const USAGE = "usage: npm run plan -- <stack name or file.toml> [--json] [--out <dir>] [--<key.path> <value> ...]";
+/** The shipped stacks, wrapped and indented as commander lays out its own help. */
+const stacksList = () =>
+  new Help()
+    .boxWrap(listStacks().join(", "), 78)
+    .split("\n")
+    .map((l) => `  ${l}`)
+    .join("\n");
+
+export const planCommand: CommandFactory = (io, exit) => {
+  const cmd = ourCommand("plan", io, true)
+    .description("The dry run: the plan of a stack file (islands, nodes, GPU memory, engine and router command lines, endpoints), without a cluster or the Pulumi CLI. Invalid input exits 2 with every problem listed.")
+    .usage("[options] <stack> [--<key.path> <value> ...]")
+    .argument("[stack]", "a stack name (a file under stacks/) or the path of a stack file (.toml)")
+    .option("--json", "print the plan as one JSON object (with totals {nodes, gpus, routers, engines}) instead of text")
+    .option("--out <dir>", "also write into <dir> what would be submitted: plan.json and, per island, the sbatch script, the files it generates and the create/delete commands (SLURM), or every Kubernetes object as YAML")
+    .addHelpText("after", () => `${OVERRIDES_HELP}\n\nStacks (under stacks/):\n${stacksList()}\n`)
+    .action((_stack: string | undefined, opts: { json?: boolean; out?: string }, self: Command) => {
+      // args holds the stack and the options commander does not know (the overrides, with their values).
+      const { overrides, rest } = parseOverrides(self.args);
+      if (rest.length !== 1) throw new UsageError(`${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`, self);
+      const { file, stack } = resolveStackFile(rest[0]);
+      if (!fs.existsSync(file)) throw new UsageError(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}`, self);
+      const plan = buildPlan(loadConfigFile(file, overrides), stack);
+      io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
+      if (opts.out) {
+        const files = writePlanOut(plan, opts.out);
+        io.err(`wrote ${files.length} files to ${opts.out}\n`);
+      }
+      exit(0);
+    });
+  return cmd;
+};
 
 export function main(argv: string[]): number {
-  const json = argv.includes("--json");
-  const outAt = argv.indexOf("--out");
-  const out = outAt >= 0 ? argv[outAt + 1] : undefined;
-  if (outAt >= 0 && !out) {
-    process.stderr.write(`--out needs a directory\n${USAGE}\n`);
-    return 2;
-  }
-  const own = new Set([outAt, outAt + 1].filter((i) => outAt >= 0 && i >= 0));
-  const { overrides, rest } = parseOverrides(argv.filter((a, i) => a !== "--json" && !own.has(i)));
-  if (rest.length !== 1) {
-    process.stderr.write(`${USAGE}\nstacks: ${listStacks().join(", ")}\n`);
-    return 2;
-  }
-  const { file, stack } = resolveStackFile(rest[0]);
-  if (!fs.existsSync(file)) {
-    process.stderr.write(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}\n`);
-    return 2;
-  }
-  try {
-    const plan = buildPlan(loadConfigFile(file, overrides), stack);
-    process.stdout.write((json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
-    if (out) {
-      const files = writePlanOut(plan, out);
-      process.stderr.write(`wrote ${files.length} files to ${out}\n`);
-    }
-    return 0;
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(err.message + "\n");
-      return 2;
-    }
-    throw err;
-  }
+  return runCommand(planCommand, argv);
 }
 
 if (require.main === module) process.exitCode = main(process.argv.slice(2));

@@ -1,9 +1,10 @@
 /**
- * `npm run schema`: writes schema/stack.schema.json, the JSON Schema of a stack file, from the zod
- * schema, so TOML editors (Even Better TOML / Taplo) complete and check keys. Stack files point at it
- * with a first line `#:schema ../schema/stack.schema.json`. From the same JSON Schema it writes
- * docs/stack-file.md, the key reference (components/config/key-reference.ts). Also
- * schema/endpoints.schema.json, the trainer contract (the `endpoints` output) from its zod schema.
+ * `npm run schema` (or `npx vllm-fleet schema`): writes schema/stack.schema.json, the JSON Schema of
+ * a stack file, from the zod schema, so TOML editors (Even Better TOML / Taplo) complete and check
+ * keys. Stack files point at it with a first line `#:schema ../schema/stack.schema.json`. From the
+ * same JSON Schema it writes docs/stack-file.md, the key reference
+ * (components/config/key-reference.ts). Also schema/endpoints.schema.json, the trainer contract
+ * (the `endpoints` output) from its zod schema.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -11,6 +12,8 @@ import { z } from "zod";
 import { keyReference } from "../components/config/key-reference";
 import { stackFileSchema } from "../components/config/schema/layouts";
 import { fleetEndpointsSchema } from "../components/trainer/contract";
+import { packagePath } from "../components/package-root";
+import { ourCommand, runCommand, type CommandFactory } from "./cli";
 
 /**
  * `model = "<id>"` is accepted as shorthand for the [model] table where the loader expands it: at
@@ -42,16 +45,27 @@ export function endpointsJsonSchema(): Record<string, unknown> {
   return { ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>), title: "vllm-fleet trainer contract" };
 }
 
-if (require.main === module) {
-  const root = path.resolve(__dirname, "..");
-  const outputs: [string, string][] = [
-    [path.join(root, "schema", "stack.schema.json"), JSON.stringify(stackJsonSchema(), null, 2) + "\n"],
-    [path.join(root, "schema", "endpoints.schema.json"), JSON.stringify(endpointsJsonSchema(), null, 2) + "\n"],
-    [path.join(root, "docs", "stack-file.md"), stackKeyReference()],
-  ];
-  for (const [out, text] of outputs) {
-    fs.mkdirSync(path.dirname(out), { recursive: true });
-    fs.writeFileSync(out, text);
-    console.log(`wrote ${path.relative(process.cwd(), out)}`);
-  }
+export const schemaCommand: CommandFactory = (io, exit) =>
+  ourCommand("schema", io, false)
+    .description(
+      "Writes schema/stack.schema.json (the JSON Schema of a stack file, made from the zod schema, so TOML editors such as Even Better TOML / Taplo complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`), schema/endpoints.schema.json (the trainer contract) and docs/stack-file.md (the key reference). Takes no arguments.",
+    )
+    .action(() => {
+      const outputs: [string, string][] = [
+        [packagePath("schema", "stack.schema.json"), JSON.stringify(stackJsonSchema(), null, 2) + "\n"],
+        [packagePath("schema", "endpoints.schema.json"), JSON.stringify(endpointsJsonSchema(), null, 2) + "\n"],
+        [packagePath("docs", "stack-file.md"), stackKeyReference()],
+      ];
+      for (const [out, text] of outputs) {
+        fs.mkdirSync(path.dirname(out), { recursive: true });
+        fs.writeFileSync(out, text);
+        io.out(`wrote ${path.relative(process.cwd(), out)}\n`);
+      }
+      exit(0);
+    });
+
+export function main(argv: string[]): number {
+  return runCommand(schemaCommand, argv);
 }
+
+if (require.main === module) process.exitCode = main(process.argv.slice(2));

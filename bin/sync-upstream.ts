@@ -13,14 +13,15 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
+import { PACKAGE_ROOT, packagePath } from "../components/package-root";
 
 type Json = Record<string, any>;
 
-export const sourceDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(__dirname, "..", "..", "shared", "upstream");
+export const sourceDir = process.env.FLEET_UPSTREAM_DIR ?? path.resolve(PACKAGE_ROOT, "..", "shared", "upstream");
 /** The full upstream manifests, vendored: what the tests and stand-ins enforce. */
-export const fixturesDir = path.resolve(__dirname, "..", "test", "fixtures", "upstream");
+export const fixturesDir = packagePath("test", "fixtures", "upstream");
 /** The subsets the program itself reads. */
-export const vendoredDir = path.resolve(__dirname, "..", "components", "upstream");
+export const vendoredDir = packagePath("components", "upstream");
 
 export const MANIFESTS = ["vllm-serve.json", "vllm-router.json", "mooncake.json", "llm-d-epp.json", "slurm-sbatch.json"];
 /** The custom resources we render (DisaggregatedSet is not one of them), by the vendored file name. */

@@ -1,7 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { packagePath } from "./package-root";
 
-export const STACKS_DIR = path.resolve(__dirname, "..", "stacks");
+export const STACKS_DIR = packagePath("stacks");
 
 /** `multi-replica` -> stacks/multi-replica.toml; an existing path is used as is. */
 export function resolveStackFile(nameOrFile: string): { file: string; stack: string } {

@@ -1,3 +1,4 @@
+import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { vi } from "vitest";
@@ -47,4 +48,36 @@ export function runPlanCli(args: string[]): { code: number; stdout: string; stde
   const code = planMain(args);
   vi.restoreAllMocks();
   return { code, stdout, stderr };
+}
+
+/** Newest modification time of the TypeScript (and build config) that `npm run build` compiles into dist/. */
+function newestSource(): number {
+  const files = ["index.ts", "tsconfig.json", "tsconfig.build.json", "package.json"].map((f) => path.join(ROOT, f));
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      const p = path.join(dir, e.name);
+      if (e.isDirectory()) walk(p);
+      else if (/\.(ts|json)$/.test(e.name)) files.push(p);
+    }
+  };
+  walk(path.join(ROOT, "components"));
+  walk(path.join(ROOT, "bin"));
+  return Math.max(...files.map((f) => fs.statSync(f).mtimeMs));
+}
+
+let checkedDist = false;
+
+/**
+ * Runs a compiled CLI as its own process, `node dist/bin/<name>.js <args>`, as `npm run <name>` does.
+ * `npm test` builds dist/ first; run by hand (`npx vitest run ...`), this fails with what to do when
+ * dist/ is missing or older than the source, rather than test stale code.
+ */
+export function runBuiltCli(name: "plan" | "fleet" | "schema" | "vllm-fleet", args: string[], opts: { cwd?: string } = {}): SpawnSyncReturns<string> {
+  const file = path.join(ROOT, "dist", "bin", `${name}.js`);
+  if (!checkedDist) {
+    if (!fs.existsSync(file)) throw new Error(`${path.relative(ROOT, file)} is missing: run \`npm run build\` (npm test does)`);
+    if (fs.statSync(file).mtimeMs < newestSource()) throw new Error("dist/ is older than the TypeScript it is built from: run `npm run build` (npm test does)");
+    checkedDist = true;
+  }
+  return spawnSync(process.execPath, [file, ...args], { cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000 });
 }

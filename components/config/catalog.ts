@@ -1,13 +1,13 @@
 /**
  * The model catalog: launch defaults and architecture facts per Hugging Face model id, as data
- * (vec-inf's models.yaml idea). The built-in catalog is catalog/models.yaml beside this file; a
+ * (vec-inf's models.yaml idea). The built-in catalog is catalog/models.yaml beside this file's source; a
  * user catalog is merged over it entry by entry, and inside an entry section by section, so a
  * user can change one `launch` field and keep the rest. Pure: reads files, never Pulumi.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import YAML from "yaml";
 import type { z } from "zod";
+import { packagePath } from "../package-root";
 import { ConfigError, ConfigIssue } from "./issues";
 import { catalogFile, catalogOverlayFile, type CatalogEntry, type CatalogOverlayEntry } from "./schema/catalog";
 
@@ -23,7 +23,7 @@ export interface Catalog {
 /** A catalog entry together with the id it is filed under. */
 export type ResolvedModel = CatalogEntry & { id: string };
 
-export const BUILTIN_CATALOG = path.join(__dirname, "catalog", "models.yaml");
+export const BUILTIN_CATALOG = packagePath("components", "config", "catalog", "models.yaml");
 
 /** `models."Qwen/Qwen3-8B".launch.tp`: ids with "/" or "." are quoted so the path stays readable. */
 export function catalogPath(parts: readonly (string | number)[]): string {

@@ -3,8 +3,9 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
-import { buildPlan } from "../plan/plan";
 import { NS } from "../namespace";
+import { buildPlan } from "../plan/plan";
+import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
@@ -33,7 +34,7 @@ export interface FleetSource {
 
 /** The settings `pulumi up` used, read from the stack's config file: stack file, overrides, login. */
 function pulumiSettings(file: string | undefined, stack: string | undefined) {
-  const candidate = file ?? (stack ? path.resolve(__dirname, "..", "..", `Pulumi.${stack}.yaml`) : undefined);
+  const candidate = file ?? (stack ? packagePath(`Pulumi.${stack}.yaml`) : undefined);
   if (!candidate || !fs.existsSync(candidate)) {
     if (file) throw new Error(`--pulumi-config ${file} does not exist`);
     return undefined;

@@ -1,8 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Mustache from "mustache";
+import { packagePath } from "../package-root";
 
-const TEMPLATES = path.resolve(__dirname, "..", "..", "templates");
+const TEMPLATES = packagePath("templates");
 
 /** A template's text by its path under templates/ (also how partials are named: `{{> slurm/create/submit.sh.mustache}}`). */
 export const readTemplate = (name: string): string => fs.readFileSync(path.join(TEMPLATES, name), "utf8");

@@ -1,9 +1,8 @@
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { ROOT, runPlanCli, STACK_NAMES } from "../helpers";
+import { runBuiltCli, runPlanCli, STACK_NAMES } from "../helpers";
 
 const run = runPlanCli;
 
@@ -52,6 +51,33 @@ describe("npm run plan", () => {
     expect(plan.islands[0].engines[0].argv).toEqual(expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]));
   });
 
+  it("takes options, overrides and the stack in any order", () => {
+    const { code, stdout, stderr } = run(["--server.port", "8001", "single-node", "--model.enforce_eager", "--out=" + fs.mkdtempSync(path.join(os.tmpdir(), "plan-")), "--json"]);
+    expect(code, stderr).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
+    expect(plan.islands[0].engines[0].argv).toContain("--enforce-eager");
+  });
+
+  it("exits 2 without a stack, with two, and when --out has no directory", () => {
+    for (const args of [[], ["--json"], ["single-node", "multi-replica"], ["single-node", "--out"]]) {
+      const { code, stdout, stderr } = run(args);
+      expect(code, args.join(" ")).toBe(2);
+      expect(stdout).toBe("");
+      expect(stderr).toContain("(plan --help shows the usage)");
+    }
+    expect(run([]).stderr).toContain("stacks: disaggregated, ");
+  });
+
+  it("--help and -h print the usage on stdout and exit 0", () => {
+    for (const flag of ["--help", "-h"]) {
+      const { code, stdout, stderr } = run([flag]);
+      expect(code).toBe(0);
+      expect(stderr).toBe("");
+      expect(stdout).toMatch(/^Usage: plan \[options\] <stack>/);
+    }
+  });
+
   it("accepts a file path", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-"));
     const file = path.join(dir, "mine.toml");
@@ -75,11 +101,11 @@ describe("npm run plan", () => {
     expect(stderr).toContain("single-node");
   });
 
-  it("works as a real process through npm run plan", () => {
-    const ok = spawnSync("npm", ["run", "-s", "plan", "--", "disaggregated-x3", "--json"], { cwd: ROOT, encoding: "utf8" });
+  it("works as a real process: the compiled CLI that npm run plan runs", () => {
+    const ok = runBuiltCli("plan", ["disaggregated-x3", "--json"]);
     expect(ok.status).toBe(0);
     expect(JSON.parse(ok.stdout).totals).toMatchObject({ nodes: 18, routers: 3 });
-    const bad = spawnSync("npm", ["run", "-s", "plan", "--", "single-node", "--deployment.type", "nope"], { cwd: ROOT, encoding: "utf8" });
+    const bad = runBuiltCli("plan", ["single-node", "--deployment.type", "nope"]);
     expect(bad.status).toBe(2);
     expect(bad.stderr).toContain("deployment.type");
   }, 60_000);

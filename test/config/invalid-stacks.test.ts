@@ -7,17 +7,18 @@
  *
  * Every expected path must be the path of some reported issue and every fragment must occur in
  * some issue message, all from ONE load (the loader reports every problem at once). The same
- * fixtures go through the CLI (`bin/plan.ts` main) in-process, and three through a real subprocess.
+ * fixtures go through the CLI (`bin/plan.ts` main) in-process, and three through a real subprocess
+ * (the compiled CLI, `node dist/bin/plan.js`, as `npm run plan` runs it).
  *
  * Fixtures that expose a loader bug are listed in GAPS and run with `it.fails`, so the suite stays
  * green while the bug exists and turns red (asking for the entry to be removed) once it is fixed.
  */
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../bin/plan";
 import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../../components/config";
+import { runBuiltCli } from "../helpers";
 import { FIXTURE_LIST, FIXTURES, parseHeader, type Fixture } from "./invalid-corpus";
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -252,9 +253,9 @@ describe("invalid stack corpus: every fixture is rejected as its header says", (
 describe("the real CLI as a subprocess", () => {
   const cases = ["toml-unclosed-string.toml", "multi-rl-schema-and-rules.toml", "rule-llmd-trainer-router-replay.toml"];
   for (const name of cases) {
-    it(`npx tsx bin/plan.ts ${name} exits 2 and lists the problems on stderr`, () => {
+    it(`node dist/bin/plan.js ${name} exits 2 and lists the problems on stderr`, () => {
       const f = fixture(name);
-      const r = spawnSync("npx", ["tsx", "bin/plan.ts", f.file], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+      const r = runBuiltCli("plan", [f.file]);
       expect(r.error).toBeUndefined();
       expect(r.status, r.stderr).toBe(2);
       expect(r.stdout).toBe("");

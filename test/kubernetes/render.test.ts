@@ -15,7 +15,7 @@ import { k8sNames } from "../../components/kubernetes/names";
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
 import { checkArgv } from "../../components/upstream/check";
 import eppManifest from "../../components/upstream/llm-d-epp.json";
-import { K8S_STACKS, SLURM_STACKS, stackText } from "../helpers";
+import { K8S_STACKS, runBuiltCli, SLURM_STACKS, stackText } from "../helpers";
 import { k8sValidator, kubeletExpand, type Validator } from "./validate";
 
 const POD_IP = "10.42.0.7";
@@ -335,7 +335,7 @@ describe("Kubernetes rendering details", () => {
 
   it("plan --out YAML is one object per file", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-out-"));
-    const run = spawnSync("npx", ["tsx", "bin/plan.ts", "k8s-llm-d-pd", "--out", dir], { cwd: path.resolve(__dirname, "..", ".."), encoding: "utf8" });
+    const run = runBuiltCli("plan", ["k8s-llm-d-pd", "--out", dir]);
     expect(run.status, run.stderr).toBe(0);
     const files = fs.readdirSync(path.join(dir, "island-0")).sort();
     const expected = renderK8sFleet(stackPlan("k8s-llm-d-pd"), []);

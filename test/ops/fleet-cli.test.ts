@@ -48,5 +48,18 @@ describe("fleet CLI (no cluster needed)", () => {
     expect(await run(["status", "no-such-stack"])).toMatchObject({ code: 2, err: expect.stringContaining('no stack "no-such-stack"') });
     expect(await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).toMatchObject({ code: 2, err: expect.stringContaining("--interval must be a positive") });
     expect(await run(["logs", "k8s-single-node"])).toMatchObject({ code: 2, err: expect.stringContaining("SLURM fleets only") });
+    expect(await run(["logs", "single-node", "--login", "a@b", "-i", "/no/key", "--ssh-option", "A=b", "--ssh-option", "C=d", "-n", "0"])).toMatchObject({ code: 2, err: expect.stringContaining("-n must be a positive whole number") });
+    expect(await run(["status", "single-node", "other"])).toMatchObject({ code: 2, err: expect.stringContaining("one stack, not 2: single-node other") });
+    expect(await run(["status", "single-node", "--login"])).toMatchObject({ code: 2, err: expect.stringContaining("argument missing") });
+    // Each error points at the verb's own help.
+    expect((await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).err).toContain("(fleet metrics --help shows the usage)");
+  });
+
+  it("--help and -h print the verb's usage on stdout, exit 0, and run nothing", async () => {
+    for (const args of [["--help"], ["-h"], ["status", "--help"], ["metrics", "-h"], ["logs", "single-node", "--help"], ["endpoints", "--help"], ["list", "--help"]]) {
+      const r = await run(args);
+      expect(r, args.join(" ")).toMatchObject({ code: 0, err: "" });
+      expect(r.out).toMatch(new RegExp(`^Usage: fleet ${args[0].startsWith("-") ? "<verb>" : args[0]} `));
+    }
   });
 });
