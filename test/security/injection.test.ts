@@ -450,6 +450,7 @@ function schemaLeaves(): Set<string> {
       case "optional":
       case "nullable":
       case "default":
+      case "prefault":
       case "pipe":
         return walk(d.innerType ?? d.in, at, add);
       case "union":
