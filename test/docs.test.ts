@@ -2,7 +2,7 @@
  * The README and docs/ against the code: the quickstart's stack file plans, the stack table in
  * docs/shapes.md matches what `npm run plan` says of every stack, the fleet CLI page names every
  * flag bin/fleet.ts accepts, relative links resolve, every repository path a page names in
- * backticks exists, and no page points at documents outside the repository.
+ * backticks exists, and neither the pages nor the code cite notes kept outside the repository.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -115,6 +115,15 @@ describe("links and references", () => {
       "render/k8s/names.ts",
     ]);
   });
+
+  it("no code comment, stack file, test or page cites notes kept outside the repository", () => {
+    // Upstream sources are cited by project and file (or docs page), or the fact is said in plain words.
+    const cites = /reference §|k8s-anchors|\bseed 00\d|DESIGN\.md/i;
+    const offenders = sourceFiles()
+      .filter((file) => file !== "test/docs.test.ts") // this file spells the pattern out
+      .flatMap((file) => read(file).split("\n").flatMap((line, i) => (cites.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    expect(offenders).toEqual([]);
+  });
 });
 
 /** Every file (`a/b.ts`) and folder (`a/b/`) of the repository, ROOT-relative, without node_modules and .git. */
@@ -128,6 +137,14 @@ function repoEntries(dir = ""): string[] {
 
 const ENTRIES = repoEntries();
 const TOP_LEVEL = new Set(ENTRIES.filter((e) => !e.slice(0, -1).includes("/")).map((e) => e.replace(/\/$/, "")));
+
+/** The sources whose comments, names and text must not cite outside notes (vendored upstream data aside). */
+function sourceFiles(): string[] {
+  const roots = ["components", "bin", "bench", "templates", "stacks", "test", "docs"];
+  return ["README.md", "index.ts", ...ENTRIES.filter((e) => roots.some((r) => e.startsWith(`${r}/`)))].filter(
+    (e) => /\.(ts|js|mjs|toml|md|mustache|sh)$/.test(e) && !e.startsWith("test/fixtures/upstream/"),
+  );
+}
 
 /**
  * The backticked spans of a page (fenced blocks aside) that claim a file or folder of this
