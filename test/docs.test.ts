@@ -1,8 +1,8 @@
 /**
  * The README and docs/ against the code: the quickstart's stack file plans, the stack table in
  * docs/shapes.md matches what `npm run plan` says of every stack, the fleet CLI page names every
- * flag bin/fleet.ts accepts, relative links resolve, and no page points at documents outside the
- * repository.
+ * flag bin/fleet.ts accepts, relative links resolve, every repository path a page names in
+ * backticks exists, and neither the pages nor the code cite notes kept outside the repository.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -95,4 +95,80 @@ describe("links and references", () => {
     const text = read(page);
     expect(text).not.toMatch(/\.\.\/shared|seed 00\d|reference\.md|prime-rl\.md/i);
   });
+
+  it.each(PAGES)("%s: every repository path in backticks exists", (page) => {
+    expect(repoPathClaims(read(page)).filter((claim) => !claimHolds(claim))).toEqual([]);
+  });
+
+  it("the path check sees stale paths, and leaves commands, URLs, packages and run-time paths alone", () => {
+    const page = [
+      "`components/render/shell.ts` `report/island-result.ts` `test/program*.test.ts` `components/k8s/` `render/k8s/names.ts`",
+      "`components/shell.ts` `test/**/*.test.ts` `stacks/<name>.toml` `plan/values.ts` `rules.ts` `templates/slurm/create/` `.ci/run`",
+      "`@pulumi/command` `nvidia.com/gpu` `Qwen/Qwen3-8B` `<output_dir>/island-<k>/endpoints.json` `logs/latest` `/health`",
+      "`npm run plan -- dir/x.ts` `http://<i0-n0>:8000/v1` `~/.kube/config` `create.sh`",
+      "```bash\nnpx tsx test/nowhere.ts\n```",
+    ].join("\n");
+    expect(repoPathClaims(page).filter((claim) => !claimHolds(claim))).toEqual([
+      "components/render/shell.ts",
+      "report/island-result.ts",
+      "test/program*.test.ts",
+      "components/k8s/",
+      "render/k8s/names.ts",
+    ]);
+  });
+
+  it("no code comment, stack file, test or page cites notes kept outside the repository", () => {
+    // Upstream sources are cited by project and file (or docs page), or the fact is said in plain words.
+    const cites = /reference §|k8s-anchors|\bseed 00\d|DESIGN\.md/i;
+    const offenders = sourceFiles()
+      .filter((file) => file !== "test/docs.test.ts") // this file spells the pattern out
+      .flatMap((file) => read(file).split("\n").flatMap((line, i) => (cites.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+    expect(offenders).toEqual([]);
+  });
 });
+
+/** Every file (`a/b.ts`) and folder (`a/b/`) of the repository, ROOT-relative, without node_modules and .git. */
+function repoEntries(dir = ""): string[] {
+  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
+    if (e.name === "node_modules" || e.name === ".git") return [];
+    const rel = dir ? `${dir}/${e.name}` : e.name;
+    return e.isDirectory() ? [`${rel}/`, ...repoEntries(rel)] : [rel];
+  });
+}
+
+const ENTRIES = repoEntries();
+const TOP_LEVEL = new Set(ENTRIES.filter((e) => !e.slice(0, -1).includes("/")).map((e) => e.replace(/\/$/, "")));
+
+/** The sources whose comments, names and text must not cite outside notes (vendored upstream data aside). */
+function sourceFiles(): string[] {
+  const roots = ["components", "bin", "bench", "templates", "stacks", "test", "docs"];
+  return ["README.md", "index.ts", ...ENTRIES.filter((e) => roots.some((r) => e.startsWith(`${r}/`)))].filter(
+    (e) => /\.(ts|js|mjs|toml|md|mustache|sh)$/.test(e) && !e.startsWith("test/fixtures/upstream/"),
+  );
+}
+
+/**
+ * The backticked spans of a page (fenced blocks aside) that claim a file or folder of this
+ * repository: a path whose first segment is a top-level entry (`components/...`, `test/...`), or a
+ * `.ts` / `.mustache` file named by its tail (`plan/values.ts`, `rules.ts`). Commands, URLs, package
+ * names, home, absolute and `./` paths are not claims, nor are other paths (run-time files on a
+ * cluster such as `logs/latest`).
+ */
+function repoPathClaims(text: string): string[] {
+  const prose = text.replace(/^```[\s\S]*?^```/gm, "");
+  return [...prose.matchAll(/`([^`\n]+)`/g)]
+    .map((m) => m[1].replace(/#.*$/, ""))
+    .filter((span) => !/[\s"'$~@:]|^\.{0,2}\//.test(span))
+    .filter((span) => (span.includes("/") && TOP_LEVEL.has(span.split("/")[0])) || /\.(ts|mustache)$/.test(span));
+}
+
+/** A claim as a pattern over ENTRIES: `<placeholder>` and `*` stand for one name, `**` for any folders. */
+function claimHolds(claim: string): boolean {
+  const body = claim
+    .split(/(\*\*\/|\*|<[^>]*>)/)
+    .map((part) => (part === "**/" ? "(?:.*/)?" : part === "*" ? "[^/]*" : part.startsWith("<") ? "[^/]+" : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")))
+    .join("");
+  const rooted = claim.includes("/") && TOP_LEVEL.has(claim.split("/")[0]);
+  const pattern = new RegExp(rooted ? `^${body}${claim.endsWith("/") ? "" : "/?"}$` : `(^|/)${body}$`);
+  return ENTRIES.some((e) => pattern.test(e));
+}

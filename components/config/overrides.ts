@@ -9,7 +9,7 @@ export interface Override {
 }
 
 /**
- * Parses seed-style overrides: `--server.port 8001 --model.enforce_eager --model.max_model_len 2048`.
+ * Parses dotted command-line overrides: `--server.port 8001 --model.enforce_eager --model.max_model_len 2048`.
  * A flag without a value (or followed by another flag) means true; values are read as TOML literals
  * (numbers, booleans, arrays, inline tables, quoted strings) and otherwise kept as plain strings.
  * Dashes in key names are read as underscores, as prime-rl's CLI does.

@@ -15,7 +15,10 @@ type Rule = (cfg: FleetConfig) => RuleIssue[];
 
 const fail = (path: string, message: string, ...involves: string[]): RuleIssue[] => [{ path, message, involves: [path, ...involves] }];
 
-/** Set by the launcher per process, or by prime-rl's launcher (reference §2.5). */
+/**
+ * Set by the launcher per process, or by prime-rl's launcher (its PROTECTED_ENV_VARS, in
+ * prime-rl's packages/prime-rl-configs/src/prime_rl/configs/shared.py).
+ */
 export const PROTECTED_ENV = [
   "CUDA_VISIBLE_DEVICES",
   "PRL_RUN_ID",
@@ -79,7 +82,8 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   "P/D turns on expert parallelism": (cfg, { given }) => {
     if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated") cfg.enable_expert_parallel = true;
   },
-  // The InferencePool has one target port for prefill and decode pods (k8s-anchors §6.2).
+  // The InferencePool has one target port for prefill and decode pods: in llm-d's P/D guide
+  // (github.com/llm-d/llm-d, guides/pd-disaggregation) prefill vLLM and the decode sidecar share it.
   "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port": (cfg, { given }) => {
     if (cfg.router.type === "llm-d" && cfg.deployment.type === "disaggregated" && given("kubernetes") && !given("router.decode_sidecar_port")) cfg.router.decode_sidecar_port = cfg.deployment.prefill_port;
   },
@@ -94,7 +98,10 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   },
 };
 
-/** One row per rule the seeds state or prime-rl enforces; see the README's rule table. */
+/**
+ * One row per rule the deployment shapes need or prime-rl enforces (its validators in
+ * packages/prime-rl-configs/src/prime_rl/configs/inference.py and rl.py); docs/shapes.md lists them.
+ */
 export const RULES: Record<string, Rule> = {
   "llm-d cannot return routed experts": (cfg) =>
     cfg.router.type === "llm-d" && cfg.enable_return_routed_experts
@@ -166,7 +173,7 @@ export const RULES: Record<string, Rule> = {
       : [],
   "llm-d P/D on Kubernetes shares one target port": (cfg) => {
     // The InferencePool lists one set of target ports for every pod: prefill engines and decode
-    // sidecars must listen on the same one (k8s-anchors §6.2), or the EPP picks dead endpoints.
+    // sidecars must listen on the same one (as in llm-d's P/D guide), or the EPP picks dead endpoints.
     const d = cfg.deployment;
     if (cfg.target.kind !== "kubernetes" || cfg.router.type !== "llm-d" || d.type !== "disaggregated") return [];
     return cfg.router.decode_sidecar_port !== d.prefill_port
@@ -220,7 +227,12 @@ export function islandNodes(cfg: FleetConfig): number {
   return d.num_prefill_nodes * d.num_prefill_replicas + d.num_decode_nodes * d.num_decode_replicas;
 }
 
-/** Fixed ports the planner reserves (reference §3.10), by who uses them. */
+/**
+ * Fixed ports the planner reserves, by who uses them. The values are prime-rl's: the DP RPC port is
+ * its data_parallel_rpc_port (packages/prime-rl-configs/src/prime_rl/configs/inference.py), the
+ * others are in its src/prime_rl/templates/ (inference.sbatch.j2, _launch_router.sh.j2,
+ * _mooncake_store.sh.j2, llmd/envoy.yaml.j2).
+ */
 export const FIXED_PORTS = {
   dpRpc: 13345,
   nixlSideChannel: 5600,

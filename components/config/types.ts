@@ -79,7 +79,7 @@ export interface KubernetesTarget extends z.output<typeof kubernetesTable> {
   kind: "kubernetes";
 }
 
-/** The four deployment shapes of seed 001. */
+/** The four deployment shapes (docs/shapes.md): single node, independent replicas, wide-EP, P/D. */
 export type Shape = "single_node" | "multi_replica" | "wide_ep" | "disaggregated";
 
 export function shapeOf(cfg: Pick<FleetConfig, "deployment" | "enable_expert_parallel">): Shape {

@@ -40,7 +40,8 @@ export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, 
 function engineEnv(ctx: K8sContext, island: number, e: EngineProcess): EnvVar[] {
   const env: EnvVar[] = [fieldEnv("POD_IP", "status.podIP")];
   for (const [name, value] of e.env) {
-    // NIXL must advertise the pod IP, never localhost (k8s-anchors §10.1).
+    // NIXL must advertise the pod IP: VLLM_NIXL_SIDE_CHANNEL_HOST defaults to localhost (vLLM's
+    // vllm/envs.py), and llm-d's P/D guide sets it from status.podIP too.
     env.push(isSelf(value) ? fieldEnv(name, "status.podIP") : { name, value: k8sValue(ctx, island, value) });
   }
   if (ctx.target.model_cache) env.push({ name: "HF_HOME", value: k8sLiteral(ctx.target.model_cache.mount_path) });

@@ -64,7 +64,8 @@ function fileRefs(ctx: K8sContext, island: number) {
 const yamlText = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
 
 /**
- * llm-d standalone (k8s-anchors §4.2): an InferencePool selecting the island's serving engine
+ * llm-d standalone, as llm-d-router's config/charts/standalone Helm chart lays it out
+ * (github.com/llm-d/llm-d-router): an InferencePool selecting the island's serving engine
  * pods, the EPP with Envoy beside it in one Deployment, their ServiceAccount and read-only RBAC,
  * the two config files as ConfigMaps, the EPP's gRPC Service (the pool's endpoint picker) and the
  * client-facing router Service on Envoy's listener.

@@ -59,7 +59,8 @@ function workloadObject(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload)
       networkConfig: { subdomainPolicy: "Shared" },
       leaderWorkerTemplate: {
         size: wl.engines.length,
-        // One lost rank hangs every collective: restart the whole group (k8s-anchors §10.8).
+        // One lost rank hangs every collective: restart the whole group (LeaderWorkerSet's
+        // RecreateGroupOnPodRestart; kubernetes-sigs/lws, api/leaderworkerset/v1/leaderworkerset_types.go).
         restartPolicy: "RecreateGroupOnPodRestart",
         leaderTemplate: enginePodTemplate(ctx, island, wl, wl.engines[0]),
         workerTemplate: enginePodTemplate(ctx, island, wl, wl.engines[1], dpLocal),

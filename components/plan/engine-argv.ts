@@ -4,7 +4,11 @@ import { resolveParser } from "./parser-detection";
 import type { EngineProcess, Role } from "./deployment-plan";
 import type { Value } from "./values";
 
-/** P/D per-role settings seed 001 fixes (reference §3.7, §6.4). */
+/**
+ * P/D per-role settings, as prime-rl fixes them (ROLE_EXTRA in its
+ * src/prime_rl/templates/inference.sbatch.j2; its docs/inference.md, "Optimized P/D disaggregation
+ * deployment", says all2all cannot be customised for P/D).
+ */
 export const ROLE_ALL2ALL: Record<Exclude<Role, "replica">, string> = {
   prefill: "deepep_high_throughput",
   decode: "deepep_low_latency",

@@ -2,7 +2,10 @@ import type { FleetConfig } from "../config/types";
 import type { Role } from "./deployment-plan";
 import type { Value } from "./values";
 
-/** prime-rl's DEFAULT_COMMON_ENV_VARS and DEFAULT_INFERENCE_ENV_VARS (reference §3.11). */
+/**
+ * prime-rl's DEFAULT_COMMON_ENV_VARS and DEFAULT_INFERENCE_ENV_VARS (its
+ * src/prime_rl/utils/process.py); UCX_TLS is set below, for P/D only.
+ */
 export const DEFAULT_ENV: [string, string][] = [
   ["CUDA_DEVICE_ORDER", "PCI_BUS_ID"],
   ["PYTHONUNBUFFERED", "1"],

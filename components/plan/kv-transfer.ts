@@ -2,7 +2,11 @@ import type { OffloadConfig } from "../config/types";
 
 type Connector = Record<string, unknown>;
 
-/** NIXL moves KV from prefill to decode engines (the only P/D connector seed 001 supports). */
+/**
+ * NIXL moves KV from prefill to decode engines: the P/D connector prime-rl's
+ * InferenceConfig.build_kv_transfer_config uses
+ * (packages/prime-rl-configs/src/prime_rl/configs/inference.py).
+ */
 export const NIXL_CONNECTOR: Connector = { kv_connector: "NixlConnector", kv_role: "kv_both", kv_connector_extra_config: { num_threads: 1 } };
 
 export function offloadConnector(offload: OffloadConfig): Connector {
@@ -20,7 +24,7 @@ export function offloadConnector(offload: OffloadConfig): Connector {
 
 /**
  * The one `--kv-transfer-config` object an engine gets: NIXL for P/D, an offload connector, or
- * both through MultiConnector with NIXL first (reference §1.6).
+ * both through MultiConnector with NIXL first, as prime-rl's build_kv_transfer_config does.
  */
 export function kvTransferConfig(pd: boolean, offload: OffloadConfig | null): Connector | undefined {
   const connectors = [...(pd ? [NIXL_CONNECTOR] : []), ...(offload ? [offloadConnector(offload)] : [])];

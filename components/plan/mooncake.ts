@@ -11,7 +11,8 @@ export const ENGINE_LOCAL_BUFFER = 4 * 1024 ** 3;
 /**
  * One shared Mooncake store per island: master + HTTP metadata server on the head node, a client on
  * every node contributing cpu.num_bytes of DRAM (and the disk tier), engines pointed at it through
- * the MOONCAKE_CONFIG_PATH file (reference §3.9).
+ * the MOONCAKE_CONFIG_PATH file, as prime-rl's src/prime_rl/templates/_mooncake_store.sh.j2 sets
+ * it up.
  */
 export function mooncakePlan(offload: Extract<OffloadConfig, { type: "mooncake" }>, nodes: number): MooncakePlan {
   const head = 0;

@@ -61,7 +61,8 @@ export interface PoolRef {
 /**
  * llm-d standalone: EPP (file discovery of every engine on SLURM, the InferencePool's pods on
  * Kubernetes; decode entries point at the pd-sidecar), Envoy with ext_proc to the EPP, and a
- * pd-sidecar on every decode node (reference §3.8).
+ * pd-sidecar on every decode node, as prime-rl runs them (its
+ * src/prime_rl/templates/_launch_router.sh.j2, llmd/ and inference.sbatch.j2).
  */
 export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess[]): LlmdPlan {
   if (cfg.router.type !== "llm-d") throw new Error("llmdPlan needs an llm-d config");

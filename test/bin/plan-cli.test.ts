@@ -8,7 +8,7 @@ const run = runPlanCli;
 
 afterEach(() => vi.restoreAllMocks());
 
-const SEED_TOTALS: Record<string, { nodes: number; routers: number; engines: number }> = {
+const SHAPE_TOTALS: Record<string, { nodes: number; routers: number; engines: number }> = {
   "single-node": { nodes: 1, routers: 1, engines: 1 },
   "multi-replica": { nodes: 2, routers: 1, engines: 2 },
   "wide-ep": { nodes: 2, routers: 1, engines: 2 },
@@ -35,7 +35,7 @@ describe("npm run plan", () => {
     expect(stdout).toContain("admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)");
   });
 
-  it.each(Object.entries(SEED_TOTALS))("%s --json totals are the seed numbers", (name, totals) => {
+  it.each(Object.entries(SHAPE_TOTALS))("%s --json totals are the shape's numbers", (name, totals) => {
     const { code, stdout } = run([name, "--json"]);
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
@@ -43,7 +43,7 @@ describe("npm run plan", () => {
     expect(Object.keys(plan.totals).sort()).toEqual(["engines", "gpus", "gpusAllocated", "nodes", "routers"]);
   });
 
-  it("applies overrides in the seeds' style", () => {
+  it("applies dotted overrides (--server.port 8001)", () => {
     const { code, stdout } = run(["single-node", "--json", "--server.port", "8001", "--model.max_model_len", "2048"]);
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);

@@ -32,7 +32,7 @@ const builtin = loadCatalog();
 const entries = Object.entries(builtin.models);
 
 describe("the built-in catalog", () => {
-  it("parses and holds the models the stacks and seeds use", () => {
+  it("parses and holds the built-in models", () => {
     expect(builtin.files).toEqual([BUILTIN_CATALOG]);
     expect(Object.keys(builtin.models)).toEqual([
       "Qwen/Qwen3-8B",

@@ -11,7 +11,7 @@ describe("stack files", () => {
     expect(() => loadConfigText(stackText(name), name)).not.toThrow();
   });
 
-  it("ships every seed shape", () => {
+  it("ships a stack for every shape", () => {
     expect(STACK_NAMES).toEqual(
       expect.arrayContaining(["single-node", "multi-replica", "wide-ep", "disaggregated", "disaggregated-x3", "kv-offload-native", "kv-offload-mooncake", "llm-d"]),
     );
@@ -68,7 +68,7 @@ job_name = "j"
     expect(a.deployment).toEqual({ type: "multi_node", num_nodes: 2, gpus_per_node: 8 });
   });
 
-  it("accepts seed 001's `model = \"...\"` shorthand and seed 000's [model] table", () => {
+  it("accepts the `model = \"...\"` shorthand in both layouts and the standalone [model] table", () => {
     expect(load(`[inference]\nmodel = "PrimeIntellect/INTELLECT-3"${SLURM}`).model.name).toBe("PrimeIntellect/INTELLECT-3");
     expect(load(`[model]\nname = "Qwen/Qwen3-8B"${SLURM}`).model.name).toBe("Qwen/Qwen3-8B");
     expect(load(`model = "Qwen/Qwen3-8B"${SLURM}`).model.name).toBe("Qwen/Qwen3-8B");
@@ -91,7 +91,7 @@ job_name = "j"
 describe("defaults and auto-setup", () => {
   const base = `[model]\nname = "m/x"${SLURM}`;
 
-  it("fills seed/prime-rl defaults", () => {
+  it("fills the schema's defaults (prime-rl's)", () => {
     const c = load(base);
     expect(c.deployment).toEqual({ type: "single_node", gpus_per_node: 8 });
     expect(c.router).toEqual({ type: "vllm-router", policy: "consistent_hash" });
@@ -188,7 +188,7 @@ partiton = "x"
 });
 
 describe("overrides", () => {
-  it("applies seed-style dotted flags (values as TOML literals, bare flags as true)", () => {
+  it("applies dotted command-line flags (values as TOML literals, bare flags as true)", () => {
     const { overrides, rest } = parseOverrides(["single-node", "--server.port", "8001", "--model.max_model_len", "2048", "--model.enforce_eager", "--gpu-memory-utilization", "0.5"]);
     expect(rest).toEqual(["single-node"]);
     const c = loadConfigText(stackText("single-node"), "single-node", overrides);

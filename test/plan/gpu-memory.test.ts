@@ -190,7 +190,7 @@ describe("plans that cannot load are refused before anything is submitted", () =
 });
 
 describe("a refusal stops `npm run plan` and the Pulumi program before anything is registered", () => {
-  it("seed 001's multi-replica example (INTELLECT-3 at tp=2) plans on H200s and is refused on H100s", () => {
+  it("the multi-replica stack (prime-rl's INTELLECT-3 example at tp=2) plans on H200s and is refused on H100s", () => {
     const run = runPlanCli;
     const h200 = run(["multi-replica", "--inference.deployment.gpu_type", "H200"]);
     expect(h200.code).toBe(0);

@@ -12,7 +12,7 @@ const flag = (argv: Value[], name: string) => {
 };
 const stackPlan = (name: string) => buildPlan(load(stackText(name)), name);
 
-describe("seed 001 numbers", () => {
+describe("each shape's stack: nodes, engines, GPUs, routers", () => {
   it("single node, tp = 8: one node, one engine on GPUs 0-7", () => {
     const p = stackPlan("single-node");
     expect(p.totals).toEqual({ nodes: 1, gpus: 8, gpusAllocated: 8, routers: 1, engines: 1 });
@@ -201,7 +201,7 @@ describe("Mooncake", () => {
 });
 
 describe("llm-d", () => {
-  it("plans EPP with file discovery of every engine, Envoy on the client port, seed scorer weights", () => {
+  it("plans EPP with file discovery of every engine, Envoy on the client port, prime-rl's default scorer weights", () => {
     const r = stackPlan("llm-d").islands[0].router!;
     if (r.kind !== "llm-d") throw new Error("expected llm-d");
     expect(r.port).toBe(8000);

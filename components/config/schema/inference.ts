@@ -7,7 +7,7 @@ import { serverTable } from "./server";
 
 /**
  * The inference keys shared by both layouts: the root of a standalone stack file, and the
- * `[inference]` table of an RL-embedded one (seed 001). Every key reaches the canonical config
+ * `[inference]` table of an RL-embedded one. Every key reaches the canonical config
  * (types.ts FleetConfig) under its own name; the keys without a static default are derived when the
  * file leaves them unset, by the AUTO_SETUP rule named beside them (rules.ts).
  */

@@ -20,7 +20,10 @@ const catalogShape = {
     .describe("A model catalog (YAML with `models:` keyed by Hugging Face id) merged over the built-in one; a relative path is relative to this stack file"),
 };
 
-/** Seed 000's layout: `[model]`, `[parallel]`, `[deployment]`, `[slurm]`, `[server]` at the root. */
+/**
+ * The standalone layout: `[model]`, `[parallel]`, `[deployment]`, `[slurm]`, `[server]` at the root,
+ * as prime-rl's standalone inference configs were before its pass-through `[vllm]` table (PR #3202).
+ */
 export const standaloneLayout = table({ ...inferenceShape, ...targetShape, ...catalogShape });
 
 /** Top-level RL `[deployment]`: island count; trainer keys are accepted for RL configs pasted whole. */
@@ -32,7 +35,10 @@ export const rlDeploymentTable = table({
   gpus_per_node: z.number().int().min(1).max(64).optional(),
 });
 
-/** Seed 001's layout: inference under `[inference]`, the island multiplier in top-level `[deployment]`. */
+/**
+ * The RL-embedded layout, as in a prime-rl RL config: inference under `[inference]`, the island
+ * multiplier in top-level `[deployment]` (prime-rl's docs/inference.md, "P/D Disaggregation").
+ */
 export const rlLayout = table({
   inference: inferenceTable,
   deployment: rlDeploymentTable.optional(),

@@ -22,9 +22,9 @@ export const modelTable = table({
 });
 
 /**
- * `model = "Qwen/Qwen3-8B"` is shorthand for `[model] name = "Qwen/Qwen3-8B"` (seed 001 writes it
- * so). The loader expands it before validation, so errors inside the table keep their own paths;
- * the editor schema (bin/schema.ts) offers both forms.
+ * `model = "Qwen/Qwen3-8B"` is shorthand for `[model] name = "Qwen/Qwen3-8B"` (the RL-embedded
+ * stacks in stacks/ write it so, under `[inference]`). The loader expands it before validation, so
+ * errors inside the table keep their own paths; the editor schema (bin/schema.ts) offers both forms.
  */
 export const modelField = modelTable;
 
