@@ -5,7 +5,7 @@ import { type Catalog, loadCatalog } from "./catalog";
 import { ConfigError, ConfigIssue, joinPath } from "./issues";
 import { applyDefaults, toCanonicalInput } from "./normalise";
 import { primeToCanonicalInput } from "./normalise-prime";
-import { applyOverrides, Override } from "./overrides";
+import { applyOverrides, olderLayoutSpellings, Override } from "./overrides";
 import { UserPaths } from "./paths";
 import { checkRules } from "./rules";
 import { inferenceShape } from "./schema/inference";
@@ -32,9 +32,9 @@ export function isPrimeLayout(raw: TomlTable, layout: Layout): boolean {
   const holder = layout === "rl" ? raw.inference : raw;
   if (isTable(holder) && PRIME_MARKERS.some((k) => k in holder)) return true;
   if (layout !== "rl") return false;
+  // Not [trainer]: the older RL layout has one too (RLConfig requires [orchestrator], which it lacks).
   const rlOnly = [...PRIME_RL_IGNORED_TABLES, "env_vars"].filter((k) => k !== "trainer");
   if (rlOnly.some((k) => k in raw)) return true;
-  if (isTable(raw.trainer) && Object.keys(raw.trainer).some((k) => k !== "enable_router_replay")) return true;
   return isTable(raw.deployment) && ("num_train_gpus" in raw.deployment || "num_infer_gpus" in raw.deployment);
 }
 
@@ -307,7 +307,8 @@ export function withTarget(doc: TomlTable, target: Target | undefined): { value:
 export function loadConfigText(text: string, source = "stack file", overrides: Override[] = [], baseDir = process.cwd(), options: LoadOptions = {}): FleetConfig {
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
-  const { value, issues } = applyOverrides(parsed.value, overrides);
+  const older = !isPrimeLayout(parsed.value, detectLayout(parsed.value));
+  const { value, issues } = applyOverrides(parsed.value, older ? olderLayoutSpellings(parsed.value, overrides) : overrides);
   if (issues.length) throw new ConfigError(issues, source);
   const targeted = withTarget(value, options.target);
   if (targeted.issues.length) throw new ConfigError(targeted.issues, source);

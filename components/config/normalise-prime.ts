@@ -9,10 +9,28 @@ type Raw = Record<string, any>;
 export const PRIME_DEFAULT_MODEL = "Qwen/Qwen3-0.6B";
 
 /** [vllm] keys that are the canonical [model] keys of the same name. */
-const MODEL_KEYS = new Set(["dtype", "max_model_len", "enforce_eager", "trust_remote_code", "chat_template", "tool_call_parser", "reasoning_parser"]);
+export const MODEL_KEYS = new Set([
+  "dtype",
+  "max_model_len",
+  "enforce_eager",
+  "trust_remote_code",
+  "chat_template",
+  "tool_call_parser",
+  "reasoning_parser",
+]);
 
 /** [vllm] keys that are canonical inference keys of the same name. */
-const FLAT_KEYS = new Set(["enable_expert_parallel", "enable_dbo", "enable_eplb", "enable_return_routed_experts", "enable_lora", "max_loras", "max_lora_rank", "gpu_memory_utilization", "enable_prefix_caching"]);
+export const FLAT_KEYS = new Set([
+  "enable_expert_parallel",
+  "enable_dbo",
+  "enable_eplb",
+  "enable_return_routed_experts",
+  "enable_lora",
+  "max_loras",
+  "max_lora_rank",
+  "gpu_memory_utilization",
+  "enable_prefix_caching",
+]);
 
 /**
  * [vllm] keys prime-rl's launcher overwrites per rank (templates/_launch_rank.sh.j2); vllm-fleet's
@@ -21,13 +39,19 @@ const FLAT_KEYS = new Set(["enable_expert_parallel", "enable_dbo", "enable_eplb"
 const PLANNED_KEYS = new Set(["data_parallel_size_local", "data_parallel_rpc_port", "api_server_count"]);
 
 /** Inference-level keys prime-rl uses for its own server and worker extension, which vllm-fleet does not run. */
-const IGNORED_INFERENCE_KEYS = ["log", "weight_broadcast", "use_pd_kv_transfer", "enable_fp32_lm_head", "enable_fp32_router_logits"];
+const IGNORED_INFERENCE_KEYS = [
+  "log",
+  "weight_broadcast",
+  "use_pd_kv_transfer",
+  "enable_fp32_lm_head",
+  "enable_fp32_router_logits",
+];
 
 /** [slurm] keys of prime-rl's own sbatch templates (project_dir, uv sync, ...), which vllm-fleet does not render. */
 const SLURM_MAPPED = ["job_name", "partition", "account", "time", "nodelist", "exclude"];
 
 /** Top-level RL [deployment] keys that size the trainer, which vllm-fleet does not deploy. */
-const RL_TRAINER_KEYS = ["num_train_nodes", "nodes_per_fsdp_group", "orchestrator_on_inference", "num_train_gpus"];
+const RL_TRAINER_KEYS = ["num_train_nodes", "nodes_per_fsdp_group", "orchestrator_on_inference"];
 
 export interface PrimeCanonical {
   /** Canonical input, as normalise.ts toCanonicalInput gives it for the older layout. */
@@ -86,7 +110,10 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   const chatTemplate = rl ? (file.tokenizer?.chat_template ?? file.trainer?.tokenizer?.chat_template) : undefined;
   if (chatTemplate !== undefined && model.chat_template === undefined) {
     model.chat_template = chatTemplate;
-    paths.record("model.chat_template", file.tokenizer?.chat_template !== undefined ? "tokenizer.chat_template" : "trainer.tokenizer.chat_template");
+    paths.record(
+      "model.chat_template",
+      file.tokenizer?.chat_template !== undefined ? "tokenizer.chat_template" : "trainer.tokenizer.chat_template",
+    );
   }
 
   // RL: the trainer's router replay forces routed experts on (rl.py auto_setup_router_replay).
@@ -99,13 +126,15 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   let env: Raw | undefined;
   if (rl && file.env_vars) {
     env = { ...file.env_vars };
-    for (const k of Object.keys(file.env_vars)) if (!(k in (inf.env_vars ?? {}))) paths.record(`env_vars.${k}`, `env_vars.${k}`);
+    for (const k of Object.keys(file.env_vars))
+      if (!(k in (inf.env_vars ?? {}))) paths.record(`env_vars.${k}`, `env_vars.${k}`);
   }
   if (inf.env_vars) env = { ...env, ...inf.env_vars };
   if (inf.use_deep_gemm !== undefined) {
     const v = inf.use_deep_gemm ? "1" : "0";
     env = { ...env, VLLM_USE_DEEP_GEMM: v, VLLM_MOE_USE_DEEP_GEMM: v };
-    for (const k of ["VLLM_USE_DEEP_GEMM", "VLLM_MOE_USE_DEEP_GEMM"]) paths.record(`env_vars.${k}`, at("use_deep_gemm"));
+    for (const k of ["VLLM_USE_DEEP_GEMM", "VLLM_MOE_USE_DEEP_GEMM"])
+      paths.record(`env_vars.${k}`, at("use_deep_gemm"));
   }
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
@@ -116,8 +145,18 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   let deployment: Raw | undefined;
   const roleExtra: Raw = {};
   if (inf.deployment) {
-    const { prefill_nodes_per_replica, decode_nodes_per_replica, prefill_vllm_overrides, decode_vllm_overrides, ...rest } = inf.deployment as Raw;
-    deployment = defined({ ...rest, num_prefill_nodes: prefill_nodes_per_replica, num_decode_nodes: decode_nodes_per_replica });
+    const {
+      prefill_nodes_per_replica,
+      decode_nodes_per_replica,
+      prefill_vllm_overrides,
+      decode_vllm_overrides,
+      ...rest
+    } = inf.deployment as Raw;
+    deployment = defined({
+      ...rest,
+      num_prefill_nodes: prefill_nodes_per_replica,
+      num_decode_nodes: decode_nodes_per_replica,
+    });
     for (const [role, overrides] of [
       ["prefill", prefill_vllm_overrides],
       ["decode", decode_vllm_overrides],
@@ -137,14 +176,26 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     for (const key of RL_TRAINER_KEYS) if (d[key] !== undefined) ignored.push(`deployment.${key}`);
     if (d.type === "multi_node") {
       rlDeployment = defined({ type: "multi_node", gpus_per_node: d.gpus_per_node });
-      const folded = foldRlMultiNode(d, deployment, flat.enable_expert_parallel === true, (inf.router as Raw | undefined)?.type, at, paths);
+      const folded = foldRlMultiNode(
+        d,
+        deployment,
+        flat.enable_expert_parallel === true,
+        (inf.router as Raw | undefined)?.type,
+        at,
+        paths,
+      );
       deployment = folded.deployment;
       islands = folded.islands;
       issues.push(...folded.issues);
       notes.push(...folded.notes);
     } else {
       // prime-rl's defaults: one trainer GPU and one inference GPU on an 8-GPU node.
-      rlDeployment = defined({ type: "single_node", num_train_gpus: d.num_train_gpus ?? 1, num_infer_gpus: d.num_infer_gpus ?? 1, gpus_per_node: d.gpus_per_node });
+      rlDeployment = defined({
+        type: "single_node",
+        num_train_gpus: d.num_train_gpus ?? 1,
+        num_infer_gpus: d.num_infer_gpus ?? 1,
+        gpus_per_node: d.gpus_per_node,
+      });
     }
     for (const key of PRIME_RL_IGNORED_TABLES) if (file[key] !== undefined) ignored.push(key);
   }
@@ -192,7 +243,10 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
 
 /** Nodes of one disaggregated island as prime-rl derives them (inference.py num_nodes), with its defaults. */
 function pdNodes(d: Raw): number {
-  return (d.num_prefill_nodes ?? 1) * (d.num_prefill_replicas ?? 1) + (d.num_decode_nodes ?? 1) * (d.num_decode_replicas ?? 1);
+  return (
+    (d.num_prefill_nodes ?? 1) * (d.num_prefill_replicas ?? 1) +
+    (d.num_decode_nodes ?? 1) * (d.num_decode_replicas ?? 1)
+  );
 }
 
 /**
@@ -203,48 +257,81 @@ function pdNodes(d: Raw): number {
  * num_infer_replicas nodes, except expert-parallel replicas, which one island cannot repeat: they
  * become islands (one router each).
  */
-function foldRlMultiNode(d: Raw, inner: Raw | undefined, ep: boolean, routerType: string | undefined, at: (p: string) => string, paths: UserPaths) {
+function foldRlMultiNode(
+  d: Raw,
+  inner: Raw | undefined,
+  ep: boolean,
+  routerType: string | undefined,
+  at: (p: string) => string,
+  paths: UserPaths,
+) {
   const issues: ConfigIssue[] = [];
   const notes: string[] = [];
   let deployment = inner;
   const type = (inner?.type ?? "single_node") as string;
   const n = d.num_infer_nodes as number | undefined;
   const replicas = (d.num_infer_replicas ?? 1) as number;
-  const innerNodes = type === "multi_node" ? ((inner?.num_nodes ?? 2) as number) : type === "disaggregated" ? pdNodes(inner!) : 1;
+  const innerNodes =
+    type === "multi_node" ? ((inner?.num_nodes ?? 2) as number) : type === "disaggregated" ? pdNodes(inner!) : 1;
   if (n === 0) {
-    issues.push({ path: "deployment.num_infer_nodes", message: "Cannot configure inference with num_infer_nodes = 0 (0 means no inference): set num_infer_nodes > 0 or remove the inference config" });
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message:
+        "Cannot configure inference with num_infer_nodes = 0 (0 means no inference): set num_infer_nodes > 0 or remove the inference config",
+    });
     return { deployment, islands: undefined, issues, notes };
   }
   if (n !== undefined && type === "multi_node" && n !== innerNodes) {
-    issues.push({ path: "deployment.num_infer_nodes", message: `(${n}) must equal ${at("deployment.num_nodes")} (${innerNodes}) for multi-node inference` });
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message: `(${n}) must equal ${at("deployment.num_nodes")} (${innerNodes}) for multi-node inference`,
+    });
   } else if (n !== undefined && type === "disaggregated" && n !== innerNodes) {
-    issues.push({ path: "deployment.num_infer_nodes", message: `(${n}) must equal the derived disaggregated inference nodes per replica (${innerNodes})` });
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message: `(${n}) must equal the derived disaggregated inference nodes per replica (${innerNodes})`,
+    });
   }
   if (type === "single_node" && routerType === "llm-d" && n !== undefined) {
-    issues.push({ path: at("router.type"), message: "llm-d fronts multi_node and disaggregated inference deployments only (prime-rl refuses it with a single_node inference deployment); use vllm-router" });
+    issues.push({
+      path: at("router.type"),
+      message:
+        "llm-d fronts multi_node and disaggregated inference deployments only (prime-rl refuses it with a single_node inference deployment); use vllm-router",
+    });
   }
   const perReplica = type === "single_node" ? (n ?? 1) : innerNodes;
   if (type === "single_node" && perReplica > 1) {
     paths.record("deployment.num_nodes", "deployment.num_infer_nodes");
     paths.record("deployment.type", "deployment.num_infer_nodes");
-    notes.push(`deployment.num_infer_nodes = ${perReplica} with a single_node ${at("deployment")}: ${perReplica} inference nodes per replica behind one router`);
+    notes.push(
+      `deployment.num_infer_nodes = ${perReplica} with a single_node ${at("deployment")}: ${perReplica} inference nodes per replica behind one router`,
+    );
   }
   if (type === "disaggregated") {
     if (replicas > 1) {
-      deployment = { ...inner, num_prefill_replicas: (inner!.num_prefill_replicas ?? 1) * replicas, num_decode_replicas: (inner!.num_decode_replicas ?? 1) * replicas };
-      notes.push(`deployment.num_infer_replicas = ${replicas}: ${replicas} copies of the prefill/decode island behind one router`);
+      deployment = {
+        ...inner,
+        num_prefill_replicas: (inner!.num_prefill_replicas ?? 1) * replicas,
+        num_decode_replicas: (inner!.num_decode_replicas ?? 1) * replicas,
+      };
+      notes.push(
+        `deployment.num_infer_replicas = ${replicas}: ${replicas} copies of the prefill/decode island behind one router`,
+      );
     }
     return { deployment, islands: undefined, issues, notes };
   }
   if (ep && replicas > 1) {
     if (perReplica > 1) deployment = { ...inner, type: "multi_node", num_nodes: perReplica };
-    notes.push(`deployment.num_infer_replicas = ${replicas} expert-parallel replicas: one island (and router) each, where prime-rl puts one router in front of all of them`);
+    notes.push(
+      `deployment.num_infer_replicas = ${replicas} expert-parallel replicas: one island (and router) each, where prime-rl puts one router in front of all of them`,
+    );
     return { deployment, islands: replicas, issues, notes };
   }
   const total = perReplica * replicas;
   if (total > 1) {
     deployment = { ...inner, type: "multi_node", num_nodes: total };
-    if (replicas > 1) notes.push(`deployment.num_infer_replicas = ${replicas}: ${total} inference nodes behind one router`);
+    if (replicas > 1)
+      notes.push(`deployment.num_infer_replicas = ${replicas}: ${total} inference nodes behind one router`);
   }
   return { deployment, islands: undefined, issues, notes };
 }

@@ -4,7 +4,20 @@ import { inferenceShape } from "./inference";
 import { kubernetesTable } from "./kubernetes";
 import { llmdRouter, vllmRouter } from "./router";
 import { serverTable } from "./server";
-import { argText, count, envVars, filePath, hostlist, longText, modelId, outputDir, port, slurmName, slurmTime, table } from "./primitives";
+import {
+  argText,
+  count,
+  envVars,
+  filePath,
+  hostlist,
+  longText,
+  modelId,
+  outputDir,
+  port,
+  slurmName,
+  slurmTime,
+  table,
+} from "./primitives";
 import { cpuTier, diskTier, mooncakeOffload } from "./offload";
 
 /*
@@ -18,7 +31,8 @@ import { cpuTier, diskTier, mooncakeOffload } from "./offload";
  */
 
 /** `x.default(v)` -> `x.optional()`: what the file says stays distinguishable from prime-rl's default. */
-const bare = <T extends z.ZodType>(s: T): z.ZodType => (s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s).optional();
+const bare = <T extends z.ZodType>(s: T): z.ZodType =>
+  (s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s).optional();
 
 /** VllmConfig's declared fields (inference.py); any other key is an extra `vllm serve` argument. */
 export const primeVllmShape = {
@@ -31,6 +45,10 @@ export const primeVllmShape = {
   tool_call_parser: argText.optional(),
   reasoning_parser: argText.optional(),
   tensor_parallel_size: bare(parallelTable.shape.tp),
+  /**
+   * Derived in an RL file by AUTO_SETUP "RL single node: inference takes num_infer_gpus"; for
+   * multi_node by AUTO_SETUP "prime-rl fills each multi_node node with gpus_per_node / tp ranks".
+   */
   data_parallel_size: bare(parallelTable.shape.dp),
   data_parallel_size_local: count.optional().describe("Planned by vllm-fleet from the deployment (accepted, ignored)"),
   data_parallel_rpc_port: port.optional().describe("Planned by vllm-fleet (accepted, ignored)"),
@@ -49,7 +67,15 @@ export const primeVllmShape = {
   quantization: argText.optional(),
   max_cpu_loras: z.number().int().min(1).optional(),
   lora_target_modules: z.array(z.string()).optional(),
-  all2all_backend: z.enum(["allgather_reducescatter", "deepep_high_throughput", "deepep_low_latency", "flashinfer_nvlink_one_sided", "flashinfer_nvlink_two_sided"]).optional(),
+  all2all_backend: z
+    .enum([
+      "allgather_reducescatter",
+      "deepep_high_throughput",
+      "deepep_low_latency",
+      "flashinfer_nvlink_one_sided",
+      "flashinfer_nvlink_two_sided",
+    ])
+    .optional(),
   rope_scaling: z.union([z.record(z.string(), z.unknown()), z.string()]).optional(),
 };
 
@@ -64,7 +90,11 @@ export const primeDeploymentTable = z.discriminatedUnion(
   "type",
   [
     table({ type: z.literal("single_node").default("single_node"), gpus_per_node: gpusPerNode }),
-    table({ type: z.literal("multi_node"), num_nodes: count.optional().describe("prime-rl default 2"), gpus_per_node: gpusPerNode }),
+    table({
+      type: z.literal("multi_node"),
+      num_nodes: count.optional().describe("prime-rl default 2"),
+      gpus_per_node: gpusPerNode,
+    }),
     table({
       type: z.literal("disaggregated"),
       gpus_per_node: gpusPerNode,
@@ -80,7 +110,10 @@ export const primeDeploymentTable = z.discriminatedUnion(
       decode_vllm_overrides: vllmOverrides.optional().describe("Extra `vllm serve` arguments for decode engines"),
     }),
   ],
-  { error: (iss) => (iss.code === "invalid_union" ? 'type must be "single_node", "multi_node" or "disaggregated"' : undefined) },
+  {
+    error: (iss) =>
+      iss.code === "invalid_union" ? 'type must be "single_node", "multi_node" or "disaggregated"' : undefined,
+  },
 );
 
 /** prime-rl's router is vllm-router or llm-d (`None` cannot be written in TOML). */
@@ -90,14 +123,22 @@ export const primeRouterTable = z.discriminatedUnion("type", [vllmRouter, llmdRo
 
 export const primeServerTable = table({
   ...serverTable.shape,
-  liveness_timeout_seconds: z.number().gt(0, "must be > 0").optional().describe("prime-rl's /liveness RPC timeout (accepted, ignored)"),
+  liveness_timeout_seconds: z
+    .number()
+    .gt(0, "must be > 0")
+    .optional()
+    .describe("prime-rl's /liveness RPC timeout (accepted, ignored)"),
 });
 
 /** prime-rl's mooncake offload has no protocol key. */
 const { protocol: _protocol, ...mooncakeShape } = mooncakeOffload.shape;
-export const primeOffloadTable = z.discriminatedUnion("type", [table({ type: z.literal("native"), cpu: cpuTier.optional(), disk: diskTier.optional() }), table(mooncakeShape)], {
-  error: (iss) => (iss.code === "invalid_union" ? 'type must be "native" or "mooncake"' : undefined),
-});
+export const primeOffloadTable = z.discriminatedUnion(
+  "type",
+  [table({ type: z.literal("native"), cpu: cpuTier.optional(), disk: diskTier.optional() }), table(mooncakeShape)],
+  {
+    error: (iss) => (iss.code === "invalid_union" ? 'type must be "native" or "mooncake"' : undefined),
+  },
+);
 
 /** prime-rl's SlurmConfig; the launcher keys (project_dir and below) are accepted and ignored. */
 export const primeSlurmTable = table({
@@ -173,7 +214,21 @@ export const primeRlDeploymentTable = z.discriminatedUnion(
 );
 
 /** RL tables vllm-fleet accepts without interpreting: they configure the trainer and orchestrator. */
-export const PRIME_RL_IGNORED_TABLES = ["trainer", "orchestrator", "run", "clean", "log", "ckpt", "resume", "monitors", "tokenizer", "max_steps", "seq_len", "weight_broadcast", "rollout_transport"] as const;
+export const PRIME_RL_IGNORED_TABLES = [
+  "trainer",
+  "orchestrator",
+  "run",
+  "clean",
+  "log",
+  "ckpt",
+  "resume",
+  "monitors",
+  "tokenizer",
+  "max_steps",
+  "seq_len",
+  "weight_broadcast",
+  "rollout_transport",
+] as const;
 
 const anything = z.unknown();
 
@@ -191,7 +246,16 @@ export const primeRlLayout = table({
 });
 
 /** Keys only prime-rl's current layout has at the inference root: their presence selects it. */
-export const PRIME_MARKERS = ["vllm", "router", "log", "use_deep_gemm", "weight_broadcast", "use_pd_kv_transfer", "enable_fp32_lm_head", "enable_fp32_router_logits"];
+export const PRIME_MARKERS = [
+  "vllm",
+  "router",
+  "log",
+  "use_deep_gemm",
+  "weight_broadcast",
+  "use_pd_kv_transfer",
+  "enable_fp32_lm_head",
+  "enable_fp32_router_logits",
+];
 
 /** Keys only the older layout (ours) has at the inference root. */
 export const OLDER_ONLY = Object.keys(inferenceShape).filter((k) => !(k in primeInferenceShape));
