@@ -93,6 +93,9 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     else extra[key] = value;
   }
 
+  // VllmConfig's parser defaults are "auto": picked from the model name (plan/parser-detection.ts).
+  for (const key of ["tool_call_parser", "reasoning_parser"]) model[key] ??= "auto";
+
   // RL: [model] name is propagated to inference.vllm.model (a different explicit value is refused).
   let rlModelName: string | undefined;
   if (rl && file.model?.name !== undefined) {

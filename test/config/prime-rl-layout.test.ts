@@ -7,10 +7,11 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfigFile, loadConfigText, parseOverrides } from "../../components/config";
 import { buildPlan } from "../../components/plan/plan";
 import { ROOT, runPlanCli } from "../helpers";
+import { drainRpcs, installMocks, setConfig, settle, slurmConfig } from "../program-harness";
 
 const DIR = path.join(ROOT, "test/fixtures/prime-rl");
 const FIXTURES = fs
@@ -176,5 +177,33 @@ describe("prime-rl layout mapping", () => {
     const cfg = load(`[model]\nname = "Qwen/Qwen3-8B"\n[parallel]\ntp = 2\n[slurm]\n`);
     expect(cfg.prime_rl).toBeUndefined();
     expect(cfg.parallel.tp).toBe(2);
+  });
+});
+
+describe("the Pulumi program names the target with vllm-fleet:target", () => {
+  afterEach(drainRpcs);
+
+  const run = async (config: Record<string, unknown>) => {
+    const registered = installMocks("prime");
+    setConfig(slurmConfig({ stackFile: path.join(DIR, "no-target.toml"), ...config }));
+    vi.resetModules();
+    try {
+      await import("../../index");
+    } catch (e) {
+      return { error: e as Error, registered };
+    }
+    await settle(registered);
+    return { error: undefined, registered };
+  };
+
+  it("deploys a file without [slurm] with target = slurm", async () => {
+    const { error, registered } = await run({ target: "slurm" });
+    expect(error).toBeUndefined();
+    expect(registered.length).toBeGreaterThan(0);
+  });
+
+  it("refuses it without a target, and an unknown target", async () => {
+    expect((await run({})).error?.message).toContain("no target");
+    expect((await run({ target: "nomad" })).error?.message).toContain("vllm-fleet:target must be slurm or kubernetes");
   });
 });
