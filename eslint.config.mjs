@@ -51,6 +51,7 @@ export default tseslint.config(
       "components/config/key-reference.ts",
       "components/config/load.ts",
       "components/config/normalise.ts",
+      "components/config/normalise-prime.ts",
       "components/config/overrides.ts",
       "components/config/toml.ts",
       "components/ops/fleet-view.ts",

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { loadConfigFile, overridesFromObject } from "./components/config";
+import { loadConfigFile, overridesFromObject, TARGETS, type Target } from "./components/config";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
 import { kubernetesProvider } from "./components/kubernetes/deploy";
 import { fleetEndpoints, plannedOutputs } from "./components/outputs";
@@ -13,12 +13,15 @@ import { resolveStackFile } from "./components/stack-file";
 const config = new pulumi.Config();
 const { file } = resolveStackFile(config.get("stackFile") ?? pulumi.getStack());
 const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
-let cfg = loadConfigFile(file, overrides);
+// `target` names the backend of a stack file without a [slurm] or [kubernetes] table (a prime-rl config).
+const target = config.get("target") as Target | undefined;
+if (target !== undefined && !TARGETS.includes(target)) throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
+let cfg = loadConfigFile(file, overrides, { target });
 // `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
 const namespace = config.get("namespace");
 if (namespace !== undefined) {
   if (cfg.target.kind !== "kubernetes") throw new Error(`${NS}:namespace applies to Kubernetes stacks; ${file} targets SLURM`);
-  cfg = loadConfigFile(file, [...overrides, { path: ["kubernetes", "namespace"], value: namespace }]);
+  cfg = loadConfigFile(file, [...overrides, { path: ["kubernetes", "namespace"], value: namespace }], { target });
 }
 // Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
 const plan = buildPlan(cfg, pulumi.getStack());

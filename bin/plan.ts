@@ -4,13 +4,13 @@
  * problem listed; `--help` prints the usage.
  */
 import * as fs from "node:fs";
-import { loadConfigFile, parseOverrides } from "../components/config";
+import { loadConfigFile, parseOverrides, TARGETS, type Target } from "../components/config";
 import { buildPlan } from "../components/plan/plan";
 import { planJson } from "../components/report/plan-json";
 import { planText } from "../components/report/plan-text";
 import { writePlanOut } from "../components/report/write-out";
 import { listStacks, resolveStackFile } from "../components/stack-file";
-import { Command, Help } from "commander";
+import { Command, Help, Option } from "commander";
 import { OVERRIDES_HELP, ourCommand, runCommand, UsageError, type CommandFactory } from "./cli";
 
 /** The shipped stacks, wrapped and indented as commander lays out its own help. */
@@ -27,15 +27,16 @@ export const planCommand: CommandFactory = (io, exit) => {
     .usage("[options] <stack> [--<key.path> <value> ...]")
     .argument("[stack]", "a stack name (a file under stacks/) or the path of a stack file (.toml)")
     .option("--json", "print the plan as one JSON object (with totals {nodes, gpus, routers, engines}) instead of text")
+    .addOption(new Option("--target <target>", "the backend for a stack file without a [slurm] or [kubernetes] table (a prime-rl file as prime-rl writes it); its keys then come from overrides").choices(TARGETS))
     .option("--out <dir>", "also write into <dir> what would be submitted: plan.json and, per island, the sbatch script, the files it generates and the create/delete commands (SLURM), or every Kubernetes object as YAML")
     .addHelpText("after", () => `${OVERRIDES_HELP}\n\nStacks (under stacks/):\n${stacksList()}\n`)
-    .action((_stack: string | undefined, opts: { json?: boolean; out?: string }, self: Command) => {
+    .action((_stack: string | undefined, opts: { json?: boolean; out?: string; target?: Target }, self: Command) => {
       // args holds the stack and the options commander does not know (the overrides, with their values).
       const { overrides, rest } = parseOverrides(self.args);
       if (rest.length !== 1) throw new UsageError(`${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`, self);
       const { file, stack } = resolveStackFile(rest[0]);
       if (!fs.existsSync(file)) throw new UsageError(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}`, self);
-      const plan = buildPlan(loadConfigFile(file, overrides), stack);
+      const plan = buildPlan(loadConfigFile(file, overrides, { target: opts.target }), stack);
       io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
       if (opts.out) {
         const files = writePlanOut(plan, opts.out);

@@ -4,11 +4,13 @@ import type { z } from "zod";
 import { type Catalog, loadCatalog } from "./catalog";
 import { ConfigError, ConfigIssue, joinPath } from "./issues";
 import { applyDefaults, toCanonicalInput } from "./normalise";
-import { applyOverrides, Override } from "./overrides";
+import { primeToCanonicalInput } from "./normalise-prime";
+import { applyOverrides, olderLayoutSpellings, Override } from "./overrides";
 import { UserPaths } from "./paths";
 import { checkRules } from "./rules";
 import { inferenceShape } from "./schema/inference";
 import { rlLayout, standaloneLayout } from "./schema/layouts";
+import { OLDER_ONLY, PRIME_MARKERS, PRIME_RL_IGNORED_TABLES, primeInferenceShape, primeRlLayout, primeStandaloneLayout, primeVllmShape } from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
 import type { FleetConfig } from "./types";
 
@@ -19,11 +21,75 @@ export function detectLayout(raw: TomlTable): Layout {
   return "inference" in raw ? "rl" : "standalone";
 }
 
+const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * Whether the file uses prime-rl's current layout (packages/prime-rl-configs/src/prime_rl/configs/
+ * inference.py since PR #3202): a key only that layout has at the inference root ([vllm],
+ * [router], ...), or in an RL file, a table of prime-rl's RLConfig our older RL layout lacks.
+ */
+export function isPrimeLayout(raw: TomlTable, layout: Layout): boolean {
+  const holder = layout === "rl" ? raw.inference : raw;
+  if (isTable(holder) && PRIME_MARKERS.some((k) => k in holder)) return true;
+  if (layout !== "rl") return false;
+  // Not [trainer]: the older RL layout has one too (RLConfig requires [orchestrator], which it lacks).
+  const rlOnly = [...PRIME_RL_IGNORED_TABLES, "env_vars"].filter((k) => k !== "trainer");
+  if (rlOnly.some((k) => k in raw)) return true;
+  return isTable(raw.deployment) && ("num_train_gpus" in raw.deployment || "num_infer_gpus" in raw.deployment);
+}
+
+/** Where the current layout keeps each of the older layout's inference keys. */
+function currentName(key: string): string {
+  if (key === "model") return "vllm.model (and the other [model] keys under [vllm])";
+  if (key === "parallel") return "vllm.tensor_parallel_size / vllm.data_parallel_size";
+  if (key === "vllm_extra") return "extra keys of [vllm]";
+  return `vllm.${key}`;
+}
+
+/** A file mixing prime-rl's current layout with the older one: one issue per older key, naming both. */
+function mixedLayout(raw: TomlTable, layout: Layout): ConfigIssue[] {
+  const holder = layout === "rl" ? raw.inference : raw;
+  if (!isTable(holder)) return [];
+  const at = (k: string) => (layout === "rl" ? `inference.${k}` : k);
+  const marker = PRIME_MARKERS.find((k) => k in holder);
+  const current = marker ? at(marker) : "prime-rl's RL tables";
+  return OLDER_ONLY.filter((k) => k in holder).map((k) => ({
+    path: at(k),
+    message: `Extra inputs are not permitted: this file uses prime-rl's current layout (${current}), where "${k}" is a key of the older layout; use ${at(currentName(k))} instead, and do not mix the two`,
+  }));
+}
+
+/**
+ * prime-rl reads [vllm]'s keys kebab or snake, and JSON-parses the string values of its extra keys
+ * (VllmConfig's before-validator); done here so the schema and vllm_extra see one spelling.
+ */
+function normaliseVllmKeys(data: TomlTable, layout: Layout): ConfigIssue[] {
+  const holder = layout === "rl" ? data.inference : data;
+  if (!isTable(holder) || !isTable(holder.vllm)) return [];
+  const issues: ConfigIssue[] = [];
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(holder.vllm)) {
+    const snake = key.replace(/-/g, "_");
+    if (snake in out) issues.push({ path: `${layout === "rl" ? "inference." : ""}vllm.${key}`, message: `is given twice (also as ${snake === key ? key.replace(/_/g, "-") : snake})` });
+    let v = value;
+    if (typeof v === "string" && !(snake in primeVllmShape)) {
+      try {
+        v = JSON.parse(v);
+      } catch {
+        // not JSON: the string itself
+      }
+    }
+    out[snake] = v;
+  }
+  holder.vllm = out;
+  return issues;
+}
+
 /** A schema issue, marked when it is an unknown key (removing one changes nothing a rule reads). */
 type SchemaIssue = ConfigIssue & { unknownKey?: true };
 
 /** Turns zod issues into ConfigIssues with user paths; unknown keys become one issue per key. */
-function fromZod(error: z.ZodError, layout: Layout): SchemaIssue[] {
+function fromZod(error: z.ZodError, layout: Layout, prime = false): SchemaIssue[] {
   const out: SchemaIssue[] = [];
   for (const iss of error.issues) {
     const path = joinPath(...(iss.path as (string | number)[]));
@@ -33,7 +99,7 @@ function fromZod(error: z.ZodError, layout: Layout): SchemaIssue[] {
         let message = messages[i] ?? `unknown key "${key}"`;
         if (layout === "rl" && path === "inference" && key === "model_catalog") {
           message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
-        } else if (layout === "rl" && path === "" && key in inferenceShape) {
+        } else if (layout === "rl" && path === "" && key in (prime ? primeInferenceShape : inferenceShape)) {
           message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
         } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
           message = `"${key}" is an RL-layout key: it goes in the top-level [deployment] of a file whose inference settings are under [inference]`;
@@ -130,12 +196,18 @@ export function validate(raw: TomlTable, source = "stack file", baseDir = proces
  */
 export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: FleetConfig; issues: ConfigIssue[] } {
   const layout = detectLayout(raw);
-  const schema = layout === "rl" ? rlLayout : standaloneLayout;
+  const prime = isPrimeLayout(raw, layout);
+  if (prime) {
+    const mixed = mixedLayout(raw, layout);
+    if (mixed.length) return { issues: mixed };
+  }
+  const schema = prime ? (layout === "rl" ? primeRlLayout : primeStandaloneLayout) : layout === "rl" ? rlLayout : standaloneLayout;
   // Set-aside keys are deleted from this copy; a table's omitted `type` is the schema's default.
   let data = structuredClone(raw);
-  const shorthand = expandModelShorthand(data, layout);
+  const keyIssues = prime ? normaliseVllmKeys(data, layout) : [];
+  const shorthand = prime ? undefined : expandModelShorthand(data, layout);
   const atShorthand = (p: string) => (shorthand && p === `${shorthand}.name` ? shorthand : p);
-  const schemaIssues: ConfigIssue[] = [];
+  const schemaIssues: ConfigIssue[] = [...keyIssues];
   const setAside: string[] = [];
   const reported = new Set<string>();
   let parsed: Record<string, unknown> | undefined;
@@ -147,7 +219,7 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
     }
     const earlier = setAside.filter((p) => p !== "");
     const removed: string[] = [];
-    for (const { unknownKey, ...found } of fromZod(result.error, layout)) {
+    for (const { unknownKey, ...found } of fromZod(result.error, layout, prime)) {
       const i = { ...found, path: atShorthand(found.path) };
       // Removing a key can make its table report it "required" in the next pass: already reported.
       if (!isUnder(found.path, earlier) && !reported.has(i.path + i.message)) {
@@ -172,12 +244,19 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
   }
   if (!parsed) return { issues: schemaIssues };
 
-  const paths = new UserPaths(layout);
+  const paths = new UserPaths(layout, prime);
   if (shorthand) paths.record("model.name", shorthand);
   // What the file says (the schema's defaults come in after the model catalog's, in applyDefaults).
-  const input = toCanonicalInput(data, layout, paths);
+  const fromPrime = prime ? primeToCanonicalInput(data, layout, paths) : undefined;
+  const input = fromPrime ? fromPrime.input : toCanonicalInput(data, layout, paths);
   const { catalog, issues: catalogIssues } = stackCatalog(parsed.model_catalog, baseDir);
   const { config, issues, filled } = applyDefaults(input, layout, paths, catalog);
+  if (fromPrime) {
+    issues.push(...fromPrime.issues);
+    config.ignored = fromPrime.ignored;
+    config.notes.push(...fromPrime.notes);
+    if (fromPrime.ignored.length) config.notes.push(`ignored (prime-rl settings for its trainer, orchestrator and launcher, which vllm-fleet does not act on): ${fromPrime.ignored.join(", ")}`);
+  }
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
   const touchesSetAside = (userPath: string) => isUnder(userPath, setAside);
   // A rule that read a catalog default says so: the user never wrote that value.
@@ -201,24 +280,47 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
+export const TARGETS = ["slurm", "kubernetes"] as const;
+export type Target = (typeof TARGETS)[number];
+
+export interface LoadOptions {
+  /**
+   * The backend named outside the file (`plan --target`, Pulumi config `vllm-fleet:target`), for a
+   * file without a [slurm] or [kubernetes] table, such as one written for prime-rl.
+   */
+  target?: Target;
+}
+
+/** The file with the named target's table added when it has neither; naming the other one's backend is an issue. */
+export function withTarget(doc: TomlTable, target: Target | undefined): { value: TomlTable; issues: ConfigIssue[] } {
+  if (!target) return { value: doc, issues: [] };
+  const has = (k: Target) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
+  const other = target === "slurm" ? "kubernetes" : "slurm";
+  if (has(other)) return { value: doc, issues: [{ path: other, message: `the file targets ${other}, but the target ${target} was named outside it (--target / vllm-fleet:target): drop one of them` }] };
+  return { value: has(target) ? doc : { ...doc, [target]: {} }, issues: [] };
+}
+
 /**
  * Parses TOML text (with optional CLI overrides) into the canonical config. A relative
  * `model_catalog` is resolved against `baseDir` (the current directory unless told).
  */
-export function loadConfigText(text: string, source = "stack file", overrides: Override[] = [], baseDir = process.cwd()): FleetConfig {
+export function loadConfigText(text: string, source = "stack file", overrides: Override[] = [], baseDir = process.cwd(), options: LoadOptions = {}): FleetConfig {
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
-  const { value, issues } = applyOverrides(parsed.value, overrides);
+  const older = !isPrimeLayout(parsed.value, detectLayout(parsed.value));
+  const { value, issues } = applyOverrides(parsed.value, older ? olderLayoutSpellings(parsed.value, overrides) : overrides);
   if (issues.length) throw new ConfigError(issues, source);
-  return validate(value, source, baseDir);
+  const targeted = withTarget(value, options.target);
+  if (targeted.issues.length) throw new ConfigError(targeted.issues, source);
+  return validate(targeted.value, source, baseDir);
 }
 
-export function loadConfigFile(file: string, overrides: Override[] = []): FleetConfig {
+export function loadConfigFile(file: string, overrides: Override[] = [], options: LoadOptions = {}): FleetConfig {
   let text: string;
   try {
     text = fs.readFileSync(file, "utf8");
   } catch (err: any) {
     throw new ConfigError([{ path: "", message: `cannot read ${file}: ${err.code ?? err.message}` }], file);
   }
-  return loadConfigText(text, file, overrides, path.dirname(path.resolve(file)));
+  return loadConfigText(text, file, overrides, path.dirname(path.resolve(file)), options);
 }

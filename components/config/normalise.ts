@@ -87,7 +87,7 @@ function dropUndefined(o: Raw): Raw {
  * applies the defaults (the router goes back under [deployment] for it).
  */
 function withSchemaDefaults(input: Raw): z.output<typeof standaloneLayout> {
-  const { router, islands: _i, rl_deployment: _d, rl_model_name: _m, ...rest } = input;
+  const { router, islands: _i, rl_deployment: _d, rl_model_name: _m, role_vllm_extra: _r, ...rest } = input;
   return standaloneLayout.parse({ ...rest, deployment: { ...input.deployment, router } });
 }
 
@@ -170,7 +170,8 @@ export function applyDefaults(
 
   const named = userInput.model?.name as string | undefined;
   const entry = named && catalog ? lookupModel(catalog, named) : undefined;
-  const { input, filled } = catalogDefaults(userInput, entry);
+  // prime-rl's layout has prime-rl's defaults (tp 1, ...), not the model catalog's launch values.
+  const { input, filled } = paths.prime ? { input: userInput, filled: [] as string[] } : catalogDefaults(userInput, entry);
   if (entry && named !== entry.id) notes.push(`${paths.user("model.name")} = "${named}" is the model catalog's alias of ${entry.id}, which is served under that name`);
   const servedId = (name: string) => (catalog && lookupModel(catalog, name)?.id) ?? name;
 
@@ -233,7 +234,9 @@ export function applyDefaults(
     output_dir: values.output_dir as string, // AUTO_SETUP fills it when unset
     dry_run: values.dry_run,
     explicit,
-    rl_deployment: rlDep ? { type: rlDep.type, num_infer_nodes: rlDep.num_infer_nodes } : undefined,
+    rl_deployment: rlDep ? { type: rlDep.type, num_infer_nodes: rlDep.num_infer_nodes, ...(paths.prime && dropUndefined({ num_train_gpus: rlDep.num_train_gpus, num_infer_gpus: rlDep.num_infer_gpus, gpus_per_node: rlDep.gpus_per_node })) } : undefined,
+    ...(input.role_vllm_extra && { role_vllm_extra: input.role_vllm_extra }),
+    ...(paths.prime && { prime_rl: true as const }),
     notes,
     ...(entry && { catalog: entry }),
   };

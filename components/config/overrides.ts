@@ -1,5 +1,6 @@
 import * as TOML from "@iarna/toml";
 import type { ConfigIssue } from "./issues";
+import { FLAT_KEYS, MODEL_KEYS } from "./normalise-prime";
 import type { TomlTable } from "./toml";
 
 /** One `--key.path value` from the command line, in the stack file's own layout. */
@@ -86,4 +87,34 @@ export function overridesFromObject(raw: unknown, source = "overrides"): Overrid
     if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(key)) throw new Error(`${source}: "${key}" is not a dotted key such as slurm.partition`);
     return { path: keyPath(key), value };
   });
+}
+
+/**
+ * prime-rl's spellings (`--vllm.model X --vllm.enforce-eager --vllm.max-num-seqs 64`, in an RL
+ * file also `--inference.vllm.*`) for a file in the older layout: each is rewritten to the key that
+ * layout has for it ([model], [parallel], the inference keys, vllm_extra). A file in prime-rl's
+ * layout takes them as they are.
+ */
+export function olderLayoutSpellings(doc: TomlTable, overrides: Override[]): Override[] {
+  const rl = "inference" in doc;
+  const holder = (rl ? doc.inference : doc) as Record<string, unknown> | undefined;
+  const base = rl ? ["inference"] : [];
+  // `model = "<id>"` is shorthand for a [model] table: made one when a [model] key other than the name is overridden.
+  const shorthand = typeof holder?.model === "string" ? holder.model : undefined;
+  const expand: Override[] = [];
+  const rewritten = overrides.map((o) => {
+    const at = o.path[0] === "vllm" ? 1 : rl && o.path[0] === "inference" && o.path[1] === "vllm" ? 2 : -1;
+    if (at < 0 || o.path.length <= at) return o;
+    const [key, ...rest] = o.path.slice(at);
+    let path: string[];
+    if (key === "model") path = ["model", "name"];
+    else if (key === "tensor_parallel_size") path = ["parallel", "tp"];
+    else if (key === "data_parallel_size") path = ["parallel", "dp"];
+    else if (MODEL_KEYS.has(key)) path = ["model", key];
+    else if (FLAT_KEYS.has(key)) path = [key];
+    else path = ["vllm_extra", key];
+    if (path[0] === "model" && shorthand !== undefined && !expand.length) expand.push({ path: [...base, "model"], value: { name: shorthand } });
+    return { ...o, path: [...base, ...path, ...rest] };
+  });
+  return [...expand, ...rewritten];
 }

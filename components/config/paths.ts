@@ -7,7 +7,11 @@ import { rlLayout } from "./schema/layouts";
 export class UserPaths {
   private readonly exact = new Map<string, string>();
 
-  constructor(public readonly layout: "standalone" | "rl") {}
+  /** `prime`: the file uses prime-rl's current layout ([vllm], top-level [router]; schema/prime.ts). */
+  constructor(
+    public readonly layout: "standalone" | "rl",
+    public readonly prime = false,
+  ) {}
 
   /** Records where a canonical key came from when the layout alone cannot tell. */
   record(canonical: string, user: string): void {
@@ -17,6 +21,7 @@ export class UserPaths {
   user(canonical: string): string {
     const hit = this.exact.get(canonical);
     if (hit !== undefined) return hit;
+    if (this.prime) return primeUserPath(canonical, this.layout);
     const [head, ...rest] = canonical.split(".");
     const tail = rest.length ? "." + rest.join(".") : "";
     if (head === "router") return (this.layout === "rl" ? "inference.deployment.router" : "deployment.router") + tail;
@@ -33,3 +38,25 @@ export class UserPaths {
  * config reads as inference settings ([inference], and [model] and [deployment], as model and rl_deployment).
  */
 const TOP_LEVEL_IN_RL = new Set(Object.keys(rlLayout.shape).filter((k) => !["inference", "model", "deployment"].includes(k)));
+
+/** Canonical inference keys prime-rl keeps in [vllm] under their own name. */
+const IN_VLLM = new Set(["enable_expert_parallel", "enable_dbo", "enable_eplb", "enable_return_routed_experts", "enable_lora", "max_loras", "max_lora_rank", "gpu_memory_utilization", "enable_prefix_caching"]);
+
+/** Canonical deployment keys prime-rl names differently (inference.py DisaggregatedInferenceDeploymentConfig). */
+const PRIME_DEPLOYMENT: Record<string, string> = { num_prefill_nodes: "prefill_nodes_per_replica", num_decode_nodes: "decode_nodes_per_replica" };
+
+/** Where prime-rl's layout (standalone, or RL with inference under [inference]) keeps a canonical key. */
+function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
+  const [head, ...rest] = canonical.split(".");
+  const tail = rest.length ? "." + rest.join(".") : "";
+  const inference = (p: string) => (layout === "rl" ? "inference." + p : p);
+  if (head === "islands") return "deployment.num_infer_replicas";
+  if (head === "rl_deployment") return "deployment" + tail;
+  if (["slurm", "kubernetes", "output_dir", "dry_run"].includes(head)) return canonical;
+  if (head === "model") return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);
+  if (head === "parallel") return inference(rest[0] === "tp" ? "vllm.tensor_parallel_size" : rest[0] === "dp" ? "vllm.data_parallel_size" : "vllm");
+  if (head === "vllm_extra") return inference("vllm" + tail);
+  if (IN_VLLM.has(head)) return inference("vllm." + canonical);
+  if (head === "deployment" && rest[0] in PRIME_DEPLOYMENT) return inference(["deployment", PRIME_DEPLOYMENT[rest[0]], ...rest.slice(1)].join("."));
+  return inference(canonical);
+}

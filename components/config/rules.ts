@@ -73,6 +73,19 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   "RL [deployment] gpus_per_node sizes the island's nodes": (cfg, { given, rlDeployment }) => {
     if (!given("deployment.gpus_per_node") && rlDeployment?.gpus_per_node !== undefined) cfg.deployment.gpus_per_node = rlDeployment.gpus_per_node;
   },
+  // prime-rl's layout only: rl.py auto_setup_deployment fills the inference GPUs of a single-node RL run with DP ranks.
+  "RL single node: inference takes num_infer_gpus": (cfg) => {
+    const n = cfg.rl_deployment?.num_infer_gpus;
+    if (cfg.rl_deployment?.type !== "single_node" || n === undefined) return;
+    const { tp, dp } = cfg.parallel;
+    if (n !== tp * dp && n % tp === 0) cfg.parallel.dp = n / tp;
+  },
+  // prime-rl's layout only: every node of a multi-node deployment runs gpus_per_node / tp engines
+  // (templates/inference.sbatch.j2 DP_PER_NODE; rl.py auto_setup_deployment sets dp when it is 1).
+  "prime-rl fills each multi_node node with gpus_per_node / tp ranks": (cfg, { given }) => {
+    if (!cfg.prime_rl || given("parallel.dp") || cfg.deployment.type !== "multi_node" || cfg.enable_expert_parallel) return;
+    cfg.parallel.dp = Math.max(1, Math.floor(cfg.deployment.gpus_per_node / cfg.parallel.tp));
+  },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
     if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
   },
@@ -213,6 +226,22 @@ export const RULES: Record<string, Rule> = {
     rlType(cfg) === "single_node" && (cfg.deployment.type !== "single_node" || cfg.islands > 1)
       ? fail("rl_deployment.type", 'an RL single_node deployment runs one single-node inference server; use type = "multi_node" for more', "deployment.type", "islands")
       : [],
+  // rl.py SingleNodeDeploymentConfig.validate_gpu_count (prime-rl's layout gives these keys).
+  "RL single node: trainer and inference GPUs fit the node": (cfg) => {
+    const d = cfg.rl_deployment;
+    if (d?.type !== "single_node" || d.num_infer_gpus === undefined || d.num_train_gpus === undefined) return [];
+    const gpn = d.gpus_per_node ?? 8;
+    const total = d.num_train_gpus + d.num_infer_gpus;
+    return total > gpn
+      ? fail("rl_deployment.num_infer_gpus", `Total GPU count (${total} = ${d.num_train_gpus} train + ${d.num_infer_gpus} infer) exceeds {key:rl_deployment.gpus_per_node} (${gpn})`, "rl_deployment.num_train_gpus", "rl_deployment.gpus_per_node")
+      : [];
+  },
+  // rl.py auto_setup_deployment: the inference GPUs are split into tp-sized DP ranks.
+  "RL single node: inference GPUs divide by tp": (cfg) => {
+    const d = cfg.rl_deployment;
+    if (d?.type !== "single_node" || d.num_infer_gpus === undefined || d.num_infer_gpus % cfg.parallel.tp === 0) return [];
+    return fail("rl_deployment.num_infer_gpus", `${d.num_infer_gpus} inference GPUs must be divisible by the tensor parallel size {key:parallel.tp} = ${cfg.parallel.tp}`, "parallel.tp");
+  },
   "ports do not collide": portCollisions,
 };
 

@@ -41,7 +41,13 @@ export interface FleetConfig extends Omit<Inference, "model" | "deployment" | "k
   /** Canonical dotted paths of every key the user set (auto-setup rules depend on it). */
   explicit: ReadonlySet<string>;
   /** The RL layout's top-level [deployment] keys that constrain the island (checked, not deployed). */
-  rl_deployment?: { type?: string; num_infer_nodes?: number };
+  rl_deployment?: { type?: string; num_infer_nodes?: number; num_train_gpus?: number; num_infer_gpus?: number; gpus_per_node?: number };
+  /** prime-rl's layout: disaggregated per-role extra `vllm serve` flags (deployment.prefill_vllm_overrides / decode_vllm_overrides). */
+  role_vllm_extra?: { prefill?: Record<string, ExtraValue>; decode?: Record<string, ExtraValue> };
+  /** prime-rl's layout: the file's keys and tables accepted but not acted on (trainer, orchestrator, ...), as written. */
+  ignored?: string[];
+  /** Set when the file uses prime-rl's current layout ([vllm], top-level [router]); paths are reported in its terms. */
+  prime_rl?: true;
   /** Facts worth telling the user that are not errors. */
   notes: string[];
   /**

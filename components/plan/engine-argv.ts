@@ -52,7 +52,9 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
   if (!p.headless) add("--api-server-count", String(p.apiServerCount));
 
   if (cfg.enable_expert_parallel) add("--enable-expert-parallel");
-  if (p.role !== "replica") add("--all2all-backend", ROLE_ALL2ALL[p.role]);
+  // prime-rl's per-role overrides come after its role defaults (templates/inference.sbatch.j2 ROLE_EXTRA).
+  const roleExtra = p.role === "replica" ? undefined : cfg.role_vllm_extra?.[p.role];
+  if (p.role !== "replica" && roleExtra?.all2all_backend === undefined) add("--all2all-backend", ROLE_ALL2ALL[p.role]);
   if (cfg.enable_eplb) add("--enable-eplb");
   if (cfg.enable_dbo) add("--enable-dbo");
   if (cfg.enable_return_routed_experts) add("--enable-return-routed-experts");
@@ -80,6 +82,7 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
     const user = (extra.compilation_config ?? {}) as Record<string, unknown>;
     extra.compilation_config = { ...user, ...DECODE_COMPILATION };
   }
+  Object.assign(extra, roleExtra);
   for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
   return argv;
 }

@@ -60,6 +60,8 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "LoRA keys need enable_lora": ["rule-max-loras-without-enable-lora", "rule-max-lora-rank-without-enable-lora", "multi-rules-only"],
   "RL island size matches": ["rule-rl-num-infer-nodes-mismatch", "rule-rl-num-infer-nodes-disaggregated"],
   "RL single node holds one island": ["rule-rl-single-node-islands", "rule-rl-single-node-multi-node-inference"],
+  "RL single node: trainer and inference GPUs fit the node": ["rule-rl-single-node-gpu-count"],
+  "RL single node: inference GPUs divide by tp": ["rule-rl-single-node-infer-gpus-tp"],
   "ports do not collide": [
     "rule-port-backend-equals-server",
     "rule-port-decode-sidecar-equals-decode",

@@ -2,7 +2,7 @@ import { z } from "zod";
 import mooncakeManifest from "../../upstream/mooncake.json";
 import { absolutePath, table } from "./primitives";
 
-const cpuTier = table({
+export const cpuTier = table({
   num_bytes: z
     .number()
     .int("must be a whole number of bytes")
@@ -11,7 +11,7 @@ const cpuTier = table({
     .optional()
     .describe("CPU KV pool in bytes (native: per instance; mooncake: per node)"),
 });
-const diskTier = table({ path: absolutePath.optional().describe("Directory for the disk tier on every node") });
+export const diskTier = table({ path: absolutePath.optional().describe("Directory for the disk tier on every node") });
 
 /** cpu.num_bytes and disk.path are required when their table is present; normalise.ts says so in the layout's terms. */
 const base = { cpu: cpuTier.optional(), disk: diskTier.optional() };

@@ -1,0 +1,340 @@
+import type { ConfigIssue } from "./issues";
+import type { UserPaths } from "./paths";
+import { PRIME_RL_IGNORED_TABLES } from "./schema/prime";
+import { checkVllmExtra, type ExtraValue } from "./vllm-flags";
+
+type Raw = Record<string, any>;
+
+/** VllmConfig's default model (packages/prime-rl-configs/src/prime_rl/configs/inference.py). */
+export const PRIME_DEFAULT_MODEL = "Qwen/Qwen3-0.6B";
+
+/** [vllm] keys that are the canonical [model] keys of the same name. */
+export const MODEL_KEYS = new Set([
+  "dtype",
+  "max_model_len",
+  "enforce_eager",
+  "trust_remote_code",
+  "chat_template",
+  "tool_call_parser",
+  "reasoning_parser",
+]);
+
+/** [vllm] keys that are canonical inference keys of the same name. */
+export const FLAT_KEYS = new Set([
+  "enable_expert_parallel",
+  "enable_dbo",
+  "enable_eplb",
+  "enable_return_routed_experts",
+  "enable_lora",
+  "max_loras",
+  "max_lora_rank",
+  "gpu_memory_utilization",
+  "enable_prefix_caching",
+]);
+
+/**
+ * [vllm] keys prime-rl's launcher overwrites per rank (templates/_launch_rank.sh.j2); vllm-fleet's
+ * planner computes them from the deployment, so the file's values are accepted and not used.
+ */
+const PLANNED_KEYS = new Set(["data_parallel_size_local", "data_parallel_rpc_port", "api_server_count"]);
+
+/** Inference-level keys prime-rl uses for its own server and worker extension, which vllm-fleet does not run. */
+const IGNORED_INFERENCE_KEYS = [
+  "log",
+  "weight_broadcast",
+  "use_pd_kv_transfer",
+  "enable_fp32_lm_head",
+  "enable_fp32_router_logits",
+];
+
+/** [slurm] keys of prime-rl's own sbatch templates (project_dir, uv sync, ...), which vllm-fleet does not render. */
+const SLURM_MAPPED = ["job_name", "partition", "account", "time", "nodelist", "exclude"];
+
+/** Top-level RL [deployment] keys that size the trainer, which vllm-fleet does not deploy. */
+const RL_TRAINER_KEYS = ["num_train_nodes", "nodes_per_fsdp_group", "orchestrator_on_inference"];
+
+export interface PrimeCanonical {
+  /** Canonical input, as normalise.ts toCanonicalInput gives it for the older layout. */
+  input: Raw;
+  /** Keys and tables accepted and not acted on, as the user wrote them. */
+  ignored: string[];
+  issues: ConfigIssue[];
+  notes: string[];
+}
+
+const defined = (o: Raw): Raw => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+
+/**
+ * Maps a validated file in prime-rl's current layout onto the canonical input: [vllm]'s declared
+ * fields onto [model], [parallel] and the inference keys, its other keys onto vllm_extra, the
+ * deployment's prime-rl names onto ours, and an RL file's top-level [model], [deployment],
+ * [slurm] and env_vars as prime-rl propagates them (rl.py, utils/validation.py
+ * propagate_shared_fields). Records where each canonical key came from in `paths`.
+ */
+export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: UserPaths): PrimeCanonical {
+  const rl = layout === "rl";
+  const inf: Raw = rl ? (file.inference ?? {}) : file;
+  const at = (p: string) => (rl ? `inference.${p}` : p);
+  const ignored: string[] = [];
+  const issues: ConfigIssue[] = [];
+  const notes: string[] = [];
+
+  const model: Raw = {};
+  const parallel: Raw = {};
+  const flat: Raw = {};
+  const extra: Raw = {};
+  for (const [key, value] of Object.entries((inf.vllm ?? {}) as Raw)) {
+    if (key === "model") model.name = value;
+    else if (MODEL_KEYS.has(key)) model[key] = value;
+    else if (key === "tensor_parallel_size") parallel.tp = value;
+    else if (key === "data_parallel_size") parallel.dp = value;
+    else if (FLAT_KEYS.has(key)) flat[key] = value;
+    else if (PLANNED_KEYS.has(key)) ignored.push(at(`vllm.${key}`));
+    else extra[key] = value;
+  }
+
+  // VllmConfig's parser defaults are "auto": picked from the model name (plan/parser-detection.ts).
+  for (const key of ["tool_call_parser", "reasoning_parser"]) model[key] ??= "auto";
+
+  // RL: [model] name is propagated to inference.vllm.model (a different explicit value is refused).
+  let rlModelName: string | undefined;
+  if (rl && file.model?.name !== undefined) {
+    if (model.name === undefined) {
+      model.name = file.model.name;
+      paths.record("model.name", "model.name");
+    } else rlModelName = file.model.name;
+  }
+  if (rl && file.model?.vlm !== undefined) ignored.push("model.vlm");
+  if (model.name === undefined) {
+    model.name = PRIME_DEFAULT_MODEL;
+    notes.push(`${paths.user("model.name")} is unset: serving prime-rl's default model ${PRIME_DEFAULT_MODEL}`);
+  }
+  // RL: [tokenizer] / [trainer.tokenizer] chat_template cascades into inference.vllm.chat_template.
+  const chatTemplate = rl ? (file.tokenizer?.chat_template ?? file.trainer?.tokenizer?.chat_template) : undefined;
+  if (chatTemplate !== undefined && model.chat_template === undefined) {
+    model.chat_template = chatTemplate;
+    paths.record(
+      "model.chat_template",
+      file.tokenizer?.chat_template !== undefined ? "tokenizer.chat_template" : "trainer.tokenizer.chat_template",
+    );
+  }
+
+  // RL: the trainer's router replay forces routed experts on (rl.py auto_setup_router_replay).
+  if (rl && file.trainer?.enable_router_replay === true) {
+    flat.enable_return_routed_experts = true;
+    paths.record("enable_return_routed_experts", "trainer.enable_router_replay");
+  }
+
+  // Environment: RL env_vars for every component, the inference table's over them, then use_deep_gemm.
+  let env: Raw | undefined;
+  if (rl && file.env_vars) {
+    env = { ...file.env_vars };
+    for (const k of Object.keys(file.env_vars))
+      if (!(k in (inf.env_vars ?? {}))) paths.record(`env_vars.${k}`, `env_vars.${k}`);
+  }
+  if (inf.env_vars) env = { ...env, ...inf.env_vars };
+  if (inf.use_deep_gemm !== undefined) {
+    const v = inf.use_deep_gemm ? "1" : "0";
+    env = { ...env, VLLM_USE_DEEP_GEMM: v, VLLM_MOE_USE_DEEP_GEMM: v };
+    for (const k of ["VLLM_USE_DEEP_GEMM", "VLLM_MOE_USE_DEEP_GEMM"])
+      paths.record(`env_vars.${k}`, at("use_deep_gemm"));
+  }
+
+  for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
+  const { liveness_timeout_seconds, ...server } = (inf.server ?? {}) as Raw;
+  if (liveness_timeout_seconds !== undefined) ignored.push(at("server.liveness_timeout_seconds"));
+
+  // Deployment: prime-rl's disaggregated names onto ours; per-role vLLM overrides checked like [vllm]'s extras.
+  let deployment: Raw | undefined;
+  const roleExtra: Raw = {};
+  if (inf.deployment) {
+    const {
+      prefill_nodes_per_replica,
+      decode_nodes_per_replica,
+      prefill_vllm_overrides,
+      decode_vllm_overrides,
+      ...rest
+    } = inf.deployment as Raw;
+    deployment = defined({
+      ...rest,
+      num_prefill_nodes: prefill_nodes_per_replica,
+      num_decode_nodes: decode_nodes_per_replica,
+    });
+    for (const [role, overrides] of [
+      ["prefill", prefill_vllm_overrides],
+      ["decode", decode_vllm_overrides],
+    ] as const) {
+      if (!overrides || !Object.keys(overrides).length) continue;
+      const checked = checkVllmExtra(overrides, at(`deployment.${role}_vllm_overrides`), (c) => paths.user(c));
+      issues.push(...checked.issues);
+      roleExtra[role] = checked.values as Record<string, ExtraValue>;
+    }
+  }
+
+  // RL top-level [deployment] (rl.py): single_node splits one node's GPUs, multi_node counts inference nodes.
+  let rlDeployment: Raw | undefined;
+  let islands: number | undefined;
+  if (rl) {
+    const d = (file.deployment ?? {}) as Raw;
+    for (const key of RL_TRAINER_KEYS) if (d[key] !== undefined) ignored.push(`deployment.${key}`);
+    if (d.type === "multi_node") {
+      rlDeployment = defined({ type: "multi_node", gpus_per_node: d.gpus_per_node });
+      const folded = foldRlMultiNode(
+        d,
+        deployment,
+        flat.enable_expert_parallel === true,
+        (inf.router as Raw | undefined)?.type,
+        at,
+        paths,
+      );
+      deployment = folded.deployment;
+      islands = folded.islands;
+      issues.push(...folded.issues);
+      notes.push(...folded.notes);
+    } else {
+      // prime-rl's defaults: one trainer GPU and one inference GPU on an 8-GPU node.
+      rlDeployment = defined({
+        type: "single_node",
+        num_train_gpus: d.num_train_gpus ?? 1,
+        num_infer_gpus: d.num_infer_gpus ?? 1,
+        gpus_per_node: d.gpus_per_node,
+      });
+    }
+    for (const key of PRIME_RL_IGNORED_TABLES) if (file[key] !== undefined) ignored.push(key);
+  }
+
+  // [slurm]: an RL file's top-level one is propagated to inference.slurm (prime-rl fills it only if absent).
+  const slurmFrom = rl && file.slurm !== undefined ? "slurm" : at("slurm");
+  const s = (rl && file.slurm !== undefined ? file.slurm : inf.slurm) as Raw | undefined;
+  let slurm: Raw | undefined;
+  if (s) {
+    slurm = defined(Object.fromEntries(SLURM_MAPPED.map((k) => [k, s[k]])));
+    for (const k of Object.keys(s)) {
+      if (!SLURM_MAPPED.includes(k)) ignored.push(`${slurmFrom}.${k}`);
+      else if (slurmFrom !== "slurm") paths.record(`slurm.${k}`, `${slurmFrom}.${k}`);
+    }
+  }
+  let outputDir = inf.output_dir;
+  if (rl && outputDir === undefined && file.output_dir !== undefined) outputDir = file.output_dir;
+  else if (rl && outputDir !== undefined) paths.record("output_dir", "inference.output_dir");
+  let dryRun = inf.dry_run;
+  if (rl && dryRun === undefined) dryRun = file.dry_run;
+  else if (rl && dryRun !== undefined) paths.record("dry_run", "inference.dry_run");
+
+  const input = defined({
+    model,
+    parallel: Object.keys(parallel).length ? parallel : undefined,
+    ...flat,
+    deployment,
+    router: inf.router,
+    kv_cache_offload: inf.kv_cache_offload,
+    vllm_extra: Object.keys(extra).length ? extra : undefined,
+    env_vars: env,
+    server: Object.keys(server).length ? server : undefined,
+    backend_port: inf.backend_port,
+    islands,
+    rl_deployment: rlDeployment,
+    rl_model_name: rlModelName,
+    role_vllm_extra: Object.keys(roleExtra).length ? roleExtra : undefined,
+    slurm,
+    kubernetes: file.kubernetes,
+    output_dir: outputDir,
+    dry_run: dryRun,
+  });
+  return { input, ignored, issues, notes };
+}
+
+/** Nodes of one disaggregated island as prime-rl derives them (inference.py num_nodes), with its defaults. */
+function pdNodes(d: Raw): number {
+  return (
+    (d.num_prefill_nodes ?? 1) * (d.num_prefill_replicas ?? 1) +
+    (d.num_decode_nodes ?? 1) * (d.num_decode_replicas ?? 1)
+  );
+}
+
+/**
+ * An RL multi_node run (rl.py auto_setup_infer_nodes, templates/multi_node_rl.sbatch.j2):
+ * num_infer_nodes per replica (inferred from [inference.deployment]; checked against it only for
+ * multi_node and disaggregated), num_infer_replicas copies of it, and one global router on the first
+ * inference node in front of every replica. That is one island of num_infer_nodes x
+ * num_infer_replicas nodes, except expert-parallel replicas, which one island cannot repeat: they
+ * become islands (one router each).
+ */
+function foldRlMultiNode(
+  d: Raw,
+  inner: Raw | undefined,
+  ep: boolean,
+  routerType: string | undefined,
+  at: (p: string) => string,
+  paths: UserPaths,
+) {
+  const issues: ConfigIssue[] = [];
+  const notes: string[] = [];
+  let deployment = inner;
+  const type = (inner?.type ?? "single_node") as string;
+  const n = d.num_infer_nodes as number | undefined;
+  const replicas = (d.num_infer_replicas ?? 1) as number;
+  const innerNodes =
+    type === "multi_node" ? ((inner?.num_nodes ?? 2) as number) : type === "disaggregated" ? pdNodes(inner!) : 1;
+  if (n === 0) {
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message:
+        "Cannot configure inference with num_infer_nodes = 0 (0 means no inference): set num_infer_nodes > 0 or remove the inference config",
+    });
+    return { deployment, islands: undefined, issues, notes };
+  }
+  if (n !== undefined && type === "multi_node" && n !== innerNodes) {
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message: `(${n}) must equal ${at("deployment.num_nodes")} (${innerNodes}) for multi-node inference`,
+    });
+  } else if (n !== undefined && type === "disaggregated" && n !== innerNodes) {
+    issues.push({
+      path: "deployment.num_infer_nodes",
+      message: `(${n}) must equal the derived disaggregated inference nodes per replica (${innerNodes})`,
+    });
+  }
+  if (type === "single_node" && routerType === "llm-d" && n !== undefined) {
+    issues.push({
+      path: at("router.type"),
+      message:
+        "llm-d fronts multi_node and disaggregated inference deployments only (prime-rl refuses it with a single_node inference deployment); use vllm-router",
+    });
+  }
+  const perReplica = type === "single_node" ? (n ?? 1) : innerNodes;
+  if (type === "single_node" && perReplica > 1) {
+    paths.record("deployment.num_nodes", "deployment.num_infer_nodes");
+    paths.record("deployment.type", "deployment.num_infer_nodes");
+    notes.push(
+      `deployment.num_infer_nodes = ${perReplica} with a single_node ${at("deployment")}: ${perReplica} inference nodes per replica behind one router`,
+    );
+  }
+  if (type === "disaggregated") {
+    if (replicas > 1) {
+      deployment = {
+        ...inner,
+        num_prefill_replicas: (inner!.num_prefill_replicas ?? 1) * replicas,
+        num_decode_replicas: (inner!.num_decode_replicas ?? 1) * replicas,
+      };
+      notes.push(
+        `deployment.num_infer_replicas = ${replicas}: ${replicas} copies of the prefill/decode island behind one router`,
+      );
+    }
+    return { deployment, islands: undefined, issues, notes };
+  }
+  if (ep && replicas > 1) {
+    if (perReplica > 1) deployment = { ...inner, type: "multi_node", num_nodes: perReplica };
+    notes.push(
+      `deployment.num_infer_replicas = ${replicas} expert-parallel replicas: one island (and router) each, where prime-rl puts one router in front of all of them`,
+    );
+    return { deployment, islands: replicas, issues, notes };
+  }
+  const total = perReplica * replicas;
+  if (total > 1) {
+    deployment = { ...inner, type: "multi_node", num_nodes: total };
+    if (replicas > 1)
+      notes.push(`deployment.num_infer_replicas = ${replicas}: ${total} inference nodes behind one router`);
+  }
+  return { deployment, islands: undefined, issues, notes };
+}

@@ -1,0 +1,209 @@
+/**
+ * prime-rl's current layout ([vllm], [deployment], [router], ... and whole RL files): every fixture
+ * in test/fixtures/prime-rl is planned through `npm run plan` (with --target slurm when it names no
+ * target) and must get the verdict, node and router counts its leading comments state. Those
+ * expectations come from prime-rl's own rules (configs/inference.py, configs/rl.py, its sbatch
+ * templates), not from this program's output.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ConfigError, loadConfigFile, loadConfigText, parseOverrides } from "../../components/config";
+import { buildPlan } from "../../components/plan/plan";
+import { ROOT, runPlanCli } from "../helpers";
+import { drainRpcs, installMocks, setConfig, settle, slurmConfig } from "../program-harness";
+
+const DIR = path.join(ROOT, "test/fixtures/prime-rl");
+const FIXTURES = fs
+  .readdirSync(DIR)
+  .filter((f) => f.endsWith(".toml"))
+  .sort();
+
+/** `# expect-<what>: value` lines at the top of a fixture. */
+function expectations(file: string): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const line of fs.readFileSync(file, "utf8").split("\n")) {
+    if (!line.startsWith("#")) break;
+    const m = /^# expect-([a-z]+): (.*)$/.exec(line);
+    if (m) (out[m[1]] ??= []).push(m[2].trim());
+  }
+  return out;
+}
+
+describe("prime-rl layout fixtures", () => {
+  it("cover every shape and key family named in the issue", () => {
+    for (const f of [
+      "single-node",
+      "multi-node",
+      "disaggregated-overrides",
+      "llm-d",
+      "kv-offload-native",
+      "kv-offload-mooncake",
+      "rl-single-node",
+      "rl-multi-node",
+      "no-target",
+      "env-vars",
+    ]) {
+      expect(FIXTURES).toContain(`${f}.toml`);
+    }
+    expect(FIXTURES.filter((f) => f.startsWith("refuse-")).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it.each(FIXTURES)("%s: verdict and counts", (name) => {
+    const file = path.join(DIR, name);
+    const e = expectations(file);
+    expect(e.verdict, "fixture states its verdict").toHaveLength(1);
+    const args = [file, "--json", ...(e.target ? ["--target", e.target[0]] : [])];
+    const { code, stdout, stderr } = runPlanCli(args);
+    if (e.verdict[0] === "refused") {
+      expect(code, stdout).toBe(2);
+      for (const p of e.path ?? []) expect(stderr).toContain(`  - ${p}: `);
+      for (const m of e.message ?? []) expect(stderr).toContain(m);
+      return;
+    }
+    expect(e.verdict[0]).toBe("ok");
+    expect(code, stderr).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(plan.totals.nodes).toBe(Number(e.nodes[0]));
+    expect(plan.totals.routers).toBe(Number(e.routers[0]));
+    if (e.target) expect(plan.target).toBe(e.target[0]);
+
+    const cfg = loadConfigFile(file, [], { target: e.target?.[0] as "slurm" | undefined });
+    expect(cfg.prime_rl).toBe(true);
+    for (const p of e.parallel ?? []) expect(`tp=${cfg.parallel.tp} dp=${cfg.parallel.dp}`).toBe(p);
+    for (const kv of e.env ?? []) {
+      const [k, v] = kv.split("=");
+      expect(cfg.env_vars[k]).toBe(v);
+    }
+    for (const list of e.ignored ?? []) for (const key of list.split(", ")) expect(cfg.ignored).toContain(key);
+    const argv = buildPlan(cfg, "t").islands.flatMap((i) => i.engines.map((en) => en.argv.join(" ")));
+    for (const a of e.argv ?? [])
+      expect(
+        argv.some((line) => line.includes(a)),
+        a,
+      ).toBe(true);
+  });
+});
+
+describe("prime-rl layout mapping", () => {
+  const load = (text: string, overrides: string[] = [], target?: "slurm" | "kubernetes") =>
+    loadConfigText(text, "t.toml", parseOverrides(overrides).overrides, ROOT, { target });
+  const issues = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (err) {
+      if (err instanceof ConfigError) return err.issues;
+      throw err;
+    }
+    throw new Error("expected a ConfigError");
+  };
+
+  it("maps [vllm] onto the canonical keys and the rest onto vllm_extra", () => {
+    const cfg = load(
+      `[vllm]\nmodel = "Qwen/Qwen3-8B"\ntensor_parallel_size = 2\ndata_parallel_size = 3\nmax-model-len = 4096\nenable_lora = true\nmax_loras = 4\nenable_prefix_caching = false\nmax_num_seqs = "64"\ncompilation_config = '{"cudagraph_mode":"NONE"}'\n[slurm]\n`,
+    );
+    expect(cfg.model.name).toBe("Qwen/Qwen3-8B");
+    expect(cfg.model.max_model_len).toBe(4096);
+    expect(cfg.parallel).toEqual({ tp: 2, dp: 3 });
+    expect(cfg.enable_lora).toBe(true);
+    expect(cfg.max_loras).toBe(4);
+    expect(cfg.enable_prefix_caching).toBe(false);
+    expect(cfg.vllm_extra).toEqual({ max_num_seqs: 64, compilation_config: { cudagraph_mode: "NONE" } });
+  });
+
+  it("uses prime-rl's defaults, not the model catalog's launch values", () => {
+    const cfg = load(`[vllm]\nmodel = "zai-org/GLM-4.5-Air"\n[slurm]\n`);
+    expect(cfg.parallel.tp).toBe(1);
+    expect(load(`[vllm]\nenforce_eager = true\n[slurm]\n`).model.name).toBe("Qwen/Qwen3-0.6B");
+  });
+
+  it("dotted overrides take prime-rl's spellings", () => {
+    const cfg = load(`[vllm]\nmodel = "Qwen/Qwen3-8B"\n[slurm]\n`, [
+      "--vllm.model",
+      "Qwen/Qwen3-4B",
+      "--vllm.enforce-eager",
+      "--vllm.max-num-seqs",
+      "32",
+      "--vllm.tensor-parallel-size",
+      "2",
+    ]);
+    expect(cfg.model.name).toBe("Qwen/Qwen3-4B");
+    expect(cfg.model.enforce_eager).toBe(true);
+    expect(cfg.parallel.tp).toBe(2);
+    expect(cfg.vllm_extra.max_num_seqs).toBe(32);
+  });
+
+  it("prime-rl's override spellings also reach a file in the older layout", () => {
+    const cfg = load(`model = "Qwen/Qwen3-8B"\n[slurm]\n`, [
+      "--vllm.model",
+      "Qwen/Qwen3-4B",
+      "--vllm.enforce-eager",
+      "--vllm.data-parallel-size",
+      "2",
+      "--vllm.enable-dbo",
+      "--vllm.max-num-seqs",
+      "32",
+    ]);
+    expect(cfg.prime_rl).toBeUndefined();
+    expect(cfg.model).toMatchObject({ name: "Qwen/Qwen3-4B", enforce_eager: true });
+    expect(cfg.parallel.dp).toBe(2);
+    expect(cfg.enable_dbo).toBe(true);
+    expect(cfg.vllm_extra.max_num_seqs).toBe(32);
+    const rl = load(`[inference]\nmodel = "Qwen/Qwen3-8B"\n[slurm]\n`, ["--inference.vllm.max-model-len", "2048"]);
+    expect(rl.model.max_model_len).toBe(2048);
+  });
+
+  it("the target can be named outside the file, and must not contradict it", () => {
+    const text = `[vllm]\nmodel = "Qwen/Qwen3-8B"\n`;
+    expect(issues(() => load(text))[0].message).toContain("no target");
+    expect(load(text, [], "kubernetes").target.kind).toBe("kubernetes");
+    expect(load(text, [], "slurm").target.kind).toBe("slurm");
+    const clash = issues(() => load(text + "[slurm]\n", [], "kubernetes"));
+    expect(clash[0]).toMatchObject({ path: "slurm" });
+    expect(runPlanCli([path.join(DIR, "no-target.toml"), "--target", "nowhere"]).code).toBe(2);
+  });
+
+  it("errors inside [vllm] and the RL tables name the key as written", () => {
+    const rl = `[orchestrator]\n[model]\nname = "Qwen/Qwen3-8B"\n[inference.vllm]\nmodel = "Qwen/Qwen3-4B"\ngpu_memory_utilization = 2\n[slurm]\n`;
+    const found = issues(() => load(rl));
+    expect(found.map((i) => i.path)).toContain("inference.vllm.gpu_memory_utilization");
+    const ok = `[orchestrator]\n[model]\nname = "Qwen/Qwen3-8B"\n[inference.vllm]\nmodel = "Qwen/Qwen3-4B"\n[slurm]\n`;
+    expect(issues(() => load(ok))).toEqual([
+      expect.objectContaining({ path: "model.name", message: expect.stringContaining("inference.vllm.model") }),
+    ]);
+  });
+
+  it("the older layout loads as before", () => {
+    const cfg = load(`[model]\nname = "Qwen/Qwen3-8B"\n[parallel]\ntp = 2\n[slurm]\n`);
+    expect(cfg.prime_rl).toBeUndefined();
+    expect(cfg.parallel.tp).toBe(2);
+  });
+});
+
+describe("the Pulumi program names the target with vllm-fleet:target", () => {
+  afterEach(drainRpcs);
+
+  const run = async (config: Record<string, unknown>) => {
+    const registered = installMocks("prime");
+    setConfig(slurmConfig({ stackFile: path.join(DIR, "no-target.toml"), ...config }));
+    vi.resetModules();
+    try {
+      await import("../../index");
+    } catch (e) {
+      return { error: e as Error, registered };
+    }
+    await settle(registered);
+    return { error: undefined, registered };
+  };
+
+  it("deploys a file without [slurm] with target = slurm", async () => {
+    const { error, registered } = await run({ target: "slurm" });
+    expect(error).toBeUndefined();
+    expect(registered.length).toBeGreaterThan(0);
+  });
+
+  it("refuses it without a target, and an unknown target", async () => {
+    expect((await run({})).error?.message).toContain("no target");
+    expect((await run({ target: "nomad" })).error?.message).toContain("vllm-fleet:target must be slurm or kubernetes");
+  });
+});
