@@ -15,12 +15,14 @@ const { file } = resolveStackFile(config.get("stackFile") ?? pulumi.getStack());
 const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
 // `target` names the backend of a stack file without a [slurm] or [kubernetes] table (a prime-rl config).
 const target = config.get("target") as Target | undefined;
-if (target !== undefined && !TARGETS.includes(target)) throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
+if (target !== undefined && !TARGETS.includes(target))
+  throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
 let cfg = loadConfigFile(file, overrides, { target });
 // `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
 const namespace = config.get("namespace");
 if (namespace !== undefined) {
-  if (cfg.target.kind !== "kubernetes") throw new Error(`${NS}:namespace applies to Kubernetes stacks; ${file} targets SLURM`);
+  if (cfg.target.kind !== "kubernetes")
+    throw new Error(`${NS}:namespace applies to Kubernetes stacks; ${file} targets SLURM`);
   cfg = loadConfigFile(file, [...overrides, { path: ["kubernetes", "namespace"], value: namespace }], { target });
 }
 // Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
@@ -38,7 +40,15 @@ const fleet = new InferenceDeployment(pulumi.getStack(), {
   secretKey: (name) => `${NS}:${name}`,
   ...(plan.target === "slurm"
     ? { connection: loginConnection(config) }
-    : { kubernetes: { provider: kubernetesProvider(pulumi.getStack(), config, cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default") } }),
+    : {
+        kubernetes: {
+          provider: kubernetesProvider(
+            pulumi.getStack(),
+            config,
+            cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default",
+          ),
+        },
+      }),
 });
 
 /**

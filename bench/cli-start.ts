@@ -58,19 +58,28 @@ function timePlan(how: How, stack: string): Run {
   const wall = (performance.now() - t0) / 1000;
   const cpu1 = childrenCpu();
   if (r.error) throw r.error;
-  if (r.status !== 0 || !r.stdout.startsWith(`stack ${stack} `)) throw new Error(`${how} plan ${stack} exited ${r.status}: ${r.stderr.trim().slice(-1000)}`);
+  if (r.status !== 0 || !r.stdout.startsWith(`stack ${stack} `))
+    throw new Error(`${how} plan ${stack} exited ${r.status}: ${r.stderr.trim().slice(-1000)}`);
   return { wall, cpu: cpu0 === undefined || cpu1 === undefined ? undefined : cpu1 - cpu0 };
 }
 
 function build(): number {
   const t0 = performance.now();
-  const r = spawnSync(process.execPath, [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"], { cwd: ROOT, encoding: "utf8" });
+  const r = spawnSync(
+    process.execPath,
+    [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
+    { cwd: ROOT, encoding: "utf8" },
+  );
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
   return (performance.now() - t0) / 1000;
 }
 
 export async function run(): Promise<Section> {
-  const section: Section = { id: "cli-start", title: "plan CLI start to exit per stack: compiled JS vs tsx", figures: [] };
+  const section: Section = {
+    id: "cli-start",
+    title: "plan CLI start to exit per stack: compiled JS vs tsx",
+    figures: [],
+  };
   process.stderr.write("bench: cli-start: building dist/ ...\n");
   const buildS = build();
   const stacks = listStacks();
@@ -104,9 +113,27 @@ export async function run(): Promise<Section> {
   }
   const [slowBuilt, slowTsx] = [slowest("built"), slowest("tsx")];
   section.figures.push(
-    { name: `slowest stack, compiled (${slowBuilt})`, value: round(medianOf("built", slowBuilt).wall), unit: "s", target: TARGET, samples: wall("built", slowBuilt), note: `node dist/bin/plan.js, what npm run plan runs${cpuText(medianOf("built", slowBuilt).cpu)}` },
-    { name: `slowest stack, tsx (${slowTsx})`, value: round(medianOf("tsx", slowTsx).wall), unit: "s", samples: wall("tsx", slowTsx), note: `tsx bin/plan.ts, what npm run plan ran before${cpuText(medianOf("tsx", slowTsx).cpu)}` },
-    { name: "npm run build (tsc -p tsconfig.build.json)", value: round(buildS, 1), unit: "s", note: "once per change to the TypeScript; npm ci and npm test run it" },
+    {
+      name: `slowest stack, compiled (${slowBuilt})`,
+      value: round(medianOf("built", slowBuilt).wall),
+      unit: "s",
+      target: TARGET,
+      samples: wall("built", slowBuilt),
+      note: `node dist/bin/plan.js, what npm run plan runs${cpuText(medianOf("built", slowBuilt).cpu)}`,
+    },
+    {
+      name: `slowest stack, tsx (${slowTsx})`,
+      value: round(medianOf("tsx", slowTsx).wall),
+      unit: "s",
+      samples: wall("tsx", slowTsx),
+      note: `tsx bin/plan.ts, what npm run plan ran before${cpuText(medianOf("tsx", slowTsx).cpu)}`,
+    },
+    {
+      name: "npm run build (tsc -p tsconfig.build.json)",
+      value: round(buildS, 1),
+      unit: "s",
+      note: "once per change to the TypeScript; npm ci and npm test run it",
+    },
   );
   return section;
 }

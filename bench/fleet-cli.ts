@@ -83,7 +83,10 @@ function standinEnv(): NodeJS.ProcessEnv {
 async function startEngines(n: number, live: Engine[]): Promise<void> {
   const env = standinEnv();
   for (const port of await freePorts(n)) {
-    const proc = spawn(VLLM, ["serve", MODEL, "--host", "127.0.0.1", "--port", String(port)], { env, stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn(VLLM, ["serve", MODEL, "--host", "127.0.0.1", "--port", String(port)], {
+      env,
+      stdio: ["ignore", "ignore", "pipe"],
+    });
     let err = "";
     proc.stderr!.on("data", (d: Buffer) => (err = (err + d.toString()).slice(-2000)));
     live.push({ port, proc, stderr: () => err });
@@ -92,7 +95,8 @@ async function startEngines(n: number, live: Engine[]): Promise<void> {
   await Promise.all(
     live.map(async (e) => {
       for (;;) {
-        if (e.proc.exitCode !== null) throw new Error(`stand-in engine on port ${e.port} exited (${e.proc.exitCode}): ${e.stderr()}`);
+        if (e.proc.exitCode !== null)
+          throw new Error(`stand-in engine on port ${e.port} exited (${e.proc.exitCode}): ${e.stderr()}`);
         try {
           const res = await fetch(`http://127.0.0.1:${e.port}/health`, { signal: AbortSignal.timeout(2000) });
           await res.arrayBuffer();
@@ -100,7 +104,8 @@ async function startEngines(n: number, live: Engine[]): Promise<void> {
         } catch {
           // not listening yet
         }
-        if (Date.now() > deadline) throw new Error(`stand-in engine on port ${e.port} not healthy within 60 s: ${e.stderr()}`);
+        if (Date.now() > deadline)
+          throw new Error(`stand-in engine on port ${e.port} not healthy within 60 s: ${e.stderr()}`);
         await sleep(50);
       }
     }),
@@ -109,7 +114,11 @@ async function startEngines(n: number, live: Engine[]): Promise<void> {
 
 /** SIGTERM every stand-in, SIGKILL any still there after 5 s. */
 async function stopEngines(live: Engine[]): Promise<void> {
-  const exits = live.map((e) => (e.proc.exitCode !== null || e.proc.signalCode !== null ? Promise.resolve() : new Promise<void>((r) => e.proc.once("exit", () => r()))));
+  const exits = live.map((e) =>
+    e.proc.exitCode !== null || e.proc.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((r) => e.proc.once("exit", () => r())),
+  );
   for (const e of live) e.proc.kill("SIGTERM");
   const all = Promise.all(exits);
   if ((await Promise.race([all.then(() => true), sleep(5000).then(() => false)])) === false) {
@@ -145,7 +154,8 @@ function islandEndpoints(ports: number[], jobName: string): unknown {
 function fakeScheduler(dir: string): string {
   const bin = path.join(dir, "bin");
   fs.mkdirSync(bin, { recursive: true });
-  const tool = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+  const tool = (name: string, body: string) =>
+    fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
   tool("squeue", 'echo "4242|RUNNING|None|benchnode"');
   tool("sinfo", 'echo "benchnode|allocated"');
   tool("scontrol", 'if [ "$1 $2" = "show hostnames" ]; then echo benchnode; else exit 1; fi');
@@ -178,11 +188,14 @@ function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<Cli> {
 
 /** What a run must have printed to count: every engine READY / scraped, none missing. */
 function checkStatus(text: string, n: number) {
-  if (!text.startsWith(`${MODEL} (slurm): READY`)) throw new Error(`fleet status did not report READY:\n${text.slice(0, 2000)}`);
-  if (!text.includes(`${n} of ${n} serving`)) throw new Error(`fleet status did not count ${n} serving engines:\n${text.slice(0, 2000)}`);
+  if (!text.startsWith(`${MODEL} (slurm): READY`))
+    throw new Error(`fleet status did not report READY:\n${text.slice(0, 2000)}`);
+  if (!text.includes(`${n} of ${n} serving`))
+    throw new Error(`fleet status did not count ${n} serving engines:\n${text.slice(0, 2000)}`);
 }
 function checkMetrics(text: string, n: number) {
-  if (!text.includes(`${n} engines`) || text.includes("not answering")) throw new Error(`fleet metrics did not scrape all ${n} engines:\n${text.slice(0, 2000)}`);
+  if (!text.includes(`${n} engines`) || text.includes("not answering"))
+    throw new Error(`fleet metrics did not scrape all ${n} engines:\n${text.slice(0, 2000)}`);
 }
 
 /**
@@ -227,12 +240,15 @@ async function metricsInProcess(view: FleetView, n: number): Promise<Sample> {
 }
 
 const CLI_NOTE = {
-  status: "CLI: wall time of the child process `tsx bin/fleet.ts status --endpoints <endpoints.json> --local`, Node start-up included",
+  status:
+    "CLI: wall time of the child process `tsx bin/fleet.ts status --endpoints <endpoints.json> --local`, Node start-up included",
   metrics: `CLI: wall time of the child process \`tsx bin/fleet.ts metrics --endpoints <endpoints.json> --local --interval ${METRICS_INTERVAL_S}\` (two scrapes; any interval > 0 is allowed), Node start-up included`,
 };
 const IN_PROCESS_NOTE = {
-  status: "in-process: statusCommand + statusText only, fresh connections, no scheduler query; servers share the client's 2 cores",
-  metrics: "in-process: engineTargets + one scrapeAll round + metricsRows + metricsText only, fresh connections, no scheduler query; servers share the client's 2 cores",
+  status:
+    "in-process: statusCommand + statusText only, fresh connections, no scheduler query; servers share the client's 2 cores",
+  metrics:
+    "in-process: engineTargets + one scrapeAll round + metricsRows + metricsText only, fresh connections, no scheduler query; servers share the client's 2 cores",
 };
 
 interface Case {
@@ -242,7 +258,11 @@ interface Case {
 }
 
 export async function run(): Promise<Section> {
-  const section: Section = { id: "fleet-cli", title: `fleet status and fleet metrics: ${ENGINES} stand-in engines against one`, figures: [] };
+  const section: Section = {
+    id: "fleet-cli",
+    title: `fleet status and fleet metrics: ${ENGINES} stand-in engines against one`,
+    figures: [],
+  };
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bench-fleet-cli-"));
   const live: Engine[] = [];
   const killAll = () => {
@@ -262,7 +282,10 @@ export async function run(): Promise<Section> {
     const files = { 1: path.join(dir, "endpoints-1.json"), 64: path.join(dir, "endpoints-64.json") } as const;
     fs.writeFileSync(files[1], JSON.stringify(islandEndpoints(ports.slice(0, 1), "bench-fleet-cli-i0")));
     fs.writeFileSync(files[64], JSON.stringify(islandEndpoints(ports, "bench-fleet-cli-i0")));
-    const views = { 1: viewFromEndpoints(JSON.parse(fs.readFileSync(files[1], "utf8")), files[1]), 64: viewFromEndpoints(JSON.parse(fs.readFileSync(files[64], "utf8")), files[64]) };
+    const views = {
+      1: viewFromEndpoints(JSON.parse(fs.readFileSync(files[1], "utf8")), files[1]),
+      64: viewFromEndpoints(JSON.parse(fs.readFileSync(files[64], "utf8")), files[64]),
+    };
     const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${fakeScheduler(dir)}:${process.env.PATH ?? ""}` };
     delete env.VLLM_API_KEY;
 
@@ -280,7 +303,10 @@ export async function run(): Promise<Section> {
         verb: "metrics",
         how: "CLI",
         run: async (n) => {
-          const r = await runCli(["metrics", "--endpoints", files[n], "--local", "--interval", String(METRICS_INTERVAL_S)], env);
+          const r = await runCli(
+            ["metrics", "--endpoints", files[n], "--local", "--interval", String(METRICS_INTERVAL_S)],
+            env,
+          );
           checkMetrics(r.stdout, n);
           return { ms: r.ms };
         },
@@ -308,11 +334,29 @@ export async function run(): Promise<Section> {
       const [m1, m64] = [median(ms(1)), median(ms(ENGINES))];
       const what = c.how === "CLI" ? CLI_NOTE[c.verb] : IN_PROCESS_NOTE[c.verb];
       section.figures.push(
-        { name: `${c.verb} ${c.how}, 1 engine`, value: round(m1), unit: "ms", samples: ms(1).map((x) => round(x)), note: note(1) },
-        { name: `${c.verb} ${c.how}, ${ENGINES} engines`, value: round(m64), unit: "ms", samples: ms(ENGINES).map((x) => round(x)), note: note(ENGINES) },
+        {
+          name: `${c.verb} ${c.how}, 1 engine`,
+          value: round(m1),
+          unit: "ms",
+          samples: ms(1).map((x) => round(x)),
+          note: note(1),
+        },
+        {
+          name: `${c.verb} ${c.how}, ${ENGINES} engines`,
+          value: round(m64),
+          unit: "ms",
+          samples: ms(ENGINES).map((x) => round(x)),
+          note: note(ENGINES),
+        },
         // The target is on the command users run. In-process, the 64 stand-in servers answer on the same
         // two cores as the client, so the ratio measures their CPU; it is reported, not held to 1.5x.
-        { name: `${c.verb} ${c.how}, time(${ENGINES}) / time(1)`, value: round(m64 / m1), unit: "x", ...(c.how === "CLI" && { target: TARGET }), note: what },
+        {
+          name: `${c.verb} ${c.how}, time(${ENGINES}) / time(1)`,
+          value: round(m64 / m1),
+          unit: "x",
+          ...(c.how === "CLI" && { target: TARGET }),
+          note: what,
+        },
       );
     }
     return section;

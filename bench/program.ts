@@ -95,11 +95,35 @@ export async function run(): Promise<Section> {
       samples: times[k],
       ...(nodesOf(f) === 512 && f.islands > 1 && { target: { op: "<=" as const, value: 1000 } }),
     }));
-    figures.push({ name: "t(512 nodes) / t(64 nodes)", value: round(t[2] / t[1], 2), unit: "x", target: { op: "<=", value: 8.5 } });
-    FLEETS.forEach((f, k) => figures.push({ name: `resources registered, P/D ${f.name}`, value: counts[k], unit: "resources", note: `${round(counts[k] / f.islands, 2)} per island` }));
+    figures.push({
+      name: "t(512 nodes) / t(64 nodes)",
+      value: round(t[2] / t[1], 2),
+      unit: "x",
+      target: { op: "<=", value: 8.5 },
+    });
+    FLEETS.forEach((f, k) =>
+      figures.push({
+        name: `resources registered, P/D ${f.name}`,
+        value: counts[k],
+        unit: "resources",
+        note: `${round(counts[k] / f.islands, 2)} per island`,
+      }),
+    );
     // Islands, not GPUs: 64 islands register 64 x what one does, and one island of 512 nodes what one of 8 does.
-    figures.push({ name: "resources: 64 islands / 8 islands", value: round(counts[2] / counts[1], 3), unit: "x", target: { op: "<=", value: 8 }, note: "islands grew 8x" });
-    figures.push({ name: "resources: one 512-node island / one 8-node island", value: round(counts[3] / counts[0], 3), unit: "x", target: { op: "<=", value: 1 }, note: "GPUs grew 64x" });
+    figures.push({
+      name: "resources: 64 islands / 8 islands",
+      value: round(counts[2] / counts[1], 3),
+      unit: "x",
+      target: { op: "<=", value: 8 },
+      note: "islands grew 8x",
+    });
+    figures.push({
+      name: "resources: one 512-node island / one 8-node island",
+      value: round(counts[3] / counts[0], 3),
+      unit: "x",
+      target: { op: "<=", value: 1 },
+      note: "GPUs grew 64x",
+    });
     return { id: "program", title: "Pulumi program under mocks (SLURM P/D fleets)", figures };
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });

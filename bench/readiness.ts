@@ -25,7 +25,16 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parseIslandResult } from "../components/slurm";
-import { captureCommands, CLUSTER_ENV_FILE, loginOf, readClusterEnv, requireProgramFresh, ROOT, standinOverrides, type CapturedCommand } from "../test/e2e/program-capture";
+import {
+  captureCommands,
+  CLUSTER_ENV_FILE,
+  loginOf,
+  readClusterEnv,
+  requireProgramFresh,
+  ROOT,
+  standinOverrides,
+  type CapturedCommand,
+} from "../test/e2e/program-capture";
 import { runRemote, type Connection, type RemoteRun } from "../test/e2e/ssh";
 import { median, round, type Figure, type Section } from "./report";
 
@@ -73,18 +82,30 @@ function clusterScript(script: "up.sh" | "down.sh", nodeCount?: number): Promise
   if (nodeCount !== undefined) env.FLEET_E2E_NODE_COUNT = String(nodeCount);
   else delete env.FLEET_E2E_NODE_COUNT;
   return new Promise((resolve, reject) => {
-    execFile("bash", [path.join(CLUSTER_DIR, script)], { env, timeout: 20 * 60_000, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      const out = `${stdout}${stderr}`;
-      if (err) reject(new Error(`${script} failed: ${err.message.split("\n")[0]}\n${out.trim().split("\n").slice(-15).join("\n")}`));
-      else resolve(out);
-    });
+    execFile(
+      "bash",
+      [path.join(CLUSTER_DIR, script)],
+      { env, timeout: 20 * 60_000, maxBuffer: 16 << 20 },
+      (err, stdout, stderr) => {
+        const out = `${stdout}${stderr}`;
+        if (err)
+          reject(
+            new Error(
+              `${script} failed: ${err.message.split("\n")[0]}\n${out.trim().split("\n").slice(-15).join("\n")}`,
+            ),
+          );
+        else resolve(out);
+      },
+    );
   });
 }
 
 /** Job ids in the local scheduler's queue, or undefined when no scheduler answers. */
 function localQueue(): Promise<string[] | undefined> {
   return new Promise((resolve) =>
-    execFile("squeue", ["-h", "-o", "%i %j"], { timeout: 15_000 }, (err, stdout) => resolve(err ? undefined : stdout.trim().split("\n").filter(Boolean))),
+    execFile("squeue", ["-h", "-o", "%i %j"], { timeout: 15_000 }, (err, stdout) =>
+      resolve(err ? undefined : stdout.trim().split("\n").filter(Boolean)),
+    ),
   );
 }
 
@@ -93,7 +114,8 @@ const nodeCountOf = (env: Record<string, string>) => (env.FLEET_E2E_NODES ?? "")
 /** Why this machine cannot run the section, if it cannot. */
 function unavailable(): string | undefined {
   if (process.platform !== "linux") return `the SLURM test cluster runs on Linux only (this is ${process.platform})`;
-  if (process.getuid?.() !== 0) return "the SLURM test cluster needs root (test/e2e/cluster/up.sh); run npm run bench as root";
+  if (process.getuid?.() !== 0)
+    return "the SLURM test cluster needs root (test/e2e/cluster/up.sh); run npm run bench as root";
   if (!fs.existsSync(path.join(CLUSTER_DIR, "up.sh"))) return `${CLUSTER_DIR}/up.sh is missing`;
   return undefined;
 }
@@ -106,13 +128,16 @@ async function prepareCluster(): Promise<{ restore: () => Promise<void> } | { sk
   const before = fs.existsSync(CLUSTER_ENV_FILE) ? readClusterEnv() : undefined;
   const had = before ? nodeCountOf(before) : 0;
   const queue = await localQueue();
-  if (queue?.length) return { skip: `the test cluster's queue is not empty (${queue.join(", ")}); another run is using it` };
+  if (queue?.length)
+    return { skip: `the test cluster's queue is not empty (${queue.join(", ")}); another run is using it` };
   const restore = async () => {
     log(before ? `restoring the cluster's ${had} node(s)` : "stopping the cluster (it was down before the bench)");
     await clusterScript("down.sh");
     if (before) await clusterScript("up.sh", had);
   };
-  const cannotStart = (e: unknown) => ({ skip: `the SLURM test cluster cannot start: ${e instanceof Error ? e.message : String(e)}` });
+  const cannotStart = (e: unknown) => ({
+    skip: `the SLURM test cluster cannot start: ${e instanceof Error ? e.message : String(e)}`,
+  });
   if (had >= NODES_NEEDED) {
     try {
       await clusterScript("up.sh", had); // idempotent: starts only what is not running
@@ -121,12 +146,18 @@ async function prepareCluster(): Promise<{ restore: () => Promise<void> } | { sk
     }
     return { restore: async () => {} };
   }
-  log(before ? `cluster.env lists ${had} node(s); restarting the cluster with ${NODES_NEEDED}` : `starting the test cluster with ${NODES_NEEDED} nodes`);
+  log(
+    before
+      ? `cluster.env lists ${had} node(s); restarting the cluster with ${NODES_NEEDED}`
+      : `starting the test cluster with ${NODES_NEEDED} nodes`,
+  );
   try {
     if (before) await clusterScript("down.sh");
     await clusterScript("up.sh", NODES_NEEDED);
   } catch (e) {
-    await restore().catch((err) => log(`could not put the cluster back: ${err instanceof Error ? err.message : String(err)}`));
+    await restore().catch((err) =>
+      log(`could not put the cluster back: ${err instanceof Error ? err.message : String(err)}`),
+    );
     return cannotStart(e);
   }
   return { restore };
@@ -140,15 +171,28 @@ async function captureFleet(replicas: number, env: Record<string, string>, priva
     "inference.deployment.num_nodes": replicas,
     "inference.env_vars": { STANDIN_STARTUP_DELAY_MS: String(STARTUP_DELAY_MS), STANDIN_RECORD_DIR: recordDir },
   });
-  const { commands, planned } = await captureCommands({ stackFile: "multi-replica", pulumiStack, overrides, login: loginOf(env), privateKey, loadProgram: requireProgramFresh });
-  if (commands.length !== 1) throw new Error(`${pulumiStack}: expected one island command, the program registered ${commands.map((c) => c.name).join(", ")}`);
+  const { commands, planned } = await captureCommands({
+    stackFile: "multi-replica",
+    pulumiStack,
+    overrides,
+    login: loginOf(env),
+    privateKey,
+    loadProgram: requireProgramFresh,
+  });
+  if (commands.length !== 1)
+    throw new Error(
+      `${pulumiStack}: expected one island command, the program registered ${commands.map((c) => c.name).join(", ")}`,
+    );
   const engines = planned.islands[0].roles.length;
   if (engines !== replicas) throw new Error(`${pulumiStack}: planned ${engines} engine(s), expected ${replicas}`);
   return { replicas, command: commands[0], recordDir };
 }
 
 const ok = (run: RemoteRun, what: string) => {
-  if (run.code !== 0) throw new Error(`${what} failed (exit ${run.code}); stderr:\n${run.stderr.trim().split("\n").slice(-30).join("\n")}`);
+  if (run.code !== 0)
+    throw new Error(
+      `${what} failed (exit ${run.code}); stderr:\n${run.stderr.trim().split("\n").slice(-30).join("\n")}`,
+    );
 };
 
 /** The moments (epoch ms) the fleet's stand-in engines began to listen. */
@@ -177,10 +221,16 @@ async function measure(fleet: Fleet): Promise<Sample> {
   }
   ok(create, `${c.name} create`);
   const result = parseIslandResult(create.stdout);
-  if (result.dryRun || result.adopted) throw new Error(`${c.name}: expected a freshly submitted job, got ${result.dryRun ? "a dry run" : `adopted job ${result.jobId}`}`);
+  if (result.dryRun || result.adopted)
+    throw new Error(
+      `${c.name}: expected a freshly submitted job, got ${result.dryRun ? "a dry run" : `adopted job ${result.jobId}`}`,
+    );
   if (printedAt === undefined) throw new Error(`${c.name}: the endpoints line never arrived on stdout`);
   const moments = listeningMoments(fleet.recordDir);
-  if (moments.length !== fleet.replicas) throw new Error(`${c.name}: ${moments.length} engine record(s) with listening_at_ms in ${fleet.recordDir}, expected ${fleet.replicas}`);
+  if (moments.length !== fleet.replicas)
+    throw new Error(
+      `${c.name}: ${moments.length} engine record(s) with listening_at_ms in ${fleet.recordDir}, expected ${fleet.replicas}`,
+    );
   const lastListening = Math.max(...moments);
   return {
     replicas: fleet.replicas,
@@ -205,7 +255,9 @@ async function measureAll(): Promise<Figure[]> {
       for (const f of fleets) {
         await new Promise((r) => setTimeout(r, Math.random() * PHASE_SPREAD_MS));
         const s = await measure(f);
-        log(`${pass === 0 ? "warm-up" : `run ${pass}/${RUNS}`}, ${f.replicas} replica(s): overhead ${s.overheadS.toFixed(3)} s (create saw ready after ${s.detectS.toFixed(3)} s), create ${s.createS.toFixed(2)} s`);
+        log(
+          `${pass === 0 ? "warm-up" : `run ${pass}/${RUNS}`}, ${f.replicas} replica(s): overhead ${s.overheadS.toFixed(3)} s (create saw ready after ${s.detectS.toFixed(3)} s), create ${s.createS.toFixed(2)} s`,
+        );
         if (pass > 0) samples.push(s);
       }
     }
@@ -231,7 +283,13 @@ async function measureAll(): Promise<Figure[]> {
   }
   const create = (n: number) => median(of(n).map((s) => s.createS));
   for (const n of REPLICAS) {
-    figures.push({ name: `create time, ${n} replica${n > 1 ? "s" : ""}`, value: round(create(n)), unit: "s", samples: of(n).map((s) => round(s.createS)), note: `stand-in engines load for ${STARTUP_DELAY_MS} ms, median of ${of(n).length}` });
+    figures.push({
+      name: `create time, ${n} replica${n > 1 ? "s" : ""}`,
+      value: round(create(n)),
+      unit: "s",
+      samples: of(n).map((s) => round(s.createS)),
+      note: `stand-in engines load for ${STARTUP_DELAY_MS} ms, median of ${of(n).length}`,
+    });
   }
   const [one, many] = [REPLICAS[0], REPLICAS[REPLICAS.length - 1]];
   figures.push({

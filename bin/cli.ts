@@ -47,7 +47,10 @@ Stack-file overrides:
  * process.exit, and, with `overrides`, unknown options and extra arguments kept in `args`.
  */
 export function ourCommand(name: string, io: CliIo, overrides: boolean): Command {
-  const cmd = new Command(name).exitOverride().configureOutput({ writeOut: io.out, writeErr: io.err }).helpOption("-h, --help", "show this help and exit");
+  const cmd = new Command(name)
+    .exitOverride()
+    .configureOutput({ writeOut: io.out, writeErr: io.err })
+    .helpOption("-h, --help", "show this help and exit");
   if (overrides) cmd.allowUnknownOption().allowExcessArguments();
   return cmd;
 }
@@ -71,7 +74,8 @@ function pointAtHelp(cmd: Command): void {
  * thrown on, for the CLI to handle.
  */
 function statusOf(e: unknown, io: CliIo): number {
-  if (e instanceof CommanderError) return e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 2;
+  if (e instanceof CommanderError)
+    return e.code === "commander.helpDisplayed" || e.code === "commander.version" ? 0 : 2;
   if (e instanceof UsageError) {
     io.err(`${e.message}\n${e.command ? helpHint(e.command) + "\n" : ""}`);
     return 2;

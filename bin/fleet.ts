@@ -12,7 +12,14 @@
  */
 import { Command, Option } from "commander";
 import { ConfigError, parseOverrides, type Override } from "../components/config";
-import { endpointsCommand, engineTargets, logsScript, metricsRows, scrapeAll, statusCommand } from "../components/ops/commands";
+import {
+  endpointsCommand,
+  engineTargets,
+  logsScript,
+  metricsRows,
+  scrapeAll,
+  statusCommand,
+} from "../components/ops/commands";
 import { endpointsText, metricsText, statusText } from "../components/ops/render-text";
 import { resolveSource, type SourceOptions } from "../components/ops/source";
 import { catalogCommand } from "../components/ops/catalog-list";
@@ -32,19 +39,67 @@ interface OptionSpec {
 
 const WHERE = "Where the fleet is (SLURM: how to reach the login node):";
 const OPTIONS: OptionSpec[] = [
-  { flags: "--json", help: "machine-readable output: one JSON document (metrics --watch: one per line)", verbs: ["status", "metrics", "endpoints", "list"] },
-  { flags: "--watch", help: "keep scraping every --interval seconds and redraw the table (Ctrl-C ends it)", verbs: ["metrics"] },
-  { flags: "--interval <seconds>", help: "seconds between the two scrapes the rates come from, and between redraws (default 2)", verbs: ["metrics"] },
-  { flags: "--process <id>", help: "only this process's log: an engine id as `fleet status` shows it, router or envoy (repeatable; default all)", verbs: ["logs"], repeatable: true },
+  {
+    flags: "--json",
+    help: "machine-readable output: one JSON document (metrics --watch: one per line)",
+    verbs: ["status", "metrics", "endpoints", "list"],
+  },
+  {
+    flags: "--watch",
+    help: "keep scraping every --interval seconds and redraw the table (Ctrl-C ends it)",
+    verbs: ["metrics"],
+  },
+  {
+    flags: "--interval <seconds>",
+    help: "seconds between the two scrapes the rates come from, and between redraws (default 2)",
+    verbs: ["metrics"],
+  },
+  {
+    flags: "--process <id>",
+    help: "only this process's log: an engine id as `fleet status` shows it, router or envoy (repeatable; default all)",
+    verbs: ["logs"],
+    repeatable: true,
+  },
   { flags: "-n <lines>", help: "lines from the end of each log (default 40)", verbs: ["logs"] },
   { flags: "--job", help: "also the tail of the batch job's own output (slurm-<job id>.out)", verbs: ["logs"] },
   { flags: "--catalog <file>", help: "a user models.yaml merged over the built-in catalog", verbs: ["list"] },
-  { flags: "--pulumi-config <file>", help: "the Pulumi.<stack>.yaml to read stackFile, overrides, namespace and login from (default: Pulumi.<stack>.yaml beside Pulumi.yaml, if there is one)", verbs: FLEET_VERBS, group: WHERE },
-  { flags: "--endpoints <file>", help: "read the URLs from an island's endpoints.json or `pulumi stack output --json` instead of planning the stack (the stack may then be left out)", verbs: FLEET_VERBS, group: WHERE },
-  { flags: "--login <[user@]host[:port]>", help: "the SLURM login node to ask (default: vllm-fleet:login in Pulumi.<stack>.yaml)", verbs: FLEET_VERBS, group: WHERE },
-  { flags: "-i, --identity <key file>", help: "ssh private key for the login node (default: your ssh agent and ~/.ssh/config)", verbs: FLEET_VERBS, group: WHERE },
-  { flags: "--ssh-option <Key=Value>", help: "an extra ssh -o option (repeatable)", verbs: FLEET_VERBS, group: WHERE, repeatable: true },
-  { flags: "--local", help: "run the scheduler commands on this machine (it is the login node)", verbs: FLEET_VERBS, group: WHERE },
+  {
+    flags: "--pulumi-config <file>",
+    help: "the Pulumi.<stack>.yaml to read stackFile, overrides, namespace and login from (default: Pulumi.<stack>.yaml beside Pulumi.yaml, if there is one)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+  },
+  {
+    flags: "--endpoints <file>",
+    help: "read the URLs from an island's endpoints.json or `pulumi stack output --json` instead of planning the stack (the stack may then be left out)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+  },
+  {
+    flags: "--login <[user@]host[:port]>",
+    help: "the SLURM login node to ask (default: vllm-fleet:login in Pulumi.<stack>.yaml)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+  },
+  {
+    flags: "-i, --identity <key file>",
+    help: "ssh private key for the login node (default: your ssh agent and ~/.ssh/config)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+  },
+  {
+    flags: "--ssh-option <Key=Value>",
+    help: "an extra ssh -o option (repeatable)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+    repeatable: true,
+  },
+  {
+    flags: "--local",
+    help: "run the scheduler commands on this machine (it is the login node)",
+    verbs: FLEET_VERBS,
+    group: WHERE,
+  },
 ];
 
 /** What commander makes of OPTIONS. */
@@ -76,7 +131,8 @@ function addOptions(cmd: Command, verb: Verb): Command {
   return cmd;
 }
 
-const STACK_HELP = "a stack name (a file under stacks/, or a Pulumi stack with Pulumi.<stack>.yaml) or the path of a stack file";
+const STACK_HELP =
+  "a stack name (a file under stacks/, or a Pulumi stack with Pulumi.<stack>.yaml) or the path of a stack file";
 
 function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: Command) {
   const so: SourceOptions = {
@@ -95,7 +151,10 @@ function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: 
 
 function needShell(src: ReturnType<typeof resolveSource>, cmd: Command) {
   if (src.view.target === "slurm" && !src.shell) {
-    throw new UsageError(`${cmd.name()} on a SLURM fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`, cmd);
+    throw new UsageError(
+      `${cmd.name()} on a SLURM fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`,
+      cmd,
+    );
   }
 }
 
@@ -131,7 +190,9 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       }
     };
   const program = ourCommand("fleet", io, true)
-    .description("What is my fleet doing: the state, load, logs and endpoints of a deployed stack, read from SLURM (over ssh) and the engines themselves, without Pulumi.")
+    .description(
+      "What is my fleet doing: the state, load, logs and endpoints of a deployed stack, read from SLURM (over ssh) and the engines themselves, without Pulumi.",
+    )
     .usage("<verb> [options] [stack] [--<key.path> <value> ...]")
     .enablePositionalOptions()
     .addHelpText("after", FLEET_HELP_AFTER)
@@ -139,7 +200,9 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       throw new UsageError(self.args.length ? `unknown verb "${self.args[0]}"` : "no verb", self);
     });
   const verb = (name: Verb, summary: string, description: string) => {
-    const cmd = addOptions(ourCommand(name, io, true), name).summary(summary).description(description);
+    const cmd = addOptions(ourCommand(name, io, true), name)
+      .summary(summary)
+      .description(description);
     program.addCommand(cmd);
     return cmd;
   };
@@ -149,7 +212,11 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       .argument("[stack]", STACK_HELP)
       .addHelpText("after", OVERRIDES_HELP + "\n");
 
-  fleetVerb("status", "PENDING / LAUNCHING / READY / FAILED / SHUTDOWN per island and process", "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN.").action(
+  fleetVerb(
+    "status",
+    "PENDING / LAUNCHING / READY / FAILED / SHUTDOWN per island and process",
+    "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN.",
+  ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
       const src = source(stack, o, overrides, cmd);
@@ -160,7 +227,11 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     }),
   );
 
-  fleetVerb("metrics", "load, KV cache, throughput and prefix-cache hits of every engine (--watch)", "Every engine's /metrics, scraped twice --interval apart: running and waiting requests, KV-cache usage, tokens/s and requests/s, prefix-cache hit rate, and the fleet's total.").action(
+  fleetVerb(
+    "metrics",
+    "load, KV cache, throughput and prefix-cache hits of every engine (--watch)",
+    "Every engine's /metrics, scraped twice --interval apart: running and waiting requests, KV-cache usage, tokens/s and requests/s, prefix-cache hit rate, and the fleet's total.",
+  ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
       const src = source(stack, o, overrides, cmd);
@@ -177,7 +248,8 @@ export const fleetCommand: CommandFactory = (io, exit) => {
         await sleep(interval * 1000);
         const now = await scrapeAll(engines);
         const { rows, total } = metricsRows(engines, now, before);
-        if (o.json) out(JSON.stringify({ at: new Date().toISOString(), model: src.view.model, total, engines: rows }) + "\n");
+        if (o.json)
+          out(JSON.stringify({ at: new Date().toISOString(), model: src.view.model, total, engines: rows }) + "\n");
         else out((o.watch ? "\x1b[2J\x1b[H" : "") + metricsText(src.view.model, rows, total) + "\n");
         if (!o.watch) return exit(0);
         before = now;
@@ -185,17 +257,28 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     }),
   );
 
-  fleetVerb("logs", "the tail of each engine's (and the router's) log; --job adds the batch output", "The tail of each engine's and the router's log in the job's latest attempt, read on the login node (SLURM fleets only; on Kubernetes use kubectl logs).").action(
+  fleetVerb(
+    "logs",
+    "the tail of each engine's (and the router's) log; --job adds the batch output",
+    "The tail of each engine's and the router's log in the job's latest attempt, read on the login node (SLURM fleets only; on Kubernetes use kubectl logs).",
+  ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
       const src = source(stack, o, overrides, cmd);
       needShell(src, cmd);
-      if (!src.shell) throw new UsageError("logs reads the job's log files on the login node: SLURM fleets only (Kubernetes: kubectl logs)", cmd);
-      if (src.view.islands.some((i) => !i.islandDir)) throw new UsageError("logs needs the stack file (where the logs are), not --endpoints", cmd);
+      if (!src.shell)
+        throw new UsageError(
+          "logs reads the job's log files on the login node: SLURM fleets only (Kubernetes: kubectl logs)",
+          cmd,
+        );
+      if (src.view.islands.some((i) => !i.islandDir))
+        throw new UsageError("logs needs the stack file (where the logs are), not --endpoints", cmd);
       const wanted = o.process;
       const lines = Number(o.n ?? 40);
       if (!Number.isInteger(lines) || lines < 1) throw new UsageError("-n must be a positive whole number", cmd);
-      const run = await src.shell.run(logsScript(src.view, (id) => !wanted || wanted.includes(id), lines, o.job ?? false));
+      const run = await src.shell.run(
+        logsScript(src.view, (id) => !wanted || wanted.includes(id), lines, o.job ?? false),
+      );
       out(run.stdout);
       if (run.code !== 0) {
         err(run.stderr);
@@ -205,18 +288,29 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     }),
   );
 
-  fleetVerb("endpoints", "the trainer contract as the fleet reports it now", "The trainer contract (router and admin URLs, client blocks) as each island's job wrote it to endpoints.json.").action(
+  fleetVerb(
+    "endpoints",
+    "the trainer contract as the fleet reports it now",
+    "The trainer contract (router and admin URLs, client blocks) as each island's job wrote it to endpoints.json.",
+  ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
       const src = source(stack, o, overrides, cmd);
       const { endpoints, missing } = await endpointsCommand(src.view, src.shell);
-      if (missing.length) err(`island(s) ${missing.join(", ")}: no endpoints.json yet (it is written once every endpoint serves; see \`fleet status\`)\n`);
+      if (missing.length)
+        err(
+          `island(s) ${missing.join(", ")}: no endpoints.json yet (it is written once every endpoint serves; see \`fleet status\`)\n`,
+        );
       out(o.json ? JSON.stringify(endpoints, null, 2) + "\n" : endpointsText(endpoints) + "\n");
       exit(0);
     }),
   );
 
-  verb("list", "the model catalog", "The model catalog (components/config/catalog/models.yaml, and --catalog's file merged over it), or one entry in full.")
+  verb(
+    "list",
+    "the model catalog",
+    "The model catalog (components/config/catalog/models.yaml, and --catalog's file merged over it), or one entry in full.",
+  )
     .usage("[options] [model]")
     .argument("[model]", "a Hugging Face model id or one of its aliases: show that entry in full")
     .action(
@@ -229,7 +323,11 @@ export const fleetCommand: CommandFactory = (io, exit) => {
   return program;
 };
 
-export async function main(argv: string[], out: (s: string) => void = (s) => process.stdout.write(s), err: (s: string) => void = (s) => process.stderr.write(s)): Promise<number> {
+export async function main(
+  argv: string[],
+  out: (s: string) => void = (s) => process.stdout.write(s),
+  err: (s: string) => void = (s) => process.stderr.write(s),
+): Promise<number> {
   try {
     return await runCommandAsync(fleetCommand, argv, { out, err });
   } catch (e) {

@@ -23,19 +23,34 @@ const stacksList = () =>
 
 export const planCommand: CommandFactory = (io, exit) => {
   const cmd = ourCommand("plan", io, true)
-    .description("The dry run: the plan of a stack file (islands, nodes, GPU memory, engine and router command lines, endpoints), without a cluster or the Pulumi CLI. Invalid input exits 2 with every problem listed.")
+    .description(
+      "The dry run: the plan of a stack file (islands, nodes, GPU memory, engine and router command lines, endpoints), without a cluster or the Pulumi CLI. Invalid input exits 2 with every problem listed.",
+    )
     .usage("[options] <stack> [--<key.path> <value> ...]")
     .argument("[stack]", "a stack name (a file under stacks/) or the path of a stack file (.toml)")
     .option("--json", "print the plan as one JSON object (with totals {nodes, gpus, routers, engines}) instead of text")
-    .addOption(new Option("--target <target>", "the backend for a stack file without a [slurm] or [kubernetes] table (a prime-rl file as prime-rl writes it); its keys then come from overrides").choices(TARGETS))
-    .option("--out <dir>", "also write into <dir> what would be submitted: plan.json and, per island, the sbatch script, the files it generates and the create/delete commands (SLURM), or every Kubernetes object as YAML")
+    .addOption(
+      new Option(
+        "--target <target>",
+        "the backend for a stack file without a [slurm] or [kubernetes] table (a prime-rl file as prime-rl writes it); its keys then come from overrides",
+      ).choices(TARGETS),
+    )
+    .option(
+      "--out <dir>",
+      "also write into <dir> what would be submitted: plan.json and, per island, the sbatch script, the files it generates and the create/delete commands (SLURM), or every Kubernetes object as YAML",
+    )
     .addHelpText("after", () => `${OVERRIDES_HELP}\n\nStacks (under stacks/):\n${stacksList()}\n`)
     .action((_stack: string | undefined, opts: { json?: boolean; out?: string; target?: Target }, self: Command) => {
       // args holds the stack and the options commander does not know (the overrides, with their values).
       const { overrides, rest } = parseOverrides(self.args);
-      if (rest.length !== 1) throw new UsageError(`${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`, self);
+      if (rest.length !== 1)
+        throw new UsageError(
+          `${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`,
+          self,
+        );
       const { file, stack } = resolveStackFile(rest[0]);
-      if (!fs.existsSync(file)) throw new UsageError(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}`, self);
+      if (!fs.existsSync(file))
+        throw new UsageError(`no stack "${rest[0]}": ${file} does not exist\nstacks: ${listStacks().join(", ")}`, self);
       const plan = buildPlan(loadConfigFile(file, overrides, { target: opts.target }), stack);
       io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
       if (opts.out) {

@@ -23,7 +23,12 @@ function allowModelShorthand(schema: Record<string, any>): void {
   for (const layout of schema.anyOf as Record<string, any>[]) {
     const holder = layout.properties.inference ?? layout;
     if (holder.properties?.model?.properties?.name && holder.properties.model.type === "object") {
-      holder.properties.model = { anyOf: [{ type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" }, holder.properties.model] };
+      holder.properties.model = {
+        anyOf: [
+          { type: "string", minLength: 1, description: "Model id (shorthand for [model] name)" },
+          holder.properties.model,
+        ],
+      };
     }
   }
 }
@@ -32,7 +37,11 @@ function allowModelShorthand(schema: Record<string, any>): void {
 export function stackJsonSchema(): Record<string, unknown> {
   const schema = z.toJSONSchema(stackFileSchema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   allowModelShorthand(schema);
-  return { ...schema, title: "vllm-fleet stack file", description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout)." };
+  return {
+    ...schema,
+    title: "vllm-fleet stack file",
+    description: "One deployment shape of a vLLM inference fleet (standalone or RL-embedded layout).",
+  };
 }
 
 /** docs/stack-file.md: every key of the stack file, from the same JSON Schema. */
@@ -42,7 +51,10 @@ export function stackKeyReference(): string {
 
 /** The trainer contract as JSON Schema: what `pulumi stack output endpoints --json` prints. */
 export function endpointsJsonSchema(): Record<string, unknown> {
-  return { ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>), title: "vllm-fleet trainer contract" };
+  return {
+    ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>),
+    title: "vllm-fleet trainer contract",
+  };
 }
 
 export const schemaCommand: CommandFactory = (io, exit) =>

@@ -23,7 +23,13 @@ export const fixturesDir = packagePath("test", "fixtures", "upstream");
 /** The subsets the program itself reads. */
 export const vendoredDir = packagePath("components", "upstream");
 
-export const MANIFESTS = ["vllm-serve.json", "vllm-router.json", "mooncake.json", "llm-d-epp.json", "slurm-sbatch.json"];
+export const MANIFESTS = [
+  "vllm-serve.json",
+  "vllm-router.json",
+  "mooncake.json",
+  "llm-d-epp.json",
+  "slurm-sbatch.json",
+];
 /** The custom resources we render (DisaggregatedSet is not one of them), by the vendored file name. */
 export const CRDS: Record<string, string> = {
   "leaderworkersets.json": "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
@@ -62,14 +68,27 @@ function read(name: string): Json {
 
 function pickFlag(f: Json): Json {
   const out: Json = { type: f.type };
-  for (const key of ["choices", "negatable", "negative_form", "nargs", "aliases", "takes_value", "value_optional", "item_type"]) {
+  for (const key of [
+    "choices",
+    "negatable",
+    "negative_form",
+    "nargs",
+    "aliases",
+    "takes_value",
+    "value_optional",
+    "item_type",
+  ]) {
     if (f[key] !== undefined && f[key] !== false) out[key] = f[key];
   }
   return out;
 }
 
 function pickFlags(flags: Json): Json {
-  return Object.fromEntries(Object.entries(flags).sort(([a], [b]) => a.localeCompare(b)).map(([k, v]) => [k, pickFlag(v)]));
+  return Object.fromEntries(
+    Object.entries(flags)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([k, v]) => [k, pickFlag(v)]),
+  );
 }
 
 /** The program's subsets, derived from the vendored fixtures (file name → JSON). */

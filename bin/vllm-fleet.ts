@@ -10,11 +10,17 @@ import { schemaCommand } from "./schema";
 
 export const vllmFleetCommand: CommandFactory = (io, exit) =>
   ourCommand("vllm-fleet", io, false)
-    .description("Plans and operates vLLM inference fleets described by TOML stack files (the deployment itself is `pulumi up`).")
+    .description(
+      "Plans and operates vLLM inference fleets described by TOML stack files (the deployment itself is `pulumi up`).",
+    )
     .usage("<command> [options]")
     .enablePositionalOptions()
     .addCommand(planCommand(io, exit).summary("the dry run: the plan of a stack file, without a cluster"))
-    .addCommand(fleetCommand(io, exit).summary("what a deployed fleet is doing: status, metrics, logs, endpoints; the model catalog"))
+    .addCommand(
+      fleetCommand(io, exit).summary(
+        "what a deployed fleet is doing: status, metrics, logs, endpoints; the model catalog",
+      ),
+    )
     .addCommand(schemaCommand(io, exit).summary("write schema/stack.schema.json for TOML editors"))
     .addHelpText("after", "\nEach command has its own --help (vllm-fleet plan --help).\n");
 

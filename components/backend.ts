@@ -79,7 +79,12 @@ export interface IslandContext {
 }
 
 /** Deploys one island under `parent`; the output resolves once the island serves. */
-export type IslandDeployer<Context extends IslandContext> = (parent: pulumi.ComponentResource, plan: DeploymentPlan, island: IslandPlan, ctx: Context) => pulumi.Output<IslandOutputs>;
+export type IslandDeployer<Context extends IslandContext> = (
+  parent: pulumi.ComponentResource,
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  ctx: Context,
+) => pulumi.Output<IslandOutputs>;
 
 /** One file `plan --out` writes: its path under the output directory, its text and mode. */
 export interface PlanOutFile {

@@ -11,4 +11,5 @@ export const SECRETS = {
 export type SecretName = keyof typeof SECRETS;
 
 /** Configured secrets in a stable order, so rendered text does not depend on config order. */
-export const secretOrder = (names: readonly SecretName[]): SecretName[] => (Object.keys(SECRETS) as SecretName[]).filter((n) => names.includes(n));
+export const secretOrder = (names: readonly SecretName[]): SecretName[] =>
+  (Object.keys(SECRETS) as SecretName[]).filter((n) => names.includes(n));

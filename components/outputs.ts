@@ -11,10 +11,30 @@ export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUr
  * The trainer contract, built from what each island reports. Pure: the Pulumi program applies it
  * to the islands' outputs and `planned` applies it to the plan, so both have one shape.
  */
-export function fleetEndpoints(plan: Pick<DeploymentPlan, "model" | "target">, islands: IslandUrls[], apiKeyRequired: boolean): FleetEndpoints {
+export function fleetEndpoints(
+  plan: Pick<DeploymentPlan, "model" | "target">,
+  islands: IslandUrls[],
+  apiKeyRequired: boolean,
+): FleetEndpoints {
   const own = islands.map((i) => {
-    const island: Omit<IslandEndpoints, "trainers"> = { island: i.island, model: plan.model, routerUrl: i.routerUrl, adminUrls: i.adminUrls, roles: i.roles, engineCount: i.adminUrls.length };
-    return { ...island, trainers: trainerBlocks({ model: plan.model, baseUrls: baseUrls([island]), adminUrls: island.adminUrls, roles: island.roles, apiKeyRequired }) };
+    const island: Omit<IslandEndpoints, "trainers"> = {
+      island: i.island,
+      model: plan.model,
+      routerUrl: i.routerUrl,
+      adminUrls: i.adminUrls,
+      roles: i.roles,
+      engineCount: i.adminUrls.length,
+    };
+    return {
+      ...island,
+      trainers: trainerBlocks({
+        model: plan.model,
+        baseUrls: baseUrls([island]),
+        adminUrls: island.adminUrls,
+        roles: island.roles,
+        apiKeyRequired,
+      }),
+    };
   });
   const all = {
     model: plan.model,
@@ -45,7 +65,11 @@ export function plannedOutputs(plan: DeploymentPlan) {
     totals: plan.totals,
     islands: plan.islands.map((island) => ({
       island: island.index,
-      routerUrl: k8s ? k8s[island.index].routerUrl : island.endpoints.router ? showUrl(island.index, island.endpoints.router) : null,
+      routerUrl: k8s
+        ? k8s[island.index].routerUrl
+        : island.endpoints.router
+          ? showUrl(island.index, island.endpoints.router)
+          : null,
       adminUrls: k8s ? k8s[island.index].adminUrls : island.endpoints.engines.map((e) => showUrl(island.index, e.url)),
       roles: island.endpoints.engines.map((e) => e.role),
     })),

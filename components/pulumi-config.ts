@@ -10,7 +10,9 @@ export { NS };
 export function secretConfig(config: pulumi.Config, key: string, hint = "< <file>"): pulumi.Output<string> | undefined {
   if (pulumi.runtime.getConfig(`${NS}:${key}`) === undefined) return undefined;
   if (!isConfigSecret(`${NS}:${key}`)) {
-    throw new Error(`${NS}:${key} is stored in plain text; store it as a secret: pulumi config set --secret ${NS}:${key} ${hint}`);
+    throw new Error(
+      `${NS}:${key} is stored in plain text; store it as a secret: pulumi config set --secret ${NS}:${key} ${hint}`,
+    );
   }
   return config.requireSecret(key);
 }

@@ -15,8 +15,13 @@ export function shq(value: string): string {
   if (value.includes("\0")) throw new Error("a NUL byte cannot be passed to a shell");
   if (PLAIN_WORD.test(value)) return value;
   if (value === "") return "''";
-  if (/['$`]/.test(value)) return value.replace(DOUBLE_RUNS, (run) => (UNICODE_DOUBLE_QUOTES.test(run) ? `'${run}'` : `"${run.replace(/["\\$`]/g, "\\$&")}"`));
-  return value.replace(SINGLE_RUNS, (run) => (run === "\\" ? "\\\\" : UNICODE_SINGLE_QUOTES.test(run) ? `"${run}"` : `'${run}'`));
+  if (/['$`]/.test(value))
+    return value.replace(DOUBLE_RUNS, (run) =>
+      UNICODE_DOUBLE_QUOTES.test(run) ? `'${run}'` : `"${run.replace(/["\\$`]/g, "\\$&")}"`,
+    );
+  return value.replace(SINGLE_RUNS, (run) =>
+    run === "\\" ? "\\\\" : UNICODE_SINGLE_QUOTES.test(run) ? `"${run}"` : `'${run}'`,
+  );
 }
 
 /**
@@ -26,7 +31,8 @@ export function shq(value: string): string {
  * quoted with shq already; this wraps the script, not a config value.
  */
 export function loginShellArg(script: string): string {
-  if (script.includes("\0") || /[\r\n]/.test(script)) throw new Error("internal error: a login-shell argument must be one line");
+  if (script.includes("\0") || /[\r\n]/.test(script))
+    throw new Error("internal error: a login-shell argument must be one line");
   return `'${script.replaceAll("'", "'\\''")}'`;
 }
 

@@ -13,5 +13,11 @@ export function resolveStackFile(nameOrFile: string): { file: string; stack: str
 }
 
 export function listStacks(): string[] {
-  return fs.existsSync(STACKS_DIR) ? fs.readdirSync(STACKS_DIR).filter((f) => f.endsWith(".toml")).map((f) => f.slice(0, -5)).sort() : [];
+  return fs.existsSync(STACKS_DIR)
+    ? fs
+        .readdirSync(STACKS_DIR)
+        .filter((f) => f.endsWith(".toml"))
+        .map((f) => f.slice(0, -5))
+        .sort()
+    : [];
 }

@@ -11,17 +11,80 @@ type Cli = "plan" | "fleet" | "schema" | "vllm-fleet";
 
 /** Each help and what it must show: its usage line and every option it lists, each with a description. */
 const HELPS: { cli: Cli; args: string[]; usage: string; options: string[] }[] = [
-  { cli: "plan", args: [], usage: "Usage: plan [options] <stack> [--<key.path> <value> ...]", options: ["--json", "--out <dir>", "--<key.path> <value>"] },
+  {
+    cli: "plan",
+    args: [],
+    usage: "Usage: plan [options] <stack> [--<key.path> <value> ...]",
+    options: ["--json", "--out <dir>", "--<key.path> <value>"],
+  },
   { cli: "fleet", args: [], usage: "Usage: fleet <verb> [options]", options: [] },
-  { cli: "fleet", args: ["status"], usage: "Usage: fleet status [options] [stack]", options: ["--json", "--pulumi-config <file>", "--endpoints <file>", "--login <[user@]host[:port]>", "-i, --identity <key file>", "--ssh-option <Key=Value>", "--local", "--<key.path> <value>"] },
-  { cli: "fleet", args: ["metrics"], usage: "Usage: fleet metrics [options] [stack]", options: ["--json", "--watch", "--interval <seconds>", "--login <[user@]host[:port]>", "--local", "--<key.path> <value>"] },
-  { cli: "fleet", args: ["logs"], usage: "Usage: fleet logs [options] [stack]", options: ["--process <id>", "-n <lines>", "--job", "--login <[user@]host[:port]>", "--local", "--<key.path> <value>"] },
-  { cli: "fleet", args: ["endpoints"], usage: "Usage: fleet endpoints [options] [stack]", options: ["--json", "--endpoints <file>", "--login <[user@]host[:port]>", "--<key.path> <value>"] },
-  { cli: "fleet", args: ["list"], usage: "Usage: fleet list [options] [model]", options: ["--json", "--catalog <file>"] },
+  {
+    cli: "fleet",
+    args: ["status"],
+    usage: "Usage: fleet status [options] [stack]",
+    options: [
+      "--json",
+      "--pulumi-config <file>",
+      "--endpoints <file>",
+      "--login <[user@]host[:port]>",
+      "-i, --identity <key file>",
+      "--ssh-option <Key=Value>",
+      "--local",
+      "--<key.path> <value>",
+    ],
+  },
+  {
+    cli: "fleet",
+    args: ["metrics"],
+    usage: "Usage: fleet metrics [options] [stack]",
+    options: [
+      "--json",
+      "--watch",
+      "--interval <seconds>",
+      "--login <[user@]host[:port]>",
+      "--local",
+      "--<key.path> <value>",
+    ],
+  },
+  {
+    cli: "fleet",
+    args: ["logs"],
+    usage: "Usage: fleet logs [options] [stack]",
+    options: [
+      "--process <id>",
+      "-n <lines>",
+      "--job",
+      "--login <[user@]host[:port]>",
+      "--local",
+      "--<key.path> <value>",
+    ],
+  },
+  {
+    cli: "fleet",
+    args: ["endpoints"],
+    usage: "Usage: fleet endpoints [options] [stack]",
+    options: ["--json", "--endpoints <file>", "--login <[user@]host[:port]>", "--<key.path> <value>"],
+  },
+  {
+    cli: "fleet",
+    args: ["list"],
+    usage: "Usage: fleet list [options] [model]",
+    options: ["--json", "--catalog <file>"],
+  },
   { cli: "schema", args: [], usage: "Usage: schema [options]", options: [] },
   { cli: "vllm-fleet", args: [], usage: "Usage: vllm-fleet <command> [options]", options: [] },
-  { cli: "vllm-fleet", args: ["plan"], usage: "Usage: vllm-fleet plan [options] <stack>", options: ["--json", "--out <dir>"] },
-  { cli: "vllm-fleet", args: ["fleet", "status"], usage: "Usage: vllm-fleet fleet status [options] [stack]", options: ["--json", "--login <[user@]host[:port]>"] },
+  {
+    cli: "vllm-fleet",
+    args: ["plan"],
+    usage: "Usage: vllm-fleet plan [options] <stack>",
+    options: ["--json", "--out <dir>"],
+  },
+  {
+    cli: "vllm-fleet",
+    args: ["fleet", "status"],
+    usage: "Usage: vllm-fleet fleet status [options] [stack]",
+    options: ["--json", "--login <[user@]host[:port]>"],
+  },
   { cli: "vllm-fleet", args: ["schema"], usage: "Usage: vllm-fleet schema [options]", options: [] },
 ];
 
@@ -35,14 +98,16 @@ describe.each(HELPS)("$cli $args --help", ({ cli, args, usage, options }) => {
     expect(r.status).toBe(0);
     expect(r.stdout.startsWith(usage), r.stdout).toBe(true);
     // Every option is listed with what it does: its flags, two spaces or more, then words.
-    for (const o of [...options, "-h, --help"]) expect(r.stdout, `${o} without a description`).toMatch(new RegExp(`^  ${escapeRe(o)}  +\\w`, "m"));
+    for (const o of [...options, "-h, --help"])
+      expect(r.stdout, `${o} without a description`).toMatch(new RegExp(`^  ${escapeRe(o)}  +\\w`, "m"));
   });
 });
 
 describe("help lists", () => {
   it("fleet --help names every verb with what it does", () => {
     const r = runBuiltCli("fleet", ["--help"]);
-    for (const verb of ["status", "metrics", "logs", "endpoints", "list"]) expect(r.stdout).toMatch(new RegExp(`^  ${verb} \\[options\\] \\[(stack|model)\\] +\\w`, "m"));
+    for (const verb of ["status", "metrics", "logs", "endpoints", "list"])
+      expect(r.stdout).toMatch(new RegExp(`^  ${verb} \\[options\\] \\[(stack|model)\\] +\\w`, "m"));
     expect(r.stdout).toContain("Exit status: 0 when the question was answered");
   });
 
@@ -65,7 +130,9 @@ describe("help lists", () => {
 
   it("lines fit 80 columns", () => {
     for (const { cli, args } of HELPS) {
-      const long = runBuiltCli(cli, [...args, "--help"]).stdout.split("\n").filter((l) => l.length > 80);
+      const long = runBuiltCli(cli, [...args, "--help"])
+        .stdout.split("\n")
+        .filter((l) => l.length > 80);
       expect(long, `${cli} ${args.join(" ")}`).toEqual([]);
     }
   });

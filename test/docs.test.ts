@@ -12,7 +12,13 @@ import { buildPlan } from "../components/plan/plan";
 import { ROOT, STACK_NAMES, stackText } from "./helpers";
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), "utf8");
-const PAGES = ["README.md", ...fs.readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+const PAGES = [
+  "README.md",
+  ...fs
+    .readdirSync(path.join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .map((f) => `docs/${f}`),
+];
 
 /** The body of the first fenced block of `lang` after `marker`. */
 function blockAfter(text: string, marker: string, lang: string): string {
@@ -47,7 +53,12 @@ describe("docs/shapes.md", () => {
     table
       .split("\n")
       .filter((l) => /^\| [a-z0-9-]+ \|/.test(l) && !/^\| (stack|-+) \|/.test(l))
-      .map((l) => l.split("|").slice(1, -1).map((c) => c.trim()))
+      .map((l) =>
+        l
+          .split("|")
+          .slice(1, -1)
+          .map((c) => c.trim()),
+      )
       .map((c) => [c[0], c] as const),
   );
 
@@ -72,7 +83,9 @@ describe("docs/fleet-cli.md", () => {
   it("names every flag bin/fleet.ts accepts", () => {
     const source = read("bin/fleet.ts");
     // Every option of the OPTIONS table (`flags: "-i, --identity <key file>"`), each spelling.
-    const flags = [...source.matchAll(/\{ flags: "([^"]+)"/g)].flatMap((m) => [...m[1].matchAll(/(--?[a-z][a-z-]*)/g)].map((f) => f[1]));
+    const flags = [...source.matchAll(/\{ flags: "([^"]+)"/g)].flatMap((m) =>
+      [...m[1].matchAll(/(--?[a-z][a-z-]*)/g)].map((f) => f[1]),
+    );
     expect(flags.length).toBeGreaterThan(10);
     const page = read("docs/fleet-cli.md");
     expect(flags.filter((f) => !page.includes("`" + f))).toEqual([]);
@@ -122,7 +135,11 @@ describe("links and references", () => {
     const cites = /reference §|k8s-anchors|\bseed 00\d|DESIGN\.md/i;
     const offenders = sourceFiles()
       .filter((file) => file !== "test/docs.test.ts") // this file spells the pattern out
-      .flatMap((file) => read(file).split("\n").flatMap((line, i) => (cites.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])));
+      .flatMap((file) =>
+        read(file)
+          .split("\n")
+          .flatMap((line, i) => (cites.test(line) ? [`${file}:${i + 1}: ${line.trim()}`] : [])),
+      );
     expect(offenders).toEqual([]);
   });
 });
@@ -166,7 +183,15 @@ function repoPathClaims(text: string): string[] {
 function claimHolds(claim: string): boolean {
   const body = claim
     .split(/(\*\*\/|\*|<[^>]*>)/)
-    .map((part) => (part === "**/" ? "(?:.*/)?" : part === "*" ? "[^/]*" : part.startsWith("<") ? "[^/]+" : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")))
+    .map((part) =>
+      part === "**/"
+        ? "(?:.*/)?"
+        : part === "*"
+          ? "[^/]*"
+          : part.startsWith("<")
+            ? "[^/]+"
+            : part.replace(/[.+?^${}()|[\]\\]/g, "\\$&"),
+    )
     .join("");
   const rooted = claim.includes("/") && TOP_LEVEL.has(claim.split("/")[0]);
   const pattern = new RegExp(rooted ? `^${body}${claim.endsWith("/") ? "" : "/?"}$` : `(^|/)${body}$`);

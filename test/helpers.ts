@@ -8,7 +8,11 @@ import { buildPlan } from "../components/plan/plan";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
 
 export const ROOT = path.resolve(__dirname, "..");
-export const STACK_NAMES = fs.readdirSync(path.join(ROOT, "stacks")).filter((f) => f.endsWith(".toml")).map((f) => f.slice(0, -5)).sort();
+export const STACK_NAMES = fs
+  .readdirSync(path.join(ROOT, "stacks"))
+  .filter((f) => f.endsWith(".toml"))
+  .map((f) => f.slice(0, -5))
+  .sort();
 /** Stacks by target: k8s-* carry [kubernetes], the rest [slurm]. */
 export const K8S_STACKS = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
 export const SLURM_STACKS = STACK_NAMES.filter((n) => !n.startsWith("k8s-"));
@@ -72,11 +76,17 @@ let checkedDist = false;
  * `npm test` builds dist/ first; run by hand (`npx vitest run ...`), this fails with what to do when
  * dist/ is missing or older than the source, rather than test stale code.
  */
-export function runBuiltCli(name: "plan" | "fleet" | "schema" | "vllm-fleet", args: string[], opts: { cwd?: string } = {}): SpawnSyncReturns<string> {
+export function runBuiltCli(
+  name: "plan" | "fleet" | "schema" | "vllm-fleet",
+  args: string[],
+  opts: { cwd?: string } = {},
+): SpawnSyncReturns<string> {
   const file = path.join(ROOT, "dist", "bin", `${name}.js`);
   if (!checkedDist) {
-    if (!fs.existsSync(file)) throw new Error(`${path.relative(ROOT, file)} is missing: run \`npm run build\` (npm test does)`);
-    if (fs.statSync(file).mtimeMs < newestSource()) throw new Error("dist/ is older than the TypeScript it is built from: run `npm run build` (npm test does)");
+    if (!fs.existsSync(file))
+      throw new Error(`${path.relative(ROOT, file)} is missing: run \`npm run build\` (npm test does)`);
+    if (fs.statSync(file).mtimeMs < newestSource())
+      throw new Error("dist/ is older than the TypeScript it is built from: run `npm run build` (npm test does)");
     checkedDist = true;
   }
   return spawnSync(process.execPath, [file, ...args], { cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000 });

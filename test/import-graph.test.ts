@@ -33,7 +33,9 @@ function importGraph(files: string[]): Map<string, string[]> {
   return new Map(
     files.map((file) => {
       const info = ts.preProcessFile(fs.readFileSync(path.join(ROOT, file), "utf8"), true, true);
-      const targets = info.importedFiles.map((f) => resolve(file, f.fileName)).filter((f): f is string => f !== undefined);
+      const targets = info.importedFiles
+        .map((f) => resolve(file, f.fileName))
+        .filter((f): f is string => f !== undefined);
       return [file, [...new Set(targets)]];
     }),
   );
@@ -83,8 +85,19 @@ describe("import structure", () => {
   it("the walker sees the program's imports (sanity check of the check)", () => {
     const graph = importGraph(program);
     expect(graph.get("index.ts")).toContain("components/fleet/inference-deployment.ts");
-    expect(graph.get("components/fleet/inference-deployment.ts")).toEqual(expect.arrayContaining(["components/slurm/deploy.ts", "components/kubernetes/deploy.ts"]));
-    expect(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toEqual([["a", "b", "c"]]);
+    expect(graph.get("components/fleet/inference-deployment.ts")).toEqual(
+      expect.arrayContaining(["components/slurm/deploy.ts", "components/kubernetes/deploy.ts"]),
+    );
+    expect(
+      cycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"]]);
   });
 
   it("no file import cycle in the program (components, index.ts, bin)", () => {
@@ -107,7 +120,9 @@ describe("import structure", () => {
       for (const backend of BACKENDS) {
         const ownTests = `test/${backend.split("/")[1]}/`;
         if (file.startsWith(`${backend}/`) || file.startsWith(ownTests)) continue;
-        for (const t of targets) if (t.startsWith(`${backend}/`) && t !== `${backend}/index.ts` && t !== `${backend}/deploy.ts`) violations.push(`${file} -> ${t}`);
+        for (const t of targets)
+          if (t.startsWith(`${backend}/`) && t !== `${backend}/index.ts` && t !== `${backend}/deploy.ts`)
+            violations.push(`${file} -> ${t}`);
       }
     }
     expect(violations).toEqual([]);

@@ -10,7 +10,12 @@ describe("fleetEndpoints and the trainer blocks", () => {
     const e = fleetEndpoints(
       plan,
       [
-        { island: 0, routerUrl: null, adminUrls: ["http://10.0.0.1:8100/v1", "http://10.0.0.1:8101/v1"], roles: ["replica", "replica"] },
+        {
+          island: 0,
+          routerUrl: null,
+          adminUrls: ["http://10.0.0.1:8100/v1", "http://10.0.0.1:8101/v1"],
+          roles: ["replica", "replica"],
+        },
         { island: 1, routerUrl: "http://10.0.0.2:8000/v1", adminUrls: ["http://10.0.0.2:8100/v1"], roles: ["replica"] },
       ],
       false,
@@ -38,9 +43,18 @@ describe("fleetEndpoints and the trainer blocks", () => {
     // Replicas have no metric roles; prime-rl only takes prefill/decode there.
     expect((TOML.parse(e.trainers.primeRl) as any).orchestrator.inference_metrics_roles).toBeUndefined();
     expect(parseYaml(e.islands[1].trainers.nexrl)).toEqual({
-      inference_service: { api_key: "EMPTY", base_url: "http://10.0.0.2:8000", model: "Qwen/Qwen3-8B", tokenizer: "Qwen/Qwen3-8B", freeze_for_weight_sync: true },
+      inference_service: {
+        api_key: "EMPTY",
+        base_url: "http://10.0.0.2:8000",
+        model: "Qwen/Qwen3-8B",
+        tokenizer: "Qwen/Qwen3-8B",
+        freeze_for_weight_sync: true,
+      },
     });
-    expect(e.islands[0].trainers.openaiEnv).toEqual({ OPENAI_BASE_URL: "http://10.0.0.1:8100/v1", OPENAI_API_KEY: "EMPTY" });
+    expect(e.islands[0].trainers.openaiEnv).toEqual({
+      OPENAI_BASE_URL: "http://10.0.0.1:8100/v1",
+      OPENAI_API_KEY: "EMPTY",
+    });
   });
 
   it("a dry run (no URLs yet) gives empty lists, not a broken block", () => {

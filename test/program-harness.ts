@@ -12,13 +12,20 @@ export interface Registered {
   /** Inputs with secrets unwrapped; `secretPaths` says which top-level inputs were secret. */
   inputs: Record<string, any>;
   secretInputs: string[];
-  options: { replaceOnChanges: string[]; deleteBeforeReplace: boolean; customTimeouts?: { create: string; update: string; delete: string }; parent: string; dependsOn: string[] };
+  options: {
+    replaceOnChanges: string[];
+    deleteBeforeReplace: boolean;
+    customTimeouts?: { create: string; update: string; delete: string };
+    parent: string;
+    dependsOn: string[];
+  };
 }
 
 const SECRET_SIG = "4dabf18193072939515e22adb298388d";
 
 function unwrap(v: any): { value: any; secret: boolean } {
-  if (v && typeof v === "object" && v[SECRET_SIG] === "1b47061264138c4ac30d75fd1eb44270") return { value: unwrap(v.value).value, secret: true };
+  if (v && typeof v === "object" && v[SECRET_SIG] === "1b47061264138c4ac30d75fd1eb44270")
+    return { value: unwrap(v.value).value, secret: true };
   if (Array.isArray(v)) return { value: v.map((x) => unwrap(x).value), secret: v.some((x) => unwrap(x).secret) };
   if (v && typeof v === "object") {
     let secret = false;
@@ -62,12 +69,15 @@ export function fakeCreateStdout(stdin: string): string {
   let result = scriptAssignment(stdin, "result");
   result = result.replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID).replaceAll("__FLEET_ADOPTED__", "false");
   for (const t of ["SUBMITTED", "RUNNING", "READY"]) result = result.replaceAll(`__FLEET_T_${t}__`, "1795000000.5");
-  result = result.replace(/__FLEET_NODE_HOST_(\d+)__/g, (_, k) => fakeHost(Number(k))).replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_, k) => fakeAddr(Number(k)));
+  result = result
+    .replace(/__FLEET_NODE_HOST_(\d+)__/g, (_, k) => fakeHost(Number(k)))
+    .replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_, k) => fakeAddr(Number(k)));
   return `[fleet] progress goes to stderr, but a stray line on stdout must not confuse the parser\n${result}\n`;
 }
 
 /** The island job prints its result line; the secrets command (and any other) prints nothing. */
-const defaultStdout = (inputs: Record<string, any>) => (inputs.create === "bash -s" ? fakeCreateStdout(inputs.stdin) : "");
+const defaultStdout = (inputs: Record<string, any>) =>
+  inputs.create === "bash -s" ? fakeCreateStdout(inputs.stdin) : "";
 
 /** Installs the mocks; returns the live list of registrations. */
 export function installMocks(
@@ -85,8 +95,16 @@ export function installMocks(
     {
       newResource: (args) => {
         const { value: inputs } = unwrap(args.inputs);
-        const secretInputs = Object.entries(args.inputs).filter(([, v]) => unwrap(v).secret).map(([k]) => k);
-        registered.push({ type: args.type, name: args.name, inputs, secretInputs, options: pending.get(`${args.type}::${args.name}`)! });
+        const secretInputs = Object.entries(args.inputs)
+          .filter(([, v]) => unwrap(v).secret)
+          .map(([k]) => k);
+        registered.push({
+          type: args.type,
+          name: args.name,
+          inputs,
+          secretInputs,
+          options: pending.get(`${args.type}::${args.name}`)!,
+        });
         const state =
           args.type === "command:remote:Command"
             ? { ...args.inputs, stdout: (opts.commandStdout ?? defaultStdout)(inputs), stderr: "" }
@@ -120,14 +138,31 @@ export function installMocks(
 }
 
 /** Config for a SLURM program run: the login node plus a private key stored as a secret. */
-export function slurmConfig(extra: Record<string, unknown> = {}, login: Record<string, unknown> = { host: "login.example", user: "alice", port: 22, hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOvlyGSkCuhc" }) {
-  const config: Record<string, string> = { "vllm-fleet:login": JSON.stringify(login), "vllm-fleet:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n" };
+export function slurmConfig(
+  extra: Record<string, unknown> = {},
+  login: Record<string, unknown> = {
+    host: "login.example",
+    user: "alice",
+    port: 22,
+    hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOvlyGSkCuhc",
+  },
+) {
+  const config: Record<string, string> = {
+    "vllm-fleet:login": JSON.stringify(login),
+    "vllm-fleet:sshPrivateKey": "-----BEGIN OPENSSH PRIVATE KEY-----\nfake\n-----END OPENSSH PRIVATE KEY-----\n",
+  };
   for (const [k, v] of Object.entries(extra)) config[`vllm-fleet:${k}`] = typeof v === "string" ? v : JSON.stringify(v);
   return config;
 }
 
-export function setConfig(config: Record<string, string>, secretKeys = ["vllm-fleet:sshPrivateKey", "vllm-fleet:jumpPrivateKey"]) {
-  pulumi.runtime.setAllConfig(config, secretKeys.filter((k) => k in config));
+export function setConfig(
+  config: Record<string, string>,
+  secretKeys = ["vllm-fleet:sshPrivateKey", "vllm-fleet:jumpPrivateKey"],
+) {
+  pulumi.runtime.setAllConfig(
+    config,
+    secretKeys.filter((k) => k in config),
+  );
 }
 
 /** Whether an Output is marked secret (what `pulumi stack output` shows as [secret]). */

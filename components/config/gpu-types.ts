@@ -39,7 +39,11 @@ export const GPU_TYPE_NAMES = GPU_TYPES.map((g) => g.name) as [string, ...string
 export const ASSUMED_GPU_TYPE = GPU_TYPES.find((g) => g.name === "H100")!;
 
 /** "NVIDIA-H100-80GB-HBM3", "h100", "nvidia_h100_80gb_hbm3" -> "h10080gbhbm3" style keys for matching. */
-const key = (text: string) => text.toLowerCase().replace(/^nvidia[-_ ]?/, "").replace(/[^a-z0-9]/g, "");
+const key = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/^nvidia[-_ ]?/, "")
+    .replace(/[^a-z0-9]/g, "");
 
 export function gpuTypeFromHint(hint: string): GpuType | undefined {
   const k = key(hint);

@@ -49,7 +49,9 @@ const isObjectTable = (s: Schema | undefined): boolean => !!s && s.type === "obj
 const alternativesOf = (s: Schema): Schema[] | undefined => s.anyOf ?? s.oneOf;
 
 /** The object variants of a table (one for a plain table, several for a union) and its non-table alternatives. */
-function tableVariants(s: Schema | undefined): { variants: Schema[]; others: Schema[]; description?: string } | undefined {
+function tableVariants(
+  s: Schema | undefined,
+): { variants: Schema[]; others: Schema[]; description?: string } | undefined {
   if (!s) return undefined;
   if (isObjectTable(s)) return { variants: [s], others: [], description: s.description };
   const alts = alternativesOf(s);
@@ -61,8 +63,18 @@ function tableVariants(s: Schema | undefined): { variants: Schema[]; others: Sch
 }
 
 function range(s: Schema): string {
-  const lo = s.exclusiveMinimum !== undefined ? `> ${s.exclusiveMinimum}` : s.minimum !== undefined && s.minimum > -UNBOUNDED ? `≥ ${s.minimum}` : undefined;
-  const hi = s.exclusiveMaximum !== undefined ? `< ${s.exclusiveMaximum}` : s.maximum !== undefined && s.maximum < UNBOUNDED ? `≤ ${s.maximum}` : undefined;
+  const lo =
+    s.exclusiveMinimum !== undefined
+      ? `> ${s.exclusiveMinimum}`
+      : s.minimum !== undefined && s.minimum > -UNBOUNDED
+        ? `≥ ${s.minimum}`
+        : undefined;
+  const hi =
+    s.exclusiveMaximum !== undefined
+      ? `< ${s.exclusiveMaximum}`
+      : s.maximum !== undefined && s.maximum < UNBOUNDED
+        ? `≤ ${s.maximum}`
+        : undefined;
   if (lo?.startsWith("≥") && hi?.startsWith("≤")) return ` ${s.minimum}–${s.maximum}`;
   return [lo, hi].filter(Boolean).length ? " " + [lo, hi].filter(Boolean).join(", ") : "";
 }
@@ -70,7 +82,8 @@ function range(s: Schema): string {
 /** A value's type in a few words: `integer 1–64`, `one of "a", "b"`, `array of string`, ... */
 export function typeText(s: Schema): string {
   if (s.const !== undefined) return literal(s.const);
-  if (Array.isArray(s.enum)) return s.enum.length === 1 ? literal(s.enum[0]) : `one of ${s.enum.map(literal).join(", ")}`;
+  if (Array.isArray(s.enum))
+    return s.enum.length === 1 ? literal(s.enum[0]) : `one of ${s.enum.map(literal).join(", ")}`;
   const alts = alternativesOf(s);
   if (alts) return alts.map(typeText).join(" or ");
   switch (s.type) {
@@ -85,7 +98,9 @@ export function typeText(s: Schema): string {
     case "object": {
       if (isObjectTable(s)) return "table";
       const value = s.additionalProperties;
-      return value && typeof value === "object" && Object.keys(value).length ? `table of ${typeText(value)}` : "table of any values";
+      return value && typeof value === "object" && Object.keys(value).length
+        ? `table of ${typeText(value)}`
+        : "table of any values";
     }
     default:
       return "any";
@@ -127,24 +142,40 @@ interface TableInput {
 /** One table's section, then a section for each table below it, depth first in schema order. */
 function tableSections(t: TableInput, out: Section[]): void {
   const { path, variants } = t;
-  const section: Section = { title: t.rootTitle ?? code(bracket(path, !!t.array)) + (t.suffix ?? ""), notes: [], rows: [] };
+  const section: Section = {
+    title: t.rootTitle ?? code(bracket(path, !!t.array)) + (t.suffix ?? ""),
+    notes: [],
+    rows: [],
+  };
   if (t.description) section.notes.push(cellText(t.description.endsWith(".") ? t.description : t.description + "."));
   for (const other of t.others ?? []) {
     const what = other.description ? `: ${cellText(other.description)}` : "";
-    section.notes.push(`Instead of the table, ${code(path[path.length - 1])} may be ${withArticle(typeText(other))}${what}.`);
+    section.notes.push(
+      `Instead of the table, ${code(path[path.length - 1])} may be ${withArticle(typeText(other))}${what}.`,
+    );
   }
-  if (t.array) section.notes.push(`A list: repeat ${code(bracket(path, true))} for each entry, or write an inline array of tables.`);
+  if (t.array)
+    section.notes.push(
+      `A list: repeat ${code(bracket(path, true))} for each entry, or write an inline array of tables.`,
+    );
   out.push(section);
   const tag = discriminator(variants);
   if (tag) {
     const consts = variants.map((v) => v.properties[tag].const as string);
-    const optional = variants.filter((v) => !(v.required ?? []).includes(tag)).map((v) => v.properties[tag].const as string);
-    section.notes.push(`${code(tag)} selects the kind of table (${consts.map(literal).join(", ")}); a key marked "only with" applies to those kinds alone.`);
+    const optional = variants
+      .filter((v) => !(v.required ?? []).includes(tag))
+      .map((v) => v.properties[tag].const as string);
+    section.notes.push(
+      `${code(tag)} selects the kind of table (${consts.map(literal).join(", ")}); a key marked "only with" applies to those kinds alone.`,
+    );
     section.rows.push({
       key: code(tag),
       type: typeText({ enum: consts }) + (optional.length ? "" : ", required"),
       def: optional.length === 1 ? literal(optional[0]) : "—",
-      meaning: optional.length === 1 ? `Which kind of table this is; omitted, it is ${literal(optional[0])}.` : "Which kind of table this is.",
+      meaning:
+        optional.length === 1
+          ? `Which kind of table this is; omitted, it is ${literal(optional[0])}.`
+          : "Which kind of table this is.",
     });
   }
   const keys: string[] = [];
@@ -163,30 +194,50 @@ function tableSections(t: TableInput, out: Section[]): void {
     for (const group of groups) {
       const s = group[0].properties[key] as Schema;
       const required = group.every((v) => (v.required ?? []).includes(key));
-      const only = tag && group.length < variants.length ? ` Only with ${group.map((v) => code(`${tag} = ${JSON.stringify(v.properties[tag].const)}`)).join(", ")}.` : "";
+      const only =
+        tag && group.length < variants.length
+          ? ` Only with ${group.map((v) => code(`${tag} = ${JSON.stringify(v.properties[tag].const)}`)).join(", ")}.`
+          : "";
       const sub = tableVariants(s);
       const items = s.type === "array" ? tableVariants(s.items) : undefined;
       const childPath = [...path, key];
       if ((sub || items) && groups.length > 1) {
-        throw new Error(`${bracket(path, false)} ${key}: the kinds of this table define this sub-table differently; the key reference cannot print one section for it`);
+        throw new Error(
+          `${bracket(path, false)} ${key}: the kinds of this table define this sub-table differently; the key reference cannot print one section for it`,
+        );
       }
       if (sub) {
         later.push({ path: childPath, ...sub });
         if (t.rootTitle === undefined) {
           const own = sub.description ? cellText(sub.description.replace(/\.?$/, ". ")) : "";
-          section.rows.push({ key: code(key), type: "table" + (required ? ", required" : ""), def: "—", meaning: `${own}See ${code(bracket(childPath, false))}.${only}` });
+          section.rows.push({
+            key: code(key),
+            type: "table" + (required ? ", required" : ""),
+            def: "—",
+            meaning: `${own}See ${code(bracket(childPath, false))}.${only}`,
+          });
         }
         continue;
       }
       if (items) {
         later.push({ path: childPath, ...items, description: s.description ?? items.description, array: true });
         if (t.rootTitle === undefined) {
-          section.rows.push({ key: code(key), type: "array of tables" + (required ? ", required" : ""), def: "—", meaning: `See ${code(bracket(childPath, true))}.${only}` });
+          section.rows.push({
+            key: code(key),
+            type: "array of tables" + (required ? ", required" : ""),
+            def: "—",
+            meaning: `See ${code(bracket(childPath, true))}.${only}`,
+          });
         }
         continue;
       }
       const meaning = s.description ? cellText(s.description.replace(/\.?$/, ".")) : "";
-      section.rows.push({ key: code(key), type: cellText(typeText(s)) + (required ? ", required" : ""), def: defaultText(s, meaning), meaning: (meaning + only).trim() });
+      section.rows.push({
+        key: code(key),
+        type: cellText(typeText(s)) + (required ? ", required" : ""),
+        def: defaultText(s, meaning),
+        meaning: (meaning + only).trim(),
+      });
     }
   }
   for (const child of later) tableSections({ ...child, suffix: t.suffix }, out);
@@ -231,13 +282,13 @@ export function keyReference(schema: Schema): string {
     "     file differs from what the schema gives. -->",
     "",
     "Every key a stack file may contain, table by table, as the loader's schema defines it. Unknown",
-    "keys are errors (with a \"did you mean\" hint). Columns:",
+    'keys are errors (with a "did you mean" hint). Columns:',
     "",
     "- **type**: the TOML value; `table` is a sub-table (its keys follow in their own section);",
-    "  ranges are inclusive unless written with `>` or `<`; \"required\" keys must be present when",
+    '  ranges are inclusive unless written with `>` or `<`; "required" keys must be present when',
     "  their table is.",
-    "- **default**: a default the schema itself declares. \"see meaning\" means the schema states the",
-    "  default only in the key's description; \"—\" means the schema states none. The loader may still",
+    '- **default**: a default the schema itself declares. "see meaning" means the schema states the',
+    '  default only in the key\'s description; "—" means the schema states none. The loader may still',
     "  fill in a value: from the model catalog (launch defaults per model), from `DEFAULTS` in",
     "  components/config/normalise.ts, or from other keys (see the guides in this folder).",
     "- **meaning**: the key's description in the schema, where it has one.",
@@ -257,14 +308,24 @@ export function keyReference(schema: Schema): string {
   if (rl) {
     lines.push("## RL-embedded layout", "");
     const inference = rl.properties.inference as Schema;
-    const same = (a: Schema | undefined, b: Schema | undefined) => a !== undefined && b !== undefined && deepEqual(a, b);
+    const same = (a: Schema | undefined, b: Schema | undefined) =>
+      a !== undefined && b !== undefined && deepEqual(a, b);
     const underInference = Object.keys(inference.properties);
     const moved = underInference.filter((k) => same(inference.properties[k], standalone.properties[k]));
     const changed = underInference.filter((k) => !moved.includes(k));
     const example = moved.find((k) => k !== "model" && tableVariants(standalone.properties[k]));
     const tablesOf = (keys: string[], prefix: string[]) => {
       const out: Section[] = [];
-      tableSections({ path: prefix, variants: [{ type: "object", properties: Object.fromEntries(keys.map((k) => [k, standalone.properties[k]])) }], rootTitle: "" }, out);
+      tableSections(
+        {
+          path: prefix,
+          variants: [
+            { type: "object", properties: Object.fromEntries(keys.map((k) => [k, standalone.properties[k]])) },
+          ],
+          rootTitle: "",
+        },
+        out,
+      );
       return out.slice(1).map((s) => s.title);
     };
     lines.push(
@@ -276,7 +337,15 @@ export function keyReference(schema: Schema): string {
     );
     if (changed.length) {
       const out: Section[] = [];
-      tableSections({ path: ["inference"], variants: [inference], rootTitle: code("[inference]") + " (keys that differ from the standalone layout)", only: (k) => changed.includes(k) }, out);
+      tableSections(
+        {
+          path: ["inference"],
+          variants: [inference],
+          rootTitle: code("[inference]") + " (keys that differ from the standalone layout)",
+          only: (k) => changed.includes(k),
+        },
+        out,
+      );
       lines.push(...renderSections(out, "###"));
     }
     const top = Object.keys(rl.properties).filter((k) => k !== "inference");
@@ -288,7 +357,16 @@ export function keyReference(schema: Schema): string {
     }
     if (own.length) {
       const out: Section[] = [];
-      tableSections({ path: [], variants: [rl], rootTitle: "Top level (RL-embedded layout)", only: (k) => own.includes(k), suffix: " (RL-embedded layout)" }, out);
+      tableSections(
+        {
+          path: [],
+          variants: [rl],
+          rootTitle: "Top level (RL-embedded layout)",
+          only: (k) => own.includes(k),
+          suffix: " (RL-embedded layout)",
+        },
+        out,
+      );
       lines.push(...renderSections(out, "###"));
     }
   }

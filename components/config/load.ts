@@ -10,7 +10,15 @@ import { UserPaths } from "./paths";
 import { checkRules } from "./rules";
 import { inferenceShape } from "./schema/inference";
 import { rlLayout, standaloneLayout } from "./schema/layouts";
-import { OLDER_ONLY, PRIME_MARKERS, PRIME_RL_IGNORED_TABLES, primeInferenceShape, primeRlLayout, primeStandaloneLayout, primeVllmShape } from "./schema/prime";
+import {
+  OLDER_ONLY,
+  PRIME_MARKERS,
+  PRIME_RL_IGNORED_TABLES,
+  primeInferenceShape,
+  primeRlLayout,
+  primeStandaloneLayout,
+  primeVllmShape,
+} from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
 import type { FleetConfig } from "./types";
 
@@ -70,7 +78,11 @@ function normaliseVllmKeys(data: TomlTable, layout: Layout): ConfigIssue[] {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(holder.vllm)) {
     const snake = key.replace(/-/g, "_");
-    if (snake in out) issues.push({ path: `${layout === "rl" ? "inference." : ""}vllm.${key}`, message: `is given twice (also as ${snake === key ? key.replace(/_/g, "-") : snake})` });
+    if (snake in out)
+      issues.push({
+        path: `${layout === "rl" ? "inference." : ""}vllm.${key}`,
+        message: `is given twice (also as ${snake === key ? key.replace(/_/g, "-") : snake})`,
+      });
     let v = value;
     if (typeof v === "string" && !(snake in primeVllmShape)) {
       try {
@@ -123,13 +135,18 @@ function friendly(iss: z.core.$ZodIssue): string {
     if (!iss.message.startsWith("Invalid input")) return iss.message; // the schema's own wording
     return "must be a whole number";
   }
-  if (iss.code === "invalid_key") return (iss as unknown as { issues: { message: string }[] }).issues.map((i) => i.message).join("; ");
+  if (iss.code === "invalid_key")
+    return (iss as unknown as { issues: { message: string }[] }).issues.map((i) => i.message).join("; ");
   if (iss.code === "invalid_type") {
     if (input === undefined) return `is required (expected ${iss.expected})`;
     return `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${Array.isArray(input) ? "an array" : typeof input}`;
   }
-  if (iss.code === "invalid_value" && "values" in iss) return `must be one of ${(iss.values as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
-  return iss.message.replace(/^Invalid input: /, "").replace(/^Too small: expected number to be /, "must be ").replace(/^Too big: expected number to be /, "must be ");
+  if (iss.code === "invalid_value" && "values" in iss)
+    return `must be one of ${(iss.values as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
+  return iss.message
+    .replace(/^Invalid input: /, "")
+    .replace(/^Too small: expected number to be /, "must be ")
+    .replace(/^Too big: expected number to be /, "must be ");
 }
 
 /** Removes the value at a dotted path; false when there was nothing there to remove. */
@@ -145,7 +162,8 @@ function deletePath(obj: any, path: string): boolean {
 const parentOf = (path: string) => path.split(".").slice(0, -1).join(".");
 
 /** Whether `path` is one of `roots` or lies inside one ("" is the whole file). */
-const isUnder = (path: string, roots: string[]) => roots.some((p) => p === "" || path === p || path.startsWith(p + "."));
+const isUnder = (path: string, roots: string[]) =>
+  roots.some((p) => p === "" || path === p || path.startsWith(p + "."));
 
 /**
  * `model = "x"` is shorthand for a [model] table. Expanding it before validation keeps the table
@@ -169,7 +187,15 @@ function stackCatalog(file: unknown, baseDir: string): { catalog: Catalog; issue
   if (typeof file !== "string") return { catalog: loadCatalog(), issues: [] };
   const resolved = path.resolve(baseDir, file);
   if (!fs.existsSync(resolved)) {
-    return { catalog: loadCatalog(), issues: [{ path: "model_catalog", message: `cannot read ${resolved} (a relative path is relative to the stack file's directory, ${baseDir})` }] };
+    return {
+      catalog: loadCatalog(),
+      issues: [
+        {
+          path: "model_catalog",
+          message: `cannot read ${resolved} (a relative path is relative to the stack file's directory, ${baseDir})`,
+        },
+      ],
+    };
   }
   return { catalog: loadCatalog(resolved), issues: [] };
 }
@@ -201,7 +227,13 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
     const mixed = mixedLayout(raw, layout);
     if (mixed.length) return { issues: mixed };
   }
-  const schema = prime ? (layout === "rl" ? primeRlLayout : primeStandaloneLayout) : layout === "rl" ? rlLayout : standaloneLayout;
+  const schema = prime
+    ? layout === "rl"
+      ? primeRlLayout
+      : primeStandaloneLayout
+    : layout === "rl"
+      ? rlLayout
+      : standaloneLayout;
   // Set-aside keys are deleted from this copy; a table's omitted `type` is the schema's default.
   let data = structuredClone(raw);
   const keyIssues = prime ? normaliseVllmKeys(data, layout) : [];
@@ -255,7 +287,10 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
     issues.push(...fromPrime.issues);
     config.ignored = fromPrime.ignored;
     config.notes.push(...fromPrime.notes);
-    if (fromPrime.ignored.length) config.notes.push(`ignored (prime-rl settings for its trainer, orchestrator and launcher, which vllm-fleet does not act on): ${fromPrime.ignored.join(", ")}`);
+    if (fromPrime.ignored.length)
+      config.notes.push(
+        `ignored (prime-rl settings for its trainer, orchestrator and launcher, which vllm-fleet does not act on): ${fromPrime.ignored.join(", ")}`,
+      );
   }
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
   const touchesSetAside = (userPath: string) => isUnder(userPath, setAside);
@@ -268,8 +303,20 @@ export function resolve(raw: TomlTable, baseDir = process.cwd()): { config?: Fle
   };
   const ruleIssues = checkRules(config)
     .filter((r) => !r.involves.some((c) => touchesSetAside(paths.user(c))))
-    .map((r) => ({ path: paths.user(r.path), message: r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) + fromCatalog(r.involves) }));
-  return { config, issues: dedupe([...schemaIssues, ...catalogIssues, ...issues.filter((i) => !touchesSetAside(i.path)), ...ruleIssues]) };
+    .map((r) => ({
+      path: paths.user(r.path),
+      message:
+        r.message.replace(/\{key:([A-Za-z0-9_.-]+)\}/g, (_, k: string) => paths.user(k)) + fromCatalog(r.involves),
+    }));
+  return {
+    config,
+    issues: dedupe([
+      ...schemaIssues,
+      ...catalogIssues,
+      ...issues.filter((i) => !touchesSetAside(i.path)),
+      ...ruleIssues,
+    ]),
+  };
 }
 
 function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
@@ -296,7 +343,16 @@ export function withTarget(doc: TomlTable, target: Target | undefined): { value:
   if (!target) return { value: doc, issues: [] };
   const has = (k: Target) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
   const other = target === "slurm" ? "kubernetes" : "slurm";
-  if (has(other)) return { value: doc, issues: [{ path: other, message: `the file targets ${other}, but the target ${target} was named outside it (--target / vllm-fleet:target): drop one of them` }] };
+  if (has(other))
+    return {
+      value: doc,
+      issues: [
+        {
+          path: other,
+          message: `the file targets ${other}, but the target ${target} was named outside it (--target / vllm-fleet:target): drop one of them`,
+        },
+      ],
+    };
   return { value: has(target) ? doc : { ...doc, [target]: {} }, issues: [] };
 }
 
@@ -304,11 +360,20 @@ export function withTarget(doc: TomlTable, target: Target | undefined): { value:
  * Parses TOML text (with optional CLI overrides) into the canonical config. A relative
  * `model_catalog` is resolved against `baseDir` (the current directory unless told).
  */
-export function loadConfigText(text: string, source = "stack file", overrides: Override[] = [], baseDir = process.cwd(), options: LoadOptions = {}): FleetConfig {
+export function loadConfigText(
+  text: string,
+  source = "stack file",
+  overrides: Override[] = [],
+  baseDir = process.cwd(),
+  options: LoadOptions = {},
+): FleetConfig {
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
   const older = !isPrimeLayout(parsed.value, detectLayout(parsed.value));
-  const { value, issues } = applyOverrides(parsed.value, older ? olderLayoutSpellings(parsed.value, overrides) : overrides);
+  const { value, issues } = applyOverrides(
+    parsed.value,
+    older ? olderLayoutSpellings(parsed.value, overrides) : overrides,
+  );
   if (issues.length) throw new ConfigError(issues, source);
   const targeted = withTarget(value, options.target);
   if (targeted.issues.length) throw new ConfigError(targeted.issues, source);

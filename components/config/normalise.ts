@@ -66,7 +66,11 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
 
 /** Every inference key the schema knows, under its own name; model and deployment are mapped on their own. */
 function pickInference(src: Raw): Raw {
-  return Object.fromEntries(Object.keys(inferenceShape).filter((k) => k !== "model" && k !== "deployment" && src[k] !== undefined).map((k) => [k, src[k]]));
+  return Object.fromEntries(
+    Object.keys(inferenceShape)
+      .filter((k) => k !== "model" && k !== "deployment" && src[k] !== undefined)
+      .map((k) => [k, src[k]]),
+  );
 }
 
 function outputDir(src: Raw, paths: UserPaths): string | undefined {
@@ -124,7 +128,14 @@ export function explicitPaths(input: Raw, prefix = ""): Set<string> {
  * [parallel] or at the inference root (a launch key without one fails here, at load).
  */
 const LAUNCH_KEYS: [string, string][] = Object.keys(catalogEntry.shape.launch.shape).map((key) => {
-  const at = key in modelTable.shape ? "model." : key in parallelTable.shape ? "parallel." : key in inferenceShape ? "" : undefined;
+  const at =
+    key in modelTable.shape
+      ? "model."
+      : key in parallelTable.shape
+        ? "parallel."
+        : key in inferenceShape
+          ? ""
+          : undefined;
   if (at === undefined) throw new Error(`catalog launch key ${key} names no stack-file key`);
   return [key, at];
 });
@@ -171,39 +182,85 @@ export function applyDefaults(
   const named = userInput.model?.name as string | undefined;
   const entry = named && catalog ? lookupModel(catalog, named) : undefined;
   // prime-rl's layout has prime-rl's defaults (tp 1, ...), not the model catalog's launch values.
-  const { input, filled } = paths.prime ? { input: userInput, filled: [] as string[] } : catalogDefaults(userInput, entry);
-  if (entry && named !== entry.id) notes.push(`${paths.user("model.name")} = "${named}" is the model catalog's alias of ${entry.id}, which is served under that name`);
+  const { input, filled } = paths.prime
+    ? { input: userInput, filled: [] as string[] }
+    : catalogDefaults(userInput, entry);
+  if (entry && named !== entry.id)
+    notes.push(
+      `${paths.user("model.name")} = "${named}" is the model catalog's alias of ${entry.id}, which is served under that name`,
+    );
   const servedId = (name: string) => (catalog && lookupModel(catalog, name)?.id) ?? name;
 
-  if (!input.model?.name) issue("model", layout === "rl" ? 'no model: set inference.model = "<hugging face id>"' : 'no model: add [model] with name = "<hugging face id>"');
-  if (input.rl_model_name !== undefined && input.model?.name !== undefined && servedId(input.rl_model_name) !== input.model.name) {
-    issues.push({ path: "model.name", message: `differs from ${paths.user("model.name")} ("${named}"); the trainer and the inference fleet must serve the same model` });
+  if (!input.model?.name)
+    issue(
+      "model",
+      layout === "rl"
+        ? 'no model: set inference.model = "<hugging face id>"'
+        : 'no model: add [model] with name = "<hugging face id>"',
+    );
+  if (
+    input.rl_model_name !== undefined &&
+    input.model?.name !== undefined &&
+    servedId(input.rl_model_name) !== input.model.name
+  ) {
+    issues.push({
+      path: "model.name",
+      message: `differs from ${paths.user("model.name")} ("${named}"); the trainer and the inference fleet must serve the same model`,
+    });
   }
 
   const rlDep = input.rl_deployment as Raw | undefined;
-  if (input.deployment?.gpus_per_node !== undefined && rlDep?.gpus_per_node !== undefined && input.deployment.gpus_per_node !== rlDep.gpus_per_node) {
-    issues.push({ path: "deployment.gpus_per_node", message: `${rlDep.gpus_per_node} contradicts inference.deployment.gpus_per_node = ${input.deployment.gpus_per_node}; set it in one place` });
+  if (
+    input.deployment?.gpus_per_node !== undefined &&
+    rlDep?.gpus_per_node !== undefined &&
+    input.deployment.gpus_per_node !== rlDep.gpus_per_node
+  ) {
+    issues.push({
+      path: "deployment.gpus_per_node",
+      message: `${rlDep.gpus_per_node} contradicts inference.deployment.gpus_per_node = ${input.deployment.gpus_per_node}; set it in one place`,
+    });
   }
 
   const values = withSchemaDefaults(input);
-  const { model, parallel, deployment: dep, ...inference } = everyKey(inferenceTable, values as z.output<typeof inferenceTable>);
+  const {
+    model,
+    parallel,
+    deployment: dep,
+    ...inference
+  } = everyKey(inferenceTable, values as z.output<typeof inferenceTable>);
   const { router, type, gpus_per_node, gpu_type, gpu_memory_gib, ...size } = dep;
   // The canonical deployment lists the GPU facts first, then the shape's own keys.
-  const deployment = { type, gpus_per_node, ...(gpu_type !== undefined && { gpu_type }), ...(gpu_memory_gib !== undefined && { gpu_memory_gib }), ...size } as DeploymentConfig;
+  const deployment = {
+    type,
+    gpus_per_node,
+    ...(gpu_type !== undefined && { gpu_type }),
+    ...(gpu_memory_gib !== undefined && { gpu_memory_gib }),
+    ...size,
+  } as DeploymentConfig;
 
   let offload: OffloadConfig | null = null;
   const o = inference.kv_cache_offload;
   if (o) {
     if (!o.cpu) {
-      issue("kv_cache_offload.cpu", `a cpu tier is required: add [${paths.user("kv_cache_offload.cpu")}] num_bytes = ... (disk-only offload is not supported; the disk tier sits behind the CPU tier)`);
+      issue(
+        "kv_cache_offload.cpu",
+        `a cpu tier is required: add [${paths.user("kv_cache_offload.cpu")}] num_bytes = ... (disk-only offload is not supported; the disk tier sits behind the CPU tier)`,
+      );
     } else if (o.cpu.num_bytes === undefined) {
       issue("kv_cache_offload.cpu.num_bytes", "is required: the CPU KV pool size in bytes, e.g. 128_000_000_000");
     } else {
       const disk = o.disk?.path ? { path: o.disk.path } : undefined;
-      if (o.disk && !o.disk.path) issue("kv_cache_offload.disk.path", "is required when [kv_cache_offload.disk] is present");
+      if (o.disk && !o.disk.path)
+        issue("kv_cache_offload.disk.path", "is required when [kv_cache_offload.disk] is present");
       offload =
         o.type === "mooncake"
-          ? { type: "mooncake", cpu: { num_bytes: o.cpu.num_bytes }, disk, device_name: o.device_name, protocol: o.protocol }
+          ? {
+              type: "mooncake",
+              cpu: { num_bytes: o.cpu.num_bytes },
+              disk,
+              device_name: o.device_name,
+              protocol: o.protocol,
+            }
           : { type: "native", cpu: { num_bytes: o.cpu.num_bytes }, disk };
     }
   }
@@ -214,7 +271,10 @@ export function applyDefaults(
   const [target, targetIssues] = resolveTarget(values, paths);
   issues.push(...targetIssues);
 
-  if (rlDep?.num_train_nodes !== undefined) notes.push(`deployment.num_train_nodes = ${rlDep.num_train_nodes} is for the trainer, which this program does not deploy`);
+  if (rlDep?.num_train_nodes !== undefined)
+    notes.push(
+      `deployment.num_train_nodes = ${rlDep.num_train_nodes} is for the trainer, which this program does not deploy`,
+    );
 
   const config: FleetConfig = {
     layout,
@@ -234,7 +294,18 @@ export function applyDefaults(
     output_dir: values.output_dir as string, // AUTO_SETUP fills it when unset
     dry_run: values.dry_run,
     explicit,
-    rl_deployment: rlDep ? { type: rlDep.type, num_infer_nodes: rlDep.num_infer_nodes, ...(paths.prime && dropUndefined({ num_train_gpus: rlDep.num_train_gpus, num_infer_gpus: rlDep.num_infer_gpus, gpus_per_node: rlDep.gpus_per_node })) } : undefined,
+    rl_deployment: rlDep
+      ? {
+          type: rlDep.type,
+          num_infer_nodes: rlDep.num_infer_nodes,
+          ...(paths.prime &&
+            dropUndefined({
+              num_train_gpus: rlDep.num_train_gpus,
+              num_infer_gpus: rlDep.num_infer_gpus,
+              gpus_per_node: rlDep.gpus_per_node,
+            })),
+        }
+      : undefined,
     ...(input.role_vllm_extra && { role_vllm_extra: input.role_vllm_extra }),
     ...(paths.prime && { prime_rl: true as const }),
     notes,
@@ -245,15 +316,34 @@ export function applyDefaults(
   return { config, issues, filled };
 }
 
-function resolveTarget(values: z.output<typeof standaloneLayout>, paths: UserPaths): [SlurmTarget | KubernetesTarget | undefined, ConfigIssue[]] {
+function resolveTarget(
+  values: z.output<typeof standaloneLayout>,
+  paths: UserPaths,
+): [SlurmTarget | KubernetesTarget | undefined, ConfigIssue[]] {
   const { slurm: s, kubernetes: k } = values;
-  if (s && k) return [undefined, [{ path: "kubernetes", message: "a stack file targets one backend: keep either [slurm] or [kubernetes], not both" }]];
+  if (s && k)
+    return [
+      undefined,
+      [
+        {
+          path: "kubernetes",
+          message: "a stack file targets one backend: keep either [slurm] or [kubernetes], not both",
+        },
+      ],
+    ];
   if (k) return [{ kind: "kubernetes", ...everyKey(kubernetesTable, k) }, []];
-  if (!s) return [undefined, [{ path: "", message: "no target: add a [slurm] table (SLURM through a login node) or a [kubernetes] table" }]];
+  if (!s)
+    return [
+      undefined,
+      [{ path: "", message: "no target: add a [slurm] table (SLURM through a login node) or a [kubernetes] table" }],
+    ];
   const { output_dir, ...slurm } = everyKey(slurmTable, s);
   const issues: ConfigIssue[] = [];
   if (values.output_dir !== undefined && output_dir !== undefined && output_dir !== values.output_dir) {
-    issues.push({ path: "slurm.output_dir", message: `contradicts ${paths.user("output_dir")} = "${values.output_dir}"; set it in one place` });
+    issues.push({
+      path: "slurm.output_dir",
+      message: `contradicts ${paths.user("output_dir")} = "${values.output_dir}"; set it in one place`,
+    });
   }
   return [{ kind: "slurm", ...slurm, launcher: everyKey(launcherTable, slurm.launcher) }, issues];
 }

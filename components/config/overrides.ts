@@ -61,7 +61,10 @@ export function applyOverrides(doc: TomlTable, overrides: Override[]): { value: 
     for (const [i, key] of path.slice(0, -1).entries()) {
       if (table[key] === undefined) table[key] = {};
       if (typeof table[key] !== "object" || Array.isArray(table[key])) {
-        issues.push({ path: path.slice(0, i + 1).join("."), message: `--${path.join(".")} cannot be applied: ${path.slice(0, i + 1).join(".")} is not a table` });
+        issues.push({
+          path: path.slice(0, i + 1).join("."),
+          message: `--${path.join(".")} cannot be applied: ${path.slice(0, i + 1).join(".")} is not a table`,
+        });
         ok = false;
         break;
       }
@@ -82,9 +85,11 @@ function plainObject(v: object): unknown {
  */
 export function overridesFromObject(raw: unknown, source = "overrides"): Override[] {
   if (raw === undefined || raw === null) return [];
-  if (typeof raw !== "object" || Array.isArray(raw)) throw new Error(`${source} must be an object of "dotted.key": value pairs`);
+  if (typeof raw !== "object" || Array.isArray(raw))
+    throw new Error(`${source} must be an object of "dotted.key": value pairs`);
   return Object.entries(raw as Record<string, unknown>).map(([key, value]) => {
-    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(key)) throw new Error(`${source}: "${key}" is not a dotted key such as slurm.partition`);
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/.test(key))
+      throw new Error(`${source}: "${key}" is not a dotted key such as slurm.partition`);
     return { path: keyPath(key), value };
   });
 }
@@ -113,7 +118,8 @@ export function olderLayoutSpellings(doc: TomlTable, overrides: Override[]): Ove
     else if (MODEL_KEYS.has(key)) path = ["model", key];
     else if (FLAT_KEYS.has(key)) path = [key];
     else path = ["vllm_extra", key];
-    if (path[0] === "model" && shorthand !== undefined && !expand.length) expand.push({ path: [...base, "model"], value: { name: shorthand } });
+    if (path[0] === "model" && shorthand !== undefined && !expand.length)
+      expand.push({ path: [...base, "model"], value: { name: shorthand } });
     return { ...o, path: [...base, ...path, ...rest] };
   });
   return [...expand, ...rewritten];

@@ -37,13 +37,28 @@ export class UserPaths {
  * Keys that stay at the root of an RL-layout file: the layout's own, except the tables the canonical
  * config reads as inference settings ([inference], and [model] and [deployment], as model and rl_deployment).
  */
-const TOP_LEVEL_IN_RL = new Set(Object.keys(rlLayout.shape).filter((k) => !["inference", "model", "deployment"].includes(k)));
+const TOP_LEVEL_IN_RL = new Set(
+  Object.keys(rlLayout.shape).filter((k) => !["inference", "model", "deployment"].includes(k)),
+);
 
 /** Canonical inference keys prime-rl keeps in [vllm] under their own name. */
-const IN_VLLM = new Set(["enable_expert_parallel", "enable_dbo", "enable_eplb", "enable_return_routed_experts", "enable_lora", "max_loras", "max_lora_rank", "gpu_memory_utilization", "enable_prefix_caching"]);
+const IN_VLLM = new Set([
+  "enable_expert_parallel",
+  "enable_dbo",
+  "enable_eplb",
+  "enable_return_routed_experts",
+  "enable_lora",
+  "max_loras",
+  "max_lora_rank",
+  "gpu_memory_utilization",
+  "enable_prefix_caching",
+]);
 
 /** Canonical deployment keys prime-rl names differently (inference.py DisaggregatedInferenceDeploymentConfig). */
-const PRIME_DEPLOYMENT: Record<string, string> = { num_prefill_nodes: "prefill_nodes_per_replica", num_decode_nodes: "decode_nodes_per_replica" };
+const PRIME_DEPLOYMENT: Record<string, string> = {
+  num_prefill_nodes: "prefill_nodes_per_replica",
+  num_decode_nodes: "decode_nodes_per_replica",
+};
 
 /** Where prime-rl's layout (standalone, or RL with inference under [inference]) keeps a canonical key. */
 function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
@@ -53,10 +68,15 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (head === "islands") return "deployment.num_infer_replicas";
   if (head === "rl_deployment") return "deployment" + tail;
   if (["slurm", "kubernetes", "output_dir", "dry_run"].includes(head)) return canonical;
-  if (head === "model") return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);
-  if (head === "parallel") return inference(rest[0] === "tp" ? "vllm.tensor_parallel_size" : rest[0] === "dp" ? "vllm.data_parallel_size" : "vllm");
+  if (head === "model")
+    return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);
+  if (head === "parallel")
+    return inference(
+      rest[0] === "tp" ? "vllm.tensor_parallel_size" : rest[0] === "dp" ? "vllm.data_parallel_size" : "vllm",
+    );
   if (head === "vllm_extra") return inference("vllm" + tail);
   if (IN_VLLM.has(head)) return inference("vllm." + canonical);
-  if (head === "deployment" && rest[0] in PRIME_DEPLOYMENT) return inference(["deployment", PRIME_DEPLOYMENT[rest[0]], ...rest.slice(1)].join("."));
+  if (head === "deployment" && rest[0] in PRIME_DEPLOYMENT)
+    return inference(["deployment", PRIME_DEPLOYMENT[rest[0]], ...rest.slice(1)].join("."));
   return inference(canonical);
 }

@@ -13,7 +13,9 @@ export interface RuleIssue {
 
 type Rule = (cfg: FleetConfig) => RuleIssue[];
 
-const fail = (path: string, message: string, ...involves: string[]): RuleIssue[] => [{ path, message, involves: [path, ...involves] }];
+const fail = (path: string, message: string, ...involves: string[]): RuleIssue[] => [
+  { path, message, involves: [path, ...involves] },
+];
 
 /**
  * Set by the launcher per process, or by prime-rl's launcher (its PROTECTED_ENV_VARS, in
@@ -42,14 +44,19 @@ const envRule =
   (cfg) =>
     Object.keys(pick(cfg) ?? {}).flatMap((name) => {
       const at = `${canonical}.${name}`;
-      if (PROTECTED_ENV.includes(name)) return fail(at, `${name} is set by the launcher per process and cannot be overridden`);
+      if (PROTECTED_ENV.includes(name))
+        return fail(at, `${name} is set by the launcher per process and cannot be overridden`);
       if (SECRET_ENV.test(name)) {
-        return fail(at, `${name} looks like a credential; secrets come from Pulumi config (pulumi config set --secret hfToken|apiKey ...), never from the stack file`);
+        return fail(
+          at,
+          `${name} looks like a credential; secrets come from Pulumi config (pulumi config set --secret hfToken|apiKey ...), never from the stack file`,
+        );
       }
       return [];
     });
 
-const pdEnv = (key: "prefill_env_vars" | "decode_env_vars") => (cfg: FleetConfig) => (cfg.deployment.type === "disaggregated" ? cfg.deployment[key] : undefined);
+const pdEnv = (key: "prefill_env_vars" | "decode_env_vars") => (cfg: FleetConfig) =>
+  cfg.deployment.type === "disaggregated" ? cfg.deployment[key] : undefined;
 
 /** What an auto-setup rule reads besides the config. */
 export interface SetupContext {
@@ -71,7 +78,8 @@ const DEFAULT_JOB_NAME = slurmTable.parse({}).job_name;
  */
 export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) => void> = {
   "RL [deployment] gpus_per_node sizes the island's nodes": (cfg, { given, rlDeployment }) => {
-    if (!given("deployment.gpus_per_node") && rlDeployment?.gpus_per_node !== undefined) cfg.deployment.gpus_per_node = rlDeployment.gpus_per_node;
+    if (!given("deployment.gpus_per_node") && rlDeployment?.gpus_per_node !== undefined)
+      cfg.deployment.gpus_per_node = rlDeployment.gpus_per_node;
   },
   // prime-rl's layout only: rl.py auto_setup_deployment fills the inference GPUs of a single-node RL run with DP ranks.
   "RL single node: inference takes num_infer_gpus": (cfg) => {
@@ -83,7 +91,8 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   // prime-rl's layout only: every node of a multi-node deployment runs gpus_per_node / tp engines
   // (templates/inference.sbatch.j2 DP_PER_NODE; rl.py auto_setup_deployment sets dp when it is 1).
   "prime-rl fills each multi_node node with gpus_per_node / tp ranks": (cfg, { given }) => {
-    if (!cfg.prime_rl || given("parallel.dp") || cfg.deployment.type !== "multi_node" || cfg.enable_expert_parallel) return;
+    if (!cfg.prime_rl || given("parallel.dp") || cfg.deployment.type !== "multi_node" || cfg.enable_expert_parallel)
+      return;
     cfg.parallel.dp = Math.max(1, Math.floor(cfg.deployment.gpus_per_node / cfg.parallel.tp));
   },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
@@ -98,10 +107,17 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   // The InferencePool has one target port for prefill and decode pods: in llm-d's P/D guide
   // (github.com/llm-d/llm-d, guides/pd-disaggregation) prefill vLLM and the decode sidecar share it.
   "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port": (cfg, { given }) => {
-    if (cfg.router.type === "llm-d" && cfg.deployment.type === "disaggregated" && given("kubernetes") && !given("router.decode_sidecar_port")) cfg.router.decode_sidecar_port = cfg.deployment.prefill_port;
+    if (
+      cfg.router.type === "llm-d" &&
+      cfg.deployment.type === "disaggregated" &&
+      given("kubernetes") &&
+      !given("router.decode_sidecar_port")
+    )
+      cfg.router.decode_sidecar_port = cfg.deployment.prefill_port;
   },
   "output_dir is vllm-fleet/<job name>": (cfg, { given }) => {
-    if (!given("output_dir")) cfg.output_dir = `vllm-fleet/${cfg.target.kind === "slurm" ? cfg.target.job_name : DEFAULT_JOB_NAME}`;
+    if (!given("output_dir"))
+      cfg.output_dir = `vllm-fleet/${cfg.target.kind === "slurm" ? cfg.target.job_name : DEFAULT_JOB_NAME}`;
   },
   // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
   "LoRA rank rounds up to one vLLM accepts": (cfg) => {
@@ -118,19 +134,35 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
 export const RULES: Record<string, Rule> = {
   "llm-d cannot return routed experts": (cfg) =>
     cfg.router.type === "llm-d" && cfg.enable_return_routed_experts
-      ? fail("router.type", "llm-d does not support enable_return_routed_experts (router replay); use the vllm-router router or turn router replay off", "enable_return_routed_experts")
+      ? fail(
+          "router.type",
+          "llm-d does not support enable_return_routed_experts (router replay); use the vllm-router router or turn router replay off",
+          "enable_return_routed_experts",
+        )
       : [],
   "router replay excludes KV offload": (cfg) =>
     cfg.enable_return_routed_experts && cfg.kv_cache_offload
-      ? fail("enable_return_routed_experts", "router replay cannot be combined with kv_cache_offload: external KV cache hits carry no routed-expert decisions; drop one of them", "kv_cache_offload")
+      ? fail(
+          "enable_return_routed_experts",
+          "router replay cannot be combined with kv_cache_offload: external KV cache hits carry no routed-expert decisions; drop one of them",
+          "kv_cache_offload",
+        )
       : [],
   "llm-d needs a multi-node shape": (cfg) =>
     cfg.router.type === "llm-d" && cfg.deployment.type === "single_node"
-      ? fail("router.type", "llm-d fronts multi-node and disaggregated deployments only; use vllm-router (or none) for single_node", "deployment.type")
+      ? fail(
+          "router.type",
+          "llm-d fronts multi-node and disaggregated deployments only; use vllm-router (or none) for single_node",
+          "deployment.type",
+        )
       : [],
   "multi-node needs a router": (cfg) =>
     cfg.router.type === "none" && cfg.deployment.type !== "single_node"
-      ? fail("router.type", `a ${cfg.deployment.type} deployment needs a router in front of its engines: use "vllm-router" or "llm-d"`, "deployment.type")
+      ? fail(
+          "router.type",
+          `a ${cfg.deployment.type} deployment needs a router in front of its engines: use "vllm-router" or "llm-d"`,
+          "deployment.type",
+        )
       : [],
   "known llm-d scorers": (cfg) => {
     if (cfg.router.type !== "llm-d") return [];
@@ -139,7 +171,12 @@ export const RULES: Record<string, Rule> = {
     for (const key of ["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const) {
       for (const name of Object.keys(cfg.router[key])) {
         if (!(KNOWN_SCORERS as readonly string[]).includes(name) || !plugins.has(name)) {
-          out.push(...fail(`router.${key}.${name}`, `unknown llm-d scorer "${name}"; known scorers: ${KNOWN_SCORERS.join(", ")}`));
+          out.push(
+            ...fail(
+              `router.${key}.${name}`,
+              `unknown llm-d scorer "${name}"; known scorers: ${KNOWN_SCORERS.join(", ")}`,
+            ),
+          );
         }
       }
     }
@@ -150,7 +187,11 @@ export const RULES: Record<string, Rule> = {
   "protected decode env vars": envRule("deployment.decode_env_vars", pdEnv("decode_env_vars")),
   "tensor parallelism fits a node": (cfg) =>
     cfg.parallel.tp > cfg.deployment.gpus_per_node
-      ? fail("parallel.tp", `tp = ${cfg.parallel.tp} exceeds {key:deployment.gpus_per_node} = ${cfg.deployment.gpus_per_node}; tensor parallelism does not span nodes`, "deployment.gpus_per_node")
+      ? fail(
+          "parallel.tp",
+          `tp = ${cfg.parallel.tp} exceeds {key:deployment.gpus_per_node} = ${cfg.deployment.gpus_per_node}; tensor parallelism does not span nodes`,
+          "deployment.gpus_per_node",
+        )
       : [],
   "tp x dp fits a node": (cfg) => {
     const shape = shapeOf(cfg);
@@ -165,7 +206,12 @@ export const RULES: Record<string, Rule> = {
         : shape === "multi_replica"
           ? "each replica lives on one node; set enable_expert_parallel = true for one replica spanning nodes"
           : "in a disaggregated deployment parallel.dp is per node";
-    return fail("parallel.dp", `tp x dp = ${tp} x ${dp} = ${tp * dp} GPUs exceeds {key:deployment.gpus_per_node} = ${gpn}: ${hint}`, "parallel.tp", "deployment.gpus_per_node");
+    return fail(
+      "parallel.dp",
+      `tp x dp = ${tp} x ${dp} = ${tp * dp} GPUs exceeds {key:deployment.gpus_per_node} = ${gpn}: ${hint}`,
+      "parallel.tp",
+      "deployment.gpus_per_node",
+    );
   },
   "wide-EP dp divides across nodes": (cfg) => {
     if (shapeOf(cfg) !== "wide_ep" || cfg.deployment.type !== "multi_node") return [];
@@ -173,16 +219,30 @@ export const RULES: Record<string, Rule> = {
     const n = cfg.deployment.num_nodes;
     const gpn = cfg.deployment.gpus_per_node;
     if (dp % n !== 0) {
-      return fail("parallel.dp", `wide-EP splits dp evenly across nodes, but dp = ${dp} is not divisible by {key:deployment.num_nodes} = ${n} (try dp = ${Math.max(n, Math.round(dp / n) * n)})`, "deployment.num_nodes");
+      return fail(
+        "parallel.dp",
+        `wide-EP splits dp evenly across nodes, but dp = ${dp} is not divisible by {key:deployment.num_nodes} = ${n} (try dp = ${Math.max(n, Math.round(dp / n) * n)})`,
+        "deployment.num_nodes",
+      );
     }
     if (tp * (dp / n) > gpn) {
-      return fail("parallel.dp", `each node would run dp/num_nodes = ${dp / n} ranks of tp = ${tp}, i.e. ${tp * (dp / n)} GPUs, more than {key:deployment.gpus_per_node} = ${gpn}`, "parallel.tp", "deployment.num_nodes", "deployment.gpus_per_node");
+      return fail(
+        "parallel.dp",
+        `each node would run dp/num_nodes = ${dp / n} ranks of tp = ${tp}, i.e. ${tp * (dp / n)} GPUs, more than {key:deployment.gpus_per_node} = ${gpn}`,
+        "parallel.tp",
+        "deployment.num_nodes",
+        "deployment.gpus_per_node",
+      );
     }
     return [];
   },
   "offload forces prefix caching": (cfg) =>
     cfg.kv_cache_offload && cfg.explicit.has("enable_prefix_caching") && cfg.enable_prefix_caching === false
-      ? fail("enable_prefix_caching", "KV cache offload requires prefix caching: remove enable_prefix_caching = false (offload turns it on)", "kv_cache_offload")
+      ? fail(
+          "enable_prefix_caching",
+          "KV cache offload requires prefix caching: remove enable_prefix_caching = false (offload turns it on)",
+          "kv_cache_offload",
+        )
       : [],
   "llm-d P/D on Kubernetes shares one target port": (cfg) => {
     // The InferencePool lists one set of target ports for every pod: prefill engines and decode
@@ -190,41 +250,82 @@ export const RULES: Record<string, Rule> = {
     const d = cfg.deployment;
     if (cfg.target.kind !== "kubernetes" || cfg.router.type !== "llm-d" || d.type !== "disaggregated") return [];
     return cfg.router.decode_sidecar_port !== d.prefill_port
-      ? fail("router.decode_sidecar_port", `on Kubernetes the decode sidecar must listen on the prefill port ({key:deployment.prefill_port} = ${d.prefill_port}), because the InferencePool has one target port for prefill and decode pods; remove decode_sidecar_port to use it`, "deployment.prefill_port", "kubernetes")
+      ? fail(
+          "router.decode_sidecar_port",
+          `on Kubernetes the decode sidecar must listen on the prefill port ({key:deployment.prefill_port} = ${d.prefill_port}), because the InferencePool has one target port for prefill and decode pods; remove decode_sidecar_port to use it`,
+          "deployment.prefill_port",
+          "kubernetes",
+        )
       : [];
   },
   "dry_run is a SLURM notion": (cfg) =>
-    cfg.dry_run && cfg.target.kind === "kubernetes" ? fail("dry_run", "dry_run uploads an sbatch script without submitting it; for Kubernetes use `pulumi preview` or `npm run plan -- <stack> --out <dir>`", "kubernetes") : [],
+    cfg.dry_run && cfg.target.kind === "kubernetes"
+      ? fail(
+          "dry_run",
+          "dry_run uploads an sbatch script without submitting it; for Kubernetes use `pulumi preview` or `npm run plan -- <stack> --out <dir>`",
+          "kubernetes",
+        )
+      : [],
   "headless only for wide-EP": (cfg) =>
     cfg.vllm_extra.headless === true && shapeOf(cfg) !== "wide_ep"
-      ? fail("vllm_extra.headless", "headless engines serve no API; it only applies to wide-EP (multi_node with enable_expert_parallel), where the head node then serves for all ranks", "deployment.type", "enable_expert_parallel")
+      ? fail(
+          "vllm_extra.headless",
+          "headless engines serve no API; it only applies to wide-EP (multi_node with enable_expert_parallel), where the head node then serves for all ranks",
+          "deployment.type",
+          "enable_expert_parallel",
+        )
       : [],
   "P/D sets all2all per role": (cfg) =>
     cfg.deployment.type === "disaggregated" && cfg.vllm_extra.all2all_backend !== undefined
-      ? fail("vllm_extra.all2all_backend", "disaggregated deployments set all2all_backend per role (prefill deepep_high_throughput, decode deepep_low_latency); remove it", "deployment.type")
+      ? fail(
+          "vllm_extra.all2all_backend",
+          "disaggregated deployments set all2all_backend per role (prefill deepep_high_throughput, decode deepep_low_latency); remove it",
+          "deployment.type",
+        )
       : [],
   "EPLB needs expert parallelism": (cfg) =>
-    cfg.enable_eplb && !cfg.enable_expert_parallel ? fail("enable_eplb", "EPLB balances experts across expert-parallel ranks: set enable_expert_parallel = true or drop enable_eplb", "enable_expert_parallel") : [],
+    cfg.enable_eplb && !cfg.enable_expert_parallel
+      ? fail(
+          "enable_eplb",
+          "EPLB balances experts across expert-parallel ranks: set enable_expert_parallel = true or drop enable_eplb",
+          "enable_expert_parallel",
+        )
+      : [],
   "LoRA rank vLLM accepts": (cfg) => {
     const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]) ?? [];
     const max = Math.max(...ranks);
-    return cfg.max_lora_rank !== undefined && cfg.max_lora_rank > max ? fail("max_lora_rank", `must be at most ${max} (vLLM accepts ${ranks.join(", ")})`) : [];
+    return cfg.max_lora_rank !== undefined && cfg.max_lora_rank > max
+      ? fail("max_lora_rank", `must be at most ${max} (vLLM accepts ${ranks.join(", ")})`)
+      : [];
   },
   "LoRA keys need enable_lora": (cfg) =>
     !cfg.enable_lora && (cfg.explicit.has("max_loras") || cfg.explicit.has("max_lora_rank"))
-      ? fail(cfg.explicit.has("max_loras") ? "max_loras" : "max_lora_rank", "has no effect without enable_lora = true", "enable_lora")
+      ? fail(
+          cfg.explicit.has("max_loras") ? "max_loras" : "max_lora_rank",
+          "has no effect without enable_lora = true",
+          "enable_lora",
+        )
       : [],
   "RL island size matches": (cfg) => {
     const n = rlInferNodes(cfg);
     if (n === undefined) return [];
     const island = islandNodes(cfg);
     return n !== island
-      ? fail("rl_deployment.num_infer_nodes", `is ${n}, but [inference.deployment] describes an island of ${island} node(s); drop num_infer_nodes or make them agree`, "deployment")
+      ? fail(
+          "rl_deployment.num_infer_nodes",
+          `is ${n}, but [inference.deployment] describes an island of ${island} node(s); drop num_infer_nodes or make them agree`,
+          "deployment",
+        )
       : [];
   },
   "RL single node holds one island": (cfg) =>
     rlType(cfg) === "single_node" && (cfg.deployment.type !== "single_node" || cfg.islands > 1)
-      ? fail("rl_deployment.type", 'an RL single_node deployment runs one single-node inference server; use type = "multi_node" for more', "deployment.type", "islands")
+      ? fail(
+          "rl_deployment.type",
+          'an RL single_node deployment runs one single-node inference server; use type = "multi_node" for more',
+          "deployment.type",
+          "islands",
+        )
       : [],
   // rl.py SingleNodeDeploymentConfig.validate_gpu_count (prime-rl's layout gives these keys).
   "RL single node: trainer and inference GPUs fit the node": (cfg) => {
@@ -233,14 +334,24 @@ export const RULES: Record<string, Rule> = {
     const gpn = d.gpus_per_node ?? 8;
     const total = d.num_train_gpus + d.num_infer_gpus;
     return total > gpn
-      ? fail("rl_deployment.num_infer_gpus", `Total GPU count (${total} = ${d.num_train_gpus} train + ${d.num_infer_gpus} infer) exceeds {key:rl_deployment.gpus_per_node} (${gpn})`, "rl_deployment.num_train_gpus", "rl_deployment.gpus_per_node")
+      ? fail(
+          "rl_deployment.num_infer_gpus",
+          `Total GPU count (${total} = ${d.num_train_gpus} train + ${d.num_infer_gpus} infer) exceeds {key:rl_deployment.gpus_per_node} (${gpn})`,
+          "rl_deployment.num_train_gpus",
+          "rl_deployment.gpus_per_node",
+        )
       : [];
   },
   // rl.py auto_setup_deployment: the inference GPUs are split into tp-sized DP ranks.
   "RL single node: inference GPUs divide by tp": (cfg) => {
     const d = cfg.rl_deployment;
-    if (d?.type !== "single_node" || d.num_infer_gpus === undefined || d.num_infer_gpus % cfg.parallel.tp === 0) return [];
-    return fail("rl_deployment.num_infer_gpus", `${d.num_infer_gpus} inference GPUs must be divisible by the tensor parallel size {key:parallel.tp} = ${cfg.parallel.tp}`, "parallel.tp");
+    if (d?.type !== "single_node" || d.num_infer_gpus === undefined || d.num_infer_gpus % cfg.parallel.tp === 0)
+      return [];
+    return fail(
+      "rl_deployment.num_infer_gpus",
+      `${d.num_infer_gpus} inference GPUs must be divisible by the tensor parallel size {key:parallel.tp} = ${cfg.parallel.tp}`,
+      "parallel.tp",
+    );
   },
   "ports do not collide": portCollisions,
 };
@@ -287,7 +398,12 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
   const both = (u: Use) => (head.push(u), others.push(u));
   const routed = cfg.router.type !== "none";
   if (routed) head.push({ port: cfg.server.port, what: "the router", key: "server.port" });
-  if (cfg.router.type === "vllm-router") head.push({ port: cfg.server.port + FIXED_PORTS.routerMetricsOffset, what: "the router's Prometheus port (server.port + 21000)", key: "server.port" });
+  if (cfg.router.type === "vllm-router")
+    head.push({
+      port: cfg.server.port + FIXED_PORTS.routerMetricsOffset,
+      what: "the router's Prometheus port (server.port + 21000)",
+      key: "server.port",
+    });
   if (cfg.router.type === "llm-d") {
     head.push(
       { port: FIXED_PORTS.eppGrpc, what: "the llm-d EPP gRPC port", key: "router.type", fixed: true },
@@ -299,18 +415,43 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
   if (d.type === "disaggregated") {
     head.push({ port: d.prefill_port, what: "the prefill engines", key: "deployment.prefill_port" });
     others.push({ port: d.decode_port, what: "the decode engines", key: "deployment.decode_port" });
-    if (cfg.router.type === "llm-d") others.push({ port: cfg.router.decode_sidecar_port, what: "the llm-d pd-sidecar", key: "router.decode_sidecar_port" });
+    if (cfg.router.type === "llm-d")
+      others.push({
+        port: cfg.router.decode_sidecar_port,
+        what: "the llm-d pd-sidecar",
+        key: "router.decode_sidecar_port",
+      });
     const dpLocal = Math.max(1, Math.floor(d.gpus_per_node / cfg.parallel.tp));
-    for (let k = 0; k < dpLocal; k++) both({ port: FIXED_PORTS.nixlSideChannel + k, what: `the NIXL side channel of local rank ${k}`, key: "deployment.type" });
+    for (let k = 0; k < dpLocal; k++)
+      both({
+        port: FIXED_PORTS.nixlSideChannel + k,
+        what: `the NIXL side channel of local rank ${k}`,
+        key: "deployment.type",
+      });
   } else {
-    both({ port: routed ? cfg.backend_port : cfg.server.port, what: "the vLLM engine", key: routed ? (cfg.explicit.has("backend_port") ? "backend_port" : "server.port") : "server.port" });
+    both({
+      port: routed ? cfg.backend_port : cfg.server.port,
+      what: "the vLLM engine",
+      key: routed ? (cfg.explicit.has("backend_port") ? "backend_port" : "server.port") : "server.port",
+    });
   }
-  if (shape === "wide_ep" || shape === "disaggregated" || cfg.parallel.dp > 1) both({ port: FIXED_PORTS.dpRpc, what: "the data-parallel RPC port", key: "parallel.dp", fixed: true });
+  if (shape === "wide_ep" || shape === "disaggregated" || cfg.parallel.dp > 1)
+    both({ port: FIXED_PORTS.dpRpc, what: "the data-parallel RPC port", key: "parallel.dp", fixed: true });
   if (cfg.kv_cache_offload?.type === "mooncake") {
     head.push(
       { port: FIXED_PORTS.mooncakeMaster, what: "the Mooncake master", key: "kv_cache_offload.type", fixed: true },
-      { port: FIXED_PORTS.mooncakeMetadata, what: "the Mooncake metadata server", key: "kv_cache_offload.type", fixed: true },
-      { port: FIXED_PORTS.mooncakeMetrics, what: "the Mooncake master metrics", key: "kv_cache_offload.type", fixed: true },
+      {
+        port: FIXED_PORTS.mooncakeMetadata,
+        what: "the Mooncake metadata server",
+        key: "kv_cache_offload.type",
+        fixed: true,
+      },
+      {
+        port: FIXED_PORTS.mooncakeMetrics,
+        what: "the Mooncake master metrics",
+        key: "kv_cache_offload.type",
+        fixed: true,
+      },
     );
     both({ port: FIXED_PORTS.mooncakeClient, what: "the Mooncake client", key: "kv_cache_offload.type", fixed: true });
   }
@@ -324,7 +465,13 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
         if (a.port === b.port && a.what !== b.what && !seen.has(id)) {
           seen.add(id);
           const [blamed, other] = b.fixed && !a.fixed ? [a, b] : [b, a];
-          out.push(...fail(blamed.key, `port ${a.port} is used by both ${other.what} and ${blamed.what} on the same node; choose another {key:${blamed.key}}`, other.key));
+          out.push(
+            ...fail(
+              blamed.key,
+              `port ${a.port} is used by both ${other.what} and ${blamed.what} on the same node; choose another {key:${blamed.key}}`,
+              other.key,
+            ),
+          );
         }
       }
     }

@@ -12,7 +12,10 @@ export function parseToml(text: string): TomlResult {
   } catch (err: any) {
     if (err && typeof err.line === "number") {
       const reason = String(err.message ?? err).split("\n")[0];
-      return { ok: false, issue: { path: "", message: `invalid TOML: ${reason}`, line: err.line + 1, column: (err.col ?? 0) + 1 } };
+      return {
+        ok: false,
+        issue: { path: "", message: `invalid TOML: ${reason}`, line: err.line + 1, column: (err.col ?? 0) + 1 },
+      };
     }
     return { ok: false, issue: { path: "", message: `invalid TOML: ${String(err?.message ?? err)}` } };
   }

@@ -18,7 +18,10 @@ type Inference = z.output<typeof inferenceTable>;
  * here are only the values normalisation reshapes or computes (normalise.ts, and rules.ts
  * AUTO_SETUP for the values derived from other keys).
  */
-export interface FleetConfig extends Omit<Inference, "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "backend_port"> {
+export interface FleetConfig extends Omit<
+  Inference,
+  "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "backend_port"
+> {
   /** Which stack-file layout the user wrote; error paths are reported in that layout's terms. */
   layout: "standalone" | "rl";
   /** The served model (the catalog's id when the file names an alias); name "" only while "no model" is reported. */
@@ -41,7 +44,13 @@ export interface FleetConfig extends Omit<Inference, "model" | "deployment" | "k
   /** Canonical dotted paths of every key the user set (auto-setup rules depend on it). */
   explicit: ReadonlySet<string>;
   /** The RL layout's top-level [deployment] keys that constrain the island (checked, not deployed). */
-  rl_deployment?: { type?: string; num_infer_nodes?: number; num_train_gpus?: number; num_infer_gpus?: number; gpus_per_node?: number };
+  rl_deployment?: {
+    type?: string;
+    num_infer_nodes?: number;
+    num_train_gpus?: number;
+    num_infer_gpus?: number;
+    gpus_per_node?: number;
+  };
   /** prime-rl's layout: disaggregated per-role extra `vllm serve` flags (deployment.prefill_vllm_overrides / decode_vllm_overrides). */
   role_vllm_extra?: { prefill?: Record<string, ExtraValue>; decode?: Record<string, ExtraValue> };
   /** prime-rl's layout: the file's keys and tables accepted but not acted on (trainer, orchestrator, ...), as written. */
@@ -71,7 +80,9 @@ export type GpuFacts = Pick<DeploymentConfig, "gpus_per_node" | "gpu_type" | "gp
 export type RouterConfig = z.output<typeof routerTable>;
 
 /** `[kv_cache_offload]` once normalisation has checked that the cpu tier has its size and a disk tier its path. */
-type Checked<T> = T extends unknown ? Omit<T, "cpu" | "disk"> & { cpu: { num_bytes: number }; disk?: { path: string } } : never;
+type Checked<T> = T extends unknown
+  ? Omit<T, "cpu" | "disk"> & { cpu: { num_bytes: number }; disk?: { path: string } }
+  : never;
 export type OffloadConfig = Checked<z.output<typeof offloadTable>>;
 
 export type Launcher = z.output<typeof launcherTable>;

@@ -29,7 +29,9 @@ const SNAKE_NAMES = Object.keys(VLLM_FLAGS).map((f) => f.slice(2).replace(/-/g, 
  * flag, so vllm_extra must not: enable_dbo, model.max_model_len, ...
  */
 const OWNED_BY_KEY: Record<string, { key: string }> = Object.fromEntries(
-  [...Object.keys(inferenceShape).map((k) => [k, k]), ...Object.keys(modelTable.shape).map((k) => [k, `model.${k}`])].filter(([k]) => VLLM_FLAGS[flagName(k)]).map(([k, key]) => [k, { key }]),
+  [...Object.keys(inferenceShape).map((k) => [k, k]), ...Object.keys(modelTable.shape).map((k) => [k, `model.${k}`])]
+    .filter(([k]) => VLLM_FLAGS[flagName(k)])
+    .map(([k, key]) => [k, { key }]),
 );
 
 /**
@@ -54,8 +56,13 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
   data_parallel_hybrid_lb: { why: "computed by the planner from the deployment" },
   data_parallel_external_lb: { why: "computed by the planner from the deployment" },
   api_server_count: { why: "computed by the planner (dp-local API servers, 1 with LoRA)" },
-  kv_transfer_config: { key: "kv_cache_offload", why: "the planner builds the connector JSON from kv_cache_offload and the deployment" },
-  api_key: { why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values" },
+  kv_transfer_config: {
+    key: "kv_cache_offload",
+    why: "the planner builds the connector JSON from kv_cache_offload and the deployment",
+  },
+  api_key: {
+    why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values",
+  },
 };
 
 export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
@@ -100,10 +107,12 @@ function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | str
   switch (spec.type) {
     case "bool":
       if (typeof value !== "boolean") return `expects true or false, got ${describe(value)}`;
-      if (value === false && !spec.negatable) return "is a switch without a --no- form: remove the key instead of setting false";
+      if (value === false && !spec.negatable)
+        return "is a switch without a --no- form: remove the key instead of setting false";
       return { value };
     case "int":
-      if (typeof value !== "number" || !Number.isInteger(value)) return `expects a whole number, got ${describe(value)}`;
+      if (typeof value !== "number" || !Number.isInteger(value))
+        return `expects a whole number, got ${describe(value)}`;
       if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
       return { value };
     case "float":
@@ -133,10 +142,12 @@ function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | str
       const items = Array.isArray(value) ? value : [value];
       if (items.length === 0) return "expects at least one value";
       for (const item of items) {
-        if ((typeof item !== "string" && typeof item !== "number") || item === "") return `expects strings or numbers, got ${describe(item)}`;
+        if ((typeof item !== "string" && typeof item !== "number") || item === "")
+          return `expects strings or numbers, got ${describe(item)}`;
         if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
         if (typeof item === "string" && item.startsWith("-")) return DASH;
-        if (spec.item_type === "int" && !Number.isInteger(typeof item === "string" ? Number(item) : item)) return `expects whole numbers, got ${describe(item)}`;
+        if (spec.item_type === "int" && !Number.isInteger(typeof item === "string" ? Number(item) : item))
+          return `expects whole numbers, got ${describe(item)}`;
         if (!inChoices(item)) return `items must be one of ${choices!.join(", ")}, got ${describe(item)}`;
       }
       return { value: items as (string | number)[] };

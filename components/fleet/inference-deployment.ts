@@ -32,7 +32,9 @@ export class InferenceDeployment extends pulumi.ComponentResource {
   constructor(name: string, args: InferenceDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:fleet:InferenceDeployment", name, {}, opts);
     const { plan } = args;
-    const secrets = Object.fromEntries(Object.entries(args.secrets ?? {}).filter(([, v]) => v !== undefined)) as Partial<Record<SecretName, pulumi.Output<string>>>;
+    const secrets = Object.fromEntries(
+      Object.entries(args.secrets ?? {}).filter(([, v]) => v !== undefined),
+    ) as Partial<Record<SecretName, pulumi.Output<string>>>;
     const common: IslandContext = {
       name,
       secrets,

@@ -10,7 +10,11 @@ import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 export class Router extends pulumi.ComponentResource {
   /** Where clients send requests (`.../v1`); null in a dry run. */
   public readonly url: pulumi.Output<string | null>;
-  constructor(name: string, args: { kind: "vllm-router" | "llm-d"; url: pulumi.Input<string | null> }, opts?: pulumi.ComponentResourceOptions) {
+  constructor(
+    name: string,
+    args: { kind: "vllm-router" | "llm-d"; url: pulumi.Input<string | null> },
+    opts?: pulumi.ComponentResourceOptions,
+  ) {
     super("vllm-fleet:fleet:Router", name, {}, opts);
     this.url = pulumi.output(args.url);
     this.registerOutputs({ url: this.url });
@@ -44,7 +48,11 @@ export class MooncakeStore extends pulumi.ComponentResource {
   public readonly master: pulumi.Output<string | null>;
   /** The HTTP metadata server URL; null in a dry run. */
   public readonly metadata: pulumi.Output<string | null>;
-  constructor(name: string, args: { master: pulumi.Input<string | null>; metadata: pulumi.Input<string | null> }, opts?: pulumi.ComponentResourceOptions) {
+  constructor(
+    name: string,
+    args: { master: pulumi.Input<string | null>; metadata: pulumi.Input<string | null> },
+    opts?: pulumi.ComponentResourceOptions,
+  ) {
     super("vllm-fleet:fleet:MooncakeStore", name, {}, opts);
     this.master = pulumi.output(args.master);
     this.metadata = pulumi.output(args.metadata);
@@ -70,7 +78,9 @@ export function islandParts(
   const opts: pulumi.ComponentResourceOptions = dependsOn ? { parent, dependsOn } : { parent };
   const out = pulumi.output(outputs) as pulumi.Output<PartOutputs>;
   const engines = out.apply((o) => o.engines);
-  const router = island.router ? new Router(`${base}-router`, { kind: island.router.kind, url: out.apply((o) => o.routerUrl) }, opts) : undefined;
+  const router = island.router
+    ? new Router(`${base}-router`, { kind: island.router.kind, url: out.apply((o) => o.routerUrl) }, opts)
+    : undefined;
   let engineParts: (replica: number) => pulumi.ComponentResource;
   if (plan.shape === "disaggregated") {
     const group = new PrefillDecodeGroup(`${base}-pd`, { engines: engines.apply((es) => es.map(endpoint)) }, opts);
@@ -88,7 +98,14 @@ export function islandParts(
     };
   }
   const mooncake = island.mooncake
-    ? new MooncakeStore(`${base}-mooncake`, { master: out.apply((o) => o.mooncake?.master ?? null), metadata: out.apply((o) => o.mooncake?.metadata ?? null) }, opts)
+    ? new MooncakeStore(
+        `${base}-mooncake`,
+        {
+          master: out.apply((o) => o.mooncake?.master ?? null),
+          metadata: out.apply((o) => o.mooncake?.metadata ?? null),
+        },
+        opts,
+      )
     : undefined;
   return { router, mooncake, engines: engineParts };
 }

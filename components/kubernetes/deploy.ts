@@ -6,6 +6,9 @@ import type { Backend } from "../backend";
 import { deployKubernetesIsland, type KubernetesIslandContext } from "./island";
 import { kubernetesPlanOut } from "./plan-out";
 
-export const kubernetesBackend: Backend<KubernetesIslandContext> = { deployIsland: deployKubernetesIsland, planOut: kubernetesPlanOut };
+export const kubernetesBackend: Backend<KubernetesIslandContext> = {
+  deployIsland: deployKubernetesIsland,
+  planOut: kubernetesPlanOut,
+};
 export { kubernetesFleet, type KubernetesFleet, type KubernetesIslandContext } from "./island";
 export { kubernetesProvider } from "./provider";

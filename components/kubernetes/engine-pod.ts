@@ -2,7 +2,20 @@ import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
 import type { EngineWorkload } from "./names";
-import { fieldEnv, httpProbe, k8sLiteral, secretEnv, SECRET_KEYS, tcpProbe, type Container, type EnvVar, type PersistentVolumeClaim, type PodTemplateSpec, type Volume, type VolumeMount } from "./objects";
+import {
+  fieldEnv,
+  httpProbe,
+  k8sLiteral,
+  secretEnv,
+  SECRET_KEYS,
+  tcpProbe,
+  type Container,
+  type EnvVar,
+  type PersistentVolumeClaim,
+  type PodTemplateSpec,
+  type Volume,
+  type VolumeMount,
+} from "./objects";
 import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
 import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 
@@ -56,7 +69,11 @@ export function diskClaims(ctx: K8sContext): PersistentVolumeClaim[] | undefined
   return [
     {
       metadata: { name: "kv-disk" },
-      spec: { accessModes: ["ReadWriteOnce"], ...(t.disk_offload_storage_class ? { storageClassName: t.disk_offload_storage_class } : {}), resources: { requests: { storage: t.disk_offload_size } } },
+      spec: {
+        accessModes: ["ReadWriteOnce"],
+        ...(t.disk_offload_storage_class ? { storageClassName: t.disk_offload_storage_class } : {}),
+        resources: { requests: { storage: t.disk_offload_size } },
+      },
     },
   ];
 }
@@ -67,7 +84,11 @@ function volumes(ctx: K8sContext, island: number): { volumes: Volume[]; mounts: 
   const mounts: VolumeMount[] = [{ name: "dshm", mountPath: "/dev/shm" }];
   if (t.model_cache) {
     const c = t.model_cache;
-    volumes.push(c.pvc ? { name: "model-cache", persistentVolumeClaim: { claimName: c.pvc } } : { name: "model-cache", hostPath: { path: c.host_path!, type: "DirectoryOrCreate" } });
+    volumes.push(
+      c.pvc
+        ? { name: "model-cache", persistentVolumeClaim: { claimName: c.pvc } }
+        : { name: "model-cache", hostPath: { path: c.host_path!, type: "DirectoryOrCreate" } },
+    );
     mounts.push({ name: "model-cache", mountPath: c.mount_path });
   }
   const offload = ctx.plan.config.kv_cache_offload;
@@ -113,7 +134,13 @@ function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts:
   return out;
 }
 
-function engineContainer(ctx: K8sContext, island: IslandPlan, e: EngineProcess, script: string, mounts: VolumeMount[]): Container {
+function engineContainer(
+  ctx: K8sContext,
+  island: IslandPlan,
+  e: EngineProcess,
+  script: string,
+  mounts: VolumeMount[],
+): Container {
   const t = ctx.target;
   const cfg = ctx.plan.config;
   const gpus = String(e.gpus.length);
@@ -148,7 +175,12 @@ function engineContainer(ctx: K8sContext, island: IslandPlan, e: EngineProcess, 
 }
 
 /** Pod labels of an engine; `serving` pods are the ones routers and the InferencePool may pick. */
-export function engineLabels(ctx: K8sContext, island: number, wl: Pick<EngineWorkload, "role" | "replica">, serving?: boolean): Record<string, string> {
+export function engineLabels(
+  ctx: K8sContext,
+  island: number,
+  wl: Pick<EngineWorkload, "role" | "replica">,
+  serving?: boolean,
+): Record<string, string> {
   // llm-d's prefill-filter and decode-filter read this label.
   const pd: Record<string, string> = wl.role === "replica" ? {} : { "llm-d.ai/role": wl.role };
   return labels(ctx, "engine", island, {
@@ -160,18 +192,35 @@ export function engineLabels(ctx: K8sContext, island: number, wl: Pick<EngineWor
 }
 
 /** Every pod that serves the API in an island: what the InferencePool selects. */
-export const servingSelector = (ctx: K8sContext, island: number) => labels(ctx, "engine", island, { "vllm-fleet/serving": "true" });
+export const servingSelector = (ctx: K8sContext, island: number) =>
+  labels(ctx, "engine", island, { "vllm-fleet/serving": "true" });
 
 /** One engine pod's template; `rankFromWorkerIndex` makes the LWS worker template. */
-export function enginePodTemplate(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload, e: EngineProcess, rankFromWorkerIndex?: number): PodTemplateSpec {
+export function enginePodTemplate(
+  ctx: K8sContext,
+  island: IslandPlan,
+  wl: EngineWorkload,
+  e: EngineProcess,
+  rankFromWorkerIndex?: number,
+): PodTemplateSpec {
   const t = ctx.target;
   const { volumes: vols, mounts } = volumes(ctx, island.index);
   const init = sidecars(ctx, island, e, mounts);
   const script = engineScript(ctx, island.index, e, rankFromWorkerIndex);
   // A changed Mooncake client config must restart the engines that read it.
-  const annotations = island.mooncake ? { "vllm-fleet/config-hash": createHash("sha256").update(mooncakeConfigText(ctx, island)).digest("hex").slice(0, 16) } : undefined;
+  const annotations = island.mooncake
+    ? {
+        "vllm-fleet/config-hash": createHash("sha256")
+          .update(mooncakeConfigText(ctx, island))
+          .digest("hex")
+          .slice(0, 16),
+      }
+    : undefined;
   return {
-    metadata: { labels: engineLabels(ctx, island.index, wl, e.port !== undefined), ...(annotations ? { annotations } : {}) },
+    metadata: {
+      labels: engineLabels(ctx, island.index, wl, e.port !== undefined),
+      ...(annotations ? { annotations } : {}),
+    },
     spec: {
       ...placement(ctx),
       terminationGracePeriodSeconds: 60,

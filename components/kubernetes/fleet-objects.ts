@@ -9,7 +9,9 @@ import { routerObjects } from "./router-objects";
 import { engineObjects } from "./workloads";
 
 /** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
-export type K8sIslandEndpoints = Required<Pick<IslandOutputs, "island" | "namespace" | "routerUrl" | "adminUrls" | "roles" | "pods" | "mooncake">>;
+export type K8sIslandEndpoints = Required<
+  Pick<IslandOutputs, "island" | "namespace" | "routerUrl" | "adminUrls" | "roles" | "pods" | "mooncake">
+>;
 
 export interface K8sIslandObjects {
   island: number;
@@ -52,11 +54,23 @@ export function k8sEndpoints(plan: DeploymentPlan, names: K8sNames = k8sNames(pl
  * the configured credentials. Pure: the Pulumi components only create what this returns.
  */
 export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8sFleetObjects {
-  if (plan.target !== "kubernetes") throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
-  const ctx: K8sContext = { plan, target: plan.config.target as KubernetesTarget, names: k8sNames(plan), secrets: [...new Set(secrets)].sort() };
+  if (plan.target !== "kubernetes")
+    throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
+  const ctx: K8sContext = {
+    plan,
+    target: plan.config.target as KubernetesTarget,
+    names: k8sNames(plan),
+    secrets: [...new Set(secrets)].sort(),
+  };
   const endpoints = k8sEndpoints(plan, ctx.names);
   const secret: K8sFleetObjects["secret"] = ctx.secrets.length
-    ? { apiVersion: "v1", kind: "Secret", metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")), type: "Opaque", stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])) }
+    ? {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: meta(ctx, ctx.names.secret, labels(ctx, "engine")),
+        type: "Opaque",
+        stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])),
+      }
     : undefined;
   return {
     namespace: ctx.names.namespace,
@@ -76,7 +90,12 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
 }
 
 /** One island's objects in creation order: store, engines, router. */
-export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [...i.mooncake, i.engineService, ...i.replicas.map((r) => r.object), ...i.router];
+export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [
+  ...i.mooncake,
+  i.engineService,
+  ...i.replicas.map((r) => r.object),
+  ...i.router,
+];
 
 /** Flat list in creation order: the secret, then every island's objects. */
 export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {

@@ -6,6 +6,12 @@
  */
 export { kubernetesPlanOut } from "./plan-out";
 export { k8sNames, type K8sNames } from "./names";
-export { allK8sObjects, k8sEndpoints, renderK8sFleet, type K8sFleetObjects, type K8sIslandEndpoints } from "./fleet-objects";
+export {
+  allK8sObjects,
+  k8sEndpoints,
+  renderK8sFleet,
+  type K8sFleetObjects,
+  type K8sIslandEndpoints,
+} from "./fleet-objects";
 export { mountedPath } from "./render-context";
 export type { K8sObject } from "./objects";

@@ -23,17 +23,30 @@ export type KubernetesIslandContext = IslandContext & KubernetesFleet;
  * Renders the fleet and creates its one Secret under `parent`: the only object that holds
  * credentials; every pod reads them through secretKeyRef.
  */
-export function kubernetesFleet(parent: pulumi.ComponentResource, plan: DeploymentPlan, provider: k8s.Provider, secrets: Partial<Record<SecretName, pulumi.Output<string>>>): KubernetesFleet {
+export function kubernetesFleet(
+  parent: pulumi.ComponentResource,
+  plan: DeploymentPlan,
+  provider: k8s.Provider,
+  secrets: Partial<Record<SecretName, pulumi.Output<string>>>,
+): KubernetesFleet {
   const configured = Object.keys(secrets) as SecretName[];
   const objects = renderK8sFleet(plan, configured);
   const secret = objects.secret
-    ? new k8s.core.v1.Secret(objects.secret.metadata.name, { ...objects.secret, stringData: Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)])) }, { parent, provider })
+    ? new k8s.core.v1.Secret(
+        objects.secret.metadata.name,
+        {
+          ...objects.secret,
+          stringData: Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)])),
+        },
+        { parent, provider },
+      )
     : undefined;
   return { provider, objects, secret };
 }
 
 /** Resolves to `value` once every resource is created (and, for workloads, Ready). */
-const after = <T>(resources: pulumi.CustomResource[], value: T): pulumi.Output<T> => pulumi.all(resources.map((r) => r.id)).apply(() => value);
+const after = <T>(resources: pulumi.CustomResource[], value: T): pulumi.Output<T> =>
+  pulumi.all(resources.map((r) => r.id)).apply(() => value);
 
 /**
  * One island on Kubernetes: the Mooncake store, then the engine workloads (the provider waits
@@ -54,18 +67,39 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext> = (
   const replicaOf = new Map(island.engines.map((e) => [e.id, e.replica]));
   const parts = ctx.parts(island, {
     routerUrl: ep.routerUrl,
-    engines: island.endpoints.engines.map((e, k) => ({ id: e.id, role: e.role, replica: replicaOf.get(e.id)!, url: ep.adminUrls[k] })),
+    engines: island.endpoints.engines.map((e, k) => ({
+      id: e.id,
+      role: e.role,
+      replica: replicaOf.get(e.id)!,
+      url: ep.adminUrls[k],
+    })),
     mooncake: ep.mooncake,
   });
 
-  const storeResources = parts.mooncake ? objects.mooncake.map((o) => k8sResource(o, { parent: parts.mooncake, provider })) : [];
+  const storeResources = parts.mooncake
+    ? objects.mooncake.map((o) => k8sResource(o, { parent: parts.mooncake, provider }))
+    : [];
   const engineService = k8sResource(objects.engineService, { parent, provider });
   const engineDeps = [engineService, ...storeResources, ...secretDeps];
-  const workloads = objects.replicas.map(({ workload, object }) => k8sResource(object, { parent: parts.engines(workload.replica), provider, dependsOn: engineDeps, customTimeouts: slow }));
+  const workloads = objects.replicas.map(({ workload, object }) =>
+    k8sResource(object, {
+      parent: parts.engines(workload.replica),
+      provider,
+      dependsOn: engineDeps,
+      customTimeouts: slow,
+    }),
+  );
 
   // The router starts once its engines are Ready, so it never serves a fleet that is still loading.
   const routerResources = parts.router
-    ? objects.router.map((o) => k8sResource(o, { parent: parts.router, provider, dependsOn: [...workloads, ...secretDeps], customTimeouts: { create: "20m", update: "20m", delete: "10m" } }))
+    ? objects.router.map((o) =>
+        k8sResource(o, {
+          parent: parts.router,
+          provider,
+          dependsOn: [...workloads, ...secretDeps],
+          customTimeouts: { create: "20m", update: "20m", delete: "10m" },
+        }),
+      )
     : [];
   return after([...workloads, ...routerResources, ...storeResources], ep);
 };

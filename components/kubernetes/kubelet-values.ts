@@ -23,4 +23,5 @@ export function scriptWord(ctx: K8sContext, island: number, v: Value): string {
 }
 
 /** True when a Value is exactly the pod's own address (then the env var reads status.podIP). */
-export const isSelf = (v: Value) => typeof v !== "string" && v.parts.length === 1 && typeof v.parts[0] !== "string" && v.parts[0].ref === "self";
+export const isSelf = (v: Value) =>
+  typeof v !== "string" && v.parts.length === 1 && typeof v.parts[0] !== "string" && v.parts[0].ref === "self";

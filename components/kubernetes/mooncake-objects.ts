@@ -26,11 +26,18 @@ function mooncakeValue(ctx: K8sContext, island: IslandPlan, v: Value, forKubelet
 
 /** MOONCAKE_CONFIG_PATH contents for the engines: the master and metadata server by Service DNS. */
 export function mooncakeConfigText(ctx: K8sContext, island: IslandPlan): string {
-  return JSON.stringify(resolveDeep(island.mooncake!.engineConfig, (r) => mooncakeValue(ctx, island, { parts: [r] }, false)), null, 2) + "\n";
+  return (
+    JSON.stringify(
+      resolveDeep(island.mooncake!.engineConfig, (r) => mooncakeValue(ctx, island, { parts: [r] }, false)),
+      null,
+      2,
+    ) + "\n"
+  );
 }
 
 /** A master or client command line for kubelet. */
-export const mooncakeArgv = (ctx: K8sContext, island: IslandPlan, argv: Value[]) => argv.map((v) => mooncakeValue(ctx, island, v, true));
+export const mooncakeArgv = (ctx: K8sContext, island: IslandPlan, argv: Value[]) =>
+  argv.map((v) => mooncakeValue(ctx, island, v, true));
 
 /** The island's store: master Deployment (RPC, HTTP metadata, metrics) + Service + the engines' client config. */
 export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[] {
@@ -45,7 +52,12 @@ export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[
   ];
   const disk = m.diskPath;
   return [
-    { apiVersion: "v1", kind: "ConfigMap", metadata: meta(ctx, mooncakeConfigMapName(ctx, island.index), selector), data: { "mooncake.json": mooncakeConfigText(ctx, island) } },
+    {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: meta(ctx, mooncakeConfigMapName(ctx, island.index), selector),
+      data: { "mooncake.json": mooncakeConfigText(ctx, island) },
+    },
     // Recreate: never two masters, or clients would split between them.
     singletonDeployment(
       ctx,
@@ -67,6 +79,11 @@ export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[
       },
       { recreate: true },
     ),
-    { apiVersion: "v1", kind: "Service", metadata: meta(ctx, name, selector), spec: { selector, ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port })) } },
+    {
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: meta(ctx, name, selector),
+      spec: { selector, ports: ports.map((p) => ({ name: p.name, port: p.port, targetPort: p.port })) },
+    },
   ];
 }

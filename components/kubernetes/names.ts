@@ -28,7 +28,9 @@ export function k8sNames(plan: DeploymentPlan) {
   const svc = (name: string) => `${name}.${ns}.svc.cluster.local`;
   const check = (name: string): string => {
     if (name.length > 63 || !DNS_LABEL.test(name)) {
-      throw new Error(`the Kubernetes name ${name} (from the Pulumi stack name "${plan.stack}") is not a DNS label of at most 63 characters; use a shorter stack name`);
+      throw new Error(
+        `the Kubernetes name ${name} (from the Pulumi stack name "${plan.stack}") is not a DNS label of at most 63 characters; use a shorter stack name`,
+      );
     }
     return name;
   };
@@ -61,7 +63,8 @@ export function k8sNames(plan: DeploymentPlan) {
     const wl = workloads(island).find((w) => w.engines.some((e) => e.node === node));
     if (!wl) throw new Error(`internal error: island ${island.index} has no node ${node}`);
     const k = wl.engines.findIndex((e) => e.node === node);
-    if (wl.kind === "StatefulSet") return { pod: check(`${wl.name}-0`), host: svc(`${wl.name}-0.${engineService(island.index)}`) };
+    if (wl.kind === "StatefulSet")
+      return { pod: check(`${wl.name}-0`), host: svc(`${wl.name}-0.${engineService(island.index)}`) };
     const name = check(k === 0 ? `${wl.name}-0` : `${wl.name}-0-${k}`);
     return { pod: name, host: svc(`${name}.${wl.name}`) };
   }
@@ -83,7 +86,10 @@ export function k8sNames(plan: DeploymentPlan) {
     check,
     svcHost: svc,
     url: (island: IslandPlan, u: NodeUrl) => `http://${pod(island, u.node).host}:${u.port}${u.path}`,
-    routerUrl: (island: IslandPlan) => (island.endpoints.router ? `http://${svc(routerService(island.index))}:${island.endpoints.router.port}${island.endpoints.router.path}` : null),
+    routerUrl: (island: IslandPlan) =>
+      island.endpoints.router
+        ? `http://${svc(routerService(island.index))}:${island.endpoints.router.port}${island.endpoints.router.path}`
+        : null,
   };
 }
 

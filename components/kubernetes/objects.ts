@@ -50,8 +50,19 @@ export type K8sObject =
   | { apiVersion: "v1"; kind: "ServiceAccount"; metadata: Meta }
   | { apiVersion: "apps/v1"; kind: "StatefulSet"; metadata: Meta; spec: k8s.types.input.apps.v1.StatefulSetSpec }
   | { apiVersion: "apps/v1"; kind: "Deployment"; metadata: Meta; spec: k8s.types.input.apps.v1.DeploymentSpec }
-  | { apiVersion: "rbac.authorization.k8s.io/v1"; kind: "Role"; metadata: Meta; rules: k8s.types.input.rbac.v1.PolicyRule[] }
-  | { apiVersion: "rbac.authorization.k8s.io/v1"; kind: "RoleBinding"; metadata: Meta; roleRef: k8s.types.input.rbac.v1.RoleRef; subjects: k8s.types.input.rbac.v1.Subject[] }
+  | {
+      apiVersion: "rbac.authorization.k8s.io/v1";
+      kind: "Role";
+      metadata: Meta;
+      rules: k8s.types.input.rbac.v1.PolicyRule[];
+    }
+  | {
+      apiVersion: "rbac.authorization.k8s.io/v1";
+      kind: "RoleBinding";
+      metadata: Meta;
+      roleRef: k8s.types.input.rbac.v1.RoleRef;
+      subjects: k8s.types.input.rbac.v1.Subject[];
+    }
   | { apiVersion: "leaderworkerset.x-k8s.io/v1"; kind: "LeaderWorkerSet"; metadata: Meta; spec: LeaderWorkerSetSpec }
   | { apiVersion: "inference.networking.k8s.io/v1"; kind: "InferencePool"; metadata: Meta; spec: InferencePoolSpec };
 
@@ -68,9 +79,17 @@ export const fieldEnv = (name: string, fieldPath: string): EnvVar => ({ name, va
 export const SECRET_KEYS = { hfToken: SECRETS.hfToken.env, apiKey: SECRETS.apiKey.env } as const;
 export type { SecretName };
 
-export const secretEnv = (secret: string, key: string): EnvVar => ({ name: key, valueFrom: { secretKeyRef: { name: secret, key } } });
+export const secretEnv = (secret: string, key: string): EnvVar => ({
+  name: key,
+  valueFrom: { secretKeyRef: { name: secret, key } },
+});
 
-export const tcpProbe = (port: number, periodSeconds: number, failureThreshold: number): Probe => ({ tcpSocket: { port }, periodSeconds, timeoutSeconds: 5, failureThreshold });
+export const tcpProbe = (port: number, periodSeconds: number, failureThreshold: number): Probe => ({
+  tcpSocket: { port },
+  periodSeconds,
+  timeoutSeconds: 5,
+  failureThreshold,
+});
 export const httpProbe = (path: string, port: number, periodSeconds: number, failureThreshold: number): Probe => ({
   httpGet: { path, port },
   periodSeconds,

@@ -6,7 +6,8 @@ import type { K8sObject } from "./objects";
 
 /** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
 const objectFile = (o: K8sObject) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`;
-const objectYaml = (o: K8sObject) => YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
+const objectYaml = (o: K8sObject) =>
+  YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
 
 /**
  * `plan --out` on Kubernetes: every object of each island as YAML. No credentials are configured:

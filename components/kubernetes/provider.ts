@@ -7,7 +7,12 @@ import { secretConfig } from "../pulumi-config";
  * secret), `context`, and the namespace the plan chose. Without `kubeconfig` the provider uses
  * $KUBECONFIG or ~/.kube/config, as kubectl does.
  */
-export function kubernetesProvider(name: string, config: pulumi.Config, namespace: string, opts?: pulumi.CustomResourceOptions): k8s.Provider {
+export function kubernetesProvider(
+  name: string,
+  config: pulumi.Config,
+  namespace: string,
+  opts?: pulumi.CustomResourceOptions,
+): k8s.Provider {
   const raw = config.get("kubeconfig");
   let kubeconfig: pulumi.Input<string> | undefined;
   if (raw !== undefined) {

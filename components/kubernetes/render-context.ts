@@ -21,14 +21,22 @@ export const MOUNTED_FILES: Record<Exclude<GeneratedFile, "epp-endpoints">, { di
 };
 
 export function mountedPath(file: GeneratedFile): string {
-  if (file === "epp-endpoints") throw new Error("internal error: on Kubernetes the EPP discovers pods through its InferencePool, not an endpoints file");
+  if (file === "epp-endpoints")
+    throw new Error(
+      "internal error: on Kubernetes the EPP discovers pods through its InferencePool, not an endpoints file",
+    );
   return `${MOUNTED_FILES[file].dir}/${MOUNTED_FILES[file].file}`;
 }
 
 export type Component = "engine" | "router" | "mooncake";
 
 /** The labels objects carry and select on: fleet, component, island, plus `extra`. */
-export function labels(ctx: K8sContext, component: Component, island?: number, extra: Record<string, string> = {}): Record<string, string> {
+export function labels(
+  ctx: K8sContext,
+  component: Component,
+  island?: number,
+  extra: Record<string, string> = {},
+): Record<string, string> {
   return {
     "app.kubernetes.io/name": "vllm-fleet",
     "app.kubernetes.io/instance": ctx.names.base,
@@ -38,14 +46,25 @@ export function labels(ctx: K8sContext, component: Component, island?: number, e
   };
 }
 
-export function meta(ctx: K8sContext, name: string, objectLabels: Record<string, string>, annotations?: Record<string, string>): Meta {
-  return { name: ctx.names.check(name), namespace: ctx.names.namespace, labels: { ...objectLabels, "app.kubernetes.io/managed-by": "pulumi" }, ...(annotations ? { annotations } : {}) };
+export function meta(
+  ctx: K8sContext,
+  name: string,
+  objectLabels: Record<string, string>,
+  annotations?: Record<string, string>,
+): Meta {
+  return {
+    name: ctx.names.check(name),
+    namespace: ctx.names.namespace,
+    labels: { ...objectLabels, "app.kubernetes.io/managed-by": "pulumi" },
+    ...(annotations ? { annotations } : {}),
+  };
 }
 
 /** Resolves a plan reference to a literal for a container running in island `island`'s pods. */
 export function k8sRefs(ctx: K8sContext, island: number, self: string): (ref: Ref) => string {
   const plan = ctx.plan.islands[island];
-  return (ref) => (ref.ref === "node" ? ctx.names.pod(plan, ref.node).host : ref.ref === "self" ? self : mountedPath(ref.file));
+  return (ref) =>
+    ref.ref === "node" ? ctx.names.pod(plan, ref.node).host : ref.ref === "self" ? self : mountedPath(ref.file);
 }
 
 /** Pod settings every fleet pod shares: no service-link env, pull secrets, node selector, tolerations. */
@@ -64,7 +83,13 @@ export function placement(ctx: K8sContext): Partial<PodSpec> {
  * A one-replica Deployment of fleet pods (router, EPP + Envoy, Mooncake master). `recreate`: never
  * two at once (a second master would split the store); `annotations` go on the pod template.
  */
-export function singletonDeployment(ctx: K8sContext, name: string, selector: Record<string, string>, spec: PodSpec, opts: { recreate?: boolean; annotations?: Record<string, string> } = {}): K8sObject {
+export function singletonDeployment(
+  ctx: K8sContext,
+  name: string,
+  selector: Record<string, string>,
+  spec: PodSpec,
+  opts: { recreate?: boolean; annotations?: Record<string, string> } = {},
+): K8sObject {
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",
@@ -73,7 +98,10 @@ export function singletonDeployment(ctx: K8sContext, name: string, selector: Rec
       replicas: 1,
       ...(opts.recreate ? { strategy: { type: "Recreate" } } : {}),
       selector: { matchLabels: selector },
-      template: { metadata: { labels: selector, ...(opts.annotations ? { annotations: opts.annotations } : {}) }, spec: { ...placement(ctx), ...spec } },
+      template: {
+        metadata: { labels: selector, ...(opts.annotations ? { annotations: opts.annotations } : {}) },
+        spec: { ...placement(ctx), ...spec },
+      },
     },
   };
 }

@@ -9,7 +9,12 @@ import { fieldEnv, httpProbe, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./kubelet-values";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
-function routerService(ctx: K8sContext, island: IslandPlan, selector: Record<string, string>, ports: { name: string; port: number }[]): K8sObject {
+function routerService(
+  ctx: K8sContext,
+  island: IslandPlan,
+  selector: Record<string, string>,
+  ports: { name: string; port: number }[],
+): K8sObject {
   return {
     apiVersion: "v1",
     kind: "Service",
@@ -84,8 +89,14 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
     data: { [MOUNTED_FILES[file].file]: text },
   });
   const [eppConfig, envoyConfig] = [configMap("epp-config", eppText), configMap("envoy-config", envoyText)];
-  const targetPort = r.pd ? island.engines.find((e) => e.role === "prefill")!.port! : island.endpoints.engines[0].url.port;
-  const mounts = (["epp-config", "envoy-config"] as const).map((f) => ({ name: f, mountPath: MOUNTED_FILES[f].dir, readOnly: true }));
+  const targetPort = r.pd
+    ? island.engines.find((e) => e.role === "prefill")!.port!
+    : island.endpoints.engines[0].url.port;
+  const mounts = (["epp-config", "envoy-config"] as const).map((f) => ({
+    name: f,
+    mountPath: MOUNTED_FILES[f].dir,
+    readOnly: true,
+  }));
   // A changed EPP or Envoy config must roll the pod: the files are read once at start.
   const configHash = createHash("sha256").update(eppText).update(envoyText).digest("hex").slice(0, 16);
   return [
@@ -97,7 +108,11 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
       rules: [
         { apiGroups: [""], resources: ["pods"], verbs: ["get", "watch", "list"] },
         { apiGroups: ["inference.networking.k8s.io"], resources: ["inferencepools"], verbs: ["get", "watch", "list"] },
-        { apiGroups: ["inference.networking.x-k8s.io"], resources: ["inferenceobjectives", "inferencemodelrewrites"], verbs: ["get", "watch", "list"] },
+        {
+          apiGroups: ["inference.networking.x-k8s.io"],
+          resources: ["inferenceobjectives", "inferencemodelrewrites"],
+          verbs: ["get", "watch", "list"],
+        },
       ],
     },
     {
@@ -117,7 +132,12 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
         // P/D: prefill engines and decode sidecars listen on this one port (a config rule).
         targetPorts: [{ number: targetPort }],
         selector: { matchLabels: servingSelector(ctx, i) },
-        endpointPickerRef: { name: eppName, kind: "Service", port: { number: r.epp.grpcPort }, failureMode: "FailClose" },
+        endpointPickerRef: {
+          name: eppName,
+          kind: "Service",
+          port: { number: r.epp.grpcPort },
+          failureMode: "FailClose",
+        },
       },
     },
     singletonDeployment(
@@ -139,7 +159,11 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
               { name: "metrics", containerPort: r.epp.metricsPort },
             ],
             readinessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, periodSeconds: 2 },
-            livenessProbe: { grpc: { port: r.epp.healthPort, service: "inference-extension" }, initialDelaySeconds: 5, periodSeconds: 10 },
+            livenessProbe: {
+              grpc: { port: r.epp.healthPort, service: "inference-extension" },
+              initialDelaySeconds: 5,
+              periodSeconds: 10,
+            },
             volumeMounts: mounts.filter((m) => m.name === "epp-config"),
           },
           {

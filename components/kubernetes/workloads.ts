@@ -23,9 +23,14 @@ function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWor
     return JSON.stringify([argv, e.env, e.port, e.gpus]);
   };
   for (const [k, e] of wl.engines.entries()) {
-    if (k > 0 && e.dp?.startRank !== k * dpLocal) throw new Error(`internal error: ${e.id} starts at rank ${e.dp?.startRank}, not ${k * dpLocal}`);
+    if (k > 0 && e.dp?.startRank !== k * dpLocal)
+      throw new Error(`internal error: ${e.id} starts at rank ${e.dp?.startRank}, not ${k * dpLocal}`);
   }
-  for (const e of rest) if (shape(e) !== shape(first)) throw new Error(`internal error: LWS workers of ${wl.name} differ beyond their start rank (${e.id} vs ${first.id})`);
+  for (const e of rest)
+    if (shape(e) !== shape(first))
+      throw new Error(
+        `internal error: LWS workers of ${wl.name} differ beyond their start rank (${e.id} vs ${first.id})`,
+      );
   return dpLocal;
 }
 
@@ -78,14 +83,24 @@ function engineService(ctx: K8sContext, island: IslandPlan): K8sObject {
     apiVersion: "v1",
     kind: "Service",
     metadata: meta(ctx, ctx.names.engineService(island.index), selector),
-    spec: { clusterIP: "None", publishNotReadyAddresses: true, selector, ports: ports.map((port) => ({ name: `http-${port}`, port, targetPort: port })) },
+    spec: {
+      clusterIP: "None",
+      publishNotReadyAddresses: true,
+      selector,
+      ports: ports.map((port) => ({ name: `http-${port}`, port, targetPort: port })),
+    },
   };
 }
 
 /** Per replica: its workload (StatefulSet or LeaderWorkerSet); plus the island's headless Service. */
-export function engineObjects(ctx: K8sContext, island: IslandPlan): { service: K8sObject; replicas: { workload: EngineWorkload; object: K8sObject }[] } {
+export function engineObjects(
+  ctx: K8sContext,
+  island: IslandPlan,
+): { service: K8sObject; replicas: { workload: EngineWorkload; object: K8sObject }[] } {
   return {
     service: engineService(ctx, island),
-    replicas: ctx.names.workloads(island).map((workload) => ({ workload, object: workloadObject(ctx, island, workload) })),
+    replicas: ctx.names
+      .workloads(island)
+      .map((workload) => ({ workload, object: workloadObject(ctx, island, workload) })),
   };
 }

@@ -1,7 +1,13 @@
 import { fleetEndpoints, type IslandUrls } from "../outputs";
 import type { Role } from "../plan/deployment-plan";
 import { shq } from "../shell";
-import { parseIslandResult, parseSchedulerReport, renderTemplate, schedulerQueryScript, type JobReport } from "../slurm";
+import {
+  parseIslandResult,
+  parseSchedulerReport,
+  renderTemplate,
+  schedulerQueryScript,
+  type JobReport,
+} from "../slurm";
 import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { failureText, getText, probeAll } from "./http";
@@ -10,10 +16,16 @@ import { runChecked, type Shell } from "./remote";
 import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
 
 /** Asks SLURM about every island in one round trip; Kubernetes and endpoints-only views skip it. */
-export async function querySchedulers(view: FleetView, shell: Shell | undefined): Promise<Map<number, JobReport> | undefined> {
+export async function querySchedulers(
+  view: FleetView,
+  shell: Shell | undefined,
+): Promise<Map<number, JobReport> | undefined> {
   if (!shell || view.target !== "slurm" || !view.islands.some((i) => i.jobName)) return undefined;
   const stdout = await runChecked(shell, schedulerQueryScript(view.islands), "the scheduler query");
-  return parseSchedulerReport(stdout, view.islands.map((i) => i.island));
+  return parseSchedulerReport(
+    stdout,
+    view.islands.map((i) => i.island),
+  );
 }
 
 const addrsOf = (jobs: Map<number, JobReport> | undefined, island: IslandView) => {
@@ -34,7 +46,9 @@ export async function statusCommand(view: FleetView, shell: Shell | undefined): 
   const urls = view.islands.flatMap((i) => {
     const job = jobs?.get(i.island);
     if (job && job.state !== "RUNNING") return []; // nothing to probe until the job runs
-    return processesOf(i).map((p) => processUrl(p, addrsOf(jobs, i))).filter((u): u is string => !!u);
+    return processesOf(i)
+      .map((p) => processUrl(p, addrsOf(jobs, i)))
+      .filter((u): u is string => !!u);
   });
   const probes = await probeAll(urls, view.model);
   const islands = view.islands.map((i) => islandStatus(i, jobs?.get(i.island), probes));
@@ -81,10 +95,23 @@ export async function scrapeAll(engines: EngineTarget[]): Promise<(Scrape | stri
   );
 }
 
-const EMPTY: EngineMetrics = { running: 0, waiting: 0, kvUsage: null, promptTps: null, generationTps: null, requestsPerS: null, prefixHitRate: null, windowS: null };
+const EMPTY: EngineMetrics = {
+  running: 0,
+  waiting: 0,
+  kvUsage: null,
+  promptTps: null,
+  generationTps: null,
+  requestsPerS: null,
+  prefixHitRate: null,
+  windowS: null,
+};
 
 /** Rows from the scrape now and the one before (same engine order). */
-export function metricsRows(engines: EngineTarget[], now: (Scrape | string)[], before?: (Scrape | string)[]): { rows: MetricsRow[]; total: EngineMetrics } {
+export function metricsRows(
+  engines: EngineTarget[],
+  now: (Scrape | string)[],
+  before?: (Scrape | string)[],
+): { rows: MetricsRow[]; total: EngineMetrics } {
   const rows = engines.map((e, k): MetricsRow => {
     const s = now[k];
     const b = before?.[k];
@@ -110,7 +137,9 @@ export function logsScript(view: FleetView, select: (id: string) => boolean, lin
 
 /** The endpoints each island's job wrote (endpoints.json appears only once every endpoint serves; slurm/endpoints-read.sh). */
 export function endpointsScript(view: FleetView): string {
-  const islands = view.islands.flatMap((i) => (i.islandDir ? [{ island: i.island, file: shq(`${i.islandDir}/endpoints.json`) }] : []));
+  const islands = view.islands.flatMap((i) =>
+    i.islandDir ? [{ island: i.island, file: shq(`${i.islandDir}/endpoints.json`) }] : [],
+  );
   return renderTemplate("slurm/endpoints-read.sh.mustache", { islands });
 }
 
@@ -119,7 +148,10 @@ export function endpointsScript(view: FleetView): string {
  * once every endpoint serves), so an island not yet READY is missing and said so. Otherwise the
  * URLs the view already has.
  */
-export async function endpointsCommand(view: FleetView, shell: Shell | undefined): Promise<{ endpoints: FleetEndpoints; missing: number[] }> {
+export async function endpointsCommand(
+  view: FleetView,
+  shell: Shell | undefined,
+): Promise<{ endpoints: FleetEndpoints; missing: number[] }> {
   const missing: number[] = [];
   let islands: IslandUrls[];
   if (view.target === "slurm" && shell && view.islands.every((i) => i.islandDir)) {
@@ -129,9 +161,12 @@ export async function endpointsCommand(view: FleetView, shell: Shell | undefined
       const [kind, k, json] = line.split("\t");
       if (kind !== "island" || !json?.trim()) continue;
       const r = parseIslandResult(json);
-      if (!r.dryRun) found.set(Number(k), { island: r.island, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles });
+      if (!r.dryRun)
+        found.set(Number(k), { island: r.island, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles });
     }
-    islands = view.islands.flatMap((i) => (found.has(i.island) ? [found.get(i.island)!] : (missing.push(i.island), [])));
+    islands = view.islands.flatMap((i) =>
+      found.has(i.island) ? [found.get(i.island)!] : (missing.push(i.island), []),
+    );
   } else {
     islands = view.islands.map((i) => ({
       island: i.island,

@@ -44,12 +44,33 @@ export function viewFromPlan(plan: DeploymentPlan): FleetView {
     target: plan.target,
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
-      const slurm = plan.target === "slurm" ? { jobName: jobName(plan, island.index), islandDir: islandDir(plan.config, island), nodeCount: island.nodes.length } : {};
-      const router = island.router && ep.router ? { id: routerProcess(island.router.kind), role: "router" as const, kind: island.router.kind, at: ep.router, url: k8s?.[island.index].routerUrl ?? undefined } : undefined;
+      const slurm =
+        plan.target === "slurm"
+          ? {
+              jobName: jobName(plan, island.index),
+              islandDir: islandDir(plan.config, island),
+              nodeCount: island.nodes.length,
+            }
+          : {};
+      const router =
+        island.router && ep.router
+          ? {
+              id: routerProcess(island.router.kind),
+              role: "router" as const,
+              kind: island.router.kind,
+              at: ep.router,
+              url: k8s?.[island.index].routerUrl ?? undefined,
+            }
+          : undefined;
       return {
         island: island.index,
         ...slurm,
-        engines: ep.engines.map((e, k) => ({ id: e.id, role: e.role, at: e.url, url: k8s?.[island.index].adminUrls[k] })),
+        engines: ep.engines.map((e, k) => ({
+          id: e.id,
+          role: e.role,
+          at: e.url,
+          url: k8s?.[island.index].adminUrls[k],
+        })),
         ...(router ? { router } : {}),
       };
     }),
@@ -78,9 +99,15 @@ export function viewFromEndpoints(doc: unknown, source: string): FleetView {
     return { model: d.model, target: "slurm", islands: [islandFromEndpoints(d as EndpointsIsland)] };
   }
   if (d && Array.isArray(d.islands) && d.planned && typeof d.planned.model === "string") {
-    return { model: d.planned.model, target: d.planned.target, islands: (d.islands as EndpointsIsland[]).map(islandFromEndpoints) };
+    return {
+      model: d.planned.model,
+      target: d.planned.target,
+      islands: (d.islands as EndpointsIsland[]).map(islandFromEndpoints),
+    };
   }
-  throw new Error(`${source} is neither an island's endpoints.json nor \`pulumi stack output --json\` of a vllm-fleet stack`);
+  throw new Error(
+    `${source} is neither an island's endpoints.json nor \`pulumi stack output --json\` of a vllm-fleet stack`,
+  );
 }
 
 function islandFromEndpoints(i: EndpointsIsland): IslandView {
@@ -90,7 +117,9 @@ function islandFromEndpoints(i: EndpointsIsland): IslandView {
     ...(i.jobName ? { jobName: i.jobName } : {}),
     ...(i.jobId ? { jobId: i.jobId } : {}),
     engines: engines.map((e) => ({ id: e.id, role: e.role, url: e.url })),
-    ...(i.routerUrl ? { router: { id: "router", role: "router" as const, kind: "vllm-router" as const, url: i.routerUrl } } : {}),
+    ...(i.routerUrl
+      ? { router: { id: "router", role: "router" as const, kind: "vllm-router" as const, url: i.routerUrl } }
+      : {}),
   };
 }
 

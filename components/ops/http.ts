@@ -6,7 +6,8 @@ import type { Probe } from "./status";
 export const HTTP_TIMEOUT_MS = 3000;
 
 /** The API key the engines were given, if the caller has it: vLLM checks it on /v1 routes. */
-const authHeaders = (): Record<string, string> => (process.env.VLLM_API_KEY ? { authorization: `Bearer ${process.env.VLLM_API_KEY}` } : {});
+const authHeaders = (): Record<string, string> =>
+  process.env.VLLM_API_KEY ? { authorization: `Bearer ${process.env.VLLM_API_KEY}` } : {};
 
 /** The error a request that missed its deadline fails with (failureText names it). */
 class TimeoutError extends Error {
@@ -58,17 +59,25 @@ export const failureText = (err: unknown): string => {
 /** /health on the origin and /v1/models under the base URL, both at once. */
 export async function probe(baseUrl: string, model: string): Promise<Probe> {
   const origin = new URL(baseUrl).origin;
-  const [health, models] = await Promise.allSettled([getText(`${origin}/health`), getText(`${baseUrl.replace(/\/$/, "")}/models`)]);
+  const [health, models] = await Promise.allSettled([
+    getText(`${origin}/health`),
+    getText(`${baseUrl.replace(/\/$/, "")}/models`),
+  ]);
   let listsModel = false;
   if (models.status === "fulfilled" && models.value.status === 200) {
     try {
-      listsModel = (JSON.parse(models.value.body) as { data?: { id?: string }[] }).data?.some((m) => m.id === model) ?? false;
+      listsModel =
+        (JSON.parse(models.value.body) as { data?: { id?: string }[] }).data?.some((m) => m.id === model) ?? false;
     } catch {
       listsModel = false;
     }
   }
   const error = health.status === "rejected" && models.status === "rejected" ? failureText(health.reason) : undefined;
-  return { health: health.status === "fulfilled" ? health.value.status : null, listsModel, ...(error ? { error } : {}) };
+  return {
+    health: health.status === "fulfilled" ? health.value.status : null,
+    listsModel,
+    ...(error ? { error } : {}),
+  };
 }
 
 /** Probes every URL in parallel (one round, however many engines). */

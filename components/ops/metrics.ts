@@ -61,7 +61,8 @@ export function wantedLines(text: string): string {
 
 export function parseScrape(text: string, at: number): Scrape {
   const families = new Map(parsePrometheusTextFormat(wantedLines(text)).map((f) => [familyName(f.name), f]));
-  const values = (name: string) => (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v));
+  const values = (name: string) =>
+    (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v));
   const sum = (name: string) => values(name).reduce((a, b) => a + b, 0);
   const kv = values(METRIC_NAMES.kvUsage);
   return {
@@ -92,12 +93,17 @@ export interface EngineMetrics {
   windowS: number | null;
 }
 
-const rate = (now: number, before: number, seconds: number) => (now >= before && seconds > 0 ? (now - before) / seconds : null);
+const rate = (now: number, before: number, seconds: number) =>
+  now >= before && seconds > 0 ? (now - before) / seconds : null;
 
 /** Counter deltas, not sticky values: a quiet window reads 0, a restart reads null until the next scrape. */
 export function engineMetrics(now: Scrape, before?: Scrape): EngineMetrics {
   const seconds = before ? (now.at - before.at) / 1000 : 0;
-  const restarted = before !== undefined && (now.promptTokens < before.promptTokens || now.prefixQueries < before.prefixQueries || now.requests < before.requests);
+  const restarted =
+    before !== undefined &&
+    (now.promptTokens < before.promptTokens ||
+      now.prefixQueries < before.prefixQueries ||
+      now.requests < before.requests);
   const windowed = before !== undefined && !restarted && seconds > 0;
   const dq = windowed ? now.prefixQueries - before!.prefixQueries : 0;
   const dh = windowed ? now.prefixHits - before!.prefixHits : 0;
@@ -116,7 +122,8 @@ export function engineMetrics(now: Scrape, before?: Scrape): EngineMetrics {
 /** The fleet's line: sums of load and throughput, KV usage averaged over engines that report it. */
 export function totalMetrics(engines: EngineMetrics[]): EngineMetrics {
   const sum = (k: "running" | "waiting") => engines.reduce((a, e) => a + e[k], 0);
-  const sumOrNull = (k: "promptTps" | "generationTps" | "requestsPerS") => (engines.some((e) => e[k] !== null) ? engines.reduce((a, e) => a + (e[k] ?? 0), 0) : null);
+  const sumOrNull = (k: "promptTps" | "generationTps" | "requestsPerS") =>
+    engines.some((e) => e[k] !== null) ? engines.reduce((a, e) => a + (e[k] ?? 0), 0) : null;
   const mean = (k: "kvUsage" | "prefixHitRate") => {
     const xs = engines.map((e) => e[k]).filter((x): x is number => x !== null);
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : null;

@@ -10,7 +10,8 @@ export interface Shell {
 /** Runs a script and returns its stdout; a non-zero exit is an error that says where and shows stderr's tail. */
 export async function runChecked(shell: Shell, script: string, what: string): Promise<string> {
   const run = await shell.run(script);
-  if (run.code !== 0) throw new Error(`${what} on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
+  if (run.code !== 0)
+    throw new Error(`${what} on ${shell.describe} failed (exit ${run.code}): ${run.stderr.trim().slice(-500)}`);
   return run.stdout;
 }
 
@@ -56,10 +57,27 @@ function spawnScript(cmd: string, args: string[], script: string, timeoutMs: num
 /** OpenSSH in batch mode: the user's agent, keys and ~/.ssh/config apply; it never prompts. */
 export function sshShell(t: SshTarget): Shell {
   const dest = t.user ? `${t.user}@${t.host}` : t.host;
-  const args = ["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", ...(t.port ? ["-p", String(t.port)] : []), ...(t.identity ? ["-i", t.identity, "-o", "IdentitiesOnly=yes"] : []), ...t.options.flatMap((o) => ["-o", o]), dest, "bash -s"];
-  return { describe: `ssh ${dest}${t.port ? `:${t.port}` : ""}`, run: (script, timeoutMs = 60_000) => spawnScript("ssh", args, script, timeoutMs) };
+  const args = [
+    "-T",
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "ConnectTimeout=10",
+    ...(t.port ? ["-p", String(t.port)] : []),
+    ...(t.identity ? ["-i", t.identity, "-o", "IdentitiesOnly=yes"] : []),
+    ...t.options.flatMap((o) => ["-o", o]),
+    dest,
+    "bash -s",
+  ];
+  return {
+    describe: `ssh ${dest}${t.port ? `:${t.port}` : ""}`,
+    run: (script, timeoutMs = 60_000) => spawnScript("ssh", args, script, timeoutMs),
+  };
 }
 
 export function localShell(): Shell {
-  return { describe: "this machine", run: (script, timeoutMs = 60_000) => spawnScript("bash", ["-s"], script, timeoutMs) };
+  return {
+    describe: "this machine",
+    run: (script, timeoutMs = 60_000) => spawnScript("bash", ["-s"], script, timeoutMs),
+  };
 }

@@ -5,9 +5,18 @@ import type { EngineMetrics } from "./metrics";
 
 export function statusText(r: FleetStatusReport): string {
   const islands = textTable(["island", "status", "job", "slurm", "nodes", "detail"]);
-  for (const i of r.islands) islands.push([String(i.island), i.status, i.jobId ? `${i.jobName} (${i.jobId})` : (i.jobName ?? "-"), i.schedulerState ?? "-", i.nodes.join(" ") || "-", i.detail || "-"]);
+  for (const i of r.islands)
+    islands.push([
+      String(i.island),
+      i.status,
+      i.jobId ? `${i.jobName} (${i.jobId})` : (i.jobName ?? "-"),
+      i.schedulerState ?? "-",
+      i.nodes.join(" ") || "-",
+      i.detail || "-",
+    ]);
   const processes = textTable(["island", "process", "role", "status", "url", "detail"]);
-  for (const i of r.islands) for (const p of i.processes) processes.push([String(i.island), p.id, p.role, p.status, p.url ?? "-", p.detail]);
+  for (const i of r.islands)
+    for (const p of i.processes) processes.push([String(i.island), p.id, p.role, p.status, p.url ?? "-", p.detail]);
   return [`${r.model} (${r.target}): ${r.status}`, islands.toString(), processes.toString()].join("\n");
 }
 
@@ -15,14 +24,50 @@ const fixed = (x: number | null, digits = 1) => (x === null ? "-" : x.toFixed(di
 const percent = (x: number | null) => (x === null ? "-" : `${(x * 100).toFixed(1)}%`);
 
 function metricCells(m: EngineMetrics): string[] {
-  return [String(m.running), String(m.waiting), percent(m.kvUsage), fixed(m.promptTps), fixed(m.generationTps), fixed(m.requestsPerS, 2), percent(m.prefixHitRate)];
+  return [
+    String(m.running),
+    String(m.waiting),
+    percent(m.kvUsage),
+    fixed(m.promptTps),
+    fixed(m.generationTps),
+    fixed(m.requestsPerS, 2),
+    percent(m.prefixHitRate),
+  ];
 }
 
 export function metricsText(model: string, rows: MetricsRow[], total: EngineMetrics): string {
-  const t = textTable(["island", "engine", "role", "running", "waiting", "KV cache", "prompt tok/s", "gen tok/s", "req/s", "prefix hits", "note"]);
-  for (const r of rows) t.push([String(r.island), r.id, r.role, ...(r.error ? ["-", "-", "-", "-", "-", "-", "-"] : metricCells(r)), r.error ?? ""]);
-  t.push(["all", `${rows.length} engines`, "", ...metricCells(total), rows.some((r) => r.error) ? `${rows.filter((r) => r.error).length} not answering` : ""]);
-  const window = total.windowS === null ? "first scrape: rates need a second one" : `rates over the last ${total.windowS.toFixed(1)} s`;
+  const t = textTable([
+    "island",
+    "engine",
+    "role",
+    "running",
+    "waiting",
+    "KV cache",
+    "prompt tok/s",
+    "gen tok/s",
+    "req/s",
+    "prefix hits",
+    "note",
+  ]);
+  for (const r of rows)
+    t.push([
+      String(r.island),
+      r.id,
+      r.role,
+      ...(r.error ? ["-", "-", "-", "-", "-", "-", "-"] : metricCells(r)),
+      r.error ?? "",
+    ]);
+  t.push([
+    "all",
+    `${rows.length} engines`,
+    "",
+    ...metricCells(total),
+    rows.some((r) => r.error) ? `${rows.filter((r) => r.error).length} not answering` : "",
+  ]);
+  const window =
+    total.windowS === null
+      ? "first scrape: rates need a second one"
+      : `rates over the last ${total.windowS.toFixed(1)} s`;
   return `${model}: ${window}\n${t.toString()}`;
 }
 

@@ -39,7 +39,8 @@ function pulumiSettings(file: string | undefined, stack: string | undefined) {
     if (file) throw new Error(`--pulumi-config ${file} does not exist`);
     return undefined;
   }
-  const config = ((parseYaml(fs.readFileSync(candidate, "utf8")) as { config?: Record<string, unknown> } | null)?.config ?? {}) as Record<string, any>;
+  const config = ((parseYaml(fs.readFileSync(candidate, "utf8")) as { config?: Record<string, unknown> } | null)
+    ?.config ?? {}) as Record<string, any>;
   const get = (key: string) => config[`${NS}:${key}`];
   return {
     file: candidate,
@@ -69,20 +70,28 @@ export function resolveSource(o: SourceOptions): FleetSource {
     const settings = pulumiSettings(o.pulumiConfig, o.stack);
     const pulumiStack = settings ? path.basename(settings.file).replace(/^Pulumi\.|\.yaml$/g, "") : undefined;
     const { file, stack } = resolveStackFile(settings?.stackFile ?? o.stack);
-    if (!fs.existsSync(file)) throw new ConfigError([{ path: "", message: `no stack "${o.stack}": ${file} does not exist` }], file);
-    const overrides = [...(settings?.overrides ?? []), ...(settings?.namespace ? [{ path: ["kubernetes", "namespace"], value: settings.namespace }] : []), ...o.overrides];
+    if (!fs.existsSync(file))
+      throw new ConfigError([{ path: "", message: `no stack "${o.stack}": ${file} does not exist` }], file);
+    const overrides = [
+      ...(settings?.overrides ?? []),
+      ...(settings?.namespace ? [{ path: ["kubernetes", "namespace"], value: settings.namespace }] : []),
+      ...o.overrides,
+    ];
     // Job names carry the Pulumi stack's name, as in index.ts.
     view = viewFromPlan(buildPlan(loadConfigFile(file, overrides), pulumiStack ?? stack));
     describe = settings ? `${file} (as Pulumi stack ${pulumiStack}, settings from ${settings.file})` : file;
     const l = settings?.login;
     if (l) {
-      const options = l.hostKey ? [`UserKnownHostsFile=${knownHostsFor(l.host, l.port, l.hostKey)}`, "StrictHostKeyChecking=yes"] : [];
+      const options = l.hostKey
+        ? [`UserKnownHostsFile=${knownHostsFor(l.host, l.port, l.hostKey)}`, "StrictHostKeyChecking=yes"]
+        : [];
       login = { user: l.user, host: l.host, port: l.port, options };
       if (l.jump) login.options.push(`ProxyJump=${l.jump.user}@${l.jump.host}:${l.jump.port}`);
     }
   }
   if (o.login) login = { ...parseLoginFlag(o.login), options: [] };
-  if (login) login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
+  if (login)
+    login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
   const shell = view.target !== "slurm" ? undefined : o.local ? localShell() : login ? sshShell(login) : undefined;
   return { view, shell, describe };
 }

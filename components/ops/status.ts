@@ -54,19 +54,30 @@ function probeDetail(probe: Probe | undefined): string {
  */
 export function islandStatus(view: IslandView, job: JobReport | undefined, probes: Map<string, Probe>): IslandStatus {
   const processes = processesOf(view);
-  const exitOf = (p: ProcessView) => job?.exits.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
+  const exitOf = (p: ProcessView) =>
+    job?.exits.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
   const phase = job ? jobPhase(job.state) : "running";
-  const schedulerDetail = job ? [job.state, job.reason && `reason ${job.reason}`, job.exitCode && job.exitCode !== "0:0" && `exit ${job.exitCode}`].filter(Boolean).join(", ") : "";
+  const schedulerDetail = job
+    ? [
+        job.state,
+        job.reason && `reason ${job.reason}`,
+        job.exitCode && job.exitCode !== "0:0" && `exit ${job.exitCode}`,
+      ]
+        .filter(Boolean)
+        .join(", ")
+    : "";
 
   const out = processes.map((p): ProcessStatus => {
     const url = processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
     const exit = exitOf(p);
     const base = { id: p.id, role: p.role, url };
     // A process killed by scancel may leave a marker too; only an exit the user did not ask for is a failure.
-    if (exit && job?.state !== "CANCELLED") return { ...base, status: "FAILED", detail: `exited with status ${exit.code}` };
+    if (exit && job?.state !== "CANCELLED")
+      return { ...base, status: "FAILED", detail: `exited with status ${exit.code}` };
     // A node whose slurmd is gone takes its processes with it, whatever they last answered.
     const node = p.at !== undefined ? job?.nodeStates[p.at.node] : undefined;
-    if (node && nodeLost(node.state) && job?.state !== "CANCELLED" && phase !== "none") return { ...base, status: "FAILED", detail: `lost with node ${node.host} (SLURM: ${node.state})` };
+    if (node && nodeLost(node.state) && job?.state !== "CANCELLED" && phase !== "none")
+      return { ...base, status: "FAILED", detail: `lost with node ${node.host} (SLURM: ${node.state})` };
     switch (phase) {
       case "queued":
         return { ...base, status: "PENDING", detail: job?.reason ? `waiting for ${job.reason}` : "queued" };
@@ -78,7 +89,9 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
         return { ...base, status: "SHUTDOWN", detail: `stopped with the job (${job!.state})` };
       case "running": {
         const probe = url ? probes.get(url) : undefined;
-        return serving(p, probe) ? { ...base, status: "READY", detail: "serving" } : { ...base, status: "LAUNCHING", detail: url ? probeDetail(probe) : "no address yet" };
+        return serving(p, probe)
+          ? { ...base, status: "READY", detail: "serving" }
+          : { ...base, status: "LAUNCHING", detail: url ? probeDetail(probe) : "no address yet" };
       }
     }
   });
@@ -103,11 +116,21 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
     status = "LAUNCHING";
     detail = `${out.filter((p) => p.status === "READY").length} of ${out.length} serving`;
   }
-  return { island: view.island, status, jobName: view.jobName ?? null, jobId: job?.jobId ?? view.jobId ?? null, schedulerState: job?.state ?? null, detail, nodes: job?.hosts ?? [], processes: out };
+  return {
+    island: view.island,
+    status,
+    jobName: view.jobName ?? null,
+    jobId: job?.jobId ?? view.jobId ?? null,
+    schedulerState: job?.state ?? null,
+    detail,
+    nodes: job?.hosts ?? [],
+    processes: out,
+  };
 }
 
 /** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over READY. */
 export function fleetStatus(islands: IslandStatus[]): Status {
-  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN"] as const) if (islands.some((i) => i.status === s)) return s;
+  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN"] as const)
+    if (islands.some((i) => i.status === s)) return s;
   return "READY";
 }

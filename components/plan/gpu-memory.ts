@@ -16,7 +16,6 @@ import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
 import type { Role } from "./roles";
 
-
 export interface GpuMemorySource {
   type?: string;
   bytes: number;
@@ -71,13 +70,21 @@ function targetHint(cfg: FleetConfig): { hint: string; from: string } | undefine
     return m ? { hint: m[1], from: `slurm.gres = "${t.gres}"` } : undefined;
   }
   const product = t.node_selector["nvidia.com/gpu.product"];
-  return product ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` } : undefined;
+  return product
+    ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` }
+    : undefined;
 }
 
 /** `deployment.gpu_memory_gib`, else `deployment.gpu_type`, else the target's GPU type, else assumed. */
 export function gpuMemorySource(cfg: FleetConfig, userPath: (canonical: string) => string): GpuMemorySource {
   const d = cfg.deployment;
-  if (d.gpu_memory_gib !== undefined) return { type: d.gpu_type, bytes: Math.round(d.gpu_memory_gib * GIB), from: userPath("deployment.gpu_memory_gib"), assumed: false };
+  if (d.gpu_memory_gib !== undefined)
+    return {
+      type: d.gpu_type,
+      bytes: Math.round(d.gpu_memory_gib * GIB),
+      from: userPath("deployment.gpu_memory_gib"),
+      assumed: false,
+    };
   if (d.gpu_type !== undefined) {
     const g = GPU_TYPES.find((x) => x.name === d.gpu_type)!;
     return { type: g.name, bytes: g.bytes, from: userPath("deployment.gpu_type"), assumed: false };
@@ -137,11 +144,19 @@ function computeDtype(cfg: FleetConfig, arch: ArchFacts): { name: string; bytes:
   return { name: d === "half" ? "float16" : d, bytes: 2 };
 }
 
-const extraString = (cfg: FleetConfig, key: string) => (typeof cfg.vllm_extra[key] === "string" ? (cfg.vllm_extra[key] as string) : undefined);
-const extraNumber = (cfg: FleetConfig, key: string) => (typeof cfg.vllm_extra[key] === "number" ? (cfg.vllm_extra[key] as number) : undefined);
+const extraString = (cfg: FleetConfig, key: string) =>
+  typeof cfg.vllm_extra[key] === "string" ? (cfg.vllm_extra[key] as string) : undefined;
+const extraNumber = (cfg: FleetConfig, key: string) =>
+  typeof cfg.vllm_extra[key] === "number" ? (cfg.vllm_extra[key] as number) : undefined;
 
 /** Weight bytes on one GPU: dense parts split by TP, routed experts by TP or, with EP, by TP x DP. */
-export function weightBytesPerGpu(arch: ArchFacts, bytesPerParam: number, quantized: boolean, tp: number, expertShards: number): number {
+export function weightBytesPerGpu(
+  arch: ArchFacts,
+  bytesPerParam: number,
+  quantized: boolean,
+  tp: number,
+  expertShards: number,
+): number {
   const experts = arch.expert_params ?? 0;
   // Quantized checkpoints keep the embedding and output matrices in 16 bits.
   const embeddings = quantized ? Math.min(2 * arch.vocab_size * arch.hidden_size, arch.params - experts) : 0;
@@ -197,7 +212,11 @@ export function reserveFor(arch: ArchFacts, cfg: FleetConfig, tp: number, gpuByt
 const tokensIn = (bytes: number, perToken: number): number => Math.floor(bytes / perToken / 16) * 16;
 
 /** The memory plan for each kind of replica, or undefined when the catalog has no arch facts. */
-export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath: (canonical: string) => string): GpuMemoryPlan | undefined {
+export function gpuMemoryPlan(
+  cfg: FleetConfig,
+  shapes: ReplicaShape[],
+  userPath: (canonical: string) => string,
+): GpuMemoryPlan | undefined {
   const arch = cfg.catalog?.arch;
   if (!arch) return undefined;
   const gpu = gpuMemorySource(cfg, userPath);
@@ -223,10 +242,24 @@ export function gpuMemoryPlan(cfg: FleetConfig, shapes: ReplicaShape[], userPath
     if (seen.has(`${s.role}/${s.dpSize}`)) continue;
     seen.add(`${s.role}/${s.dpSize}`);
     const ep = moe ? tp * s.dpSize : undefined;
-    const weightBytes = Math.max(0, weightBytesPerGpu(arch, bytesPerParam, quantBytes !== undefined, tp, ep ?? tp) - offload);
+    const weightBytes = Math.max(
+      0,
+      weightBytesPerGpu(arch, bytesPerParam, quantBytes !== undefined, tp, ep ?? tp) - offload,
+    );
     const kvCacheBytes = fixedKv ?? Math.max(0, budgetBytes - weightBytes - reserveTotal(reserve));
     const kvTokens = tokensIn(kvCacheBytes, perToken);
-    roles.push({ role: s.role, tp, dp: s.dpSize, ...(ep && { ep }), weightBytes, reserve, kvCacheBytes, kvBytesPerToken: perToken, kvTokens, concurrency: kvTokens / maxModelLen });
+    roles.push({
+      role: s.role,
+      tp,
+      dp: s.dpSize,
+      ...(ep && { ep }),
+      weightBytes,
+      reserve,
+      kvCacheBytes,
+      kvBytesPerToken: perToken,
+      kvTokens,
+      concurrency: kvTokens / maxModelLen,
+    });
   }
   return {
     gpu,
@@ -248,7 +281,11 @@ export const gib = (bytes: number): string => `${(bytes / GIB).toFixed(1)} GiB`;
  * hold one `max_model_len` sequence even with the smallest reserve. `warnings` get the cases only the
  * central estimate fails.
  */
-export function memoryProblems(cfg: FleetConfig, m: GpuMemoryPlan, userPath: (canonical: string) => string): { issues: ConfigIssue[]; warnings: string[] } {
+export function memoryProblems(
+  cfg: FleetConfig,
+  m: GpuMemoryPlan,
+  userPath: (canonical: string) => string,
+): { issues: ConfigIssue[]; warnings: string[] } {
   const issues: ConfigIssue[] = [];
   const warnings: string[] = [];
   const gpu = `${m.gpu.type ?? "GPU"} (${gib(m.gpu.bytes)}, ${m.gpu.from})`;
@@ -265,7 +302,10 @@ export function memoryProblems(cfg: FleetConfig, m: GpuMemoryPlan, userPath: (ca
     }
     if (m.kvCacheMemoryBytes !== undefined) {
       if (r.kvTokens < m.maxModelLen) {
-        issues.push({ path: userPath("vllm_extra.kv_cache_memory_bytes"), message: `${who}${gib(m.kvCacheMemoryBytes)} of KV cache hold ${r.kvTokens} tokens, fewer than one ${m.maxModelLen}-token sequence (${userPath("model.max_model_len")})` });
+        issues.push({
+          path: userPath("vllm_extra.kv_cache_memory_bytes"),
+          message: `${who}${gib(m.kvCacheMemoryBytes)} of KV cache hold ${r.kvTokens} tokens, fewer than one ${m.maxModelLen}-token sequence (${userPath("model.max_model_len")})`,
+        });
       }
       continue;
     }

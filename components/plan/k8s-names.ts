@@ -16,9 +16,14 @@ const MAX_BASE = 28;
  * stacks in one namespace never share an object.
  */
 export function k8sBase(stack: string): string {
-  let s = stack.toLowerCase().replace(/[^a-z0-9-]+/g, "-").replace(/-+/g, "-").replace(/^-+|-+$/g, "");
+  let s = stack
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/-+/g, "-")
+    .replace(/^-+|-+$/g, "");
   if (!/^[a-z]/.test(s)) s = `fleet-${s}`.replace(/-+$/, "");
-  if (s.length > MAX_BASE) s = `${s.slice(0, MAX_BASE - 7).replace(/-+$/, "")}-${createHash("sha256").update(stack).digest("hex").slice(0, 6)}`;
+  if (s.length > MAX_BASE)
+    s = `${s.slice(0, MAX_BASE - 7).replace(/-+$/, "")}-${createHash("sha256").update(stack).digest("hex").slice(0, 6)}`;
   return s;
 }
 

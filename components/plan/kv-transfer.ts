@@ -7,7 +7,11 @@ type Connector = Record<string, unknown>;
  * InferenceConfig.build_kv_transfer_config uses
  * (packages/prime-rl-configs/src/prime_rl/configs/inference.py).
  */
-export const NIXL_CONNECTOR: Connector = { kv_connector: "NixlConnector", kv_role: "kv_both", kv_connector_extra_config: { num_threads: 1 } };
+export const NIXL_CONNECTOR: Connector = {
+  kv_connector: "NixlConnector",
+  kv_role: "kv_both",
+  kv_connector_extra_config: { num_threads: 1 },
+};
 
 export function offloadConnector(offload: OffloadConfig): Connector {
   if (offload.type === "mooncake") {

@@ -25,7 +25,11 @@ function pick(table: [RegExp, string][], model: string): string | undefined {
   return table.find(([re]) => re.test(model))?.[1];
 }
 
-export function resolveParser(kind: "tool" | "reasoning", setting: string | undefined, model: string): string | undefined {
+export function resolveParser(
+  kind: "tool" | "reasoning",
+  setting: string | undefined,
+  model: string,
+): string | undefined {
   if (setting !== "auto") return setting;
   return pick(kind === "tool" ? TOOL_CALL : REASONING, model);
 }

@@ -34,7 +34,14 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
       return [{ role: "replica", replica: 0, nodes: 1, dpLocal: dp, dpSize: dp, mode: "internal" }];
     case "multi_replica": {
       const n = d.type === "multi_node" ? d.num_nodes : 1;
-      return Array.from({ length: n }, (_, r) => ({ role: "replica" as const, replica: r, nodes: 1, dpLocal: dp, dpSize: dp, mode: "internal" as const }));
+      return Array.from({ length: n }, (_, r) => ({
+        role: "replica" as const,
+        replica: r,
+        nodes: 1,
+        dpLocal: dp,
+        dpSize: dp,
+        mode: "internal" as const,
+      }));
     }
     case "wide_ep": {
       const n = d.type === "multi_node" ? d.num_nodes : 1;
@@ -46,8 +53,18 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
       if (d.type !== "disaggregated") throw new Error("unreachable");
       const dpLocal = cfg.explicit.has("parallel.dp") ? dp : Math.max(1, Math.floor(d.gpus_per_node / tp));
       const role = (r: "prefill" | "decode", replicas: number, nodes: number) =>
-        Array.from({ length: replicas }, (_, i) => ({ role: r, replica: i, nodes, dpLocal, dpSize: nodes * dpLocal, mode: "hybrid" as const }));
-      return [...role("prefill", d.num_prefill_replicas, d.num_prefill_nodes), ...role("decode", d.num_decode_replicas, d.num_decode_nodes)];
+        Array.from({ length: replicas }, (_, i) => ({
+          role: r,
+          replica: i,
+          nodes,
+          dpLocal,
+          dpSize: nodes * dpLocal,
+          mode: "hybrid" as const,
+        }));
+      return [
+        ...role("prefill", d.num_prefill_replicas, d.num_prefill_nodes),
+        ...role("decode", d.num_decode_replicas, d.num_decode_nodes),
+      ];
     }
   }
 }
@@ -70,12 +87,25 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
       const headless = layout.mode === "internal" && layout.nodes > 1 && k > 0;
       const dp =
         layout.dpSize > 1
-          ? { size: layout.dpSize, local: layout.dpLocal, startRank: k * layout.dpLocal, address: { parts: [nodeRef(head)] } as Value, rpcPort: FIXED_PORTS.dpRpc, mode: layout.mode }
+          ? {
+              size: layout.dpSize,
+              local: layout.dpLocal,
+              startRank: k * layout.dpLocal,
+              address: { parts: [nodeRef(head)] } as Value,
+              rpcPort: FIXED_PORTS.dpRpc,
+              mode: layout.mode,
+            }
           : undefined;
       const gpus = Array.from({ length: cfg.parallel.tp * layout.dpLocal }, (_, g) => g);
-      const nixlPorts = pd ? Array.from({ length: layout.dpLocal }, (_, r) => FIXED_PORTS.nixlSideChannel + r) : undefined;
+      const nixlPorts = pd
+        ? Array.from({ length: layout.dpLocal }, (_, r) => FIXED_PORTS.nixlSideChannel + r)
+        : undefined;
       const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
-      if (pd) perProcess.push(["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }], ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(FIXED_PORTS.nixlSideChannel)]);
+      if (pd)
+        perProcess.push(
+          ["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }],
+          ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(FIXED_PORTS.nixlSideChannel)],
+        );
       if (mooncake) {
         perProcess.push(["PYTHONHASHSEED", "0"], ["MOONCAKE_CONFIG_PATH", { parts: [fileRef("mooncake-config")] }]);
         if (mooncake.disk) {
@@ -121,17 +151,30 @@ function poolRef(cfg: FleetConfig, stack: string, island: number): PoolRef {
 function buildIsland(cfg: FleetConfig, stack: string, index: number): IslandPlan {
   const engines = buildEngines(cfg, index);
   const router =
-    cfg.router.type === "vllm-router" ? vllmRouterPlan(cfg, engines) : cfg.router.type === "llm-d" ? llmdPlan(cfg, poolRef(cfg, stack, index), engines) : undefined;
+    cfg.router.type === "vllm-router"
+      ? vllmRouterPlan(cfg, engines)
+      : cfg.router.type === "llm-d"
+        ? llmdPlan(cfg, poolRef(cfg, stack, index), engines)
+        : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
   const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
     const here = engines.filter((e) => e.node === n);
     const services: string[] = [];
-    if (router && router.node === n) services.push(...(router.kind === "vllm-router" ? ["vllm-router"] : ["epp", "envoy"]));
+    if (router && router.node === n)
+      services.push(...(router.kind === "vllm-router" ? ["vllm-router"] : ["epp", "envoy"]));
     if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
     if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
     if (mooncake) services.push("mooncake_client");
-    return { index: n, name: `i${index}-n${n}`, role: here[0].role, replica: here[0].replica, gpusUsed: here.reduce((s, e) => s + e.gpus.length, 0), engines: here.map((e) => e.id), services };
+    return {
+      index: n,
+      name: `i${index}-n${n}`,
+      role: here[0].role,
+      replica: here[0].replica,
+      gpusUsed: here.reduce((s, e) => s + e.gpus.length, 0),
+      engines: here.map((e) => e.id),
+      services,
+    };
   });
   const serving = engines.filter((e) => e.port !== undefined);
   return {
@@ -154,7 +197,10 @@ const probe = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r
 
 function assertArgv(program: Program, argv: Value[], where: string): void {
   const problems = checkArgv(program, argv.slice(program === "vllm" ? 2 : 1).map(probe));
-  if (problems.length) throw new Error(`internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`);
+  if (problems.length)
+    throw new Error(
+      `internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`,
+    );
 }
 
 /**
@@ -183,13 +229,21 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   const nodesPerIsland = islandNodes(cfg);
   const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);
   const warnings: string[] = [...memoryCheck.warnings];
-  if (memory?.gpu.assumed) warnings.push(...memoryCheck.issues.map((i) => `would not load on ${memory.gpu.type} GPUs (assumed; name the GPU to make this an error): ${i.path}: ${i.message}`));
+  if (memory?.gpu.assumed)
+    warnings.push(
+      ...memoryCheck.issues.map(
+        (i) =>
+          `would not load on ${memory.gpu.type} GPUs (assumed; name the GPU to make this an error): ${i.path}: ${i.message}`,
+      ),
+    );
   // SLURM allocates whole nodes; Kubernetes pods request exactly the GPUs their engine uses.
   const wholeNodes = cfg.target.kind === "slurm";
   const idle = wholeNodes ? islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node) : [];
   if (idle.length) {
     const used = [...new Set(idle.map((n) => n.gpusUsed))].join("/");
-    warnings.push(`${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`);
+    warnings.push(
+      `${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`,
+    );
   }
   return {
     stack,
@@ -206,7 +260,12 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
     },
     memory,
     warnings,
-    notes: memory ? cfg.notes : [...cfg.notes, `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`],
+    notes: memory
+      ? cfg.notes
+      : [
+          ...cfg.notes,
+          `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`,
+        ],
     config: cfg,
   };
 }

@@ -72,15 +72,29 @@ export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess
   const endpoints: LlmdPlan["endpoints"] = serving.map((e) =>
     e.role === "replica"
       ? { name: e.id, address: t`${nodeRef(e.node)}`, port: e.port! }
-      : { name: e.id, address: t`${nodeRef(e.node)}`, port: e.role === "decode" ? r.decode_sidecar_port : e.port!, role: e.role },
+      : {
+          name: e.id,
+          address: t`${nodeRef(e.node)}`,
+          port: e.role === "decode" ? r.decode_sidecar_port : e.port!,
+          role: e.role,
+        },
   );
 
   const fileDiscovery = pool.discovery === "file";
   const plugins: Record<string, unknown>[] = [
-    ...(fileDiscovery ? [{ name: "file-disc", type: "file-discovery", parameters: { path: { parts: [fileRef("epp-endpoints")] }, watchFile: true } }] : []),
+    ...(fileDiscovery
+      ? [
+          {
+            name: "file-disc",
+            type: "file-discovery",
+            parameters: { path: { parts: [fileRef("epp-endpoints")] }, watchFile: true },
+          },
+        ]
+      : []),
     { type: "vllmhttp-parser" },
   ];
-  const weighted = (scorers: Record<string, number>) => Object.entries(scorers).map(([name, weight]) => ({ pluginRef: name, weight }));
+  const weighted = (scorers: Record<string, number>) =>
+    Object.entries(scorers).map(([name, weight]) => ({ pluginRef: name, weight }));
   let profiles: Record<string, unknown>[];
   if (pd) {
     const prefill = { ...r.scorers, ...r.prefill_scorer_overrides };
@@ -91,11 +105,21 @@ export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess
       { type: "prefill-filter" },
       { type: "decode-filter" },
       { type: "max-score-picker" },
-      { name: "profile-handler", type: "disagg-profile-handler", parameters: { profiles: { prefill: "prefill", decode: "decode" }, deciders: { prefill: "pd-decider" } } },
+      {
+        name: "profile-handler",
+        type: "disagg-profile-handler",
+        parameters: { profiles: { prefill: "prefill", decode: "decode" }, deciders: { prefill: "pd-decider" } },
+      },
     );
     profiles = [
-      { name: "prefill", plugins: [{ pluginRef: "prefill-filter" }, ...weighted(prefill), { pluginRef: "max-score-picker" }] },
-      { name: "decode", plugins: [{ pluginRef: "decode-filter" }, ...weighted(decode), { pluginRef: "max-score-picker" }] },
+      {
+        name: "prefill",
+        plugins: [{ pluginRef: "prefill-filter" }, ...weighted(prefill), { pluginRef: "max-score-picker" }],
+      },
+      {
+        name: "decode",
+        plugins: [{ pluginRef: "decode-filter" }, ...weighted(decode), { pluginRef: "max-score-picker" }],
+      },
     ];
   } else {
     for (const name of Object.keys(r.scorers)) plugins.push({ type: name });
@@ -156,21 +180,40 @@ export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess
     node: 0,
     port: cfg.server.port,
     pd,
-    epp: { argv: eppArgv, config: eppConfig, grpcPort: FIXED_PORTS.eppGrpc, healthPort: FIXED_PORTS.eppHealth, metricsPort: FIXED_PORTS.eppMetrics },
+    epp: {
+      argv: eppArgv,
+      config: eppConfig,
+      grpcPort: FIXED_PORTS.eppGrpc,
+      healthPort: FIXED_PORTS.eppHealth,
+      metricsPort: FIXED_PORTS.eppMetrics,
+    },
     endpoints,
-    envoy: { argv: ["envoy", "-c", { parts: [fileRef("envoy-config")] }, "--log-level", "warn"], config: envoyConfig(cfg.server.port), adminPort: FIXED_PORTS.envoyAdmin },
+    envoy: {
+      argv: ["envoy", "-c", { parts: [fileRef("envoy-config")] }, "--log-level", "warn"],
+      config: envoyConfig(cfg.server.port),
+      adminPort: FIXED_PORTS.envoyAdmin,
+    },
     sidecars,
   };
 }
 
 /** Circuit breakers raised far above Envoy's ~1024 default, which overflowed at RL concurrency (prime-rl #2697). */
 const BREAKERS = {
-  thresholds: ["DEFAULT", "HIGH"].map((priority) => ({ priority, max_connections: 100000, max_pending_requests: 100000, max_requests: 100000, max_retries: 1000 })),
+  thresholds: ["DEFAULT", "HIGH"].map((priority) => ({
+    priority,
+    max_connections: 100000,
+    max_pending_requests: 100000,
+    max_requests: 100000,
+    max_retries: 1000,
+  })),
 };
 
 /** Envoy: listener on the client port, ext_proc to the EPP, ORIGINAL_DST to the endpoint it picks. */
 export function envoyConfig(listenPort: number): Record<string, unknown> {
-  const route = (prefix: string) => ({ match: { prefix }, route: { cluster: "backend_cluster", timeout: "0s", idle_timeout: "86400s" } });
+  const route = (prefix: string) => ({
+    match: { prefix },
+    route: { cluster: "backend_cluster", timeout: "0s", idle_timeout: "86400s" },
+  });
   return {
     admin: { address: { socket_address: { address: "127.0.0.1", port_value: FIXED_PORTS.envoyAdmin } } },
     static_resources: {
@@ -184,11 +227,17 @@ export function envoyConfig(listenPort: number): Record<string, unknown> {
                 {
                   name: "envoy.filters.network.http_connection_manager",
                   typed_config: {
-                    "@type": "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
+                    "@type":
+                      "type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager",
                     stat_prefix: "fleet",
                     stream_idle_timeout: "0s",
                     request_timeout: "0s",
-                    route_config: { name: "fleet", virtual_hosts: [{ name: "fleet", domains: ["*"], routes: [route("/v1/"), route("/inference/v1/")] }] },
+                    route_config: {
+                      name: "fleet",
+                      virtual_hosts: [
+                        { name: "fleet", domains: ["*"], routes: [route("/v1/"), route("/inference/v1/")] },
+                      ],
+                    },
                     http_filters: [
                       {
                         name: "envoy.filters.http.ext_proc",
@@ -206,7 +255,13 @@ export function envoyConfig(listenPort: number): Record<string, unknown> {
                           },
                         },
                       },
-                      { name: "envoy.filters.http.router", typed_config: { "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router", suppress_envoy_headers: true } },
+                      {
+                        name: "envoy.filters.http.router",
+                        typed_config: {
+                          "@type": "type.googleapis.com/envoy.extensions.filters.http.router.v3.Router",
+                          suppress_envoy_headers: true,
+                        },
+                      },
                     ],
                   },
                 },
@@ -236,7 +291,17 @@ export function envoyConfig(listenPort: number): Record<string, unknown> {
           },
           load_assignment: {
             cluster_name: "epp_cluster",
-            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: "127.0.0.1", port_value: FIXED_PORTS.eppGrpc } } } }] }],
+            endpoints: [
+              {
+                lb_endpoints: [
+                  {
+                    endpoint: {
+                      address: { socket_address: { address: "127.0.0.1", port_value: FIXED_PORTS.eppGrpc } },
+                    },
+                  },
+                ],
+              },
+            ],
           },
           circuit_breakers: BREAKERS,
         },

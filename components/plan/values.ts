@@ -64,14 +64,16 @@ export function resolveValue(v: Value, resolve: (r: Ref) => string): string {
 export function resolveDeep(data: unknown, resolve: (r: Ref) => string): unknown {
   if (Array.isArray(data)) return data.map((d) => resolveDeep(d, resolve));
   if (data && typeof data === "object") {
-    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts)) return resolveValue(data as Value, resolve);
+    if ("parts" in data && Array.isArray((data as { parts: unknown }).parts))
+      return resolveValue(data as Value, resolve);
     return Object.fromEntries(Object.entries(data).map(([k, v]) => [k, resolveDeep(v, resolve)]));
   }
   return data;
 }
 
 /** Human-readable form for `plan` output: <i0-n1>, <self>, <file:mooncake-config>. */
-export const showRef = (island: number) => (r: Ref) => (r.ref === "node" ? `<i${island}-n${r.node}>` : r.ref === "self" ? "<self>" : `<file:${r.file}>`);
+export const showRef = (island: number) => (r: Ref) =>
+  r.ref === "node" ? `<i${island}-n${r.node}>` : r.ref === "self" ? "<self>" : `<file:${r.file}>`;
 
 export function showValue(v: Value, island: number): string {
   return resolveValue(v, showRef(island));

@@ -11,14 +11,27 @@ const table = textTable;
 
 function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
   const cmd = (argv: Value[]) => argv.map((v) => showValue(v, island.index)).join(" ");
-  const lines: string[] = [`${island.name}: ${plural(island.nodes.length, "node")}, ${plural(island.engines.length, "engine")}`];
+  const lines: string[] = [
+    `${island.name}: ${plural(island.nodes.length, "node")}, ${plural(island.engines.length, "engine")}`,
+  ];
   const nodes = table(["node", "role", "GPUs", "engines", "services"]);
-  for (const n of island.nodes) nodes.push([n.name, `${n.role}${n.replica}`, `${n.gpusUsed}/${plan.config.deployment.gpus_per_node}`, n.engines.join(" "), n.services.join(" ") || "-"]);
+  for (const n of island.nodes)
+    nodes.push([
+      n.name,
+      `${n.role}${n.replica}`,
+      `${n.gpusUsed}/${plan.config.deployment.gpus_per_node}`,
+      n.engines.join(" "),
+      n.services.join(" ") || "-",
+    ]);
   lines.push(nodes.toString());
 
   const engines = table(["engine", "node:port", "GPUs", "parallel"]);
   for (const e of island.engines) {
-    const par = [`tp=${e.tp}`, e.dp ? `dp=${e.dp.size} local=${e.dp.local} start=${e.dp.startRank} ${e.dp.mode}` : "dp=1", e.headless ? "headless" : `api=${e.apiServerCount}`].join(" ");
+    const par = [
+      `tp=${e.tp}`,
+      e.dp ? `dp=${e.dp.size} local=${e.dp.local} start=${e.dp.startRank} ${e.dp.mode}` : "dp=1",
+      e.headless ? "headless" : `api=${e.apiServerCount}`,
+    ].join(" ");
     engines.push([e.id, `${island.nodes[e.node].name}:${e.port ?? "-"}`, e.gpus.join(","), par]);
   }
   lines.push(engines.toString());
@@ -31,17 +44,23 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
   }
   const r = island.router;
   if (r?.kind === "vllm-router") {
-    lines.push(`  router: vllm-router on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`);
+    lines.push(
+      `  router: vllm-router on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`,
+    );
     lines.push(`    $ ${cmd(r.argv)}`);
   } else if (r?.kind === "llm-d") {
-    lines.push(`  router: llm-d (Envoy :${r.port} -> EPP :${r.epp.grpcPort}) on ${island.nodes[r.node].name}${r.pd ? `, pd-sidecar on ${r.sidecars.length} decode node(s)` : ""}`);
+    lines.push(
+      `  router: llm-d (Envoy :${r.port} -> EPP :${r.epp.grpcPort}) on ${island.nodes[r.node].name}${r.pd ? `, pd-sidecar on ${r.sidecars.length} decode node(s)` : ""}`,
+    );
     lines.push(`    $ ${cmd(r.epp.argv)}`);
     lines.push(`    $ ${cmd(r.envoy.argv)}`);
     for (const s of r.sidecars) lines.push(`    $ ${cmd(s.argv)}   # on ${island.nodes[s.node].name}`);
   }
   if (island.mooncake) {
     const m = island.mooncake;
-    lines.push(`  mooncake: master on ${island.nodes[m.headNode].name}:${m.masterPort} (metadata :${m.metadataPort}), a client on every node (:${m.clientPort})`);
+    lines.push(
+      `  mooncake: master on ${island.nodes[m.headNode].name}:${m.masterPort} (metadata :${m.metadataPort}), a client on every node (:${m.clientPort})`,
+    );
     lines.push(`    $ ${cmd(m.master.argv)}`);
     lines.push(`    $ ${cmd(m.clients[0].argv)}   # on every node`);
   }
@@ -49,20 +68,32 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
   if (plan.target === "kubernetes") {
     // On Kubernetes names are chosen, not allocated: the pods and URLs are final.
     const names = k8sNames(plan);
-    for (const w of names.workloads(island)) lines.push(`    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
+    for (const w of names.workloads(island))
+      lines.push(`    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
     if (island.endpoints.router) lines.push(`    router  ${names.routerUrl(island)}`);
-    for (const e of island.endpoints.engines) lines.push(`    admin   ${names.url(island, e.url)}  (${e.role}, ${e.id})`);
+    for (const e of island.endpoints.engines)
+      lines.push(`    admin   ${names.url(island, e.url)}  (${e.role}, ${e.id})`);
     return lines;
   }
   if (island.endpoints.router) lines.push(`    router  ${showUrl(island.index, island.endpoints.router)}`);
-  for (const e of island.endpoints.engines) lines.push(`    admin   ${showUrl(island.index, e.url)}  (${e.role}, ${e.id})`);
+  for (const e of island.endpoints.engines)
+    lines.push(`    admin   ${showUrl(island.index, e.url)}  (${e.role}, ${e.id})`);
   return lines;
 }
 
 /** Per GPU, for each kind of replica: what the weights take and what the KV cache holds. */
 function memoryText(m: GpuMemoryPlan): string[] {
   const head = `GPU memory per GPU: ${m.gpu.type ?? "GPU"} ${gib(m.gpu.bytes)} (${m.gpu.from}) x ${m.utilization} = ${gib(m.budgetBytes)} budget; max_model_len ${m.maxModelLen}`;
-  const rows = table(["replica", "parallel", `weights (${m.weightDtype})`, "reserve (est.)", `KV cache (${m.kvDtype})`, "KV/token", "KV tokens", "max-len seqs"]);
+  const rows = table([
+    "replica",
+    "parallel",
+    `weights (${m.weightDtype})`,
+    "reserve (est.)",
+    `KV cache (${m.kvDtype})`,
+    "KV/token",
+    "KV tokens",
+    "max-len seqs",
+  ]);
   for (const r of m.roles) {
     rows.push([
       r.role,

@@ -6,7 +6,10 @@ import type { DeploymentPlan } from "../plan/deployment-plan";
 import { slurmPlanOut } from "../slurm";
 import { planJson } from "./plan-json";
 
-const PLAN_OUT: Record<DeploymentPlan["target"], Backend<IslandContext>["planOut"]> = { slurm: slurmPlanOut, kubernetes: kubernetesPlanOut };
+const PLAN_OUT: Record<DeploymentPlan["target"], Backend<IslandContext>["planOut"]> = {
+  slurm: slurmPlanOut,
+  kubernetes: kubernetesPlanOut,
+};
 
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per

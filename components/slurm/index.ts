@@ -10,5 +10,18 @@ export { generatedFiles, islandDir, jobName, renderIslandScript, routerProcess }
 export { renderIslandJob } from "./island-job";
 export { renderSecretFiles } from "./secret-files";
 export { renderTemplate } from "./templates";
-export { islandResultSchema, parseIslandResult, RESULT_FORMAT, type IslandResult, type RunningIsland } from "./island-result";
-export { jobPhase, nodeLost, parseSchedulerReport, schedulerQueryScript, type JobPhase, type JobReport } from "./scheduler";
+export {
+  islandResultSchema,
+  parseIslandResult,
+  RESULT_FORMAT,
+  type IslandResult,
+  type RunningIsland,
+} from "./island-result";
+export {
+  jobPhase,
+  nodeLost,
+  parseSchedulerReport,
+  schedulerQueryScript,
+  type JobPhase,
+  type JobReport,
+} from "./scheduler";

@@ -37,7 +37,8 @@ export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
   }
   const r = island.router;
   if (r) {
-    if (r.kind === "vllm-router") probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/health" }, model: false });
+    if (r.kind === "vllm-router")
+      probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/health" }, model: false });
     probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/v1/models" }, model: true });
   }
   return probes;
@@ -76,7 +77,11 @@ const RESULT_TOKENS = {
 };
 
 /** The create script's view (every value shell-quoted) and the hash of the sbatch script it submits. */
-export function createScriptView(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): { view: object; scriptHash: string } {
+export function createScriptView(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  secrets: readonly SecretName[] = [],
+): { view: object; scriptHash: string } {
   const cfg = plan.config;
   const t = cfg.target as SlurmTarget;
   if (t.kind !== "slurm") throw new Error("renderIslandJob needs a SLURM target");
@@ -116,7 +121,11 @@ export function createScriptView(plan: DeploymentPlan, island: IslandPlan, secre
  * `secrets` names the configured credentials: the job reads them from their files, and with an API
  * key the readiness probes authenticate (the key goes to curl on a pipe, never on a command line).
  */
-export function renderIslandJob(plan: DeploymentPlan, island: IslandPlan, secrets: readonly SecretName[] = []): IslandJob {
+export function renderIslandJob(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  secrets: readonly SecretName[] = [],
+): IslandJob {
   const { view, scriptHash } = createScriptView(plan, island, secrets);
   const cfg = plan.config;
   const t = cfg.target as SlurmTarget;

@@ -80,10 +80,20 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     model: plan.model,
     nodes: island.nodes.map((n) => ({ name: n.name, host: TOKENS.host(n.index), addr: TOKENS.addr(n.index) })),
     routerUrl: island.endpoints.router ? tokenUrl(island.endpoints.router) : null,
-    engines: island.endpoints.engines.map((e) => ({ id: e.id, role: e.role, replica: engineReplica.get(e.id) ?? 0, url: tokenUrl(e.url) })),
+    engines: island.endpoints.engines.map((e) => ({
+      id: e.id,
+      role: e.role,
+      replica: engineReplica.get(e.id) ?? 0,
+      url: tokenUrl(e.url),
+    })),
     adminUrls: island.endpoints.engines.map((e) => tokenUrl(e.url)),
     roles: island.endpoints.engines.map((e) => e.role),
-    mooncake: m ? { master: `${TOKENS.addr(m.headNode)}:${m.masterPort}`, metadata: `http://${TOKENS.addr(m.headNode)}:${m.metadataPort}/metadata` } : null,
+    mooncake: m
+      ? {
+          master: `${TOKENS.addr(m.headNode)}:${m.masterPort}`,
+          metadata: `http://${TOKENS.addr(m.headNode)}:${m.metadataPort}/metadata`,
+        }
+      : null,
     timing: { submittedAt: TOKENS.submittedAt, runningAt: TOKENS.runningAt, readyAt: TOKENS.readyAt },
   };
   return BARE_TOKENS.reduce((json, t) => json.replaceAll(JSON.stringify(t), t), JSON.stringify(doc));
@@ -91,7 +101,14 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
 
 /** The line a dry run prints: where the script was written; nothing was submitted. */
 export function dryRunLine(plan: DeploymentPlan, island: IslandPlan, jobName: string, script: string): string {
-  return JSON.stringify({ format: RESULT_FORMAT, dryRun: true, stack: plan.stack, island: island.index, jobName, script });
+  return JSON.stringify({
+    format: RESULT_FORMAT,
+    dryRun: true,
+    stack: plan.stack,
+    island: island.index,
+    jobName,
+    script,
+  });
 }
 
 /**
@@ -107,6 +124,9 @@ export function parseIslandResult(stdout: string): IslandResult {
     throw new Error(`the island's create command printed no result line; its last line was: ${line.slice(0, 300)}`);
   }
   const parsed = islandResultSchema.safeParse(data);
-  if (!parsed.success) throw new Error(`the island's result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`);
+  if (!parsed.success)
+    throw new Error(
+      `the island's result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`,
+    );
   return parsed.data;
 }

@@ -14,11 +14,35 @@ export interface SlurmIslandContext extends IslandContext {
 }
 
 function islandOutputs(r: IslandResult): IslandOutputs {
-  if (r.dryRun) return { island: r.island, jobName: r.jobName, jobId: null, dryRun: true, script: r.script, nodes: [], routerUrl: null, adminUrls: [], roles: [] };
-  return { island: r.island, jobName: r.jobName, jobId: r.jobId, dryRun: false, script: null, nodes: r.nodes, routerUrl: r.routerUrl, adminUrls: r.adminUrls, roles: r.roles };
+  if (r.dryRun)
+    return {
+      island: r.island,
+      jobName: r.jobName,
+      jobId: null,
+      dryRun: true,
+      script: r.script,
+      nodes: [],
+      routerUrl: null,
+      adminUrls: [],
+      roles: [],
+    };
+  return {
+    island: r.island,
+    jobName: r.jobName,
+    jobId: r.jobId,
+    dryRun: false,
+    script: null,
+    nodes: r.nodes,
+    routerUrl: r.routerUrl,
+    adminUrls: r.adminUrls,
+    roles: r.roles,
+  };
 }
 
-const partOutputs = (r: IslandResult): PartOutputs => (r.dryRun ? { routerUrl: null, engines: [], mooncake: null } : { routerUrl: r.routerUrl, engines: r.engines, mooncake: r.mooncake });
+const partOutputs = (r: IslandResult): PartOutputs =>
+  r.dryRun
+    ? { routerUrl: null, engines: [], mooncake: null }
+    : { routerUrl: r.routerUrl, engines: r.engines, mooncake: r.mooncake };
 
 /**
  * One island on SLURM: one job (plus the command that writes its credentials' files), and the
@@ -30,12 +54,22 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext> = (parent, pl
   const { secrets } = ctx;
   // A dry run starts no engine, so it puts no credential on the cluster.
   const names = plan.config.dry_run ? [] : (Object.keys(secrets) as SecretName[]);
-  const values = pulumi.all(Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>);
+  const values = pulumi.all(
+    Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>,
+  );
   const payload = values.apply((v) => secretFilesPayload(v, ctx.secretKey));
   const files = names.length
-    ? { files: renderSecretFiles(plan, island, names), payload, fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")) }
+    ? {
+        files: renderSecretFiles(plan, island, names),
+        payload,
+        fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")),
+      }
     : undefined;
-  const job = new SlurmJob(base, { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files }, { parent });
+  const job = new SlurmJob(
+    base,
+    { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files },
+    { parent },
+  );
   // The parts exist once the job runs them.
   ctx.parts(island, job.result.apply(partOutputs), job);
   return job.result.apply(islandOutputs);

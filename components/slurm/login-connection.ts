@@ -8,7 +8,11 @@ import { parseLogin, type Login } from "./login";
  * allowed (first contact on a new cluster) but warned about, because it lets a spoofed login node
  * receive the job and the key.
  */
-export function connectionArgs(login: Login, privateKey: pulumi.Input<string> | undefined, jumpKey: pulumi.Input<string> | undefined): command.types.input.remote.ConnectionArgs {
+export function connectionArgs(
+  login: Login,
+  privateKey: pulumi.Input<string> | undefined,
+  jumpKey: pulumi.Input<string> | undefined,
+): command.types.input.remote.ConnectionArgs {
   const { jump, ...self } = login;
   const proxyKey = jumpKey ?? privateKey;
   return {
@@ -29,7 +33,10 @@ export function loginConnection(config: pulumi.Config): command.types.input.remo
   const login = parseLogin(config.getObject<unknown>("login"));
   const key = secretConfig(config, "sshPrivateKey", "< <key file>");
   const jumpKey = secretConfig(config, "jumpPrivateKey", "< <key file>");
-  if (!login.hostKey) pulumi.log.warn(`${NS}:login.hostKey is not set, so the login node's host key is not checked; set it from \`ssh-keyscan -t ed25519 ${login.host}\``);
+  if (!login.hostKey)
+    pulumi.log.warn(
+      `${NS}:login.hostKey is not set, so the login node's host key is not checked; set it from \`ssh-keyscan -t ed25519 ${login.host}\``,
+    );
   if (key === undefined) pulumi.log.info(`${NS}:sshPrivateKey is not set; the ssh agent ($SSH_AUTH_SOCK) will be used`);
   return connectionArgs(login, key, jumpKey);
 }

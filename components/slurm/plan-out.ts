@@ -12,8 +12,13 @@ import { generatedFiles, jobName, renderIslandScript } from "./sbatch";
 export function slurmPlanOut(plan: DeploymentPlan): PlanOutFile[] {
   const files: PlanOutFile[] = [];
   for (const island of plan.islands) {
-    files.push({ path: `${island.name}/${jobName(plan, island.index)}.sbatch`, text: renderIslandScript(plan, island).script, mode: 0o755 });
-    for (const [name, text] of Object.entries(generatedFiles(island))) files.push({ path: `${island.name}/${name}`, text });
+    files.push({
+      path: `${island.name}/${jobName(plan, island.index)}.sbatch`,
+      text: renderIslandScript(plan, island).script,
+      mode: 0o755,
+    });
+    for (const [name, text] of Object.entries(generatedFiles(island)))
+      files.push({ path: `${island.name}/${name}`, text });
     const job = renderIslandJob(plan, island);
     files.push({ path: `${island.name}/create.sh`, text: job.stdin, mode: 0o755 });
     files.push({ path: `${island.name}/delete.sh`, text: `${job.delete}\n`, mode: 0o755 });

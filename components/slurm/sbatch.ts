@@ -28,7 +28,12 @@ const GENERATED_FILES = {
 } as const;
 
 /** Inside generated files, references become tokens that fleet_write fills in on the node. */
-const token = (p: Ref) => (p.ref === "node" ? `__FLEET_NODE_ADDR_${p.node}__` : p.ref === "file" ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}` : "__FLEET_SELF__");
+const token = (p: Ref) =>
+  p.ref === "node"
+    ? `__FLEET_NODE_ADDR_${p.node}__`
+    : p.ref === "file"
+      ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}`
+      : "__FLEET_SELF__";
 const tokenise = (data: unknown) => resolveDeep(data, token);
 
 /** The unique SLURM job name of an island: adoption and scancel find the job by it. */
@@ -96,10 +101,25 @@ const NO_SECRETS: SecretUse = { env: [], apiKey: false };
  * `( [before;] export ...; exec cmd ) >> log &`: each process in its own subshell with its own env
  * and log; `before` is a command the subshell runs first (a wait), logged with the process.
  */
-function startLine(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets: SecretUse, before?: string): string {
-  const exports = env.map(([k, v]) => (k === "CUDA_VISIBLE_DEVICES" && typeof v === "string" ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}` : `export ${k}=${shellWord(v, spell)}`));
+function startLine(
+  name: string,
+  env: [string, Value][],
+  argv: Value[],
+  wrap: string[],
+  secrets: SecretUse,
+  before?: string,
+): string {
+  const exports = env.map(([k, v]) =>
+    k === "CUDA_VISIBLE_DEVICES" && typeof v === "string"
+      ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}`
+      : `export ${k}=${shellWord(v, spell)}`,
+  );
   for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
-  const cmd = [...wrap, shellWords(argv, spell), ...(secrets.apiKey ? [`--api-key "$${secretVar("apiKey")}"`] : [])].join(" ");
+  const cmd = [
+    ...wrap,
+    shellWords(argv, spell),
+    ...(secrets.apiKey ? [`--api-key "$${secretVar("apiKey")}"`] : []),
+  ].join(" ");
   return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
@@ -110,8 +130,18 @@ function launcherWrap(t: SlurmTarget): string[] {
 }
 
 /** Starts one process in the background and logs its pid to the job output. */
-function startLines(name: string, env: [string, Value][], argv: Value[], wrap: string[], secrets = NO_SECRETS, before?: string): string[] {
-  return [startLine(name, env, argv, wrap, secrets, before), `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`];
+function startLines(
+  name: string,
+  env: [string, Value][],
+  argv: Value[],
+  wrap: string[],
+  secrets = NO_SECRETS,
+  before?: string,
+): string[] {
+  return [
+    startLine(name, env, argv, wrap, secrets, before),
+    `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)}); echo "[fleet] ${name} started (pid $!)"`,
+  ];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -128,7 +158,10 @@ function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number, secre
   if (m) {
     const head = `"\${NODE_ADDR[${m.headNode}]}"`;
     if (node === m.headNode) lines.push(...startLines("mooncake_master", [], m.master.argv, wrap));
-    lines.push(`fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`, `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`);
+    lines.push(
+      `fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`,
+      `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`,
+    );
     const client = m.clients.find((c) => c.node === node)!;
     lines.push(...startLines("mooncake_client", [], client.argv, wrap));
     lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
@@ -136,18 +169,32 @@ function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number, secre
   }
   // Only engines hold secrets: the router passes the client's Authorization through, so a router
   // holding the key would let any caller in without one.
-  const engineSecrets = (e: EngineProcess): SecretUse => ({ env: secrets.filter((s) => s === "hfToken"), apiKey: secrets.includes("apiKey") && e.port !== undefined });
-  for (const e of island.engines.filter((x) => x.node === node)) lines.push(...startLines(e.id, e.env, e.argv, wrap, engineSecrets(e)));
+  const engineSecrets = (e: EngineProcess): SecretUse => ({
+    env: secrets.filter((s) => s === "hfToken"),
+    apiKey: secrets.includes("apiKey") && e.port !== undefined,
+  });
+  for (const e of island.engines.filter((x) => x.node === node))
+    lines.push(...startLines(e.id, e.env, e.argv, wrap, engineSecrets(e)));
   const r = island.router;
   if (r?.kind === "llm-d") {
-    for (const s of r.sidecars.filter((x) => x.node === node)) lines.push(...startLines("pd-sidecar", [], s.argv, wrap));
+    for (const s of r.sidecars.filter((x) => x.node === node))
+      lines.push(...startLines("pd-sidecar", [], s.argv, wrap));
   }
   if (r && r.node === node) {
     if (r.kind === "vllm-router") {
       // vllm-router checks its workers once at start, then every --worker-startup-check-interval
       // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      lines.push(...startLines(routerProcess(r.kind), [], r.argv, wrap, NO_SECRETS, `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`));
+      lines.push(
+        ...startLines(
+          routerProcess(r.kind),
+          [],
+          r.argv,
+          wrap,
+          NO_SECRETS,
+          `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`,
+        ),
+      );
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),
@@ -169,7 +216,11 @@ export interface IslandScript {
 }
 
 /** The sbatch script of one island: the whole island is one gang-scheduled job. */
-export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan, configuredSecrets: readonly SecretName[] = []): IslandScript {
+export function renderIslandScript(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  configuredSecrets: readonly SecretName[] = [],
+): IslandScript {
   const cfg = plan.config;
   const t = cfg.target;
   if (t.kind !== "slurm") throw new Error("renderIslandScript needs a SLURM target");
@@ -179,12 +230,21 @@ export function renderIslandScript(plan: DeploymentPlan, island: IslandPlan, con
     nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index, secrets) })),
   }).trimEnd();
   const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS.join("|") }).trimEnd();
-  const srunExtra = t.launcher.type === "pyxis" ? [`--container-image=${shq(t.launcher.image)}`, ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : [])] : [];
+  const srunExtra =
+    t.launcher.type === "pyxis"
+      ? [
+          `--container-image=${shq(t.launcher.image)}`,
+          ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : []),
+        ]
+      : [];
   const script = renderTemplate("slurm/island.sbatch.mustache", {
     stack: plan.stack,
     island: island.name,
     islands: plan.islands.length,
-    summary: `${island.nodes.length} node(s), ${island.engines.length} engine(s), model ${plan.model}`.replace(/\n/g, " "),
+    summary: `${island.nodes.length} node(s), ${island.engines.length} engine(s), model ${plan.model}`.replace(
+      /\n/g,
+      " ",
+    ),
     directives: directives(plan, island),
     islandDir: shq(islandDir(cfg, island)),
     secretFiles: secrets.map((s) => SECRETS[s].file),
@@ -222,6 +282,7 @@ export function generatedFiles(island: IslandPlan): Record<string, string> {
     files[GENERATED_FILES["epp-config"]] = plainYaml(tokenise(r.epp.config));
     files[GENERATED_FILES["envoy-config"]] = plainYaml(r.envoy.config);
   }
-  if (island.mooncake) files[GENERATED_FILES["mooncake-config"]] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2);
+  if (island.mooncake)
+    files[GENERATED_FILES["mooncake-config"]] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2);
   return files;
 }

@@ -33,10 +33,16 @@ export interface IslandJobRef {
 
 /** Bash for the login node (slurm/scheduler-query.sh): one tab-separated record per fact, parsed by parseSchedulerReport. */
 export function schedulerQueryScript(islands: IslandJobRef[]): string {
-  const calls = islands.filter((i) => i.jobName).map((i) => ({ island: i.island, jobName: shq(i.jobName!), islandDir: shq(i.islandDir ?? ""), jobId: shq(i.jobId ?? "") }));
+  const calls = islands
+    .filter((i) => i.jobName)
+    .map((i) => ({
+      island: i.island,
+      jobName: shq(i.jobName!),
+      islandDir: shq(i.islandDir ?? ""),
+      jobId: shq(i.jobId ?? ""),
+    }));
   return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls });
 }
-
 
 /** `Key=Value` tokens of `scontrol show job -o`; values never contain spaces there, except Command/Comment at the end. */
 function scontrolFields(line: string): Record<string, string> {
@@ -47,7 +53,23 @@ function scontrolFields(line: string): Record<string, string> {
 
 /** Parses the records schedulerQueryScript prints; islands it did not mention have no job. */
 export function parseSchedulerReport(text: string, islands: number[]): Map<number, JobReport> {
-  const reports = new Map<number, JobReport>(islands.map((k) => [k, { island: k, jobId: null, state: null, reason: null, exitCode: null, source: "none", hosts: [], addrs: [], exits: [], nodeStates: [] }]));
+  const reports = new Map<number, JobReport>(
+    islands.map((k) => [
+      k,
+      {
+        island: k,
+        jobId: null,
+        state: null,
+        reason: null,
+        exitCode: null,
+        source: "none",
+        hosts: [],
+        addrs: [],
+        exits: [],
+        nodeStates: [],
+      },
+    ]),
+  );
   for (const line of text.split("\n")) {
     const [kind, k, ...rest] = line.split("\t");
     const r = reports.get(Number(k));
@@ -57,11 +79,23 @@ export function parseSchedulerReport(text: string, islands: number[]): Map<numbe
       Object.assign(r, { jobId: id, state, reason: reason && reason !== "None" ? reason : null, source: "squeue" });
     } else if (kind === "scontrol") {
       const f = scontrolFields(rest.join("\t"));
-      Object.assign(r, { jobId: f.JobId ?? null, state: f.JobState ?? null, reason: f.Reason && f.Reason !== "None" ? f.Reason : null, exitCode: f.ExitCode ?? null, source: "scontrol" });
+      Object.assign(r, {
+        jobId: f.JobId ?? null,
+        state: f.JobState ?? null,
+        reason: f.Reason && f.Reason !== "None" ? f.Reason : null,
+        exitCode: f.ExitCode ?? null,
+        source: "scontrol",
+      });
     } else if (kind === "sacct") {
       const [id, state, exitCode, reason] = rest.join("\t").split("|");
       // sacct writes "CANCELLED by 1000": the state is the first word.
-      Object.assign(r, { jobId: id, state: state?.split(" ")[0] ?? null, exitCode: exitCode ?? null, reason: reason && reason !== "None" ? reason : null, source: "sacct" });
+      Object.assign(r, {
+        jobId: id,
+        state: state?.split(" ")[0] ?? null,
+        exitCode: exitCode ?? null,
+        reason: reason && reason !== "None" ? reason : null,
+        source: "sacct",
+      });
     } else if (kind === "gone") {
       Object.assign(r, { jobId: rest[0], source: "job_id file" });
     } else if (kind === "node") {
@@ -89,7 +123,8 @@ export type JobPhase = "queued" | "running" | "ended" | "failed" | "none";
  */
 export function jobPhase(state: string | null): JobPhase {
   if (state === null) return "none";
-  if (/^(PENDING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|SUSPENDED|RESV_DEL_HOLD|SPECIAL_EXIT|STOPPED)$/.test(state)) return "queued";
+  if (/^(PENDING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|SUSPENDED|RESV_DEL_HOLD|SPECIAL_EXIT|STOPPED)$/.test(state))
+    return "queued";
   if (/^(CONFIGURING|RUNNING|RESIZING|SIGNALING|STAGE_OUT|UPDATE_DB|POWER_UP_NODE)$/.test(state)) return "running";
   if (/^(COMPLETING|COMPLETED|CANCELLED)$/.test(state)) return "ended";
   if (/^(FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE|REVOKED)$/.test(state)) return "failed";

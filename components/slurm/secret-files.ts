@@ -17,25 +17,44 @@ export interface SecretFilesJob {
   delete: string;
 }
 
-export function renderSecretFiles(plan: DeploymentPlan, island: IslandPlan, names: readonly SecretName[]): SecretFilesJob {
+export function renderSecretFiles(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  names: readonly SecretName[],
+): SecretFilesJob {
   const files = secretOrder(names).map((n) => SECRETS[n].file);
   if (!files.length) throw new Error("internal error: renderSecretFiles needs at least one secret");
   const dir = secretsDir(islandDir(plan.config, island));
   // Every known file is removed first, so a credential dropped from config leaves no file behind.
   const known = Object.values(SECRETS).map((s) => s.file);
-  const script = renderOneLine("slurm/secrets.sh.mustache", { jobName: shq(jobName(plan, island.index)), secretsDir: shq(dir), known, filePattern: [files.join(" | ")], count: files.length });
-  return { create: `bash -c ${loginShellArg(script)}`, delete: `bash -c ${loginShellArg(renderOneLine("slurm/secrets-delete.sh.mustache", { secretsDir: shq(dir) }))}` };
+  const script = renderOneLine("slurm/secrets.sh.mustache", {
+    jobName: shq(jobName(plan, island.index)),
+    secretsDir: shq(dir),
+    known,
+    filePattern: [files.join(" | ")],
+    count: files.length,
+  });
+  return {
+    create: `bash -c ${loginShellArg(script)}`,
+    delete: `bash -c ${loginShellArg(renderOneLine("slurm/secrets-delete.sh.mustache", { secretsDir: shq(dir) }))}`,
+  };
 }
 
 /**
  * The stdin of the secrets command. A value must be one line of text: a newline would split it
  * and a NUL cannot pass through bash. The error names the config key, never the value.
  */
-export function secretFilesPayload(values: Partial<Record<SecretName, string>>, configKey: (name: SecretName) => string): string {
+export function secretFilesPayload(
+  values: Partial<Record<SecretName, string>>,
+  configKey: (name: SecretName) => string,
+): string {
   const lines: string[] = [];
   for (const name of secretOrder(Object.keys(values) as SecretName[])) {
     const v = values[name]!;
-    if (v === "" || /[\n\r\0]/.test(v)) throw new Error(`${configKey(name)} must be one non-empty line of text (it has ${v === "" ? "no characters" : "a line break or NUL byte"})`);
+    if (v === "" || /[\n\r\0]/.test(v))
+      throw new Error(
+        `${configKey(name)} must be one non-empty line of text (it has ${v === "" ? "no characters" : "a line break or NUL byte"})`,
+      );
     lines.push(`${SECRETS[name].file} ${v}`);
   }
   return lines.map((l) => `${l}\n`).join("");

@@ -40,7 +40,14 @@ export class SlurmJob extends pulumi.ComponentResource {
     const secretFiles = secrets
       ? new command.remote.Command(
           `${name}-secrets`,
-          { connection: args.connection, create: secrets.files.create, stdin: pulumi.secret(secrets.payload), delete: secrets.files.delete, addPreviousOutputInEnv: false, logging: "stderr" },
+          {
+            connection: args.connection,
+            create: secrets.files.create,
+            stdin: pulumi.secret(secrets.payload),
+            delete: secrets.files.delete,
+            addPreviousOutputInEnv: false,
+            logging: "stderr",
+          },
           { parent: this, customTimeouts: { create: "120s", update: "120s", delete: "120s" } },
         )
       : undefined;
@@ -51,7 +58,9 @@ export class SlurmJob extends pulumi.ComponentResource {
         create: job.create,
         stdin: job.stdin,
         delete: job.delete,
-        triggers: secrets ? [job.scriptHash, job.dryRun, pulumi.secret(secrets.fingerprint)] : [job.scriptHash, job.dryRun],
+        triggers: secrets
+          ? [job.scriptHash, job.dryRun, pulumi.secret(secrets.fingerprint)]
+          : [job.scriptHash, job.dryRun],
         // The provider can only pass the old stdout through AcceptEnv; delete does not need it.
         addPreviousOutputInEnv: false,
         // Progress lines on stderr reach `pulumi up`; stdout is the result line the program parses.
@@ -62,7 +71,11 @@ export class SlurmJob extends pulumi.ComponentResource {
         dependsOn: secretFiles ? [secretFiles] : [],
         // The SDK marks `triggers` replaceOnChanges itself; the old job goes before the new one comes.
         deleteBeforeReplace: true,
-        customTimeouts: { create: `${job.timeouts.createSeconds}s`, update: `${job.timeouts.createSeconds}s`, delete: `${job.timeouts.deleteSeconds}s` },
+        customTimeouts: {
+          create: `${job.timeouts.createSeconds}s`,
+          update: `${job.timeouts.createSeconds}s`,
+          delete: `${job.timeouts.deleteSeconds}s`,
+        },
       },
     );
     this.result = this.command.stdout.apply(parseIslandResult);

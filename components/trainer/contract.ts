@@ -7,17 +7,29 @@ import { ROLES } from "../plan/roles";
  * `npm run schema` writes it as schema/endpoints.schema.json (the descriptions are its docs).
  */
 
-export const roleSchema = z.enum(ROLES).describe("what the engine does: a whole replica, or the prefill or decode side of P/D");
+export const roleSchema = z
+  .enum(ROLES)
+  .describe("what the engine does: a whole replica, or the prefill or decode side of P/D");
 
 const urls = (what: string) => z.array(z.string()).describe(what);
 
 export const trainerBlocksSchema = z
   .object({
-    primeRl: z.string().describe("prime-rl's `[orchestrator.model.client]` as TOML: `base_url` (a list; prime-rl round-robins it) and `admin_base_url`; P/D adds `inference_metrics_roles`"),
-    nexrl: z.string().describe("NexRL's `inference_service` as YAML (its client appends `/v1` itself; the key is read with `${oc.env:VLLM_API_KEY}`)"),
+    primeRl: z
+      .string()
+      .describe(
+        "prime-rl's `[orchestrator.model.client]` as TOML: `base_url` (a list; prime-rl round-robins it) and `admin_base_url`; P/D adds `inference_metrics_roles`",
+      ),
+    nexrl: z
+      .string()
+      .describe(
+        "NexRL's `inference_service` as YAML (its client appends `/v1` itself; the key is read with `${oc.env:VLLM_API_KEY}`)",
+      ),
     openaiEnv: z
       .record(z.string(), z.string())
-      .describe("the OpenAI SDK's environment: `OPENAI_BASE_URL` (and `OPENAI_API_KEY=EMPTY` when the fleet has no key); the key itself is the secret `apiKey` output, never in this block"),
+      .describe(
+        "the OpenAI SDK's environment: `OPENAI_BASE_URL` (and `OPENAI_API_KEY=EMPTY` when the fleet has no key); the key itself is the secret `apiKey` output, never in this block",
+      ),
   })
   .describe("ready-made client settings for the trainers our users run, as text they paste or template in");
 
@@ -25,8 +37,13 @@ export const islandEndpointsSchema = z
   .object({
     island: z.number().int().describe("the island's index"),
     model: z.string().describe("the served model id (what `/v1/models` lists)"),
-    routerUrl: z.string().nullable().describe("the island's router (`.../v1`), or null when engines are addressed directly"),
-    adminUrls: urls("every engine's URL (`.../v1`) in the planner's order: node-major, rank-minor; P/D prefill first. Weight updates go here, never through a router"),
+    routerUrl: z
+      .string()
+      .nullable()
+      .describe("the island's router (`.../v1`), or null when engines are addressed directly"),
+    adminUrls: urls(
+      "every engine's URL (`.../v1`) in the planner's order: node-major, rank-minor; P/D prefill first. Weight updates go here, never through a router",
+    ),
     roles: z.array(roleSchema).describe("the role of each admin URL, position by position"),
     engineCount: z.number().int().describe("how many admin URLs"),
     trainers: trainerBlocksSchema,
@@ -37,11 +54,15 @@ export const fleetEndpointsSchema = z
   .object({
     model: z.string().describe("the served model id (what `/v1/models` lists)"),
     target: z.enum(["slurm", "kubernetes"]).describe("where the fleet runs"),
-    baseUrls: urls("where OpenAI-style requests go: each island's router (`.../v1`), or each engine of a router-less island"),
+    baseUrls: urls(
+      "where OpenAI-style requests go: each island's router (`.../v1`), or each engine of a router-less island",
+    ),
     adminUrls: urls("every engine's URL (`.../v1`), island by island in the planner's order"),
     roles: z.array(roleSchema).describe("the role of each admin URL, position by position"),
     engineCount: z.number().int().describe("how many admin URLs"),
-    apiKeyRequired: z.boolean().describe("whether the engines require `Authorization: Bearer <apiKey>` (the key is the secret `apiKey` output)"),
+    apiKeyRequired: z
+      .boolean()
+      .describe("whether the engines require `Authorization: Bearer <apiKey>` (the key is the secret `apiKey` output)"),
     islands: z.array(islandEndpointsSchema).describe("the same per island, in island order"),
     trainers: trainerBlocksSchema,
   })

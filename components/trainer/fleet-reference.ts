@@ -5,8 +5,13 @@ import { fleetEndpointsSchema, type FleetEndpoints } from "./contract";
 export function parseFleetEndpoints(raw: unknown, stack: string): FleetEndpoints {
   const parsed = fleetEndpointsSchema.safeParse(raw);
   if (!parsed.success) {
-    const where = parsed.error.issues.slice(0, 3).map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`).join("; ");
-    throw new Error(`stack ${stack}: its "endpoints" output is not a vllm-fleet trainer contract (${where}); is it a vllm-fleet stack after \`pulumi up\`?`);
+    const where = parsed.error.issues
+      .slice(0, 3)
+      .map((i) => `${i.path.join(".") || "(top)"}: ${i.message}`)
+      .join("; ");
+    throw new Error(
+      `stack ${stack}: its "endpoints" output is not a vllm-fleet trainer contract (${where}); is it a vllm-fleet stack after \`pulumi up\`?`,
+    );
   }
   return parsed.data;
 }

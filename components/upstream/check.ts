@@ -50,7 +50,8 @@ export function checkArgv(program: Program, args: string[]): string[] {
       continue;
     }
     if (negations.has(name) || spec.type === "bool") {
-      if (eq > 0 && !["mooncake_master", "mooncake_client", "epp"].includes(program)) problems.push(`${program}: ${name} takes no value`);
+      if (eq > 0 && !["mooncake_master", "mooncake_client", "epp"].includes(program))
+        problems.push(`${program}: ${name} takes no value`);
       continue;
     }
     if (eq > 0) {
@@ -72,9 +73,11 @@ export function checkArgv(program: Program, args: string[]): string[] {
 }
 
 function checkValue(program: Program, name: string, spec: Spec, value: string): string[] {
-  if (spec.choices && !spec.choices.map(String).includes(value)) return [`${program}: ${name} ${value} is not one of ${spec.choices.join(", ")}`];
+  if (spec.choices && !spec.choices.map(String).includes(value))
+    return [`${program}: ${name} ${value} is not one of ${spec.choices.join(", ")}`];
   if (spec.type === "int" && !/^-?\d+$/.test(value)) return [`${program}: ${name} expects an integer, got ${value}`];
-  if (spec.type === "float" && Number.isNaN(Number(value))) return [`${program}: ${name} expects a number, got ${value}`];
+  if (spec.type === "float" && Number.isNaN(Number(value)))
+    return [`${program}: ${name} expects a number, got ${value}`];
   if (spec.type === "json") {
     try {
       JSON.parse(value);

@@ -7,7 +7,11 @@ import { ROOT } from "../helpers";
 describe("the CLIs load no Pulumi SDK", () => {
   it.each(["bin/plan.ts", "bin/fleet.ts"])("%s", (file) => {
     const probe = `require(${JSON.stringify(`./${file}`)}); console.log(JSON.stringify(Object.keys(require.cache).filter((k) => k.includes("/@pulumi/")).slice(0, 3)));`;
-    const r = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", probe], { cwd: ROOT, encoding: "utf8", timeout: 60_000 });
+    const r = spawnSync(process.execPath, ["--require", "tsx/cjs", "-e", probe], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
     expect(r.stderr).toBe("");
     expect(JSON.parse(r.stdout.trim().split("\n").pop()!)).toEqual([]);
   });

@@ -30,9 +30,13 @@ describe("npm run plan", () => {
   it("a Kubernetes stack shows its workloads, pods and in-cluster URLs", () => {
     const { code, stdout } = run(["k8s-wide-ep"]);
     expect(code).toBe(0);
-    expect(stdout).toContain("LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1");
+    expect(stdout).toContain(
+      "LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1",
+    );
     expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.inference.svc.cluster.local:8000/v1");
-    expect(stdout).toContain("admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)");
+    expect(stdout).toContain(
+      "admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)",
+    );
   });
 
   it.each(Object.entries(SHAPE_TOTALS))("%s --json totals are the shape's numbers", (name, totals) => {
@@ -48,11 +52,20 @@ describe("npm run plan", () => {
     expect(code).toBe(0);
     const plan = JSON.parse(stdout);
     expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
-    expect(plan.islands[0].engines[0].argv).toEqual(expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]));
+    expect(plan.islands[0].engines[0].argv).toEqual(
+      expect.arrayContaining(["--port", "8101", "--max-model-len", "2048"]),
+    );
   });
 
   it("takes options, overrides and the stack in any order", () => {
-    const { code, stdout, stderr } = run(["--server.port", "8001", "single-node", "--model.enforce_eager", "--out=" + fs.mkdtempSync(path.join(os.tmpdir(), "plan-")), "--json"]);
+    const { code, stdout, stderr } = run([
+      "--server.port",
+      "8001",
+      "single-node",
+      "--model.enforce_eager",
+      "--out=" + fs.mkdtempSync(path.join(os.tmpdir(), "plan-")),
+      "--json",
+    ]);
     expect(code, stderr).toBe(0);
     const plan = JSON.parse(stdout);
     expect(plan.islands[0].endpoints.router).toBe("http://<i0-n0>:8001/v1");
@@ -117,13 +130,22 @@ describe("npm run plan -- <stack> --out <dir>", () => {
     const { code } = run(["llm-d", "--out", dir]);
     expect(code).toBe(0);
     const island = path.join(dir, "island-0");
-    expect(fs.readdirSync(island).sort()).toEqual(["create.sh", "delete.sh", "endpoints.yaml", "envoy.yaml", "epp.yaml", "llm-d-i0.sbatch"]);
+    expect(fs.readdirSync(island).sort()).toEqual([
+      "create.sh",
+      "delete.sh",
+      "endpoints.yaml",
+      "envoy.yaml",
+      "epp.yaml",
+      "llm-d-i0.sbatch",
+    ]);
     expect(JSON.parse(fs.readFileSync(path.join(dir, "plan.json"), "utf8")).stack).toBe("llm-d");
     const sbatch = fs.readFileSync(path.join(island, "llm-d-i0.sbatch"), "utf8");
     expect(sbatch).toMatch(/^#!\/bin\/bash\n/);
     // The create script embeds exactly the sbatch script written beside it.
     expect(fs.readFileSync(path.join(island, "create.sh"), "utf8")).toContain(sbatch.trimEnd());
-    expect(fs.readFileSync(path.join(island, "delete.sh"), "utf8")).toMatch(/^bash -c '.*scancel --name="\$name".*'\n$/);
+    expect(fs.readFileSync(path.join(island, "delete.sh"), "utf8")).toMatch(
+      /^bash -c '.*scancel --name="\$name".*'\n$/,
+    );
     expect(fs.statSync(path.join(island, "llm-d-i0.sbatch")).mode & 0o111).not.toBe(0);
   });
 });

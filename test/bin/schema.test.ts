@@ -23,7 +23,7 @@ describe("JSON Schema for editors", () => {
     expect(validate(plain(`[inference]\nmodel = "m"\n[inference.parallel]\ntp = "2"`))).toBe(false);
   });
 
-  it("offers model = \"<id>\" only where the loader expands it", () => {
+  it('offers model = "<id>" only where the loader expands it', () => {
     expect(validate(plain(`model = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
     expect(validate(plain(`[inference]\nmodel = "m"\n[slurm]\njob_name = "t"`))).toBe(true);
     // The RL layout's top-level [model] is a table; the loader rejects a string there.
@@ -31,7 +31,13 @@ describe("JSON Schema for editors", () => {
   });
 
   it("lets the tables whose type has a default omit it", () => {
-    expect(validate(plain(`[model]\nname = "m"\n[deployment]\ngpus_per_node = 4\n[deployment.router]\npolicy = "round_robin"\n[slurm.launcher]\nbin_dir = "/opt/vllm/bin"`))).toBe(true);
+    expect(
+      validate(
+        plain(
+          `[model]\nname = "m"\n[deployment]\ngpus_per_node = 4\n[deployment.router]\npolicy = "round_robin"\n[slurm.launcher]\nbin_dir = "/opt/vllm/bin"`,
+        ),
+      ),
+    ).toBe(true);
   });
 
   it("schema/stack.schema.json is up to date (npm run schema)", () => {
@@ -56,7 +62,9 @@ describe("JSON Schema of the trainer contract", () => {
   it.each(STACK_NAMES)("describes what %s exports as endpoints", (name) => {
     const plan = buildPlan(loadConfigFile(resolveStackFile(name).file), name);
     const endpoints = fleetEndpoints(plan, plannedOutputs(plan).islands, true);
-    expect(validateEndpoints(JSON.parse(JSON.stringify(endpoints))), JSON.stringify(validateEndpoints.errors)).toBe(true);
+    expect(validateEndpoints(JSON.parse(JSON.stringify(endpoints))), JSON.stringify(validateEndpoints.errors)).toBe(
+      true,
+    );
   });
 
   it("says what each field is", () => {

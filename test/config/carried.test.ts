@@ -31,13 +31,25 @@ function unwrap(s: Schema): { inner: Schema; dflt?: unknown } {
   for (;;) {
     const d = def(s);
     if (d.type === "default" || d.type === "prefault") dflt ??= d.defaultValue;
-    if (d.type === "optional" || d.type === "default" || d.type === "prefault" || d.type === "nullable") s = d.innerType;
+    if (d.type === "optional" || d.type === "default" || d.type === "prefault" || d.type === "nullable")
+      s = d.innerType;
     else if (d.type === "pipe") s = d.in;
     else return { inner: s, dflt };
   }
 }
 
-const STRINGS = ["carried", "/carried/path", "org/carried-model", "gpu[001-002]", "01:00:00", "gpu:4", "8Gi", "h100", "example.com/carried", "CARRIED_VAR"];
+const STRINGS = [
+  "carried",
+  "/carried/path",
+  "org/carried-model",
+  "gpu[001-002]",
+  "01:00:00",
+  "gpu:4",
+  "8Gi",
+  "h100",
+  "example.com/carried",
+  "CARRIED_VAR",
+];
 const NUMBERS = [7, 3, 13, 2, 0.5, 60, 120, 4096, 100_000];
 
 /** Valid values for a leaf schema, in order of preference. */
@@ -59,12 +71,22 @@ function samples(s: Schema): unknown[] {
     case "union":
       return valid(d.options.flatMap(samples));
     case "array":
-      return valid(samples(d.element).slice(0, 1).map((v) => [v]));
+      return valid(
+        samples(d.element)
+          .slice(0, 1)
+          .map((v) => [v]),
+      );
     case "object":
-      return valid([Object.fromEntries(Object.entries(d.shape as Record<string, Schema>).map(([k, f]) => [k, samples(f)[0]]))]);
+      return valid([
+        Object.fromEntries(Object.entries(d.shape as Record<string, Schema>).map(([k, f]) => [k, samples(f)[0]])),
+      ]);
     case "record": {
       const key = STRINGS.find((k) => d.keyType.safeParse(k).success)!;
-      return valid(samples(d.valueType).slice(0, 2).map((v) => ({ [key]: v })));
+      return valid(
+        samples(d.valueType)
+          .slice(0, 2)
+          .map((v) => ({ [key]: v })),
+      );
     }
     default:
       return [];
@@ -110,7 +132,9 @@ function setIn(doc: Doc, at: string[], value: unknown): Doc {
 /** Deep merge of plain tables (b wins). */
 function merge(a: Doc, b: Doc): Doc {
   const out = structuredClone(a);
-  for (const [k, v] of Object.entries(b)) out[k] = v && typeof v === "object" && !Array.isArray(v) && out[k] && typeof out[k] === "object" ? merge(out[k], v) : v;
+  for (const [k, v] of Object.entries(b))
+    out[k] =
+      v && typeof v === "object" && !Array.isArray(v) && out[k] && typeof out[k] === "object" ? merge(out[k], v) : v;
   return out;
 }
 
@@ -159,7 +183,9 @@ function* walk(l: Layout, table: Schema, at: string[], doc: Doc, skip?: string):
       const inInference = l.inference.every((k, i) => p[i] === k);
       const special = SPECIAL[(inInference ? p.slice(l.inference.length) : p).join(".")]?.(l);
       const base = special?.with ? merge(here, special.with) : here;
-      const values = (special?.values ?? samples(field)).filter((v) => JSON.stringify(v) !== JSON.stringify(dflt) && JSON.stringify(v) !== JSON.stringify(getIn(base, p)));
+      const values = (special?.values ?? samples(field)).filter(
+        (v) => JSON.stringify(v) !== JSON.stringify(dflt) && JSON.stringify(v) !== JSON.stringify(getIn(base, p)),
+      );
       yield { leaf: name, without: base, with: values.slice(0, 2).map((v) => setIn(base, p, v)) };
     }
   }
@@ -171,7 +197,11 @@ function canonical(doc: Doc, l: Layout): string {
   const { config } = resolve(structuredClone(doc), tmp);
   expect(config).toBeDefined();
   const { explicit: _, ...rest } = config as FleetConfig;
-  return JSON.stringify(rest, (_k, v) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v));
+  return JSON.stringify(rest, (_k, v) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
 }
 
 const LAYOUTS: Layout[] = [
@@ -185,10 +215,28 @@ describe.each(LAYOUTS)("every $name key the schema accepts reaches the canonical
   it("walks every leaf", () => {
     const leaves = cases.map((c) => c.leaf);
     const pre = l.inference.map((k) => k + ".").join("");
-    for (const leaf of ["enable_dbo", "enable_prefix_caching", "max_lora_rank", "deployment.num_prefill_nodes", "deployment.router.policy", "kv_cache_offload.protocol", "server.port", "model.chat_template"]) {
+    for (const leaf of [
+      "enable_dbo",
+      "enable_prefix_caching",
+      "max_lora_rank",
+      "deployment.num_prefill_nodes",
+      "deployment.router.policy",
+      "kv_cache_offload.protocol",
+      "server.port",
+      "model.chat_template",
+    ]) {
       expect(leaves).toContain(pre + leaf);
     }
-    expect(leaves).toEqual(expect.arrayContaining(["kubernetes.startup_timeout", "slurm.launcher.binds", "slurm.pending_timeout", "output_dir", "dry_run", "model_catalog"]));
+    expect(leaves).toEqual(
+      expect.arrayContaining([
+        "kubernetes.startup_timeout",
+        "slurm.launcher.binds",
+        "slurm.pending_timeout",
+        "output_dir",
+        "dry_run",
+        "model_catalog",
+      ]),
+    );
     expect(cases.length).toBeGreaterThan(100);
   });
 
@@ -197,9 +245,14 @@ describe.each(LAYOUTS)("every $name key the schema accepts reaches the canonical
     const before = canonical(c.without, l);
     const after = c.with.map((doc) => canonical(doc, l));
     if (c.distinct) {
-      expect(new Set([before, ...after]).size, `two values of ${c.leaf} give the same canonical config`).toBe(after.length + 1);
+      expect(new Set([before, ...after]).size, `two values of ${c.leaf} give the same canonical config`).toBe(
+        after.length + 1,
+      );
     } else {
-      expect(after.some((a) => a !== before), `setting ${c.leaf} left the canonical config unchanged: the key is validated and then dropped`).toBe(true);
+      expect(
+        after.some((a) => a !== before),
+        `setting ${c.leaf} left the canonical config unchanged: the key is validated and then dropped`,
+      ).toBe(true);
     }
   });
 });

@@ -3,7 +3,15 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { fixturesDir } from "../../bin/sync-upstream";
-import { BUILTIN_CATALOG, ConfigError, loadCatalog, loadConfigFile, loadConfigText, lookupModel, type CatalogEntry } from "../../components/config";
+import {
+  BUILTIN_CATALOG,
+  ConfigError,
+  loadCatalog,
+  loadConfigFile,
+  loadConfigText,
+  lookupModel,
+  type CatalogEntry,
+} from "../../components/config";
 import { buildPlan } from "../../components/plan/plan";
 import { issuesOf, load, SLURM } from "../helpers";
 
@@ -66,9 +74,18 @@ describe("the built-in catalog", () => {
       },
     });
     const air = builtin.models["zai-org/GLM-4.5-Air"].arch;
-    expect([air.layers, air.kv_heads, air.head_dim, air.experts, air.experts_per_token, air.vocab_size]).toEqual([46, 8, 128, 128, 8, 151552]);
+    expect([air.layers, air.kv_heads, air.head_dim, air.experts, air.experts_per_token, air.vocab_size]).toEqual([
+      46, 8, 128, 128, 8, 151552,
+    ]);
     const ds = builtin.models["deepseek-ai/DeepSeek-V3"].arch;
-    expect([ds.attention, ds.kv_lora_rank, ds.qk_rope_head_dim, ds.layers, ds.experts, ds.quantization]).toEqual(["mla", 512, 64, 61, 256, "fp8"]);
+    expect([ds.attention, ds.kv_lora_rank, ds.qk_rope_head_dim, ds.layers, ds.experts, ds.quantization]).toEqual([
+      "mla",
+      512,
+      64,
+      61,
+      256,
+      "fp8",
+    ]);
     expect(builtin.models["meta-llama/Llama-3.1-70B-Instruct"].arch.params).toBe(70_553_706_496);
   });
 
@@ -107,7 +124,10 @@ describe("the built-in catalog", () => {
     const bytes = a.quantization === "fp8" ? 1 : 2;
     const experts = e.launch.enable_expert_parallel ? (a.expert_params ?? 0) : 0;
     const weights = ((a.params - experts) / tp + experts / (tp * dp)) * bytes;
-    const kvPerToken = a.attention === "gqa" ? (2 * a.kv_heads! * a.head_dim!) / Math.min(tp, a.kv_heads!) : a.kv_lora_rank! + a.qk_rope_head_dim!;
+    const kvPerToken =
+      a.attention === "gqa"
+        ? (2 * a.kv_heads! * a.head_dim!) / Math.min(tp, a.kv_heads!)
+        : a.kv_lora_rank! + a.qk_rope_head_dim!;
     return (weights + a.layers * kvPerToken * 2 * e.launch.max_model_len) / 1e9;
   }
 
@@ -119,8 +139,17 @@ describe("the built-in catalog", () => {
   });
 
   it("parser names are ones the stack already uses or vLLM registers", () => {
-    const names = entries.flatMap(([, e]) => [e.launch.tool_call_parser, e.launch.reasoning_parser]).filter((p): p is string => !!p);
-    expect([...new Set(names)].sort()).toEqual(["deepseek_r1", "deepseek_v3", "glm45", "hermes", "llama3_json", "qwen3"]);
+    const names = entries
+      .flatMap(([, e]) => [e.launch.tool_call_parser, e.launch.reasoning_parser])
+      .filter((p): p is string => !!p);
+    expect([...new Set(names)].sort()).toEqual([
+      "deepseek_r1",
+      "deepseek_v3",
+      "glm45",
+      "hermes",
+      "llama3_json",
+      "qwen3",
+    ]);
   });
 
   it("parser names are registered in the vLLM manifest (test/fixtures/upstream)", () => {
@@ -136,7 +165,11 @@ describe("the built-in catalog", () => {
     expect(lookupModel(builtin, "qwen3-8b")?.id).toBe("Qwen/Qwen3-8B");
     expect(lookupModel(builtin, "glm-4.5-air")?.id).toBe("zai-org/GLM-4.5-Air");
     expect(lookupModel(builtin, "llama3.1-70b")?.id).toBe("meta-llama/Llama-3.1-70B-Instruct");
-    expect(lookupModel(builtin, "Qwen/Qwen3-8B")).toMatchObject({ id: "Qwen/Qwen3-8B", family: "Qwen3", launch: { tp: 1 } });
+    expect(lookupModel(builtin, "Qwen/Qwen3-8B")).toMatchObject({
+      id: "Qwen/Qwen3-8B",
+      family: "Qwen3",
+      launch: { tp: 1 },
+    });
     expect(lookupModel(builtin, "qwen/qwen3-8b")).toBeUndefined(); // ids are matched exactly
     expect(lookupModel(builtin, "org/unknown")).toBeUndefined();
   });
@@ -171,23 +204,49 @@ describe("a user catalog", () => {
     const c = loadCatalog(write("add.yaml", `models:${newModel}`));
     expect(c.files).toEqual([BUILTIN_CATALOG, path.join(tmp, "add.yaml")]);
     expect(Object.keys(c.models)).toHaveLength(10);
-    expect(lookupModel(c, "tiny")).toMatchObject({ id: "my-org/Tiny-1B", launch: { tp: 1, max_model_len: 8192 }, arch: { head_dim: 64 } });
+    expect(lookupModel(c, "tiny")).toMatchObject({
+      id: "my-org/Tiny-1B",
+      launch: { tp: 1, max_model_len: 8192 },
+      arch: { head_dim: 64 },
+    });
     expect(lookupModel(c, "Qwen/Qwen3-8B")?.launch.tp).toBe(1);
   });
 
   it("overrides one field and keeps the rest of the built-in entry", () => {
-    const c = loadCatalog(write("override.yaml", `models:\n  Qwen/Qwen3-8B:\n    launch:\n      max_model_len: 16384\n`));
-    expect(c.models["Qwen/Qwen3-8B"]).toEqual({ ...builtin.models["Qwen/Qwen3-8B"], launch: { ...builtin.models["Qwen/Qwen3-8B"].launch, max_model_len: 16384 } });
-    expect(c.models["Qwen/Qwen3-8B"].launch).toEqual({ tp: 1, max_model_len: 16384, dtype: "bfloat16", tool_call_parser: "hermes", reasoning_parser: "qwen3" });
+    const c = loadCatalog(
+      write("override.yaml", `models:\n  Qwen/Qwen3-8B:\n    launch:\n      max_model_len: 16384\n`),
+    );
+    expect(c.models["Qwen/Qwen3-8B"]).toEqual({
+      ...builtin.models["Qwen/Qwen3-8B"],
+      launch: { ...builtin.models["Qwen/Qwen3-8B"].launch, max_model_len: 16384 },
+    });
+    expect(c.models["Qwen/Qwen3-8B"].launch).toEqual({
+      tp: 1,
+      max_model_len: 16384,
+      dtype: "bfloat16",
+      tool_call_parser: "hermes",
+      reasoning_parser: "qwen3",
+    });
     expect(loadCatalog().models["Qwen/Qwen3-8B"].launch.max_model_len).toBe(40960); // the built-in one is untouched
   });
 
   it("merges an entry named by alias, field by field, and adds aliases", () => {
-    const c = loadCatalog(write("alias.yaml", `models:\n  glm-4.5-air:\n    aliases: [air]\n    launch: { tp: 8 }\n    arch: { max_position_embeddings: 65536 }\n`));
+    const c = loadCatalog(
+      write(
+        "alias.yaml",
+        `models:\n  glm-4.5-air:\n    aliases: [air]\n    launch: { tp: 8 }\n    arch: { max_position_embeddings: 65536 }\n`,
+      ),
+    );
     const air = lookupModel(c, "air")!;
     expect(air.id).toBe("zai-org/GLM-4.5-Air");
     expect(air.aliases).toEqual(["glm-4.5-air", "air"]);
-    expect(air.launch).toEqual({ tp: 8, max_model_len: 131072, dtype: "bfloat16", tool_call_parser: "glm45", reasoning_parser: "glm45" });
+    expect(air.launch).toEqual({
+      tp: 8,
+      max_model_len: 131072,
+      dtype: "bfloat16",
+      tool_call_parser: "glm45",
+      reasoning_parser: "glm45",
+    });
     expect(air.arch).toMatchObject({ max_position_embeddings: 65536, layers: 46, experts: 128 });
     expect(c.models).not.toHaveProperty("glm-4.5-air");
   });
@@ -203,7 +262,14 @@ describe("a user catalog", () => {
   });
 
   it("rejects an incomplete new model, naming each missing key", () => {
-    const err = catalogError(() => loadCatalog(write("incomplete.yaml", `models:\n  my-org/New:\n    family: New\n    type: LLM\n    launch: { tp: 1, max_model_len: 4096, dtype: auto }\n`)));
+    const err = catalogError(() =>
+      loadCatalog(
+        write(
+          "incomplete.yaml",
+          `models:\n  my-org/New:\n    family: New\n    type: LLM\n    launch: { tp: 1, max_model_len: 4096, dtype: auto }\n`,
+        ),
+      ),
+    );
     expect(err.issues.map((i) => i.path)).toEqual(['models."my-org/New".arch']);
     expect(err.issues[0].message).toBe("is required (expected object) (a new model needs a complete entry)");
   });
@@ -216,7 +282,14 @@ describe("a user catalog", () => {
     const err = catalogError(() => loadCatalog(file));
     expect(err.issues).toEqual([{ path: 'models."Qwen/Qwen3-30B-A3B".launch.tp', message: "must be at least 1" }]);
 
-    const facts = catalogError(() => loadCatalog(write("facts2.yaml", `models:\n  Qwen/Qwen3-8B:\n    arch: { attention: mla }\n  Qwen/Qwen3-30B-A3B:\n    arch: { expert_params: 40000000000 }\n`)));
+    const facts = catalogError(() =>
+      loadCatalog(
+        write(
+          "facts2.yaml",
+          `models:\n  Qwen/Qwen3-8B:\n    arch: { attention: mla }\n  Qwen/Qwen3-30B-A3B:\n    arch: { expert_params: 40000000000 }\n`,
+        ),
+      ),
+    );
     expect(facts.issues.map((i) => `${i.path}: ${i.message}`)).toEqual([
       'models."Qwen/Qwen3-8B".arch.kv_lora_rank: is required for attention = "mla" (config.json kv_lora_rank)',
       'models."Qwen/Qwen3-8B".arch.qk_rope_head_dim: is required for attention = "mla" (config.json qk_rope_head_dim)',
@@ -227,20 +300,39 @@ describe("a user catalog", () => {
   });
 
   it("rejects whole-number facts given as fractions and an alias that names another model", () => {
-    const err = catalogError(() => loadCatalog(write("counts.yaml", `models:\n  Qwen/Qwen3-8B:\n    arch: { layers: 36.5 }\n    aliases: [qwen3-32b]\n`)));
+    const err = catalogError(() =>
+      loadCatalog(
+        write("counts.yaml", `models:\n  Qwen/Qwen3-8B:\n    arch: { layers: 36.5 }\n    aliases: [qwen3-32b]\n`),
+      ),
+    );
     expect(err.issues).toEqual([{ path: 'models."Qwen/Qwen3-8B".arch.layers', message: "must be a whole number" }]);
-    const alias = catalogError(() => loadCatalog(write("alias-clash.yaml", `models:\n  Qwen/Qwen3-8B:\n    aliases: [qwen3-32b]\n`)));
-    expect(alias.issues).toEqual([{ path: 'models."Qwen/Qwen3-8B".aliases.1', message: '"qwen3-32b" already names "Qwen/Qwen3-32B"' }]);
+    const alias = catalogError(() =>
+      loadCatalog(write("alias-clash.yaml", `models:\n  Qwen/Qwen3-8B:\n    aliases: [qwen3-32b]\n`)),
+    );
+    expect(alias.issues).toEqual([
+      { path: 'models."Qwen/Qwen3-8B".aliases.1', message: '"qwen3-32b" already names "Qwen/Qwen3-32B"' },
+    ]);
   });
 
   it("rejects two keys for one model, a YAML syntax error, and a missing file", () => {
-    const twice = catalogError(() => loadCatalog(write("twice.yaml", `models:\n  Qwen/Qwen3-8B: { launch: { tp: 2 } }\n  qwen3-8b: { launch: { tp: 4 } }\n`)));
-    expect(twice.issues).toEqual([{ path: "models.qwen3-8b", message: 'names the same model as models."Qwen/Qwen3-8B" in this file; merge the two entries' }]);
+    const twice = catalogError(() =>
+      loadCatalog(
+        write("twice.yaml", `models:\n  Qwen/Qwen3-8B: { launch: { tp: 2 } }\n  qwen3-8b: { launch: { tp: 4 } }\n`),
+      ),
+    );
+    expect(twice.issues).toEqual([
+      {
+        path: "models.qwen3-8b",
+        message: 'names the same model as models."Qwen/Qwen3-8B" in this file; merge the two entries',
+      },
+    ]);
     const syntax = catalogError(() => loadCatalog(write("bad.yaml", `models:\n  a: 1\n  a: 2\n`)));
     expect(syntax.issues[0]).toMatchObject({ path: "", line: 3, column: 3 });
     expect(syntax.issues[0].message).toMatch(/^Map keys must be unique/);
     const missing = path.join(tmp, "nope.yaml");
-    expect(catalogError(() => loadCatalog(missing)).issues).toEqual([{ path: "", message: `cannot read ${missing}: ENOENT` }]);
+    expect(catalogError(() => loadCatalog(missing)).issues).toEqual([
+      { path: "", message: `cannot read ${missing}: ENOENT` },
+    ]);
   });
 });
 
@@ -262,12 +354,32 @@ describe("stack files naming a catalog model", () => {
     expect([...cfg.explicit].sort()).toEqual(["model", "model.name", "slurm", "slurm.job_name"]);
     expect(cfg.catalog).toMatchObject({ id: "Qwen/Qwen3-32B", family: "Qwen3", arch: { layers: 64, kv_heads: 8 } });
     const argv = buildPlan(cfg, "t").islands[0].engines[0].argv.map(String);
-    expect(argv).toEqual(expect.arrayContaining(["--tensor-parallel-size", "2", "--max-model-len", "40960", "--dtype", "bfloat16", "--tool-call-parser", "hermes", "--reasoning-parser", "qwen3"]));
+    expect(argv).toEqual(
+      expect.arrayContaining([
+        "--tensor-parallel-size",
+        "2",
+        "--max-model-len",
+        "40960",
+        "--dtype",
+        "bfloat16",
+        "--tool-call-parser",
+        "hermes",
+        "--reasoning-parser",
+        "qwen3",
+      ]),
+    );
   });
 
   it("explicit stack-file values win", () => {
-    const cfg = load(`[model]\nname = "Qwen/Qwen3-32B"\nmax_model_len = 8192\ndtype = "auto"\nreasoning_parser = "deepseek_r1"\n[parallel]\ntp = 4\ndp = 2${SLURM}`);
-    expect(cfg.model).toMatchObject({ max_model_len: 8192, dtype: "auto", tool_call_parser: "hermes", reasoning_parser: "deepseek_r1" });
+    const cfg = load(
+      `[model]\nname = "Qwen/Qwen3-32B"\nmax_model_len = 8192\ndtype = "auto"\nreasoning_parser = "deepseek_r1"\n[parallel]\ntp = 4\ndp = 2${SLURM}`,
+    );
+    expect(cfg.model).toMatchObject({
+      max_model_len: 8192,
+      dtype: "auto",
+      tool_call_parser: "hermes",
+      reasoning_parser: "deepseek_r1",
+    });
     expect(cfg.parallel).toEqual({ tp: 4, dp: 2 });
     expect(cfg.explicit.has("parallel.tp")).toBe(true);
     expect(cfg.explicit.has("model.tool_call_parser")).toBe(false);
@@ -276,13 +388,17 @@ describe("stack files naming a catalog model", () => {
   it("an alias serves the real id, in either layout", () => {
     const cfg = load(`[model]\nname = "qwen3-8b"${SLURM}`);
     expect(cfg.model.name).toBe("Qwen/Qwen3-8B");
-    expect(cfg.notes).toEqual(['model.name = "qwen3-8b" is the model catalog\'s alias of Qwen/Qwen3-8B, which is served under that name']);
+    expect(cfg.notes).toEqual([
+      'model.name = "qwen3-8b" is the model catalog\'s alias of Qwen/Qwen3-8B, which is served under that name',
+    ]);
     const rl = load(`[inference]\nmodel = "glm-4.5-air"${SLURM}`);
     expect(rl.model.name).toBe("zai-org/GLM-4.5-Air");
     expect(rl.parallel).toEqual({ tp: 4, dp: 1 });
     expect(rl.notes[0]).toMatch(/^inference\.model = "glm-4.5-air" is the model catalog's alias/);
     // The trainer's [model] and [inference] may name the same model by id and alias.
-    expect(load(`[model]\nname = "intellect-3"\n[inference]\nmodel = "PrimeIntellect/INTELLECT-3"${SLURM}`).model.name).toBe("PrimeIntellect/INTELLECT-3");
+    expect(
+      load(`[model]\nname = "intellect-3"\n[inference]\nmodel = "PrimeIntellect/INTELLECT-3"${SLURM}`).model.name,
+    ).toBe("PrimeIntellect/INTELLECT-3");
   });
 
   it("fills expert parallelism and dp, and says so when a rule trips over a catalog default", () => {
@@ -292,7 +408,7 @@ describe("stack files naming a catalog model", () => {
       {
         path: "parallel.dp",
         message:
-          'tp x dp = 8 x 2 = 16 GPUs exceeds deployment.gpus_per_node = 8: use a multi_node deployment for more GPUs (parallel.dp = 2, parallel.tp = 8 are the model catalog\'s defaults for deepseek-ai/DeepSeek-V3; set them in the stack file to override)',
+          "tp x dp = 8 x 2 = 16 GPUs exceeds deployment.gpus_per_node = 8: use a multi_node deployment for more GPUs (parallel.dp = 2, parallel.tp = 8 are the model catalog's defaults for deepseek-ai/DeepSeek-V3; set them in the stack file to override)",
       },
     ]);
   });
@@ -300,7 +416,12 @@ describe("stack files naming a catalog model", () => {
   it("leaves unknown models as they were", () => {
     const cfg = load(`[model]\nname = "org/unknown"${SLURM}`);
     expect(cfg.parallel).toEqual({ tp: 1, dp: 1 });
-    expect(cfg.model).toMatchObject({ name: "org/unknown", max_model_len: undefined, dtype: undefined, tool_call_parser: undefined });
+    expect(cfg.model).toMatchObject({
+      name: "org/unknown",
+      max_model_len: undefined,
+      dtype: undefined,
+      tool_call_parser: undefined,
+    });
     expect(cfg.catalog).toBeUndefined();
     expect(cfg.notes).toEqual([]);
   });
@@ -311,12 +432,18 @@ describe("model_catalog in a stack file", () => {
   write("project/catalogs/models.yaml", userCatalog);
 
   it("is relative to the stack file's directory (loadConfigFile)", () => {
-    const stack = write("project/stacks/a.toml", `model_catalog = "../catalogs/models.yaml"\n[model]\nname = "Qwen/Qwen3-8B"${SLURM}`);
+    const stack = write(
+      "project/stacks/a.toml",
+      `model_catalog = "../catalogs/models.yaml"\n[model]\nname = "Qwen/Qwen3-8B"${SLURM}`,
+    );
     const cfg = loadConfigFile(stack);
     expect(cfg.model.max_model_len).toBe(4096);
     expect(cfg.parallel.tp).toBe(2);
     expect(cfg.model.tool_call_parser).toBe("hermes"); // the built-in entry's other fields stay
-    const rl = write("project/stacks/rl.toml", `model_catalog = "../catalogs/models.yaml"\n[inference]\nmodel = "my-org/Tiny-1B"${SLURM}`);
+    const rl = write(
+      "project/stacks/rl.toml",
+      `model_catalog = "../catalogs/models.yaml"\n[inference]\nmodel = "my-org/Tiny-1B"${SLURM}`,
+    );
     expect(loadConfigFile(rl).model).toMatchObject({ name: "my-org/Tiny-1B", max_model_len: 2048, dtype: "float16" });
   });
 
@@ -325,20 +452,38 @@ describe("model_catalog in a stack file", () => {
     const base = path.join(tmp, "project");
     expect(loadConfigText(text, "t.toml", [], base).model.max_model_len).toBe(2048);
     expect(issuesOf(text)).toEqual([
-      { path: "model_catalog", message: `cannot read ${path.resolve("catalogs/models.yaml")} (a relative path is relative to the stack file's directory, ${process.cwd()})` },
+      {
+        path: "model_catalog",
+        message: `cannot read ${path.resolve("catalogs/models.yaml")} (a relative path is relative to the stack file's directory, ${process.cwd()})`,
+      },
     ]);
   });
 
   it("reports a bad catalog against the catalog file", () => {
     write("project/catalogs/typo.yaml", `models:\n  qwen3-8b:\n    lanch: { tp: 2 }\n`);
-    const err = catalogError(() => loadConfigText(`model_catalog = "catalogs/typo.yaml"\n[model]\nname = "m/x"${SLURM}`, "t.toml", [], path.join(tmp, "project")));
+    const err = catalogError(() =>
+      loadConfigText(
+        `model_catalog = "catalogs/typo.yaml"\n[model]\nname = "m/x"${SLURM}`,
+        "t.toml",
+        [],
+        path.join(tmp, "project"),
+      ),
+    );
     expect(err.source).toBe(path.join(tmp, "project/catalogs/typo.yaml"));
-    expect(err.issues).toEqual([{ path: "models.qwen3-8b.lanch", message: expect.stringContaining('unknown key "lanch" (did you mean "launch"?)') }]);
+    expect(err.issues).toEqual([
+      {
+        path: "models.qwen3-8b.lanch",
+        message: expect.stringContaining('unknown key "lanch" (did you mean "launch"?)'),
+      },
+    ]);
   });
 
   it("belongs at the top level of an RL file", () => {
     expect(issuesOf(`[inference]\nmodel = "m/x"\nmodel_catalog = "c.yaml"${SLURM}`)).toEqual([
-      { path: "inference.model_catalog", message: '"model_catalog" belongs at the top level of the file, not under [inference]' },
+      {
+        path: "inference.model_catalog",
+        message: '"model_catalog" belongs at the top level of the file, not under [inference]',
+      },
     ]);
   });
 });

@@ -48,4 +48,3 @@ export const FIXTURE_LIST: Fixture[] = fs
     const { paths, messages } = parseHeader(text);
     return { name, file, text, paths, messages };
   });
-

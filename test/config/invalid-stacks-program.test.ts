@@ -30,7 +30,13 @@ describe("invalid stack corpus: the Pulumi program refuses each before registeri
     expect(error, `${f.name} was deployed`).toBeDefined();
     expect((error as Error).name, String(error)).toBe(ConfigError.name);
     const message = (error as Error).message;
-    for (const p of f.paths) expect(message, `no issue at ${JSON.stringify(p)}`).toMatch(new RegExp(`^  - ${(p || "<file>").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\(line \\d+, column \\d+\\))?: `, "mu"));
+    for (const p of f.paths)
+      expect(message, `no issue at ${JSON.stringify(p)}`).toMatch(
+        new RegExp(
+          `^  - ${(p || "<file>").replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}( \\(line \\d+, column \\d+\\))?: `,
+          "mu",
+        ),
+      );
     for (const m of f.messages) expect(message.toLowerCase()).toContain(m.toLowerCase());
     expect(registered).toEqual([]);
   });

@@ -34,21 +34,44 @@ const fixture = (name: string): Fixture => {
  * Fixtures that SHOULD be rejected as their header says, but are not (or are rejected with the
  * wrong path/message) because of a bug or gap in components/config. Each runs as `it.fails`.
  */
-const GAPS: Record<string, string> = {
-};
+const GAPS: Record<string, string> = {};
 
 /** Which fixtures exercise each rule of components/config/rules.ts RULES (checked below). */
 const RULE_COVERAGE: Record<string, string[]> = {
-  "llm-d cannot return routed experts": ["rule-llmd-routed-experts", "rule-llmd-trainer-router-replay", "rule-llmd-trainer-replay-overrides-false", "multi-rl-schema-and-rules"],
+  "llm-d cannot return routed experts": [
+    "rule-llmd-routed-experts",
+    "rule-llmd-trainer-router-replay",
+    "rule-llmd-trainer-replay-overrides-false",
+    "multi-rl-schema-and-rules",
+  ],
   "router replay excludes KV offload": ["rule-router-replay-kv-offload", "rule-router-replay-trainer-kv-offload"],
   "llm-d needs a multi-node shape": ["rule-llmd-single-node", "rule-llmd-single-node-rl"],
   "multi-node needs a router": ["rule-multi-node-router-none", "rule-disaggregated-router-none"],
-  "known llm-d scorers": ["rule-llmd-unknown-scorer", "rule-llmd-unknown-prefill-scorer", "rule-llmd-unknown-decode-scorer", "multi-rl-schema-and-rules"],
-  "protected env vars": ["rule-protected-env-vars", "rule-credential-env-vars", "multi-rules-only", "multi-standalone-schema-and-rules"],
+  "known llm-d scorers": [
+    "rule-llmd-unknown-scorer",
+    "rule-llmd-unknown-prefill-scorer",
+    "rule-llmd-unknown-decode-scorer",
+    "multi-rl-schema-and-rules",
+  ],
+  "protected env vars": [
+    "rule-protected-env-vars",
+    "rule-credential-env-vars",
+    "multi-rules-only",
+    "multi-standalone-schema-and-rules",
+  ],
   "protected prefill env vars": ["rule-protected-prefill-env-vars", "rule-credential-pd-env-vars"],
   "protected decode env vars": ["rule-protected-decode-env-vars", "rule-credential-pd-env-vars"],
-  "tensor parallelism fits a node": ["rule-tp-exceeds-gpus-per-node", "rule-tp-exceeds-gpus-per-node-rl", "multi-rl-schema-and-rules"],
-  "tp x dp fits a node": ["rule-tp-dp-single-node", "rule-tp-dp-multi-replica", "rule-tp-dp-disaggregated", "multi-rules-only"],
+  "tensor parallelism fits a node": [
+    "rule-tp-exceeds-gpus-per-node",
+    "rule-tp-exceeds-gpus-per-node-rl",
+    "multi-rl-schema-and-rules",
+  ],
+  "tp x dp fits a node": [
+    "rule-tp-dp-single-node",
+    "rule-tp-dp-multi-replica",
+    "rule-tp-dp-disaggregated",
+    "multi-rules-only",
+  ],
   "wide-EP dp divides across nodes": ["rule-wide-ep-dp-not-divisible", "rule-wide-ep-dp-per-node-too-large"],
   "offload forces prefix caching": ["rule-offload-prefix-caching-false", "multi-rules-only"],
   "llm-d P/D on Kubernetes shares one target port": ["rule-k8s-llmd-sidecar-port"],
@@ -57,7 +80,11 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "P/D sets all2all per role": ["rule-all2all-disaggregated"],
   "EPLB needs expert parallelism": ["rule-eplb-without-ep", "multi-rules-only", "multi-standalone-schema-and-rules"],
   "LoRA rank vLLM accepts": ["rule-lora-rank-too-large"],
-  "LoRA keys need enable_lora": ["rule-max-loras-without-enable-lora", "rule-max-lora-rank-without-enable-lora", "multi-rules-only"],
+  "LoRA keys need enable_lora": [
+    "rule-max-loras-without-enable-lora",
+    "rule-max-lora-rank-without-enable-lora",
+    "multi-rules-only",
+  ],
   "RL island size matches": ["rule-rl-num-infer-nodes-mismatch", "rule-rl-num-infer-nodes-disaggregated"],
   "RL single node holds one island": ["rule-rl-single-node-islands", "rule-rl-single-node-multi-node-inference"],
   "RL single node: trainer and inference GPUs fit the node": ["rule-rl-single-node-gpu-count"],
@@ -75,7 +102,11 @@ const RULE_COVERAGE: Record<string, string[]> = {
 
 /** Checks in normalise.ts / vllm-flags.ts / load.ts (not in RULES), for the same bookkeeping. */
 const CHECK_COVERAGE: Record<string, string[]> = {
-  "normalise: disk-only offload": ["check-offload-disk-only", "check-offload-disk-only-rl", "multi-targets-and-normalise"],
+  "normalise: disk-only offload": [
+    "check-offload-disk-only",
+    "check-offload-disk-only-rl",
+    "multi-targets-and-normalise",
+  ],
   "normalise: cpu tier without num_bytes": ["check-offload-cpu-without-num-bytes"],
   "normalise: disk tier without path": ["check-offload-disk-without-path"],
   "normalise: missing model": ["check-missing-model", "check-missing-model-rl", "toml-empty-file"],
@@ -84,7 +115,11 @@ const CHECK_COVERAGE: Record<string, string[]> = {
   "normalise: slurm.output_dir conflict": ["check-slurm-output-dir-conflict", "multi-targets-and-normalise"],
   "normalise: both [slurm] and [kubernetes]": ["check-slurm-and-kubernetes"],
   "normalise: no target": ["check-no-target", "check-no-target-rl", "toml-empty-file"],
-  "vllm-flags: unknown flag (did you mean)": ["extra-unknown-flag-did-you-mean", "extra-unknown-flag-kebab-rl", "extra-unknown-flag-no-hint"],
+  "vllm-flags: unknown flag (did you mean)": [
+    "extra-unknown-flag-did-you-mean",
+    "extra-unknown-flag-kebab-rl",
+    "extra-unknown-flag-no-hint",
+  ],
   "vllm-flags: planner-owned keys": ["extra-planner-owned-keys", "extra-planner-owned-rl"],
   "vllm-flags: bool": ["extra-bool-wrong-type", "extra-bool-false-not-negatable"],
   "vllm-flags: int": ["extra-int-wrong-type"],
@@ -95,7 +130,13 @@ const CHECK_COVERAGE: Record<string, string[]> = {
   "vllm-flags: str (empty, NUL)": ["extra-str-empty-and-nul"],
   "load: RL-root keys belong under [inference]": ["rl-root-keys-belong-under-inference", "multi-rl-schema-and-rules"],
   "load: RL-only keys in a standalone file": ["standalone-rl-only-keys", "multi-targets-and-normalise"],
-  "toml: syntax errors carry line/column": ["toml-unclosed-string", "toml-duplicate-key", "toml-bad-table-header", "toml-duplicate-table", "toml-bare-value"],
+  "toml: syntax errors carry line/column": [
+    "toml-unclosed-string",
+    "toml-duplicate-key",
+    "toml-bad-table-header",
+    "toml-duplicate-table",
+    "toml-bare-value",
+  ],
 };
 
 function load(f: Fixture): ConfigIssue[] {
@@ -185,7 +226,9 @@ describe("invalid stack corpus: headers", () => {
   });
 
   it("parses <file> as the whole-file path and keeps several lines of each kind", () => {
-    const h = parseHeader("# x\n# expect-path: <file>\n# expect-path: a.b\n# expect-message: one\n# expect-message: two\n[t]\n# expect-path: ignored\n");
+    const h = parseHeader(
+      "# x\n# expect-path: <file>\n# expect-path: a.b\n# expect-message: one\n# expect-message: two\n[t]\n# expect-path: ignored\n",
+    );
     expect(h).toEqual({ paths: ["", "a.b"], messages: ["one", "two"], malformed: [] });
   });
 
@@ -200,7 +243,8 @@ describe("invalid stack corpus: headers", () => {
       expect(RULE_COVERAGE[rule].length).toBeGreaterThan(0);
     }
     for (const files of [...Object.values(RULE_COVERAGE), ...Object.values(CHECK_COVERAGE)]) {
-      for (const name of files) expect(fs.existsSync(path.join(FIXTURES, `${name}.toml`)), `${name}.toml missing`).toBe(true);
+      for (const name of files)
+        expect(fs.existsSync(path.join(FIXTURES, `${name}.toml`)), `${name}.toml missing`).toBe(true);
     }
   });
 
@@ -245,7 +289,9 @@ describe("invalid stack corpus: every fixture is rejected as its header says", (
       expect(r.stdout, `${f.name}: CLI wrote to stdout`).toBe("");
       expect(r.stderr).toMatch(/\d+ problems?/);
       for (const p of f.paths) {
-        expect(stderrNamesPath(r.stderr, p), `${f.name}: stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(true);
+        expect(stderrNamesPath(r.stderr, p), `${f.name}: stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(
+          true,
+        );
       }
       if (f.messages.some((m) => /invalid TOML/i.test(m))) expect(r.stderr).toMatch(/\(line \d+, column \d+\)/);
     });
@@ -262,7 +308,8 @@ describe("the real CLI as a subprocess", () => {
       expect(r.status, r.stderr).toBe(2);
       expect(r.stdout).toBe("");
       expect(r.stderr).toContain(`${f.file}: `);
-      for (const p of f.paths) expect(stderrNamesPath(r.stderr, p), `stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(true);
+      for (const p of f.paths)
+        expect(stderrNamesPath(r.stderr, p), `stderr does not name ${JSON.stringify(p)}:\n${r.stderr}`).toBe(true);
       for (const m of f.messages) expect(r.stderr.toLowerCase()).toContain(m.toLowerCase());
     });
   }

@@ -38,8 +38,16 @@ describe("key reference", () => {
   });
 
   it("merges the kinds of a table selected by type, and marks keys only some kinds have", () => {
-    const a = z.strictObject({ type: z.literal("a"), shared: z.boolean().optional(), only_a: z.number().optional().describe("A's") });
-    const b = z.strictObject({ type: z.literal("b"), shared: z.boolean().optional(), image: z.string().describe("B's image") });
+    const a = z.strictObject({
+      type: z.literal("a"),
+      shared: z.boolean().optional(),
+      only_a: z.number().optional().describe("A's"),
+    });
+    const b = z.strictObject({
+      type: z.literal("b"),
+      shared: z.boolean().optional(),
+      image: z.string().describe("B's image"),
+    });
     const c = z.strictObject({ type: z.literal("c"), image: z.string().optional().describe("C's image") });
     const schema = json(z.strictObject({ launcher: z.discriminatedUnion("type", [a, b, c]) }));
     // As bin/schema.ts does for tables whose type the loader fills in.
@@ -76,10 +84,17 @@ describe("key reference", () => {
   });
 
   it("gives the RL-embedded layout as its differences, without repeating the standalone keys", () => {
-    const inference = { parallel: z.strictObject({ tp: z.number().optional() }).optional(), backend_port: z.number().optional() };
+    const inference = {
+      parallel: z.strictObject({ tp: z.number().optional() }).optional(),
+      backend_port: z.number().optional(),
+    };
     const target = { slurm: z.strictObject({ partition: z.string().optional() }).optional() };
     const standalone = z.strictObject({ ...inference, ...target });
-    const rl = z.strictObject({ inference: z.strictObject(inference), trainer: z.strictObject({ replay: z.boolean().optional() }).optional(), ...target });
+    const rl = z.strictObject({
+      inference: z.strictObject(inference),
+      trainer: z.strictObject({ replay: z.boolean().optional() }).optional(),
+      ...target,
+    });
     const md = keyReference(json(z.union([standalone, rl])));
     const rlPart = md.slice(md.indexOf("## RL-embedded layout"));
     expect(rlPart).toContain("`[inference]` (required: it is what marks the layout) holds the same keys");
@@ -92,14 +107,22 @@ describe("key reference", () => {
   it("names a table's non-table alternative", () => {
     const schema = json(z.strictObject({ model: z.strictObject({ name: z.string() }).optional() }));
     schema.properties.model = { anyOf: [{ type: "string", description: "Model id" }, schema.properties.model] };
-    expect(section(keyReference(schema), "`[model]`")).toContain("Instead of the table, `model` may be a string: Model id.");
+    expect(section(keyReference(schema), "`[model]`")).toContain(
+      "Instead of the table, `model` may be a string: Model id.",
+    );
   });
 
   it("keeps table cells intact: pipes escaped, placeholders not read as HTML, code spans as written", () => {
     expect(cellText("job <name>-i<k> | `a<b>` ")).toBe("job &lt;name>-i&lt;k> \\| `a<b>` ");
     expect(typeText({ type: "number", exclusiveMinimum: 0, maximum: 1 })).toBe("number > 0, ≤ 1");
     expect(typeText({ type: "integer", minimum: 0, maximum: Number.MAX_SAFE_INTEGER })).toBe("integer ≥ 0");
-    expect(typeText({ type: "object", propertyNames: { type: "string" }, additionalProperties: { anyOf: [{ type: "string" }, { type: "number" }] } })).toBe("table of string or number");
+    expect(
+      typeText({
+        type: "object",
+        propertyNames: { type: "string" },
+        additionalProperties: { anyOf: [{ type: "string" }, { type: "number" }] },
+      }),
+    ).toBe("table of string or number");
   });
 
   it("lists every key of the real stack-file schema", () => {
@@ -114,7 +137,11 @@ describe("key reference", () => {
       Object.values(n).forEach(walk);
     };
     walk(schema);
-    const listed = (name: string) => md.includes(`| \`${name}\` |`) || md.includes(`\`[${name}]\``) || md.includes(`[${name}]\` (RL-embedded layout)`) || md.includes(`.${name}]\``);
+    const listed = (name: string) =>
+      md.includes(`| \`${name}\` |`) ||
+      md.includes(`\`[${name}]\``) ||
+      md.includes(`[${name}]\` (RL-embedded layout)`) ||
+      md.includes(`.${name}]\``);
     expect([...names].filter((k) => !listed(k))).toEqual([]);
   });
 });

@@ -13,7 +13,16 @@ describe("stack files", () => {
 
   it("ships a stack for every shape", () => {
     expect(STACK_NAMES).toEqual(
-      expect.arrayContaining(["single-node", "multi-replica", "wide-ep", "disaggregated", "disaggregated-x3", "kv-offload-native", "kv-offload-mooncake", "llm-d"]),
+      expect.arrayContaining([
+        "single-node",
+        "multi-replica",
+        "wide-ep",
+        "disaggregated",
+        "disaggregated-x3",
+        "kv-offload-native",
+        "kv-offload-mooncake",
+        "llm-d",
+      ]),
     );
   });
 });
@@ -68,8 +77,10 @@ job_name = "j"
     expect(a.deployment).toEqual({ type: "multi_node", num_nodes: 2, gpus_per_node: 8 });
   });
 
-  it("accepts the `model = \"...\"` shorthand in both layouts and the standalone [model] table", () => {
-    expect(load(`[inference]\nmodel = "PrimeIntellect/INTELLECT-3"${SLURM}`).model.name).toBe("PrimeIntellect/INTELLECT-3");
+  it('accepts the `model = "..."` shorthand in both layouts and the standalone [model] table', () => {
+    expect(load(`[inference]\nmodel = "PrimeIntellect/INTELLECT-3"${SLURM}`).model.name).toBe(
+      "PrimeIntellect/INTELLECT-3",
+    );
     expect(load(`[model]\nname = "Qwen/Qwen3-8B"${SLURM}`).model.name).toBe("Qwen/Qwen3-8B");
     expect(load(`model = "Qwen/Qwen3-8B"${SLURM}`).model.name).toBe("Qwen/Qwen3-8B");
   });
@@ -84,7 +95,9 @@ job_name = "j"
   });
 
   it("maps [trainer] enable_router_replay onto routed experts", () => {
-    expect(load(`[inference]\nmodel = "a/b"\n[trainer]\nenable_router_replay = true${SLURM}`).enable_return_routed_experts).toBe(true);
+    expect(
+      load(`[inference]\nmodel = "a/b"\n[trainer]\nenable_router_replay = true${SLURM}`).enable_return_routed_experts,
+    ).toBe(true);
   });
 });
 
@@ -126,7 +139,10 @@ describe("defaults and auto-setup", () => {
 
   it("names every auto-setup rule in the schema, beside the key it derives", () => {
     const dir = path.join(ROOT, "components", "config", "schema");
-    const schema = fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8")).join("\n");
+    const schema = fs
+      .readdirSync(dir)
+      .map((f) => fs.readFileSync(path.join(dir, f), "utf8"))
+      .join("\n");
     for (const name of Object.keys(AUTO_SETUP)) expect(schema, name).toContain(`AUTO_SETUP "${name}"`);
   });
 
@@ -145,8 +161,14 @@ describe("defaults and auto-setup", () => {
   });
 
   it("parses vllm_extra values by the manifest's types", () => {
-    const c = load(`${base}\n[vllm_extra]\nmax_num_seqs = 256\ncompilation_config = '{"cudagraph_mode":"NONE"}'\nenable-chunked-prefill = true\n`);
-    expect(c.vllm_extra).toEqual({ max_num_seqs: 256, compilation_config: { cudagraph_mode: "NONE" }, enable_chunked_prefill: true });
+    const c = load(
+      `${base}\n[vllm_extra]\nmax_num_seqs = 256\ncompilation_config = '{"cudagraph_mode":"NONE"}'\nenable-chunked-prefill = true\n`,
+    );
+    expect(c.vllm_extra).toEqual({
+      max_num_seqs: 256,
+      compilation_config: { cudagraph_mode: "NONE" },
+      enable_chunked_prefill: true,
+    });
   });
 });
 
@@ -167,10 +189,18 @@ partiton = "x"
 `);
     const paths = issues.map((i) => i.path);
     expect(paths).toEqual(
-      expect.arrayContaining(["inference.gpu_memory_utilisation", "inference.parallel.tp", "inference.vllm_extra.max_num_seq", "inference.env_vars.CUDA_VISIBLE_DEVICES", "slurm.partiton"]),
+      expect.arrayContaining([
+        "inference.gpu_memory_utilisation",
+        "inference.parallel.tp",
+        "inference.vllm_extra.max_num_seq",
+        "inference.env_vars.CUDA_VISIBLE_DEVICES",
+        "slurm.partiton",
+      ]),
     );
     expect(issues.find((i) => i.path === "slurm.partiton")!.message).toContain('did you mean "partition"');
-    expect(issues.find((i) => i.path === "inference.vllm_extra.max_num_seq")!.message).toContain('did you mean "max_num_seqs"');
+    expect(issues.find((i) => i.path === "inference.vllm_extra.max_num_seq")!.message).toContain(
+      'did you mean "max_num_seqs"',
+    );
   });
 
   it("gives line and column for TOML syntax errors", () => {
@@ -182,14 +212,25 @@ partiton = "x"
 
   it("does not report rule errors caused by a key it already rejected", () => {
     // deployment.type is invalid, so "llm-d on single_node" (the fallback) must not be reported too.
-    const issues = issuesOf(`[model]\nname = "m"\n[deployment]\ntype = "multinode"\n[deployment.router]\ntype = "llm-d"${SLURM}`);
+    const issues = issuesOf(
+      `[model]\nname = "m"\n[deployment]\ntype = "multinode"\n[deployment.router]\ntype = "llm-d"${SLURM}`,
+    );
     expect(issues.map((i) => i.path)).toEqual(["deployment.type"]);
   });
 });
 
 describe("overrides", () => {
   it("applies dotted command-line flags (values as TOML literals, bare flags as true)", () => {
-    const { overrides, rest } = parseOverrides(["single-node", "--server.port", "8001", "--model.max_model_len", "2048", "--model.enforce_eager", "--gpu-memory-utilization", "0.5"]);
+    const { overrides, rest } = parseOverrides([
+      "single-node",
+      "--server.port",
+      "8001",
+      "--model.max_model_len",
+      "2048",
+      "--model.enforce_eager",
+      "--gpu-memory-utilization",
+      "0.5",
+    ]);
     expect(rest).toEqual(["single-node"]);
     const c = loadConfigText(stackText("single-node"), "single-node", overrides);
     expect(c.server.port).toBe(8001);

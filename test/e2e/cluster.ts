@@ -23,7 +23,12 @@ export function e2eOverrides(pulumiStack: string, extra: Record<string, unknown>
  * Runs index.ts under mocks for `stack` and returns the remote.Command inputs it registers.
  * `secrets` are Pulumi config secrets (apiKey, hfToken) set as `pulumi config set --secret` would.
  */
-export function capture(stack: string, extra: Record<string, unknown> = {}, pulumiStack = stack, secrets: Record<string, string> = {}): Promise<{ commands: CapturedCommand[]; planned: any }> {
+export function capture(
+  stack: string,
+  extra: Record<string, unknown> = {},
+  pulumiStack = stack,
+  secrets: Record<string, string> = {},
+): Promise<{ commands: CapturedCommand[]; planned: any }> {
   return captureCommands({
     stackFile: stack,
     pulumiStack,
@@ -42,9 +47,20 @@ export function capture(stack: string, extra: Record<string, unknown> = {}, pulu
  * Pulumi.<stack>.yaml in `dir` as `pulumi config set` writes it: the fleet CLI reads stackFile,
  * overrides and login from it (the key is only a placeholder; the CLI gets it with -i).
  */
-export function pulumiConfig(dir: string, pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}, loginConfig: Record<string, unknown> = login): string {
+export function pulumiConfig(
+  dir: string,
+  pulumiStack: string,
+  stackFile: string,
+  extra: Record<string, unknown> = {},
+  loginConfig: Record<string, unknown> = login,
+): string {
   const file = path.join(dir, `Pulumi.${pulumiStack}.yaml`);
-  const config = { "vllm-fleet:stackFile": stackFile, "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra), "vllm-fleet:login": loginConfig, "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" } };
+  const config = {
+    "vllm-fleet:stackFile": stackFile,
+    "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra),
+    "vllm-fleet:login": loginConfig,
+    "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" },
+  };
   fs.writeFileSync(file, toYaml({ config }));
   return file;
 }

@@ -22,11 +22,19 @@ const passed: Record<string, number> = {};
 const queue = async () => (await runRemote(conn, "squeue -h -o '%i %j %T'")).stdout.trim();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function fleetStatus(pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
+async function fleetStatus(
+  pulumiStack: string,
+  stackFile: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
   const cfg = pulumiConfig(work, pulumiStack, stackFile, extra);
   let out = "";
   let err = "";
-  const code = await fleet(["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY], (s) => (out += s), (s) => (err += s));
+  const code = await fleet(
+    ["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY],
+    (s) => (out += s),
+    (s) => (err += s),
+  );
   return { code, err, ...(out ? { report: JSON.parse(out) as FleetStatusReport } : {}) };
 }
 
@@ -52,7 +60,9 @@ describe("fault drills on the real SLURM cluster", () => {
     expect(create.stdout).toBe("");
     // Which state create sees last (COMPLETING, FAILED, or gone with scontrol's FAILED) is SLURM's
     // timing, not ours: what must hold is that the job ended and the island and engine are named.
-    expect(create.stderr).toMatch(/single-node-engine-exits-i0 \(island-0\): job \d+ ended \(.+\) before every endpoint served; not serving: i0-replica0-n0/);
+    expect(create.stderr).toMatch(
+      /single-node-engine-exits-i0 \(island-0\): job \d+ ended \(.+\) before every endpoint served; not serving: i0-replica0-n0/,
+    );
     expect(create.stderr).toMatch(/node 0: i0-replica0-n0 exited/);
     expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
     expect(create.ms).toBeLessThan(30_000);
@@ -63,11 +73,19 @@ describe("fault drills on the real SLURM cluster", () => {
 
   it("an engine that never becomes healthy: create gives up at ready_timeout naming island and engine, with its log tail, and cancels", async () => {
     const started = Date.now();
-    const [c] = (await capture("single-node", { env_vars: { STANDIN_NEVER_HEALTHY: "1" }, "slurm.ready_timeout": 12 }, "never-healthy")).commands;
+    const [c] = (
+      await capture(
+        "single-node",
+        { env_vars: { STANDIN_NEVER_HEALTHY: "1" }, "slurm.ready_timeout": 12 },
+        "never-healthy",
+      )
+    ).commands;
     const create = await runRemote(c.connection, c.create, c.stdin);
     expect(create.code).toBe(1);
     expect(create.stdout).toBe("");
-    expect(create.stderr).toMatch(/single-node-never-healthy-i0 \(island-0\): not serving after 12 s: i0-replica0-n0 \(http:\/\/[\d.]+:8100\/health\)/);
+    expect(create.stderr).toMatch(
+      /single-node-never-healthy-i0 \(island-0\): not serving after 12 s: i0-replica0-n0 \(http:\/\/[\d.]+:8100\/health\)/,
+    );
     expect(create.stderr).toMatch(/not serving yet: i0-replica0-n0/);
     expect(create.stderr).toMatch(/last lines of \S+\/node_0\/i0-replica0-n0\.log/);
     expect(create.stderr).toMatch(/cancelling job \d+ so that no allocation outlives the failed create/);
@@ -97,7 +115,8 @@ describe("fault drills on the real SLURM cluster", () => {
         expect(s.code, s.err).toBe(0);
         const island = s.report!.islands[0];
         if (island.status === "FAILED" && island.schedulerState === "NODE_FAIL") break;
-        if (Date.now() > deadline) throw new Error(`still ${island.status}/${island.schedulerState} 150 s after slurmd died: ${island.detail}`);
+        if (Date.now() > deadline)
+          throw new Error(`still ${island.status}/${island.schedulerState} 150 s after slurmd died: ${island.detail}`);
         await sleep(2000);
       }
       const island = s.report!.islands[0];
@@ -142,7 +161,8 @@ describe("fault drills on the real SLURM cluster", () => {
 
   it("create interrupted after sbatch and re-run: the re-run adopts the same job; never two", async () => {
     const started = Date.now();
-    const [c] = (await capture("single-node", { env_vars: { STANDIN_STARTUP_DELAY_MS: "4000" } }, "interrupted")).commands;
+    const [c] = (await capture("single-node", { env_vars: { STANDIN_STARTUP_DELAY_MS: "4000" } }, "interrupted"))
+      .commands;
     // The connection drops right after sbatch, as when `pulumi up` is interrupted.
     const cut = await runRemote(c.connection, c.create, c.stdin, 60_000, (err) => /submitted job \d+/.test(err));
     expect(cut.code).toBeNull();
@@ -171,13 +191,28 @@ describe("fault drills on the real SLURM cluster", () => {
     const cfg = pulumiConfig(work, "unreachable", "single-node", {}, { ...login, host: "10.231.0.254", port: 22 });
     let err = "";
     const t0 = Date.now();
-    const code = await fleet(["status", "unreachable", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY, "--ssh-option", "ConnectTimeout=5"], () => {}, (s) => (err += s));
+    const code = await fleet(
+      [
+        "status",
+        "unreachable",
+        "--pulumi-config",
+        cfg,
+        "-i",
+        env.FLEET_E2E_SSH_KEY,
+        "--ssh-option",
+        "ConnectTimeout=5",
+      ],
+      () => {},
+      (s) => (err += s),
+    );
     expect(code).toBe(1);
     expect(err).toMatch(/the scheduler query on ssh root@10\.231\.0\.254:22 failed \(exit 255\)/);
     expect(Date.now() - t0).toBeLessThan(20_000);
     // The program's own connection bounds its dialling (see test/slurm/program.test.ts): 10 tries of 15 s.
     const [c] = (await capture("single-node", {}, "unreachable")).commands;
-    await expect(runRemote({ ...c.connection, host: "10.231.0.254", port: 22 }, c.create, c.stdin, 30_000)).rejects.toThrow(/Timed out|ETIMEDOUT|EHOSTUNREACH/);
+    await expect(
+      runRemote({ ...c.connection, host: "10.231.0.254", port: 22 }, c.create, c.stdin, 30_000),
+    ).rejects.toThrow(/Timed out|ETIMEDOUT|EHOSTUNREACH/);
     expect(await queue()).toBe("");
     done("login host unreachable", started);
   });

@@ -22,7 +22,11 @@ const observed: Record<string, string[]> = {};
 async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await fleet(args, (s) => (out += s), (s) => (err += s));
+  const code = await fleet(
+    args,
+    (s) => (out += s),
+    (s) => (err += s),
+  );
   return { code, out, err };
 }
 
@@ -42,11 +46,13 @@ async function until(stack: string, cfg: string, want: string, timeoutMs = 60_00
     const s = await status(stack, cfg);
     if (seen.at(-1) !== s.status) seen.push(s.status);
     if (s.status === want) return s;
-    if (Date.now() > deadline) throw new Error(`${stack}: still ${s.status} after ${timeoutMs} ms (seen ${seen.join(" → ")}): ${JSON.stringify(s.islands)}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${stack}: still ${s.status} after ${timeoutMs} ms (seen ${seen.join(" → ")}): ${JSON.stringify(s.islands)}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
-
 
 describe("fleet CLI on the real SLURM cluster", () => {
   beforeAll(async () => {
@@ -69,7 +75,10 @@ describe("fleet CLI on the real SLURM cluster", () => {
     expectOk(await runRemote(conn, `rm -rf /tmp/fleet-e2e/${stack}`), "clean output dir");
     expect((await until(stack, cfg, "SHUTDOWN", 0)).islands[0].detail).toBe("no job");
     // Hold every node, so the island's job must wait.
-    const blocker = await runRemote(conn, `sbatch --parsable -p ${env.FLEET_E2E_PARTITION} --nodes=4 --exclusive -J cli-blocker --wrap 'sleep 300'`);
+    const blocker = await runRemote(
+      conn,
+      `sbatch --parsable -p ${env.FLEET_E2E_PARTITION} --nodes=4 --exclusive -J cli-blocker --wrap 'sleep 300'`,
+    );
     expectOk(blocker, "blocker sbatch");
     const blockerId = blocker.stdout.trim();
     const create = runRemote(c.connection, c.create, c.stdin);
@@ -95,7 +104,12 @@ describe("fleet CLI on the real SLURM cluster", () => {
       const ep = await run(["endpoints", stack, "--json", ...cliArgs(cfg)]);
       expect(ep.code, ep.err).toBe(0);
       const endpoints = JSON.parse(ep.out) as FleetEndpoints;
-      expect(endpoints).toMatchObject({ model: result.model, adminUrls: result.adminUrls, roles: result.roles, baseUrls: [result.routerUrl] });
+      expect(endpoints).toMatchObject({
+        model: result.model,
+        adminUrls: result.adminUrls,
+        roles: result.roles,
+        baseUrls: [result.routerUrl],
+      });
 
       // metrics under load: completions keep flowing while the CLI scrapes twice, 1 s apart.
       const client = new OpenAI({ baseURL: result.routerUrl!, apiKey: "unused", maxRetries: 0 });
@@ -103,7 +117,13 @@ describe("fleet CLI on the real SLURM cluster", () => {
       const sent: Promise<unknown>[] = [];
       const pump = (async () => {
         for (let i = 0; load; i++) {
-          sent.push(client.completions.create({ model: result.model, prompt: `${"a long shared system prompt that the prefix cache keeps ".repeat(20)} request ${i % 4}`, max_tokens: 16 }));
+          sent.push(
+            client.completions.create({
+              model: result.model,
+              prompt: `${"a long shared system prompt that the prefix cache keeps ".repeat(20)} request ${i % 4}`,
+              max_tokens: 16,
+            }),
+          );
           await new Promise((r) => setTimeout(r, 20));
         }
       })();
@@ -163,7 +183,9 @@ describe("fleet CLI on the real SLURM cluster", () => {
         throw new Error("the job never reached FAILED in SLURM");
       })();
       expect(settled.status).toBe("FAILED");
-      expect(settled.islands[0].detail).toMatch(/^FAILED, reason NonZeroExitCode, exit \d+:\d+; i0-replica\d-n\d exited with status 1/);
+      expect(settled.islands[0].detail).toMatch(
+        /^FAILED, reason NonZeroExitCode, exit \d+:\d+; i0-replica\d-n\d exited with status 1/,
+      );
       const text = await run(["status", stack, ...cliArgs(cfg)]);
       expect(text.out).toMatch(/: FAILED\n/);
     } finally {
@@ -176,7 +198,14 @@ describe("fleet CLI on the real SLURM cluster", () => {
     const noLogin = await run(["status", "single-node"]);
     expect(noLogin.code).toBe(2);
     expect(noLogin.err).toMatch(/needs the login node: --login user@host\[:port\]/);
-    const wrong = await run(["status", "single-node", "--login", "nobody@127.0.0.1:1", "--ssh-option", "ConnectTimeout=2"]);
+    const wrong = await run([
+      "status",
+      "single-node",
+      "--login",
+      "nobody@127.0.0.1:1",
+      "--ssh-option",
+      "ConnectTimeout=2",
+    ]);
     expect(wrong.code).toBe(1);
     expect(wrong.err).toMatch(/the scheduler query on ssh nobody@127\.0\.0\.1:1 failed \(exit 255\)/);
   });

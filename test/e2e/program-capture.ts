@@ -27,7 +27,12 @@ export function readClusterEnv(file = CLUSTER_ENV_FILE): Record<string, string> 
 export type Login = { host: string; port: number; user: string; hostKey: string };
 
 /** The login node as the program's `login` config names it. */
-export const loginOf = (env: Record<string, string>): Login => ({ host: env.FLEET_E2E_SSH_HOST, port: Number(env.FLEET_E2E_SSH_PORT), user: env.FLEET_E2E_SSH_USER, hostKey: env.FLEET_E2E_HOST_KEY });
+export const loginOf = (env: Record<string, string>): Login => ({
+  host: env.FLEET_E2E_SSH_HOST,
+  port: Number(env.FLEET_E2E_SSH_PORT),
+  user: env.FLEET_E2E_SSH_USER,
+  hostKey: env.FLEET_E2E_HOST_KEY,
+});
 
 export interface CapturedCommand {
   name: string;
@@ -38,7 +43,11 @@ export interface CapturedCommand {
 }
 
 /** The `overrides` config every e2e stack deploys with: stand-ins, the test partition, short timeouts. */
-export function standinOverrides(partition: string, pulumiStack: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function standinOverrides(
+  partition: string,
+  pulumiStack: string,
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     "slurm.launcher": { type: "vllm", bin_dir: STANDINS },
     "slurm.partition": partition,
@@ -70,14 +79,27 @@ export interface CaptureOptions {
 export async function captureCommands(o: CaptureOptions): Promise<{ commands: CapturedCommand[]; planned: any }> {
   const registered: Registered[] = installMocks(o.pulumiStack);
   const secretConfig = Object.fromEntries(Object.entries(o.secrets ?? {}).map(([k, v]) => [`vllm-fleet:${k}`, v]));
-  setConfig({ ...slurmConfig({ overrides: o.overrides, stackFile: o.stackFile }, { ...o.login }), "vllm-fleet:sshPrivateKey": o.privateKey, ...secretConfig }, ["vllm-fleet:sshPrivateKey", ...Object.keys(secretConfig)]);
+  setConfig(
+    {
+      ...slurmConfig({ overrides: o.overrides, stackFile: o.stackFile }, { ...o.login }),
+      "vllm-fleet:sshPrivateKey": o.privateKey,
+      ...secretConfig,
+    },
+    ["vllm-fleet:sshPrivateKey", ...Object.keys(secretConfig)],
+  );
   const infra = await o.loadProgram();
   const planned = await value(infra.planned);
   await value(infra.islands!);
   await settle(registered);
   const commands = registered
     .filter((r) => r.type === "command:remote:Command")
-    .map((r) => ({ name: r.name, connection: r.inputs.connection as Connection, create: r.inputs.create, stdin: r.inputs.stdin, delete: r.inputs.delete }));
+    .map((r) => ({
+      name: r.name,
+      connection: r.inputs.connection as Connection,
+      create: r.inputs.create,
+      stdin: r.inputs.stdin,
+      delete: r.inputs.delete,
+    }));
   return { commands, planned };
 }
 

@@ -14,10 +14,13 @@ import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
 
-const timings: Record<string, { createMs: number; runningToReadyMs: number; submitToReadyMs: number; adoptMs: number; deleteMs: number }> = {};
+const timings: Record<
+  string,
+  { createMs: number; runningToReadyMs: number; submitToReadyMs: number; adoptMs: number; deleteMs: number }
+> = {};
 
-const squeueByName = async (conn: Connection, name: string) => (await runRemote(conn, `squeue -h --name=${name} -o '%i %T'`)).stdout.trim();
-
+const squeueByName = async (conn: Connection, name: string) =>
+  (await runRemote(conn, `squeue -h --name=${name} -o '%i %T'`)).stdout.trim();
 
 /** Requests through the router with the official client; returns which engines answered. */
 async function sendTraffic(island: RunningIsland): Promise<{ workers: string[]; prefill: string[] }> {
@@ -26,15 +29,30 @@ async function sendTraffic(island: RunningIsland): Promise<{ workers: string[]; 
   const workers: string[] = [];
   for (let i = 0; i < 6; i++) {
     const { data, response } = await client.completions
-      .create({ model: island.model, prompt: `the quick brown fox ${i} jumps`, max_tokens: 8, logprobs: 2 }, { headers: { "X-Session-ID": `session-${i}` } })
+      .create(
+        { model: island.model, prompt: `the quick brown fox ${i} jumps`, max_tokens: 8, logprobs: 2 },
+        { headers: { "X-Session-ID": `session-${i}` } },
+      )
       .withResponse();
     expect(data.model).toBe(island.model);
     expect(data.choices[0].text.length).toBeGreaterThan(0);
     expect(data.choices[0].logprobs?.tokens?.length).toBeGreaterThan(0);
     prefill.push(response.headers.get("x-standin-prefill-worker") ?? "");
-    workers.push(response.headers.get("x-standin-worker") ?? response.headers.get("x-standin-envoy-upstream") ?? response.headers.get("x-standin-engine") ?? "");
+    workers.push(
+      response.headers.get("x-standin-worker") ??
+        response.headers.get("x-standin-envoy-upstream") ??
+        response.headers.get("x-standin-engine") ??
+        "",
+    );
   }
-  const chat = await client.chat.completions.create({ model: island.model, messages: [{ role: "user", content: "say hi" }], max_tokens: 8, logprobs: true, top_logprobs: 2, ...({ return_token_ids: true } as object) });
+  const chat = await client.chat.completions.create({
+    model: island.model,
+    messages: [{ role: "user", content: "say hi" }],
+    max_tokens: 8,
+    logprobs: true,
+    top_logprobs: 2,
+    ...({ return_token_ids: true } as object),
+  });
   expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
   expect(chat.choices[0].logprobs?.content?.length).toBeGreaterThan(0);
   expect((chat.choices[0] as unknown as { token_ids?: number[] }).token_ids?.length).toBeGreaterThan(0);
@@ -50,7 +68,11 @@ async function checkAdmin(island: RunningIsland) {
     expect(models.data.map((m) => m.id)).toContain(island.model);
     expect(await (await fetch(`${origin}/pause`, { method: "POST" })).json()).toEqual({ status: "paused" });
     expect(await (await fetch(`${origin}/resume`, { method: "POST" })).json()).toEqual({ status: "resumed" });
-    const update = await fetch(`${origin}/update_weights`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ weight_dir: "/tmp" }) });
+    const update = await fetch(`${origin}/update_weights`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ weight_dir: "/tmp" }),
+    });
     expect(update.status, `${origin}/update_weights`).toBe(200);
   }
   if (island.routerUrl) {
@@ -80,59 +102,80 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
   afterAll(() => {
     const rows = Object.entries(timings).map(([stack, t]) => ({ stack, ...t }));
     console.log(`stand-in start-up delay: ${STANDIN_STARTUP_DELAY_MS} ms\n${JSON.stringify(rows, null, 1)}`);
-    if (process.env.FLEET_E2E_REPORT) fs.writeFileSync(process.env.FLEET_E2E_REPORT, JSON.stringify({ standinStartupDelayMs: STANDIN_STARTUP_DELAY_MS, stacks: rows }, null, 2));
+    if (process.env.FLEET_E2E_REPORT)
+      fs.writeFileSync(
+        process.env.FLEET_E2E_REPORT,
+        JSON.stringify({ standinStartupDelayMs: STANDIN_STARTUP_DELAY_MS, stacks: rows }, null, 2),
+      );
   });
 
-  it.each(STACKS)("$stack: create serves through the router and every admin URL, a second create adopts, delete leaves no job", async ({ stack, expectSpread }) => {
-    const { commands, planned } = await capture(stack);
-    expect(commands.length).toBe(planned.islands.length);
-    const c = commands[0];
-    expect(c.connection).toMatchObject({ host: login.host, port: login.port, user: login.user, hostKey: login.hostKey });
+  it.each(STACKS)(
+    "$stack: create serves through the router and every admin URL, a second create adopts, delete leaves no job",
+    async ({ stack, expectSpread }) => {
+      const { commands, planned } = await capture(stack);
+      expect(commands.length).toBe(planned.islands.length);
+      const c = commands[0];
+      expect(c.connection).toMatchObject({
+        host: login.host,
+        port: login.port,
+        user: login.user,
+        hostKey: login.hostKey,
+      });
 
-    const create = await runRemote(c.connection, c.create, c.stdin);
-    try {
-      expectOk(create, `${stack} create`);
-      const result = parseIslandResult(create.stdout);
-      if (result.dryRun) throw new Error("expected a submitted job");
-      expect(result.adopted).toBe(false);
-      expect(result.roles).toEqual(planned.islands[0].roles);
-      expect(result.adminUrls).toHaveLength(planned.islands[0].adminUrls.length);
-      // endpoints.json beside the logs holds the same line, for trainers on the cluster.
-      const onDisk = await runRemote(c.connection, `cat /tmp/fleet-e2e/${stack}/island-0/endpoints.json`);
-      expect(JSON.parse(onDisk.stdout)).toEqual(JSON.parse(create.stdout.trim()));
+      const create = await runRemote(c.connection, c.create, c.stdin);
+      try {
+        expectOk(create, `${stack} create`);
+        const result = parseIslandResult(create.stdout);
+        if (result.dryRun) throw new Error("expected a submitted job");
+        expect(result.adopted).toBe(false);
+        expect(result.roles).toEqual(planned.islands[0].roles);
+        expect(result.adminUrls).toHaveLength(planned.islands[0].adminUrls.length);
+        // endpoints.json beside the logs holds the same line, for trainers on the cluster.
+        const onDisk = await runRemote(c.connection, `cat /tmp/fleet-e2e/${stack}/island-0/endpoints.json`);
+        expect(JSON.parse(onDisk.stdout)).toEqual(JSON.parse(create.stdout.trim()));
 
-      const { workers, prefill } = await sendTraffic(result);
-      if (result.roles.includes("prefill")) {
-        // P/D: every request was prefilled on a prefill engine, then decoded on a decode engine.
-        const origins = (role: string) => result.engines.filter((e) => e.role === role).map((e) => new URL(e.url).origin);
-        for (const p of prefill) expect(origins("prefill").some((o) => p.startsWith(o)), `prefill worker ${p}`).toBe(true);
+        const { workers, prefill } = await sendTraffic(result);
+        if (result.roles.includes("prefill")) {
+          // P/D: every request was prefilled on a prefill engine, then decoded on a decode engine.
+          const origins = (role: string) =>
+            result.engines.filter((e) => e.role === role).map((e) => new URL(e.url).origin);
+          for (const p of prefill)
+            expect(
+              origins("prefill").some((o) => p.startsWith(o)),
+              `prefill worker ${p}`,
+            ).toBe(true);
+        }
+        if (expectSpread)
+          expect(
+            new Set(workers).size,
+            `requests through ${result.routerUrl} all went to ${workers[0]}`,
+          ).toBeGreaterThan(1);
+        await checkAdmin(result);
+
+        const again = await runRemote(c.connection, c.create, c.stdin);
+        expectOk(again, `${stack} second create`);
+        const adopted = parseIslandResult(again.stdout);
+        expect(adopted).toMatchObject({ adopted: true, jobId: result.jobId });
+        expect((await squeueByName(c.connection, result.jobName)).split("\n")).toEqual([`${result.jobId} RUNNING`]);
+
+        timings[stack] = {
+          createMs: create.ms,
+          runningToReadyMs: Math.round((result.timing.readyAt - result.timing.runningAt) * 1000),
+          submitToReadyMs: Math.round((result.timing.readyAt - result.timing.submittedAt) * 1000),
+          adoptMs: again.ms,
+          deleteMs: 0,
+        };
+      } finally {
+        const del = await runRemote(c.connection, c.delete);
+        expectOk(del, `${stack} delete`);
+        if (timings[stack]) timings[stack].deleteMs = del.ms;
       }
-      if (expectSpread) expect(new Set(workers).size, `requests through ${result.routerUrl} all went to ${workers[0]}`).toBeGreaterThan(1);
-      await checkAdmin(result);
-
-      const again = await runRemote(c.connection, c.create, c.stdin);
-      expectOk(again, `${stack} second create`);
-      const adopted = parseIslandResult(again.stdout);
-      expect(adopted).toMatchObject({ adopted: true, jobId: result.jobId });
-      expect((await squeueByName(c.connection, result.jobName)).split("\n")).toEqual([`${result.jobId} RUNNING`]);
-
-      timings[stack] = {
-        createMs: create.ms,
-        runningToReadyMs: Math.round((result.timing.readyAt - result.timing.runningAt) * 1000),
-        submitToReadyMs: Math.round((result.timing.readyAt - result.timing.submittedAt) * 1000),
-        adoptMs: again.ms,
-        deleteMs: 0,
-      };
-    } finally {
-      const del = await runRemote(c.connection, c.delete);
-      expectOk(del, `${stack} delete`);
-      if (timings[stack]) timings[stack].deleteMs = del.ms;
-    }
-    expect(await runRemote(c.connection, "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
-    const twice = await runRemote(c.connection, c.delete);
-    expectOk(twice, `${stack} delete of a job already gone`);
-    expect(twice.stderr).toContain("nothing to cancel");
-  });
+      expect(await runRemote(c.connection, "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
+      const twice = await runRemote(c.connection, c.delete);
+      expectOk(twice, `${stack} delete of a job already gone`);
+      expect(twice.stderr).toContain("nothing to cancel");
+    },
+  );
 
   it("two islands: two jobs start side by side, each behind its own router; delete cancels both", async () => {
     const { commands, planned } = await capture("multi-replica", { "deployment.num_infer_replicas": 2 }, "two-islands");
@@ -166,7 +209,11 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
       expectOk(create, "create with credentials");
       const result = parseIslandResult(create.stdout) as RunningIsland;
       const modes = await runRemote(conn(), `stat -c '%a %n' ${dir}/secrets ${dir}/secrets/*`);
-      expect(modes.stdout.trim().split("\n")).toEqual([`700 ${dir}/secrets`, `600 ${dir}/secrets/api_key`, `600 ${dir}/secrets/hf_token`]);
+      expect(modes.stdout.trim().split("\n")).toEqual([
+        `700 ${dir}/secrets`,
+        `600 ${dir}/secrets/api_key`,
+        `600 ${dir}/secrets/hf_token`,
+      ]);
       // The engine enforces the key; the router forwards the caller's header and adds none.
       const engine = result.adminUrls[0];
       expect((await fetch(`${engine}/models`)).status).toBe(401);
@@ -174,7 +221,10 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
       const authorized = await fetch(`${result.routerUrl}/models`, { headers: { authorization: `Bearer ${apiKey}` } });
       expect(authorized.status).toBe(200);
       const client = new OpenAI({ baseURL: result.routerUrl!, apiKey, maxRetries: 0, timeout: 20_000 });
-      expect((await client.completions.create({ model: result.model, prompt: "hello", max_tokens: 4 })).choices[0].text.length).toBeGreaterThan(0);
+      expect(
+        (await client.completions.create({ model: result.model, prompt: "hello", max_tokens: 4 })).choices[0].text
+          .length,
+      ).toBeGreaterThan(0);
       expect((await fetch(`${new URL(result.routerUrl!).origin}/update_weights`, { method: "POST" })).status).toBe(404);
       // The engine process got --api-key and HF_TOKEN from the files (same host: /proc is shared).
       const out = (await runRemote(conn(), `cat ${dir}/slurm-${result.jobId}.out`)).stdout;
@@ -192,8 +242,26 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     expect((await runRemote(conn(), `test -e ${dir}/secrets; echo $?`)).stdout.trim()).toBe("1");
     const files = (await runRemote(conn(), `find ${dir} -type f | sort`)).stdout.trim().split("\n");
     expect(files.length).toBeGreaterThan(3);
-    const everything = [(await runRemote(conn(), `cat ${dir}/*.sbatch ${dir}/slurm-*.out ${dir}/endpoints.json 2>/dev/null; find ${dir} -type f -exec cat {} +`)).stdout, job.create, job.stdin, job.delete, secrets.create, secrets.delete, wrote.stdout, wrote.stderr, create.stdout, create.stderr, ...deleted.flatMap((d) => [d.stdout, d.stderr])].join("\n");
-    for (const value of [apiKey, hfToken, "e2e-canary", "hf_e2e_token"]) expect(everything.includes(value), `${value} leaked`).toBe(false);
+    const everything = [
+      (
+        await runRemote(
+          conn(),
+          `cat ${dir}/*.sbatch ${dir}/slurm-*.out ${dir}/endpoints.json 2>/dev/null; find ${dir} -type f -exec cat {} +`,
+        )
+      ).stdout,
+      job.create,
+      job.stdin,
+      job.delete,
+      secrets.create,
+      secrets.delete,
+      wrote.stdout,
+      wrote.stderr,
+      create.stdout,
+      create.stderr,
+      ...deleted.flatMap((d) => [d.stdout, d.stderr]),
+    ].join("\n");
+    for (const value of [apiKey, hfToken, "e2e-canary", "hf_e2e_token"])
+      expect(everything.includes(value), `${value} leaked`).toBe(false);
     expect(await runRemote(conn(), "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
   });
 
@@ -205,7 +273,9 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     const result = parseIslandResult(create.stdout);
     expect(result).toMatchObject({ dryRun: true, script: "/tmp/fleet-e2e/dry/island-0/single-node-dry-i0.sbatch" });
     expect(create.stderr).toMatch(/sbatch: Job \d+ to start at/);
-    expect((await runRemote(c.connection, `head -c 11 ${result.dryRun ? result.script : ""}; squeue -h -o %i`)).stdout).toBe("#!/bin/bash");
+    expect(
+      (await runRemote(c.connection, `head -c 11 ${result.dryRun ? result.script : ""}; squeue -h -o %i`)).stdout,
+    ).toBe("#!/bin/bash");
   });
 
   it("a create that finds this island's name on a job with another script cancels it first: never two jobs", async () => {
@@ -220,7 +290,9 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
     try {
       expectOk(second, "create with a changed script");
       const now = parseIslandResult(second.stdout) as RunningIsland;
-      expect(second.stderr).toContain(`cancelling job ${oldId} (RUNNING): it has this island's name but another script`);
+      expect(second.stderr).toContain(
+        `cancelling job ${oldId} (RUNNING): it has this island's name but another script`,
+      );
       expect(now.jobId).not.toBe(oldId);
       expect(now.routerUrl).toMatch(/:8001\/v1$/);
       expect((await squeueByName(changed.connection, now.jobName)).split("\n")).toEqual([`${now.jobId} RUNNING`]);

@@ -22,7 +22,14 @@ export interface RemoteRun {
  * `cutWhen` drops the connection mid-command once stderr satisfies it. `onStdout` sees the stdout
  * received so far as each chunk arrives (the readiness bench timestamps the endpoints line with it).
  */
-export function runRemote(conn: Connection, command: string, stdin?: string, timeoutMs = 600_000, cutWhen?: (stderr: string) => boolean, onStdout?: (stdout: string) => void): Promise<RemoteRun> {
+export function runRemote(
+  conn: Connection,
+  command: string,
+  stdin?: string,
+  timeoutMs = 600_000,
+  cutWhen?: (stderr: string) => boolean,
+  onStdout?: (stdout: string) => void,
+): Promise<RemoteRun> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
     const client = new Client();

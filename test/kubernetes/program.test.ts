@@ -27,29 +27,35 @@ async function program(stack: string, config: Record<string, string> = {}, secre
 const k8sResources = (rs: Registered[]) => rs.filter((r) => r.type.startsWith("kubernetes:"));
 
 describe("the Pulumi program under mocks (Kubernetes)", () => {
-  it.each(K8S_STACKS)("%s: creates exactly the rendered objects, parented to their parts, and exports the planned URLs", async (stack) => {
-    const { infra, islands, registered } = await program(stack);
-    const plan = buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
-    const objects = allK8sObjects(renderK8sFleet(plan, []));
-    const created = k8sResources(registered);
-    expect(created.map((r) => `${r.inputs.kind}/${r.name}`).sort()).toEqual(objects.map((o) => `${o.kind}/${o.metadata.name}`).sort());
-    for (const r of created) {
-      const o = objects.find((x) => x.kind === r.inputs.kind && x.metadata.name === r.name)!;
-      expect(r.inputs.apiVersion).toBe(o.apiVersion);
-      expect(r.inputs.metadata.namespace).toBe("inference");
-    }
-    // Workloads belong to their replica or P/D group; router objects to the Router part.
-    for (const r of created.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind))) {
-      expect(r.options.parent).toMatch(/vllm-fleet:fleet:(VllmReplica|PrefillDecodeGroup)::/);
-      expect(r.options.customTimeouts?.create).toBe(`${2700 + 600}s`);
-    }
-    for (const r of created.filter((r) => r.inputs.metadata.labels["app.kubernetes.io/component"] === "router")) expect(r.options.parent).toMatch(/vllm-fleet:fleet:Router::/);
-    const planned = await value(infra.planned);
-    expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls));
-    expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => i.routerUrl));
-    expect(islands.map((i) => i.roles)).toEqual(planned.islands.map((i) => i.roles));
-    expect(registered.filter((r) => r.type === "command:remote:Command")).toEqual([]);
-  });
+  it.each(K8S_STACKS)(
+    "%s: creates exactly the rendered objects, parented to their parts, and exports the planned URLs",
+    async (stack) => {
+      const { infra, islands, registered } = await program(stack);
+      const plan = buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
+      const objects = allK8sObjects(renderK8sFleet(plan, []));
+      const created = k8sResources(registered);
+      expect(created.map((r) => `${r.inputs.kind}/${r.name}`).sort()).toEqual(
+        objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
+      );
+      for (const r of created) {
+        const o = objects.find((x) => x.kind === r.inputs.kind && x.metadata.name === r.name)!;
+        expect(r.inputs.apiVersion).toBe(o.apiVersion);
+        expect(r.inputs.metadata.namespace).toBe("inference");
+      }
+      // Workloads belong to their replica or P/D group; router objects to the Router part.
+      for (const r of created.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind))) {
+        expect(r.options.parent).toMatch(/vllm-fleet:fleet:(VllmReplica|PrefillDecodeGroup)::/);
+        expect(r.options.customTimeouts?.create).toBe(`${2700 + 600}s`);
+      }
+      for (const r of created.filter((r) => r.inputs.metadata.labels["app.kubernetes.io/component"] === "router"))
+        expect(r.options.parent).toMatch(/vllm-fleet:fleet:Router::/);
+      const planned = await value(infra.planned);
+      expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls));
+      expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => i.routerUrl));
+      expect(islands.map((i) => i.roles)).toEqual(planned.islands.map((i) => i.roles));
+      expect(registered.filter((r) => r.type === "command:remote:Command")).toEqual([]);
+    },
+  );
 
   it("no Secret value appears outside the Secret; the Secret's data is a Pulumi secret", async () => {
     const { registered } = await program("k8s-disaggregated", { hfToken: HF_TOKEN, apiKey: API_KEY });
@@ -66,32 +72,49 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const lws = registered.filter((r) => r.inputs.kind === "LeaderWorkerSet");
     for (const r of lws) {
       const env = r.inputs.spec.leaderWorkerTemplate.leaderTemplate.spec.containers[0].env;
-      expect(env).toContainEqual({ name: "HF_TOKEN", valueFrom: { secretKeyRef: { name: "k8s-disaggregated-secrets", key: "HF_TOKEN" } } });
+      expect(env).toContainEqual({
+        name: "HF_TOKEN",
+        valueFrom: { secretKeyRef: { name: "k8s-disaggregated-secrets", key: "HF_TOKEN" } },
+      });
     }
   });
 
   it("refuses a token stored in plain text, naming the config key", async () => {
-    await expect(program("k8s-single-node", { hfToken: HF_TOKEN }, [])).rejects.toThrow(/vllm-fleet:hfToken is stored in plain text/);
+    await expect(program("k8s-single-node", { hfToken: HF_TOKEN }, [])).rejects.toThrow(
+      /vllm-fleet:hfToken is stored in plain text/,
+    );
   });
 
   it("builds the provider from kubeconfig, context and namespace; namespace re-plans the URLs", async () => {
-    const { islands, registered } = await program("k8s-single-node", { kubeconfig: "/home/alice/.kube/prod", context: "gpu-east", namespace: "rl-prod" });
+    const { islands, registered } = await program("k8s-single-node", {
+      kubeconfig: "/home/alice/.kube/prod",
+      context: "gpu-east",
+      namespace: "rl-prod",
+    });
     const [provider] = registered.filter((r) => r.type === "pulumi:providers:kubernetes");
-    expect(provider.inputs).toMatchObject({ kubeconfig: "/home/alice/.kube/prod", context: "gpu-east", namespace: "rl-prod" });
+    expect(provider.inputs).toMatchObject({
+      kubeconfig: "/home/alice/.kube/prod",
+      context: "gpu-east",
+      namespace: "rl-prod",
+    });
     expect(islands[0].routerUrl).toBe("http://k8s-single-node-i0-router.rl-prod.svc.cluster.local:8000/v1");
     for (const r of k8sResources(registered)) expect(r.inputs.metadata.namespace).toBe("rl-prod");
   });
 
   it("a kubeconfig given as file contents must be a secret", async () => {
     const contents = "apiVersion: v1\nkind: Config\nclusters: []\n";
-    await expect(program("k8s-single-node", { kubeconfig: contents }, [])).rejects.toThrow(/vllm-fleet:kubeconfig is stored in plain text/);
+    await expect(program("k8s-single-node", { kubeconfig: contents }, [])).rejects.toThrow(
+      /vllm-fleet:kubeconfig is stored in plain text/,
+    );
     const { registered } = await program("k8s-single-node", { kubeconfig: contents });
     const [provider] = registered.filter((r) => r.type === "pulumi:providers:kubernetes");
     expect(provider.secretInputs).toContain("kubeconfig");
   });
 
   it("namespace on a SLURM stack is an error that says so", async () => {
-    await expect(program("single-node", { namespace: "x" })).rejects.toThrow(/vllm-fleet:namespace applies to Kubernetes stacks/);
+    await expect(program("single-node", { namespace: "x" })).rejects.toThrow(
+      /vllm-fleet:namespace applies to Kubernetes stacks/,
+    );
   });
 
   it("the router waits for its engines, and engines for the Secret and the Mooncake store", async () => {
@@ -103,6 +126,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     expect(router.options.dependsOn).toEqual(expect.arrayContaining(engines.map(urn)));
     const store = registered.filter((r) => r.inputs.metadata?.labels?.["app.kubernetes.io/component"] === "mooncake");
     expect(store.length).toBe(3);
-    for (const e of engines) expect(e.options.dependsOn).toEqual(expect.arrayContaining([...store, ...kinds("Secret")].map(urn)));
+    for (const e of engines)
+      expect(e.options.dependsOn).toEqual(expect.arrayContaining([...store, ...kinds("Secret")].map(urn)));
   });
 });

@@ -10,7 +10,12 @@ import { buildPlan } from "../../components/plan/plan";
 import type { DeploymentPlan, EngineProcess } from "../../components/plan/deployment-plan";
 import { resolveValue } from "../../components/plan/values";
 import { mountedPath } from "../../components/kubernetes/render-context";
-import { allK8sObjects, k8sEndpoints, renderK8sFleet, type K8sFleetObjects } from "../../components/kubernetes/fleet-objects";
+import {
+  allK8sObjects,
+  k8sEndpoints,
+  renderK8sFleet,
+  type K8sFleetObjects,
+} from "../../components/kubernetes/fleet-objects";
 import { k8sNames } from "../../components/kubernetes/names";
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
 import { checkArgv } from "../../components/upstream/check";
@@ -31,36 +36,61 @@ function swapToKubernetes(text: string): string {
   const lines = text.split("\n");
   const start = lines.findIndex((l) => /^\[slurm[\].]/.test(l));
   const end = lines.findIndex((l, i) => i > start && /^\[/.test(l) && !/^\[slurm[\].]/.test(l));
-  const kept = [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].filter((l) => !/^\s*(output_dir|dry_run)\s*=/.test(l));
+  const kept = [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].filter(
+    (l) => !/^\s*(output_dir|dry_run)\s*=/.test(l),
+  );
   return `${kept.join("\n")}\n[kubernetes]\n`;
 }
 
 /** Every pod template of a fleet with the engines it runs (LWS worker template: all workers). */
-function templates(fleet: K8sFleetObjects, plan: DeploymentPlan): { template: PodTemplateSpec; engines: EngineProcess[]; worker: boolean }[] {
-  return fleet.islands.flatMap((i) =>
-    i.replicas.flatMap(({ workload, object }) => {
-      if (object.kind === "StatefulSet") return [{ template: object.spec.template as PodTemplateSpec, engines: [workload.engines[0]], worker: false }];
-      if (object.kind !== "LeaderWorkerSet") throw new Error(`unexpected ${object.kind}`);
-      return [
-        { template: object.spec.leaderWorkerTemplate.leaderTemplate, engines: [workload.engines[0]], worker: false },
-        { template: object.spec.leaderWorkerTemplate.workerTemplate, engines: workload.engines.slice(1), worker: true },
-      ];
-    }),
-  ).map((t) => ({ ...t, engines: t.engines.map((e) => plan.islands[e.island].engines.find((x) => x.id === e.id)!) }));
+function templates(
+  fleet: K8sFleetObjects,
+  plan: DeploymentPlan,
+): { template: PodTemplateSpec; engines: EngineProcess[]; worker: boolean }[] {
+  return fleet.islands
+    .flatMap((i) =>
+      i.replicas.flatMap(({ workload, object }) => {
+        if (object.kind === "StatefulSet")
+          return [{ template: object.spec.template as PodTemplateSpec, engines: [workload.engines[0]], worker: false }];
+        if (object.kind !== "LeaderWorkerSet") throw new Error(`unexpected ${object.kind}`);
+        return [
+          { template: object.spec.leaderWorkerTemplate.leaderTemplate, engines: [workload.engines[0]], worker: false },
+          {
+            template: object.spec.leaderWorkerTemplate.workerTemplate,
+            engines: workload.engines.slice(1),
+            worker: true,
+          },
+        ];
+      }),
+    )
+    .map((t) => ({ ...t, engines: t.engines.map((e) => plan.islands[e.island].engines.find((x) => x.id === e.id)!) }));
 }
 
-const containers = (t: PodTemplateSpec): Container[] => [...((t.spec as any).initContainers ?? []), ...(t.spec as any).containers];
+const containers = (t: PodTemplateSpec): Container[] => [
+  ...((t.spec as any).initContainers ?? []),
+  ...(t.spec as any).containers,
+];
 const allContainers = (objects: K8sObject[]): Container[] =>
   objects.flatMap((o) => {
     if (o.kind === "StatefulSet" || o.kind === "Deployment") return containers(o.spec.template as PodTemplateSpec);
-    if (o.kind === "LeaderWorkerSet") return [...containers(o.spec.leaderWorkerTemplate.leaderTemplate), ...containers(o.spec.leaderWorkerTemplate.workerTemplate)];
+    if (o.kind === "LeaderWorkerSet")
+      return [
+        ...containers(o.spec.leaderWorkerTemplate.leaderTemplate),
+        ...containers(o.spec.leaderWorkerTemplate.workerTemplate),
+      ];
     return [];
   });
 
 /** Env of a container as kubelet resolves it (downward API: POD_IP; secrets: placeholders). */
 function containerEnv(c: Container): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const e of (c.env ?? []) as any[]) env[e.name] = e.value !== undefined ? kubeletExpand(e.value, env) : e.valueFrom.fieldRef ? POD_IP : `<secret:${e.valueFrom.secretKeyRef.key}>`;
+  for (const e of (c.env ?? []) as any[])
+    env[e.name] =
+      e.value !== undefined
+        ? kubeletExpand(e.value, env)
+        : e.valueFrom.fieldRef
+          ? POD_IP
+          : `<secret:${e.valueFrom.secretKeyRef.key}>`;
   return env;
 }
 
@@ -70,9 +100,14 @@ function runEngine(c: Container, extraEnv: Record<string, string>): string[] {
   const [shell, flag, script] = (c.command as string[]).map((s) => kubeletExpand(s, env));
   expect([shell, flag]).toEqual(["/bin/bash", "-c"]);
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vllm-"));
-  fs.writeFileSync(path.join(bin, "vllm"), "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done\n", { mode: 0o755 });
+  fs.writeFileSync(path.join(bin, "vllm"), '#!/bin/sh\nfor a in "$@"; do printf \'%s\\0\' "$a"; done\n', {
+    mode: 0o755,
+  });
   // find is shadowed: the script's /dev/shm cleanup must not touch this machine.
-  const run = spawnSync("bash", ["-c", `find() { :; }\n${script}`], { encoding: "utf8", env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` } });
+  const run = spawnSync("bash", ["-c", `find() { :; }\n${script}`], {
+    encoding: "utf8",
+    env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` },
+  });
   expect(run.status, run.stderr).toBe(0);
   return ["vllm", ...run.stdout.split("\0").slice(0, -1)];
 }
@@ -81,7 +116,11 @@ function runEngine(c: Container, extraEnv: Record<string, string>): string[] {
 function expectedArgv(plan: DeploymentPlan, e: EngineProcess): string[] {
   const names = k8sNames(plan);
   const island = plan.islands[e.island];
-  return e.argv.map((v) => resolveValue(v, (r) => (r.ref === "node" ? names.pod(island, r.node).host : r.ref === "self" ? POD_IP : mountedPath(r.file))));
+  return e.argv.map((v) =>
+    resolveValue(v, (r) =>
+      r.ref === "node" ? names.pod(island, r.node).host : r.ref === "self" ? POD_IP : mountedPath(r.file),
+    ),
+  );
 }
 
 let validate: Validator;
@@ -103,8 +142,14 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
       const vllm = containers(template).find((c) => c.name === "vllm")!;
       engines.forEach((e, k) => {
         // The Secret's key reaches the pod as VLLM_API_KEY; the script hands it to --api-key at exec.
-        const argv = runEngine(vllm, { VLLM_API_KEY: "k8s-test-key", ...(worker ? { LWS_WORKER_INDEX: String(k + 1) } : {}) });
-        expect(argv).toEqual([...expectedArgv(plan, e), ...(e.port !== undefined ? ["--api-key", "k8s-test-key"] : [])]);
+        const argv = runEngine(vllm, {
+          VLLM_API_KEY: "k8s-test-key",
+          ...(worker ? { LWS_WORKER_INDEX: String(k + 1) } : {}),
+        });
+        expect(argv).toEqual([
+          ...expectedArgv(plan, e),
+          ...(e.port !== undefined ? ["--api-key", "k8s-test-key"] : []),
+        ]);
         expect(JSON.stringify(vllm)).not.toContain("k8s-test-key");
         expect(checkArgv("vllm", argv.slice(2))).toEqual([]);
       });
@@ -114,16 +159,22 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
   it("router, EPP, Mooncake and sidecar command lines pass their manifests (the sidecar: its stand-in's parser)", () => {
     for (const c of allContainers(objects)) {
       const env = containerEnv(c);
-      const argv = [...((c.command as string[]) ?? []), ...((c.args as string[]) ?? [])].map((s) => kubeletExpand(s, env));
+      const argv = [...((c.command as string[]) ?? []), ...((c.args as string[]) ?? [])].map((s) =>
+        kubeletExpand(s, env),
+      );
       if (c.name === "vllm-router") expect(checkArgv("vllm-router", argv.slice(1))).toEqual([]);
       if (c.name === "epp") expect(checkArgv("epp", argv)).toEqual([]);
       if (c.name === "mooncake-master") expect(checkArgv("mooncake_master", argv.slice(1))).toEqual([]);
       if (c.name === "mooncake-client") expect(checkArgv("mooncake_client", argv.slice(1))).toEqual([]);
       if (c.name === "routing-proxy") {
-        const run = spawnSync(path.join(STANDINS, "pd-sidecar"), argv, { encoding: "utf8", env: { ...process.env, STANDIN_CHECK_ONLY: "1" } });
+        const run = spawnSync(path.join(STANDINS, "pd-sidecar"), argv, {
+          encoding: "utf8",
+          env: { ...process.env, STANDIN_CHECK_ONLY: "1" },
+        });
         expect(run.status, run.stderr).toBe(0);
       }
-      if (c.name !== "vllm") for (const s of argv) expect(s, `${c.name}: no unexpanded kubelet reference`).not.toMatch(/\$\(/);
+      if (c.name !== "vllm")
+        for (const s of argv) expect(s, `${c.name}: no unexpanded kubelet reference`).not.toMatch(/\$\(/);
     }
   });
 
@@ -139,13 +190,19 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
   it("references resolve: volumes, Secrets, Services, RBAC and the pool's endpoint picker name objects that exist", () => {
     const named = (kind: string) => new Set(objects.filter((o) => o.kind === kind).map((o) => o.metadata.name));
     const podSpecs = objects.flatMap((o) =>
-      o.kind === "StatefulSet" || o.kind === "Deployment" ? [o.spec.template as any] : o.kind === "LeaderWorkerSet" ? [o.spec.leaderWorkerTemplate.leaderTemplate, o.spec.leaderWorkerTemplate.workerTemplate] : [],
+      o.kind === "StatefulSet" || o.kind === "Deployment"
+        ? [o.spec.template as any]
+        : o.kind === "LeaderWorkerSet"
+          ? [o.spec.leaderWorkerTemplate.leaderTemplate, o.spec.leaderWorkerTemplate.workerTemplate]
+          : [],
     );
     for (const t of podSpecs) {
       for (const v of t.spec.volumes ?? []) if (v.configMap) expect(named("ConfigMap")).toContain(v.configMap.name);
       for (const c of containers(t)) {
-        for (const e of (c.env ?? []) as any[]) if (e.valueFrom?.secretKeyRef) expect(named("Secret")).toContain(e.valueFrom.secretKeyRef.name);
-        for (const m of (c.volumeMounts ?? []) as any[]) expect([...(t.spec.volumes ?? []).map((v: any) => v.name), "kv-disk"]).toContain(m.name);
+        for (const e of (c.env ?? []) as any[])
+          if (e.valueFrom?.secretKeyRef) expect(named("Secret")).toContain(e.valueFrom.secretKeyRef.name);
+        for (const m of (c.volumeMounts ?? []) as any[])
+          expect([...(t.spec.volumes ?? []).map((v: any) => v.name), "kv-disk"]).toContain(m.name);
       }
       if (t.spec.serviceAccountName) expect(named("ServiceAccount")).toContain(t.spec.serviceAccountName);
     }
@@ -157,8 +214,11 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
       }
       if (o.kind === "InferencePool") expect(named("Service")).toContain(o.spec.endpointPickerRef.name);
       if (o.kind === "Deployment" || o.kind === "StatefulSet" || o.kind === "LeaderWorkerSet") {
-        const tpl = o.kind === "LeaderWorkerSet" ? o.spec.leaderWorkerTemplate.leaderTemplate : (o.spec.template as any);
-        expect(tpl.metadata.labels).toMatchObject((o.kind === "LeaderWorkerSet" ? {} : (o.spec.selector as any).matchLabels) ?? {});
+        const tpl =
+          o.kind === "LeaderWorkerSet" ? o.spec.leaderWorkerTemplate.leaderTemplate : (o.spec.template as any);
+        expect(tpl.metadata.labels).toMatchObject(
+          (o.kind === "LeaderWorkerSet" ? {} : (o.spec.selector as any).matchLabels) ?? {},
+        );
       }
     }
   });
@@ -175,8 +235,14 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
       const island = plan.islands[i.island];
       expect(i.endpoints.roles).toEqual(island.endpoints.engines.map((e) => e.role));
       expect(i.endpoints.adminUrls).toHaveLength(island.endpoints.engines.length);
-      for (const u of i.endpoints.adminUrls) expect(u).toMatch(new RegExp(`^http://[a-z0-9.-]+\\.${i.endpoints.namespace}\\.svc\\.cluster\\.local:\\d+/v1$`));
-      if (island.router) expect(i.endpoints.routerUrl).toBe(`http://${k8sNames(plan).routerService(i.island)}.${i.endpoints.namespace}.svc.cluster.local:${island.endpoints.router!.port}/v1`);
+      for (const u of i.endpoints.adminUrls)
+        expect(u).toMatch(
+          new RegExp(`^http://[a-z0-9.-]+\\.${i.endpoints.namespace}\\.svc\\.cluster\\.local:\\d+/v1$`),
+        );
+      if (island.router)
+        expect(i.endpoints.routerUrl).toBe(
+          `http://${k8sNames(plan).routerService(i.island)}.${i.endpoints.namespace}.svc.cluster.local:${island.endpoints.router!.port}/v1`,
+        );
     }
   });
 });
@@ -187,14 +253,22 @@ describe("swapping [slurm] for [kubernetes] keeps the fleet", () => {
     const kube = k8sPlan(swapToKubernetes(stackText(name)), name);
     expect(kube.target).toBe("kubernetes");
     expect(kube.totals.engines).toBe(slurm.totals.engines);
-    expect(kube.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role]))).toEqual(slurm.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role])));
+    expect(kube.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role]))).toEqual(
+      slurm.islands.map((i) => i.endpoints.engines.map((e) => [e.id, e.role])),
+    );
     const fleet = renderK8sFleet(kube, []);
-    expect(fleet.islands.map((i) => i.endpoints.roles)).toEqual(slurm.islands.map((i) => i.endpoints.engines.map((e) => e.role)));
+    expect(fleet.islands.map((i) => i.endpoints.roles)).toEqual(
+      slurm.islands.map((i) => i.endpoints.engines.map((e) => e.role)),
+    );
     // Same admin order: URL k belongs to the engine the SLURM plan lists k-th.
     const names = k8sNames(kube);
     fleet.islands.forEach((i) => {
       const island = slurm.islands[i.island];
-      expect(i.endpoints.adminUrls).toEqual(island.endpoints.engines.map((e) => `http://${names.pod(kube.islands[i.island], e.url.node).host}:${e.url.port}/v1`));
+      expect(i.endpoints.adminUrls).toEqual(
+        island.endpoints.engines.map(
+          (e) => `http://${names.pod(kube.islands[i.island], e.url.node).host}:${e.url.port}/v1`,
+        ),
+      );
     });
     expect(fleet.islands.filter((i) => i.router.length > 0)).toHaveLength(slurm.totals.routers);
   });
@@ -217,7 +291,10 @@ describe("Kubernetes rendering details", () => {
     const plan = stackPlan("k8s-disaggregated");
     for (const c of allContainers(allK8sObjects(renderK8sFleet(plan, [])))) {
       if (c.name !== "vllm") continue;
-      expect((c.env as any[]).find((e) => e.name === "VLLM_NIXL_SIDE_CHANNEL_HOST")).toEqual({ name: "VLLM_NIXL_SIDE_CHANNEL_HOST", valueFrom: { fieldRef: { fieldPath: "status.podIP" } } });
+      expect((c.env as any[]).find((e) => e.name === "VLLM_NIXL_SIDE_CHANNEL_HOST")).toEqual({
+        name: "VLLM_NIXL_SIDE_CHANNEL_HOST",
+        valueFrom: { fieldRef: { fieldPath: "status.podIP" } },
+      });
     }
   });
 
@@ -236,14 +313,28 @@ describe("Kubernetes rendering details", () => {
   });
 
   it("internal-LB wide-EP (headless workers): workers serve nothing, so they get no probes and no serving label", () => {
-    const plan = k8sPlan(stackText("k8s-wide-ep").replace("enable_expert_parallel = true", "enable_expert_parallel = true\n[inference.vllm_extra]\nheadless = true"), "headless");
-    const lws = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "LeaderWorkerSet" }>;
+    const plan = k8sPlan(
+      stackText("k8s-wide-ep").replace(
+        "enable_expert_parallel = true",
+        "enable_expert_parallel = true\n[inference.vllm_extra]\nheadless = true",
+      ),
+      "headless",
+    );
+    const lws = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<
+      K8sObject,
+      { kind: "LeaderWorkerSet" }
+    >;
     const worker = lws.spec.leaderWorkerTemplate.workerTemplate;
     const leader = lws.spec.leaderWorkerTemplate.leaderTemplate;
     expect((worker.metadata as any).labels["vllm-fleet/serving"]).toBe("false");
     expect((leader.metadata as any).labels["vllm-fleet/serving"]).toBe("true");
     const c = containers(worker)[0];
-    expect([c.startupProbe, c.readinessProbe, c.livenessProbe, c.ports]).toEqual([undefined, undefined, undefined, undefined]);
+    expect([c.startupProbe, c.readinessProbe, c.livenessProbe, c.ports]).toEqual([
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect(runEngine(c, { LWS_WORKER_INDEX: "1" })).toContain("--headless");
     expect(k8sEndpoints(plan)[0].adminUrls).toHaveLength(1);
   });
@@ -258,7 +349,10 @@ describe("Kubernetes rendering details", () => {
     expect(config.dataLayer).toBeUndefined();
     for (const p of config.plugins) expect(eppManifest.plugin_types).toContain(p.type);
     expect(r.epp.argv.slice(1, 5)).toEqual(["--pool-name", "k8s-llm-d-pd-i0", "--pool-namespace", "inference"]);
-    const pool = fleet.islands[0].router.find((o) => o.kind === "InferencePool") as Extract<K8sObject, { kind: "InferencePool" }>;
+    const pool = fleet.islands[0].router.find((o) => o.kind === "InferencePool") as Extract<
+      K8sObject,
+      { kind: "InferencePool" }
+    >;
     const prefillPort = plan.islands[0].engines.find((e) => e.role === "prefill")!.port;
     expect(pool.spec.targetPorts).toEqual([{ number: prefillPort }]);
     expect(r.sidecars.map((s) => s.port)).toEqual([prefillPort]);
@@ -282,7 +376,10 @@ describe("Kubernetes rendering details", () => {
       const [client] = (template.spec as any).initContainers;
       expect(client).toMatchObject({ name: "mooncake-client", restartPolicy: "Always" });
       const env = containerEnv(containers(template).find((c) => c.name === "vllm")!);
-      expect(env).toMatchObject({ MOONCAKE_CONFIG_PATH: "/etc/vllm-fleet/mooncake/mooncake.json", PYTHONHASHSEED: "0" });
+      expect(env).toMatchObject({
+        MOONCAKE_CONFIG_PATH: "/etc/vllm-fleet/mooncake/mooncake.json",
+        PYTHONHASHSEED: "0",
+      });
     }
   });
 
@@ -290,7 +387,14 @@ describe("Kubernetes rendering details", () => {
     const plan = stackPlan("k8s-kv-offload-native");
     const sts = renderK8sFleet(plan, []).islands[0].replicas[0].object as Extract<K8sObject, { kind: "StatefulSet" }>;
     expect(sts.spec.volumeClaimTemplates).toEqual([
-      { metadata: { name: "kv-disk" }, spec: { accessModes: ["ReadWriteOnce"], storageClassName: "local-nvme", resources: { requests: { storage: "1Ti" } } } },
+      {
+        metadata: { name: "kv-disk" },
+        spec: {
+          accessModes: ["ReadWriteOnce"],
+          storageClassName: "local-nvme",
+          resources: { requests: { storage: "1Ti" } },
+        },
+      },
     ]);
     const vllm = containers(sts.spec.template as PodTemplateSpec)[0];
     expect(vllm.volumeMounts).toContainEqual({ name: "kv-disk", mountPath: "/mnt/kv" });
@@ -309,7 +413,11 @@ describe("Kubernetes rendering details", () => {
     expect(spec.enableServiceLinks).toBe(false);
     const c = spec.containers[0];
     expect(c.resources.limits).toEqual({ "nvidia.com/gpu": "8" });
-    expect(c.startupProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 }, periodSeconds: 10, failureThreshold: 270 });
+    expect(c.startupProbe).toMatchObject({
+      httpGet: { path: "/health", port: 8100 },
+      periodSeconds: 10,
+      failureThreshold: 270,
+    });
     expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 } });
     expect(c.livenessProbe).toMatchObject({ tcpSocket: { port: 8100 } });
   });
@@ -339,7 +447,11 @@ describe("Kubernetes rendering details", () => {
     expect(run.status, run.stderr).toBe(0);
     const files = fs.readdirSync(path.join(dir, "island-0")).sort();
     const expected = renderK8sFleet(stackPlan("k8s-llm-d-pd"), []);
-    expect(files).toEqual(allK8sObjects(expected).map((o) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`).sort());
+    expect(files).toEqual(
+      allK8sObjects(expected)
+        .map((o) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`)
+        .sort(),
+    );
     for (const f of files) {
       const docs = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "island-0", f), "utf8"));
       expect(docs).toHaveLength(1);

@@ -13,8 +13,22 @@ const CRD_DIR = path.resolve(__dirname, "..", "fixtures", "upstream", "crds");
 /** kubernetes-models is ESM-only; loaded once through dynamic import (untyped under commonjs). */
 async function models(): Promise<Record<string, any>> {
   const load = (m: string) => import(m as string);
-  const [core, apps, rbac] = await Promise.all([load("kubernetes-models/v1"), load("kubernetes-models/apps/v1"), load("kubernetes-models/rbac.authorization.k8s.io/v1")]);
-  return { "v1/Service": core.Service, "v1/ConfigMap": core.ConfigMap, "v1/Secret": core.Secret, "v1/ServiceAccount": core.ServiceAccount, "v1/PodTemplate": core.PodTemplate, "apps/v1/StatefulSet": apps.StatefulSet, "apps/v1/Deployment": apps.Deployment, "rbac.authorization.k8s.io/v1/Role": rbac.Role, "rbac.authorization.k8s.io/v1/RoleBinding": rbac.RoleBinding };
+  const [core, apps, rbac] = await Promise.all([
+    load("kubernetes-models/v1"),
+    load("kubernetes-models/apps/v1"),
+    load("kubernetes-models/rbac.authorization.k8s.io/v1"),
+  ]);
+  return {
+    "v1/Service": core.Service,
+    "v1/ConfigMap": core.ConfigMap,
+    "v1/Secret": core.Secret,
+    "v1/ServiceAccount": core.ServiceAccount,
+    "v1/PodTemplate": core.PodTemplate,
+    "apps/v1/StatefulSet": apps.StatefulSet,
+    "apps/v1/Deployment": apps.Deployment,
+    "rbac.authorization.k8s.io/v1/Role": rbac.Role,
+    "rbac.authorization.k8s.io/v1/RoleBinding": rbac.RoleBinding,
+  };
 }
 
 /** Unknown fields are errors wherever the schema lists properties and does not preserve unknowns. */
@@ -22,7 +36,8 @@ function strict(schema: any): any {
   if (Array.isArray(schema)) return schema.map(strict);
   if (!schema || typeof schema !== "object") return schema;
   const out: any = Object.fromEntries(Object.entries(schema).map(([k, v]) => [k, strict(v)]));
-  if (out.properties && out.additionalProperties === undefined && !out["x-kubernetes-preserve-unknown-fields"]) out.additionalProperties = false;
+  if (out.properties && out.additionalProperties === undefined && !out["x-kubernetes-preserve-unknown-fields"])
+    out.additionalProperties = false;
   return out;
 }
 
@@ -37,7 +52,10 @@ function crdValidators(): Record<string, (o: unknown) => string[]> {
       // metadata is ObjectMeta, validated by the API server itself rather than the CRD schema.
       schema.properties.metadata = { type: "object" };
       const validate = ajv.compile(schema);
-      out[`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`] = (o) => (validate(o) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`));
+      out[`${crd.spec.group}/${v.name}/${crd.spec.names.kind}`] = (o) =>
+        validate(o)
+          ? []
+          : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
     }
   }
   return out;
@@ -58,8 +76,16 @@ export async function k8sValidator(): Promise<Validator> {
       // The CRD embeds pod templates loosely in places; check them against the core schema too.
       if (o.kind === "LeaderWorkerSet") {
         const lwt = (o as any).spec.leaderWorkerTemplate;
-        for (const [name, template] of [["leader", lwt.leaderTemplate], ["worker", lwt.workerTemplate]]) {
-          if (template) problems.push(...check({ apiVersion: "v1", kind: "PodTemplate", metadata: { name }, template }).map((p) => `${name}Template: ${p}`));
+        for (const [name, template] of [
+          ["leader", lwt.leaderTemplate],
+          ["worker", lwt.workerTemplate],
+        ]) {
+          if (template)
+            problems.push(
+              ...check({ apiVersion: "v1", kind: "PodTemplate", metadata: { name }, template }).map(
+                (p) => `${name}Template: ${p}`,
+              ),
+            );
         }
       }
       return problems;

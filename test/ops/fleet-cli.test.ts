@@ -8,7 +8,11 @@ import { fleetEndpoints } from "../../components/outputs";
 async function run(args: string[]) {
   let out = "";
   let err = "";
-  const code = await fleet(args, (s) => (out += s), (s) => (err += s));
+  const code = await fleet(
+    args,
+    (s) => (out += s),
+    (s) => (err += s),
+  );
   return { code, out, err };
 }
 
@@ -16,13 +20,22 @@ describe("fleet CLI (no cluster needed)", () => {
   it("list shows the catalog; one entry by alias; a user catalog merges over it", async () => {
     const all = await run(["list", "--json"]);
     expect(all.code).toBe(0);
-    expect(JSON.parse(all.out)["Qwen/Qwen3-8B"]).toMatchObject({ family: "Qwen3", launch: { tp: 1 }, arch: { layers: 36, kv_heads: 8, head_dim: 128 } });
+    expect(JSON.parse(all.out)["Qwen/Qwen3-8B"]).toMatchObject({
+      family: "Qwen3",
+      launch: { tp: 1 },
+      arch: { layers: 36, kv_heads: 8, head_dim: 128 },
+    });
     const one = await run(["list", "qwen3-8b"]);
     expect(one.out).toMatch(/^Qwen\/Qwen3-8B \(Qwen3, LLM\)/);
     expect(one.out).toMatch(/arch\.layers\s+│ 36/);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cat-"));
-    fs.writeFileSync(path.join(dir, "models.yaml"), "models:\n  Qwen/Qwen3-8B:\n    launch:\n      max_model_len: 16384\n");
-    const merged = JSON.parse((await run(["list", "Qwen/Qwen3-8B", "--json", "--catalog", path.join(dir, "models.yaml")])).out);
+    fs.writeFileSync(
+      path.join(dir, "models.yaml"),
+      "models:\n  Qwen/Qwen3-8B:\n    launch:\n      max_model_len: 16384\n",
+    );
+    const merged = JSON.parse(
+      (await run(["list", "Qwen/Qwen3-8B", "--json", "--catalog", path.join(dir, "models.yaml")])).out,
+    );
     expect(merged.launch).toMatchObject({ max_model_len: 16384, tp: 1, reasoning_parser: "qwen3" });
     const missing = await run(["list", "no-such-model"]);
     expect(missing.code).toBe(2);
@@ -36,27 +49,75 @@ describe("fleet CLI (no cluster needed)", () => {
     fs.writeFileSync(file, JSON.stringify({ planned: { model: "m", target: "kubernetes" }, islands }));
     const ep = await run(["endpoints", "--endpoints", file, "--json"]);
     expect(ep.code, ep.err).toBe(0);
-    expect(JSON.parse(ep.out)).toEqual(JSON.parse(JSON.stringify(fleetEndpoints({ model: "m", target: "kubernetes" }, islands as any, false))));
+    expect(JSON.parse(ep.out)).toEqual(
+      JSON.parse(JSON.stringify(fleetEndpoints({ model: "m", target: "kubernetes" }, islands as any, false))),
+    );
     const st = await run(["status", "--endpoints", file, "--json"]);
     expect(st.code, st.err).toBe(0);
-    expect(JSON.parse(st.out)).toMatchObject({ status: "LAUNCHING", islands: [{ processes: [{ id: "engine0", status: "LAUNCHING", url: "http://127.0.0.1:9/v1" }] }] });
+    expect(JSON.parse(st.out)).toMatchObject({
+      status: "LAUNCHING",
+      islands: [{ processes: [{ id: "engine0", status: "LAUNCHING", url: "http://127.0.0.1:9/v1" }] }],
+    });
   });
 
   it("usage errors exit 2 and say what is wrong", async () => {
-    expect(await run(["frobnicate"])).toMatchObject({ code: 2, err: expect.stringContaining('unknown verb "frobnicate"') });
+    expect(await run(["frobnicate"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('unknown verb "frobnicate"'),
+    });
     expect(await run(["status"])).toMatchObject({ code: 2, err: expect.stringContaining("name a stack") });
-    expect(await run(["status", "no-such-stack"])).toMatchObject({ code: 2, err: expect.stringContaining('no stack "no-such-stack"') });
-    expect(await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).toMatchObject({ code: 2, err: expect.stringContaining("--interval must be a positive") });
-    expect(await run(["logs", "k8s-single-node"])).toMatchObject({ code: 2, err: expect.stringContaining("SLURM fleets only") });
-    expect(await run(["logs", "single-node", "--login", "a@b", "-i", "/no/key", "--ssh-option", "A=b", "--ssh-option", "C=d", "-n", "0"])).toMatchObject({ code: 2, err: expect.stringContaining("-n must be a positive whole number") });
-    expect(await run(["status", "single-node", "other"])).toMatchObject({ code: 2, err: expect.stringContaining("one stack, not 2: single-node other") });
-    expect(await run(["status", "single-node", "--login"])).toMatchObject({ code: 2, err: expect.stringContaining("argument missing") });
+    expect(await run(["status", "no-such-stack"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining('no stack "no-such-stack"'),
+    });
+    expect(await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("--interval must be a positive"),
+    });
+    expect(await run(["logs", "k8s-single-node"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("SLURM fleets only"),
+    });
+    expect(
+      await run([
+        "logs",
+        "single-node",
+        "--login",
+        "a@b",
+        "-i",
+        "/no/key",
+        "--ssh-option",
+        "A=b",
+        "--ssh-option",
+        "C=d",
+        "-n",
+        "0",
+      ]),
+    ).toMatchObject({ code: 2, err: expect.stringContaining("-n must be a positive whole number") });
+    expect(await run(["status", "single-node", "other"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("one stack, not 2: single-node other"),
+    });
+    expect(await run(["status", "single-node", "--login"])).toMatchObject({
+      code: 2,
+      err: expect.stringContaining("argument missing"),
+    });
     // Each error points at the verb's own help.
-    expect((await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).err).toContain("(fleet metrics --help shows the usage)");
+    expect((await run(["metrics", "single-node", "--login", "a@b", "--interval", "0"])).err).toContain(
+      "(fleet metrics --help shows the usage)",
+    );
   });
 
   it("--help and -h print the verb's usage on stdout, exit 0, and run nothing", async () => {
-    for (const args of [["--help"], ["-h"], ["status", "--help"], ["metrics", "-h"], ["logs", "single-node", "--help"], ["endpoints", "--help"], ["list", "--help"]]) {
+    for (const args of [
+      ["--help"],
+      ["-h"],
+      ["status", "--help"],
+      ["metrics", "-h"],
+      ["logs", "single-node", "--help"],
+      ["endpoints", "--help"],
+      ["list", "--help"],
+    ]) {
       const r = await run(args);
       expect(r, args.join(" ")).toMatchObject({ code: 0, err: "" });
       expect(r.out).toMatch(new RegExp(`^Usage: fleet ${args[0].startsWith("-") ? "<verb>" : args[0]} `));

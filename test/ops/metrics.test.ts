@@ -2,7 +2,15 @@ import { describe, expect, it } from "vitest";
 import { engineMetrics, parseScrape, totalMetrics, wantedLines } from "../../components/ops/metrics";
 
 /** Two DP ranks of one engine process, as vLLM V1 labels them. */
-function text(v: { running: [number, number]; prompt: number; gen: number; q: number; h: number; kv: [number, number]; ttft: [number, number] }) {
+function text(v: {
+  running: [number, number];
+  prompt: number;
+  gen: number;
+  q: number;
+  h: number;
+  kv: [number, number];
+  ttft: [number, number];
+}) {
   return `# HELP vllm:num_requests_running Number of requests in model execution batches.
 # TYPE vllm:num_requests_running gauge
 vllm:num_requests_running{engine="0",model_name="m"} ${v.running[0]}
@@ -34,11 +42,25 @@ vllm:time_to_first_token_seconds_sum{engine="0",model_name="m"} ${v.ttft[0]}
 }
 
 describe("vLLM /metrics, reduced", () => {
-  const a = parseScrape(text({ running: [1, 2], prompt: 100, gen: 40, q: 100, h: 20, kv: [0.2, 0.4], ttft: [0.5, 5] }), 10_000);
-  const b = parseScrape(text({ running: [3, 0], prompt: 400, gen: 240, q: 300, h: 170, kv: [0.5, 0.7], ttft: [1.7, 11] }), 12_000);
+  const a = parseScrape(
+    text({ running: [1, 2], prompt: 100, gen: 40, q: 100, h: 20, kv: [0.2, 0.4], ttft: [0.5, 5] }),
+    10_000,
+  );
+  const b = parseScrape(
+    text({ running: [3, 0], prompt: 400, gen: 240, q: 300, h: 170, kv: [0.5, 0.7], ttft: [1.7, 11] }),
+    12_000,
+  );
 
   it("sums series across ranks and labels (vec-inf keeps only the last series)", () => {
-    expect(a).toMatchObject({ running: 3, waiting: 3, promptTokens: 200, generationTokens: 40, prefixQueries: 100, prefixHits: 20, requests: 7 });
+    expect(a).toMatchObject({
+      running: 3,
+      waiting: 3,
+      promptTokens: 200,
+      generationTokens: 40,
+      prefixQueries: 100,
+      prefixHits: 20,
+      requests: 7,
+    });
     expect(a.kvUsage).toBeCloseTo(0.3);
   });
 
@@ -59,12 +81,24 @@ python_gc_objects_collected_total{generation="0"} 123.0
     expect(kept.split("\n").filter((l) => l && !l.startsWith("#"))).toHaveLength(13);
     expect(parseScrape(full, 10_000)).toEqual(a);
     // Labels with spaces, braces and escaped quotes stay the parser's business.
-    expect(parseScrape('# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="a {b} \\"c\\""} 4\n', 0).running).toBe(4);
+    expect(
+      parseScrape(
+        '# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="a {b} \\"c\\""} 4\n',
+        0,
+      ).running,
+    ).toBe(4);
   });
 
   it("rates come from counter deltas over the window; gauges are the latest", () => {
     const m = engineMetrics(b, a);
-    expect(m).toMatchObject({ running: 3, waiting: 3, promptTps: 300, generationTps: 100, requestsPerS: 0, windowS: 2 });
+    expect(m).toMatchObject({
+      running: 3,
+      waiting: 3,
+      promptTps: 300,
+      generationTps: 100,
+      requestsPerS: 0,
+      windowS: 2,
+    });
     expect(m.prefixHitRate).toBeCloseTo(150 / 200);
     expect(m.kvUsage).toBeCloseTo(0.6);
   });

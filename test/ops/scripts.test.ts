@@ -14,19 +14,24 @@ const complete = (text: string, shellcheckArgs: string[] = []) => {
 };
 
 describe("the login-node scripts of the CLI and of the secrets (templates/slurm/)", () => {
-  it.each(SLURM_STACKS)("%s: the scheduler query, logs and endpoints scripts and the secrets delete pass bash -n and shellcheck", (name) => {
-    const p = planOf(stackText(name), name);
-    const view = viewFromPlan(p);
-    // The query reads `reason` off each squeue line without using it.
-    complete(schedulerQueryScript(view.islands), ["-e", "SC2034"]);
-    complete(logsScript(view, () => true, 40, true));
-    complete(logsScript(view, (id) => id === "router", 5, false));
-    complete(endpointsScript(view));
-    const del = renderSecretFiles(p, p.islands[0], ["apiKey"]).delete;
-    const body = spawnSync("bash", ["-c", `printf '%s' ${del.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
-    expect(body).not.toContain("\n");
-    complete(`#!/bin/bash\n${body}\n`);
-  });
+  it.each(SLURM_STACKS)(
+    "%s: the scheduler query, logs and endpoints scripts and the secrets delete pass bash -n and shellcheck",
+    (name) => {
+      const p = planOf(stackText(name), name);
+      const view = viewFromPlan(p);
+      // The query reads `reason` off each squeue line without using it.
+      complete(schedulerQueryScript(view.islands), ["-e", "SC2034"]);
+      complete(logsScript(view, () => true, 40, true));
+      complete(logsScript(view, (id) => id === "router", 5, false));
+      complete(endpointsScript(view));
+      const del = renderSecretFiles(p, p.islands[0], ["apiKey"]).delete;
+      const body = spawnSync("bash", ["-c", `printf '%s' ${del.slice("bash -c ".length)}`], {
+        encoding: "utf8",
+      }).stdout;
+      expect(body).not.toContain("\n");
+      complete(`#!/bin/bash\n${body}\n`);
+    },
+  );
 
   it("the logs script names a banner's island dir through shq, and echo prints it as before", () => {
     const view = viewFromPlan(planOf(stackText("single-node"), "single-node"));

@@ -25,7 +25,8 @@ function planIssues(text: string) {
   throw new Error("expected the plan to be refused, but it was built");
 }
 
-const stack = (model: string, extra = "", deployment = 'type = "single_node"\ngpu_type = "H100"') => `[model]\nname = "${model}"\n${extra}\n[deployment]\n${deployment}\n${SLURM}`;
+const stack = (model: string, extra = "", deployment = 'type = "single_node"\ngpu_type = "H100"') =>
+  `[model]\nname = "${model}"\n${extra}\n[deployment]\n${deployment}\n${SLURM}`;
 
 describe("KV-cache bytes per token", () => {
   it("GQA: layers x KV heads x head_dim x 2 (K and V) x dtype bytes, heads split by tp", () => {
@@ -83,7 +84,11 @@ describe("the plan's memory section", () => {
 
   it("P/D: prefill and decode replicas of different sizes get their own rows (EP spans each replica)", () => {
     const m = plan(
-      stack("Qwen/Qwen3-30B-A3B", "[parallel]\ntp = 2", 'type = "disaggregated"\ngpu_type = "H100"\nnum_prefill_nodes = 1\nnum_decode_nodes = 2'),
+      stack(
+        "Qwen/Qwen3-30B-A3B",
+        "[parallel]\ntp = 2",
+        'type = "disaggregated"\ngpu_type = "H100"\nnum_prefill_nodes = 1\nnum_decode_nodes = 2',
+      ),
     ).memory!;
     expect(m.roles.map((r) => [r.role, r.dp, r.ep])).toEqual([
       ["prefill", 4, 8],
@@ -102,7 +107,9 @@ describe("the plan's memory section", () => {
   it("`npm run plan` prints it, and --json carries it", () => {
     const p = plan(stack("Qwen/Qwen3-8B"));
     const text = planText(p, "test.toml");
-    expect(text).toMatch(/GPU memory per GPU: H100 79\.2 GiB \(deployment\.gpu_type\) x 0\.9 = 71\.3 GiB budget; max_model_len 40960/);
+    expect(text).toMatch(
+      /GPU memory per GPU: H100 79\.2 GiB \(deployment\.gpu_type\) x 0\.9 = 71\.3 GiB budget; max_model_len 40960/,
+    );
     expect(text).toMatch(/│ replica │ tp=1 dp=1 +│ 15\.3 GiB +│/);
     expect(planJson(p).memory?.roles[0].kvBytesPerToken).toBe(36 * 8 * 128 * 2 * 2);
   });
@@ -110,29 +117,57 @@ describe("the plan's memory section", () => {
   it("a model the catalog does not describe is planned without a memory check, and the plan says so", () => {
     const p = plan(stack("my-org/private-model"));
     expect(p.memory).toBeUndefined();
-    expect(p.notes.join("\n")).toMatch(/GPU memory not checked: the model catalog has no arch facts for my-org\/private-model/);
+    expect(p.notes.join("\n")).toMatch(
+      /GPU memory not checked: the model catalog has no arch facts for my-org\/private-model/,
+    );
   });
 });
 
 describe("where the GPU's memory comes from", () => {
-  const source = (extra: string, deployment = 'type = "single_node"') => plan(`[model]\nname = "Qwen/Qwen3-8B"\n[deployment]\n${deployment}\n${extra}`).memory!.gpu;
+  const source = (extra: string, deployment = 'type = "single_node"') =>
+    plan(`[model]\nname = "Qwen/Qwen3-8B"\n[deployment]\n${deployment}\n${extra}`).memory!.gpu;
 
   it("gpu_memory_gib wins, then gpu_type, then the SLURM GRES type, then the Kubernetes product label", () => {
-    expect(source(SLURM, 'type = "single_node"\ngpu_type = "H200"\ngpu_memory_gib = 100')).toMatchObject({ bytes: 100 * GIB, from: "deployment.gpu_memory_gib" });
-    expect(source(SLURM, 'type = "single_node"\ngpu_type = "H200"')).toMatchObject({ type: "H200", from: "deployment.gpu_type" });
-    expect(source('[slurm]\njob_name = "t"\ngres = "gpu:h200:8"')).toMatchObject({ type: "H200", from: 'slurm.gres = "gpu:h200:8"', assumed: false });
-    expect(source('[kubernetes]\nimage = "vllm/vllm-openai:v0.11.0"\nnode_selector = { "nvidia.com/gpu.product" = "NVIDIA-A100-SXM4-80GB" }')).toMatchObject({ type: "A100-80GB", assumed: false });
+    expect(source(SLURM, 'type = "single_node"\ngpu_type = "H200"\ngpu_memory_gib = 100')).toMatchObject({
+      bytes: 100 * GIB,
+      from: "deployment.gpu_memory_gib",
+    });
+    expect(source(SLURM, 'type = "single_node"\ngpu_type = "H200"')).toMatchObject({
+      type: "H200",
+      from: "deployment.gpu_type",
+    });
+    expect(source('[slurm]\njob_name = "t"\ngres = "gpu:h200:8"')).toMatchObject({
+      type: "H200",
+      from: 'slurm.gres = "gpu:h200:8"',
+      assumed: false,
+    });
+    expect(
+      source(
+        '[kubernetes]\nimage = "vllm/vllm-openai:v0.11.0"\nnode_selector = { "nvidia.com/gpu.product" = "NVIDIA-A100-SXM4-80GB" }',
+      ),
+    ).toMatchObject({ type: "A100-80GB", assumed: false });
   });
 
   it("with nothing to go on it assumes an 80 GB H100 and says which keys would name the GPU", () => {
-    expect(source('[slurm]\njob_name = "t"\ngres = "gpu:8"')).toMatchObject({ type: "H100", assumed: true, from: "assumed; set deployment.gpu_type or deployment.gpu_memory_gib" });
+    expect(source('[slurm]\njob_name = "t"\ngres = "gpu:8"')).toMatchObject({
+      type: "H100",
+      assumed: true,
+      from: "assumed; set deployment.gpu_type or deployment.gpu_memory_gib",
+    });
   });
 
   it("product names as SLURM sites and the GPU operator spell them", () => {
     const name = (hint: string) => gpuTypeFromHint(hint)?.name;
     expect(["h100", "H100_80GB", "NVIDIA-H100-80GB-HBM3"].map(name)).toEqual(["H100", "H100", "H100"]);
-    expect(["a100", "NVIDIA-A100-SXM4-40GB", "a100_80g", "NVIDIA-A100-SXM4-80GB"].map(name)).toEqual(["A100-40GB", "A100-40GB", "A100-80GB", "A100-80GB"]);
-    expect(["h200", "NVIDIA-H200", "h20", "NVIDIA-H100-NVL", "gh200", "b200", "NVIDIA-L40S", "tesla"].map(name)).toEqual(["H200", "H200", "H20", "H100-NVL", "GH200", "B200", "L40S", undefined]);
+    expect(["a100", "NVIDIA-A100-SXM4-40GB", "a100_80g", "NVIDIA-A100-SXM4-80GB"].map(name)).toEqual([
+      "A100-40GB",
+      "A100-40GB",
+      "A100-80GB",
+      "A100-80GB",
+    ]);
+    expect(
+      ["h200", "NVIDIA-H200", "h20", "NVIDIA-H100-NVL", "gh200", "b200", "NVIDIA-L40S", "tesla"].map(name),
+    ).toEqual(["H200", "H200", "H20", "H100-NVL", "GH200", "B200", "L40S", undefined]);
   });
 
   it("an unknown gpu_type lists the known ones", () => {
@@ -144,42 +179,77 @@ describe("where the GPU's memory comes from", () => {
 
 describe("plans that cannot load are refused before anything is submitted", () => {
   it("weights over the budget: refused at parallel.tp with the figures", () => {
-    const [i, ...rest] = planIssues(stack("meta-llama/Llama-3.1-70B-Instruct", "[parallel]\ntp = 1", 'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 1'));
+    const [i, ...rest] = planIssues(
+      stack(
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "[parallel]\ntp = 1",
+        'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 1',
+      ),
+    );
     expect(rest).toEqual([]);
     expect(i.path).toBe("parallel.tp");
-    expect(i.message).toMatch(/^meta-llama\/Llama-3\.1-70B-Instruct's weights need 131\.4 GiB per GPU \(bfloat16, tp=1\), more than gpu_memory_utilization 0\.9 x H100 \(79\.2 GiB, deployment\.gpu_type\) = 71\.3 GiB; raise parallel\.tp/);
+    expect(i.message).toMatch(
+      /^meta-llama\/Llama-3\.1-70B-Instruct's weights need 131\.4 GiB per GPU \(bfloat16, tp=1\), more than gpu_memory_utilization 0\.9 x H100 \(79\.2 GiB, deployment\.gpu_type\) = 71\.3 GiB; raise parallel\.tp/,
+    );
   });
 
   it("the same on an RL stack names the keys as that file writes them", () => {
     const rl = `[inference]\nmodel = "meta-llama/Llama-3.1-70B-Instruct"\n[inference.parallel]\ntp = 1\n[inference.deployment]\ntype = "single_node"\ngpu_type = "A100-80GB"\n${SLURM}`;
     const [i] = planIssues(rl);
     expect(i.path).toBe("inference.parallel.tp");
-    expect(i.message).toContain("inference.gpu_memory_utilization 0.9 x A100-80GB (79.3 GiB, inference.deployment.gpu_type)");
+    expect(i.message).toContain(
+      "inference.gpu_memory_utilization 0.9 x A100-80GB (79.3 GiB, inference.deployment.gpu_type)",
+    );
   });
 
   it("a KV cache that cannot hold one max_model_len sequence: refused at model.max_model_len, with the length that fits", () => {
     // Llama-3.1-70B at tp=2 on H100s: 65.7 GiB of weights leave ~6 GiB, ~38k tokens of 160 KiB; 131072 cannot fit.
-    const [i] = planIssues(stack("meta-llama/Llama-3.1-70B-Instruct", "[parallel]\ntp = 2", 'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2'));
+    const [i] = planIssues(
+      stack(
+        "meta-llama/Llama-3.1-70B-Instruct",
+        "[parallel]\ntp = 2",
+        'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2',
+      ),
+    );
     expect(i.path).toBe("model.max_model_len");
-    expect(i.message).toMatch(/^one 131072-token sequence needs 20\.0 GiB of KV cache per GPU \(163840 bytes\/token, bfloat16\), but .* leaves at most \d+\.\d GiB after 65\.7 GiB of weights \(tp=2\); lower model\.max_model_len \((\d+) would fit\)/);
+    expect(i.message).toMatch(
+      /^one 131072-token sequence needs 20\.0 GiB of KV cache per GPU \(163840 bytes\/token, bfloat16\), but .* leaves at most \d+\.\d GiB after 65\.7 GiB of weights \(tp=2\); lower model\.max_model_len \((\d+) would fit\)/,
+    );
     const fits = Number(/\((\d+) would fit\)/.exec(i.message)![1]);
     // The suggested length really plans.
-    expect(() => plan(stack("meta-llama/Llama-3.1-70B-Instruct", `max_model_len = ${fits}\n[parallel]\ntp = 2`, 'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2'))).not.toThrow();
+    expect(() =>
+      plan(
+        stack(
+          "meta-llama/Llama-3.1-70B-Instruct",
+          `max_model_len = ${fits}\n[parallel]\ntp = 2`,
+          'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2',
+        ),
+      ),
+    ).not.toThrow();
   });
 
   it("a shortfall only the estimated activations cause is a warning, not a refusal", () => {
-    const base = (len: number) => stack("meta-llama/Llama-3.1-70B-Instruct", `max_model_len = ${len}\n[parallel]\ntp = 2`, 'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2');
+    const base = (len: number) =>
+      stack(
+        "meta-llama/Llama-3.1-70B-Instruct",
+        `max_model_len = ${len}\n[parallel]\ntp = 2`,
+        'type = "single_node"\ngpu_type = "H100"\ngpus_per_node = 2',
+      );
     const m = plan(base(1024)).memory!;
     const r = m.roles[0];
     // A length between what the central estimate holds and what the smallest reserve would.
-    const len = Math.floor((m.budgetBytes - r.weightBytes - (reserveTotal(r.reserve) + r.reserve.lowBytes) / 2) / r.kvBytesPerToken);
+    const len = Math.floor(
+      (m.budgetBytes - r.weightBytes - (reserveTotal(r.reserve) + r.reserve.lowBytes) / 2) / r.kvBytesPerToken,
+    );
     const p = plan(base(len));
     expect(p.warnings.join("\n")).toMatch(new RegExp(`the KV cache may not hold one ${len}-token sequence`));
   });
 
   it("on an assumed GPU the same findings are warnings: the GPU may be larger than assumed", () => {
     const p = plan(`[model]\nname = "meta-llama/Llama-3.1-70B-Instruct"\n[parallel]\ntp = 1\n${SLURM}`);
-    expect(p.warnings.join("\n")).toMatch(/would not load on H100 GPUs \(assumed; name the GPU to make this an error\): parallel\.tp: .*weights need 131\.4 GiB/);
+    expect(p.warnings.join("\n")).toMatch(
+      /would not load on H100 GPUs \(assumed; name the GPU to make this an error\): parallel\.tp: .*weights need 131\.4 GiB/,
+    );
   });
 
   it("vllm_extra.kv_cache_memory_bytes fixes the KV cache; too small for one sequence is refused there", () => {
@@ -198,7 +268,9 @@ describe("a refusal stops `npm run plan` and the Pulumi program before anything 
     const h100 = run(["multi-replica", "--inference.deployment.gpu_type", "H100"]);
     expect(h100.code).toBe(2);
     expect(h100.stdout).toBe("");
-    expect(h100.stderr).toMatch(/inference\.parallel\.tp: PrimeIntellect\/INTELLECT-3's weights need 99\.5 GiB per GPU \(bfloat16, tp=2\)/);
+    expect(h100.stderr).toMatch(
+      /inference\.parallel\.tp: PrimeIntellect\/INTELLECT-3's weights need 99\.5 GiB per GPU \(bfloat16, tp=2\)/,
+    );
   });
 
   it("the program under mocks throws the ConfigError and registers nothing", async () => {

@@ -27,7 +27,10 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     expect(p.shape).toBe("multi_replica");
     expect(p.totals).toMatchObject({ nodes: 2, routers: 1, engines: 2, gpus: 16 });
     const island = p.islands[0];
-    expect(island.engines.map((e) => [e.replica, e.node])).toEqual([[0, 0], [1, 1]]);
+    expect(island.engines.map((e) => [e.replica, e.node])).toEqual([
+      [0, 0],
+      [1, 1],
+    ]);
     for (const e of island.engines) {
       expect(flag(e.argv, "--tensor-parallel-size")).toBe("2");
       expect(flag(e.argv, "--data-parallel-size")).toBe("4");
@@ -43,7 +46,10 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     expect(p.shape).toBe("wide_ep");
     const [a, b] = p.islands[0].engines;
     expect(p.islands[0].engines).toHaveLength(2);
-    for (const [e, start] of [[a, 0], [b, 4]] as const) {
+    for (const [e, start] of [
+      [a, 0],
+      [b, 4],
+    ] as const) {
       expect(e.dp).toMatchObject({ size: 8, local: 4, startRank: start, mode: "hybrid" });
       expect(showValue(e.dp!.address, 0)).toBe("<i0-n0>");
       expect(show(e.argv)).toContain("--enable-expert-parallel");
@@ -86,7 +92,9 @@ describe("P/D geometry", () => {
 
   it("sets the all2all backend and decode CUDA graphs per role", () => {
     for (const e of engines) {
-      expect(flag(e.argv, "--all2all-backend")).toBe(e.role === "prefill" ? "deepep_high_throughput" : "deepep_low_latency");
+      expect(flag(e.argv, "--all2all-backend")).toBe(
+        e.role === "prefill" ? "deepep_high_throughput" : "deepep_low_latency",
+      );
       const cc = flag(e.argv, "--compilation-config");
       if (e.role === "decode") expect(JSON.parse(cc!)).toEqual({ cudagraph_mode: "FULL_DECODE_ONLY" });
       else expect(cc).toBeUndefined();
@@ -110,7 +118,9 @@ describe("P/D geometry", () => {
     const decodeEnv = Object.fromEntries(engines[5].env);
     expect(decodeEnv.VLLM_DEEP_GEMM_WARMUP).toBe("skip");
     expect(decodeEnv.VLLM_ENABLE_MOE_DP_CHUNK).toBeUndefined();
-    const layered = plan(`[model]\nname = "m"\n[env_vars]\nA = "global"\nB = "global"\n[deployment]\ntype = "disaggregated"\ndecode_env_vars = { B = "decode" }${SLURM}`);
+    const layered = plan(
+      `[model]\nname = "m"\n[env_vars]\nA = "global"\nB = "global"\n[deployment]\ntype = "disaggregated"\ndecode_env_vars = { B = "decode" }${SLURM}`,
+    );
     const decode = Object.fromEntries(layered.islands[0].engines.find((e) => e.role === "decode")!.env);
     expect(decode).toMatchObject({ A: "global", B: "decode" });
   });
@@ -120,7 +130,12 @@ describe("P/D geometry", () => {
     if (router.kind !== "vllm-router") throw new Error("expected vllm-router");
     const r = show(router.argv);
     expect(r).toContain("--vllm-pd-disaggregation");
-    expect(r.filter((a, i) => r[i - 1] === "--prefill")).toEqual(["http://<i0-n0>:8100", "http://<i0-n1>:8100", "http://<i0-n2>:8100", "http://<i0-n3>:8100"]);
+    expect(r.filter((a, i) => r[i - 1] === "--prefill")).toEqual([
+      "http://<i0-n0>:8100",
+      "http://<i0-n1>:8100",
+      "http://<i0-n2>:8100",
+      "http://<i0-n3>:8100",
+    ]);
     expect(r.filter((a, i) => r[i - 1] === "--decode")).toEqual(["http://<i0-n4>:8200", "http://<i0-n5>:8200"]);
   });
 });
@@ -129,14 +144,23 @@ describe("admin URL order (the trainer contract)", () => {
   it("is node-major and, for P/D, prefill then decode, island by island", () => {
     const p = stackPlan("disaggregated-x3");
     for (const island of p.islands) {
-      expect(island.endpoints.engines.map((e) => e.role)).toEqual(["prefill", "prefill", "prefill", "prefill", "decode", "decode"]);
+      expect(island.endpoints.engines.map((e) => e.role)).toEqual([
+        "prefill",
+        "prefill",
+        "prefill",
+        "prefill",
+        "decode",
+        "decode",
+      ]);
       expect(island.endpoints.engines.map((e) => e.url.node)).toEqual([0, 1, 2, 3, 4, 5]);
       expect(island.endpoints.router).toEqual({ node: 0, port: 8000, path: "/v1" });
     }
   });
 
   it("lists only engines that serve HTTP (headless wide-EP workers are reached through the head)", () => {
-    const p = plan(`enable_expert_parallel = true\n[model]\nname = "m"\n[parallel]\ntp = 2\ndp = 8\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\n[vllm_extra]\nheadless = true${SLURM}`);
+    const p = plan(
+      `enable_expert_parallel = true\n[model]\nname = "m"\n[parallel]\ntp = 2\ndp = 8\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\n[vllm_extra]\nheadless = true${SLURM}`,
+    );
     const [head, worker] = p.islands[0].engines;
     expect(head.headless).toBe(false);
     expect(worker.headless).toBe(true);
@@ -162,14 +186,23 @@ describe("KV transfer config", () => {
     expect(kv(stackText("kv-offload-native"))).toEqual({
       kv_connector: "OffloadingConnector",
       kv_role: "kv_both",
-      kv_connector_extra_config: { cpu_bytes_to_use: 128_000_000_000, spec_name: "TieringOffloadingSpec", secondary_tiers: [{ type: "fs_python", root_dir: "/scratch/kv" }] },
+      kv_connector_extra_config: {
+        cpu_bytes_to_use: 128_000_000_000,
+        spec_name: "TieringOffloadingSpec",
+        secondary_tiers: [{ type: "fs_python", root_dir: "/scratch/kv" }],
+      },
     });
   });
 
   it("P/D with offload: MultiConnector with NIXL first", () => {
-    const c = kv(`${base}\n[deployment]\ntype = "disaggregated"\n[kv_cache_offload]\ntype = "native"\ncpu = { num_bytes = 5 }`) as any;
+    const c = kv(
+      `${base}\n[deployment]\ntype = "disaggregated"\n[kv_cache_offload]\ntype = "native"\ncpu = { num_bytes = 5 }`,
+    ) as any;
     expect(c.kv_connector).toBe("MultiConnector");
-    expect(c.kv_connector_extra_config.connectors.map((x: any) => x.kv_connector)).toEqual(["NixlConnector", "OffloadingConnector"]);
+    expect(c.kv_connector_extra_config.connectors.map((x: any) => x.kv_connector)).toEqual([
+      "NixlConnector",
+      "OffloadingConnector",
+    ]);
   });
 
   it("forces prefix caching on the command line when offloading", () => {
@@ -185,15 +218,32 @@ describe("Mooncake", () => {
   it("runs the master and metadata server on the head node and a client on every node", () => {
     expect(m.headNode).toBe(0);
     expect(m.clients.map((c) => c.node)).toEqual([0, 1]);
-    expect(show(m.master.argv)).toEqual(expect.arrayContaining(["--rpc_port=50051", "--http_metadata_server_port=8080", "--default_kv_lease_ttl=3600000"]));
+    expect(show(m.master.argv)).toEqual(
+      expect.arrayContaining([
+        "--rpc_port=50051",
+        "--http_metadata_server_port=8080",
+        "--default_kv_lease_ttl=3600000",
+      ]),
+    );
     expect(show(m.clients[1].argv)).toEqual(
-      expect.arrayContaining(["--master_server_address=<i0-n0>:50051", "--metadata_server=http://<i0-n0>:8080/metadata", "--global_segment_size=128000000000", "--device_names=mlx5_0,mlx5_1", "--host=<self>"]),
+      expect.arrayContaining([
+        "--master_server_address=<i0-n0>:50051",
+        "--metadata_server=http://<i0-n0>:8080/metadata",
+        "--global_segment_size=128000000000",
+        "--device_names=mlx5_0,mlx5_1",
+        "--host=<self>",
+      ]),
     );
     expect(p.islands[0].nodes[1].services).toEqual(["mooncake_client"]);
   });
 
   it("points engines at a standalone-store config with zero segment", () => {
-    expect(m.engineConfig).toMatchObject({ mode: "standalone-store", global_segment_size: 0, local_buffer_size: 4294967296, protocol: "rdma" });
+    expect(m.engineConfig).toMatchObject({
+      mode: "standalone-store",
+      global_segment_size: 0,
+      local_buffer_size: 4294967296,
+      protocol: "rdma",
+    });
     const env = Object.fromEntries(p.islands[0].engines[0].env.map(([k, v]) => [k, showValue(v, 0)]));
     expect(env).toMatchObject({ PYTHONHASHSEED: "0", MOONCAKE_CONFIG_PATH: "<file:mooncake-config>" });
     expect(p.islands[0].engines[0].kvTransferConfig).toMatchObject({ kv_connector: "MooncakeStoreConnector" });
@@ -205,7 +255,10 @@ describe("llm-d", () => {
     const r = stackPlan("llm-d").islands[0].router!;
     if (r.kind !== "llm-d") throw new Error("expected llm-d");
     expect(r.port).toBe(8000);
-    expect(r.endpoints.map((e) => [showValue(e.address, 0), e.port])).toEqual([["<i0-n0>", 8100], ["<i0-n1>", 8100]]);
+    expect(r.endpoints.map((e) => [showValue(e.address, 0), e.port])).toEqual([
+      ["<i0-n0>", 8100],
+      ["<i0-n1>", 8100],
+    ]);
     const cfg = r.epp.config as any;
     expect(cfg.kind).toBe("EndpointPickerConfig");
     expect(cfg.schedulingProfiles[0].plugins).toEqual([
@@ -217,13 +270,31 @@ describe("llm-d", () => {
   });
 
   it("for P/D points decode endpoints at a pd-sidecar on every decode node and merges per-profile weights", () => {
-    const p = plan(`[model]\nname = "m"\n[deployment]\ntype = "disaggregated"\nnum_decode_nodes = 2\n[deployment.router]\ntype = "llm-d"${SLURM}`);
+    const p = plan(
+      `[model]\nname = "m"\n[deployment]\ntype = "disaggregated"\nnum_decode_nodes = 2\n[deployment.router]\ntype = "llm-d"${SLURM}`,
+    );
     const r = p.islands[0].router!;
     if (r.kind !== "llm-d") throw new Error("expected llm-d");
-    expect(r.endpoints.map((e) => [e.role, e.port])).toEqual([["prefill", 8100], ["decode", 8300], ["decode", 8300]]);
-    expect(r.sidecars.map((s) => [s.node, s.vllmPort])).toEqual([[1, 8200], [2, 8200]]);
-    const prefill = (r.epp.config as any).schedulingProfiles.find((x: any) => x.name === "prefill").plugins.map((x: any) => x.pluginRef);
-    expect(prefill).toEqual(["prefill-filter", "prefix-cache-scorer", "active-request-scorer", "queue-scorer", "kv-cache-utilization-scorer", "max-score-picker"]);
+    expect(r.endpoints.map((e) => [e.role, e.port])).toEqual([
+      ["prefill", 8100],
+      ["decode", 8300],
+      ["decode", 8300],
+    ]);
+    expect(r.sidecars.map((s) => [s.node, s.vllmPort])).toEqual([
+      [1, 8200],
+      [2, 8200],
+    ]);
+    const prefill = (r.epp.config as any).schedulingProfiles
+      .find((x: any) => x.name === "prefill")
+      .plugins.map((x: any) => x.pluginRef);
+    expect(prefill).toEqual([
+      "prefill-filter",
+      "prefix-cache-scorer",
+      "active-request-scorer",
+      "queue-scorer",
+      "kv-cache-utilization-scorer",
+      "max-score-picker",
+    ]);
   });
 });
 
@@ -239,14 +310,19 @@ describe("every generated command line passes the upstream manifests", () => {
       const r = island.router;
       if (r?.kind === "vllm-router") expect(checkArgv("vllm-router", r.argv.slice(1).map(resolve))).toEqual([]);
       if (r?.kind === "llm-d") expect(checkArgv("epp", r.epp.argv.slice(1).map(resolve))).toEqual([]);
-      if (island.mooncake) expect(checkArgv("mooncake_client", island.mooncake.clients[0].argv.slice(1).map(resolve))).toEqual([]);
+      if (island.mooncake)
+        expect(checkArgv("mooncake_client", island.mooncake.clients[0].argv.slice(1).map(resolve))).toEqual([]);
     }
   });
 
   it("the check itself rejects flags the manifests lack", () => {
-    expect(checkArgv("vllm", ["m", "--tensor-parallel-size", "2", "--no-such-flag"])).toEqual(["vllm: unknown flag --no-such-flag"]);
+    expect(checkArgv("vllm", ["m", "--tensor-parallel-size", "2", "--no-such-flag"])).toEqual([
+      "vllm: unknown flag --no-such-flag",
+    ]);
     expect(checkArgv("vllm", ["--all2all-backend", "bogus"])[0]).toMatch(/not one of/);
-    expect(checkArgv("vllm-router", ["--pd-disaggregation"])).toEqual(["vllm-router: unknown flag --pd-disaggregation"]);
+    expect(checkArgv("vllm-router", ["--pd-disaggregation"])).toEqual([
+      "vllm-router: unknown flag --pd-disaggregation",
+    ]);
   });
 });
 

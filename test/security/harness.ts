@@ -111,12 +111,18 @@ esac`,
 
   // Never longer than 0.05 s: nothing here needs the cleanup step's settle time or real polling.
   sleep: "exec /bin/sleep 0.05",
-  ...Object.fromEntries(["vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"].map((p) => [p, `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`])),
+  ...Object.fromEntries(
+    ["vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"].map((p) => [
+      p,
+      `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`,
+    ]),
+  ),
 };
 
 export function writeFakes(bin: string): void {
   fs.mkdirSync(bin, { recursive: true });
-  for (const [name, body] of Object.entries(FAKES)) fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+  for (const [name, body] of Object.entries(FAKES))
+    fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
   // The cleanup step would kill this user's processes and delete its /tmp and /dev/shm files (and
   // engine pods clear /dev/shm): here they do nothing, and nothing is left to wait for.
   for (const name of ["pkill", "find"]) fs.symlinkSync("/bin/true", path.join(bin, name));
@@ -140,7 +146,14 @@ export function readRecords(dir: string): Recorded[] {
     .filter((f) => f.endsWith(".argv"))
     .map((f) => {
       const envFile = path.join(dir, f.replace(/\.argv$/, ".env"));
-      const env = fs.existsSync(envFile) ? Object.fromEntries(splitNul(fs.readFileSync(envFile, "utf8")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)])) : {};
+      const env = fs.existsSync(envFile)
+        ? Object.fromEntries(
+            splitNul(fs.readFileSync(envFile, "utf8")).map((kv) => [
+              kv.slice(0, kv.indexOf("=")),
+              kv.slice(kv.indexOf("=") + 1),
+            ]),
+          )
+        : {};
       return { prog: f.replace(/\.\d+\.argv$/, ""), argv: splitNul(fs.readFileSync(path.join(dir, f), "utf8")), env };
     });
 }
@@ -167,7 +180,11 @@ export interface Ran {
  * Runs a command in its own process group and, when it is done, ends whatever it left behind in
  * that group (stand-ins that were still sleeping), by the group's id.
  */
-export function run(cmd: string, args: string[], opts: { cwd?: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number }): Promise<Ran> {
+export function run(
+  cmd: string,
+  args: string[],
+  opts: { cwd?: string; env: NodeJS.ProcessEnv; input?: string; timeoutMs: number },
+): Promise<Ran> {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { cwd: opts.cwd, env: opts.env, detached: true, stdio: ["pipe", "pipe", "pipe"] });
     let stdout = "";
@@ -224,7 +241,8 @@ export async function pool<T>(jobs: (() => Promise<T>)[], width: number): Promis
  */
 export function sbatchLineArgs(rest: string): { args: string[]; problems: string[] } {
   const problems: string[] = [];
-  if (/hetjob|packjob/i.test(rest)) problems.push("sbatch reads the word hetjob/packjob as a heterogeneous job separator");
+  if (/hetjob|packjob/i.test(rest))
+    problems.push("sbatch reads the word hetjob/packjob as a heterogeneous job separator");
   const args: string[] = [];
   let i = 0;
   while (i < rest.length) {
@@ -325,9 +343,13 @@ export async function shellcheckAll(scripts: Map<string, string>, dir: string): 
   for (let i = 0; i < files.length; i += 40) chunks.push(files.slice(i, i + 40));
   await pool(
     chunks.map((chunk) => async () => {
-      const r = await run("shellcheck", ["-s", "bash", "-f", "json1", ...chunk], { env: process.env, timeoutMs: 300_000 });
+      const r = await run("shellcheck", ["-s", "bash", "-f", "json1", ...chunk], {
+        env: process.env,
+        timeoutMs: 300_000,
+      });
       if (r.code !== 0 && r.code !== 1) throw new Error(`shellcheck failed (${r.code}): ${r.stderr}`);
-      for (const c of JSON.parse(r.stdout).comments as any[]) byFile.get(c.file)!.push({ code: c.code, level: c.level, line: c.line, message: c.message });
+      for (const c of JSON.parse(r.stdout).comments as any[])
+        byFile.get(c.file)!.push({ code: c.code, level: c.level, line: c.line, message: c.message });
     }),
     2,
   );

@@ -87,7 +87,10 @@ const VARIANTS: Record<string, { base: string; dry?: true; tweak?: (raw: Raw) =>
   "sn-short": { base: "single-node", dry: true },
   "mr-main": { base: "multi-replica" },
   // One prefill and one decode node: the P/D shape at half the processes.
-  dis: { base: "disaggregated-small", tweak: (r) => Object.assign(r.inference.deployment, { num_prefill_replicas: 1, num_decode_nodes: 1 }) },
+  dis: {
+    base: "disaggregated-small",
+    tweak: (r) => Object.assign(r.inference.deployment, { num_prefill_replicas: 1, num_decode_nodes: 1 }),
+  },
   llmd: { base: "llm-d" },
 };
 const TWEAKS = new Map(Object.values(VARIANTS).flatMap((v) => (v.tweak ? [[v.base, v.tweak] as const] : [])));
@@ -114,12 +117,17 @@ function launcher(raw: Raw, type: string, defaults: Raw = {}): Raw {
 }
 function mooncake(raw: Raw, c: Ctx): Raw {
   const h = inference(raw, c);
-  if (h.kv_cache_offload?.type !== "mooncake") h.kv_cache_offload = { type: "mooncake", protocol: "tcp", cpu: { num_bytes: 1_000_000_000 } };
+  if (h.kv_cache_offload?.type !== "mooncake")
+    h.kv_cache_offload = { type: "mooncake", protocol: "tcp", cpu: { num_bytes: 1_000_000_000 } };
   return h.kv_cache_offload;
 }
-const catalogAt = (...keys: string[]) => (_: Layout, model: string) => catalogPath(["models", model, ...keys]);
+const catalogAt =
+  (...keys: string[]) =>
+  (_: Layout, model: string) =>
+    catalogPath(["models", model, ...keys]);
 /** The overlay entry for the model a stack names: an entry of this overlay it is an alias of, or its own. */
-const overlay = (c: Ctx, name: string) => (c.catalog[Object.keys(c.catalog).find((id) => c.catalog[id].aliases?.includes(name)) ?? name] ??= {});
+const overlay = (c: Ctx, name: string) =>
+  (c.catalog[Object.keys(c.catalog).find((id) => c.catalog[id].aliases?.includes(name)) ?? name] ??= {});
 /** A complete catalog entry for a new model id, copied from the base's model, under alias inj-model. */
 function newCatalogModel(raw: Raw, value: string, c: Ctx): void {
   const entry = structuredClone(loadCatalog().models[modelName(raw, c)]) as Raw;
@@ -132,24 +140,47 @@ const underRoot = (root: string) => (text: string) => `${root}/${text}`;
 const inRun = (rel: string) => (text: string, c: Ctx) => `${c.dir}/${rel}/${text}`;
 
 const slurmNames = (["job_name", "partition", "account", "qos", "nodelist", "exclude", "constraint"] as const).map(
-  (k): Field => ({ id: `slurm.${k}`, covers: [`slurm.${k}`], slurm: "sn-main", at: () => `slurm.${k}`, set: (r, v) => void (r.slurm[k] = v) }),
+  (k): Field => ({
+    id: `slurm.${k}`,
+    covers: [`slurm.${k}`],
+    slurm: "sn-main",
+    at: () => `slurm.${k}`,
+    set: (r, v) => void (r.slurm[k] = v),
+  }),
 );
-const slurmClosed = (["time", "gres"] as const).map((k): Field => ({ id: `slurm.${k}`, covers: [`slurm.${k}`], slurm: "sn-main", closed: true, at: () => `slurm.${k}`, set: (r, v) => void (r.slurm[k] = v) }));
-const images = ([
-  ["image", "k8s-single-node"],
-  ["router_image", "k8s-multi-replica"],
-  ["epp_image", "k8s-llm-d-pd"],
-  ["envoy_image", "k8s-llm-d-pd"],
-  ["sidecar_image", "k8s-llm-d-pd"],
-  ["mooncake_image", "k8s-kv-offload-mooncake"],
-] as const).map(([k, base]): Field => ({ id: `kubernetes.${k}`, covers: [`kubernetes.${k}`], k8s: base, at: () => `kubernetes.${k}`, set: (r, v) => void (r.kubernetes[k] = v) }));
-const k8sNamesFields = ([
-  ["namespace", "k8s-single-node"],
-  ["service_account", "k8s-single-node"],
-  ["disk_offload_storage_class", "k8s-kv-offload-native"],
-  ["shm_size", "k8s-wide-ep"],
-  ["disk_offload_size", "k8s-kv-offload-native"],
-] as const).map(([k, base]): Field => ({
+const slurmClosed = (["time", "gres"] as const).map((k): Field => ({
+  id: `slurm.${k}`,
+  covers: [`slurm.${k}`],
+  slurm: "sn-main",
+  closed: true,
+  at: () => `slurm.${k}`,
+  set: (r, v) => void (r.slurm[k] = v),
+}));
+const images = (
+  [
+    ["image", "k8s-single-node"],
+    ["router_image", "k8s-multi-replica"],
+    ["epp_image", "k8s-llm-d-pd"],
+    ["envoy_image", "k8s-llm-d-pd"],
+    ["sidecar_image", "k8s-llm-d-pd"],
+    ["mooncake_image", "k8s-kv-offload-mooncake"],
+  ] as const
+).map(([k, base]): Field => ({
+  id: `kubernetes.${k}`,
+  covers: [`kubernetes.${k}`],
+  k8s: base,
+  at: () => `kubernetes.${k}`,
+  set: (r, v) => void (r.kubernetes[k] = v),
+}));
+const k8sNamesFields = (
+  [
+    ["namespace", "k8s-single-node"],
+    ["service_account", "k8s-single-node"],
+    ["disk_offload_storage_class", "k8s-kv-offload-native"],
+    ["shm_size", "k8s-wide-ep"],
+    ["disk_offload_size", "k8s-kv-offload-native"],
+  ] as const
+).map(([k, base]): Field => ({
   id: `kubernetes.${k}`,
   covers: [`kubernetes.${k}`],
   k8s: base,
@@ -158,43 +189,70 @@ const k8sNamesFields = ([
   at: () => `kubernetes.${k}`,
   set: (r, v) => void (r.kubernetes[k] = v),
 }));
-const toleration = (["key", "value", "operator", "effect"] as const).map(
-  (k): Field => ({
-    id: `kubernetes.tolerations[].${k}`,
-    covers: [`kubernetes.tolerations[].${k}`],
-    k8s: "k8s-single-node",
-    closed: k === "operator" || k === "effect" ? true : undefined,
-    at: () => `kubernetes.tolerations.0.${k}`,
-    set: (r, v) => void (r.kubernetes.tolerations = [{ key: "inj", operator: "Equal", value: "x", effect: "NoSchedule", [k]: v }]),
-  }),
-);
-const catalogClosed = ([
-  ["type", ["type"]],
-  ["launch.dtype", ["launch", "dtype"]],
-  ["arch.attention", ["arch", "attention"]],
-  ["arch.torch_dtype", ["arch", "torch_dtype"]],
-] as const).map(
-  ([id, keys]): Field => ({
-    id: `catalog models.*.${id}`,
-    covers: [`catalog:models.*.${id}`],
-    slurm: "sn-main",
-    closed: true,
-    inCatalog: true,
-    at: catalogAt(...keys),
-    set: (r, v, c) => {
-      const e = overlay(c, modelName(r, c));
-      if (keys.length === 1) e[keys[0]] = v;
-      else sub(e, keys[0])[keys[1]] = v;
-    },
-  }),
-);
-const envKey = (id: string, slurm: string, at: string, table: (r: Raw, c: Ctx) => Raw): Field => ({ id, covers: [id], slurm, prefix: true, at: (l) => inf(l, at), set: (r, v, c) => void (table(r, c)[v] = "1") });
+const toleration = (["key", "value", "operator", "effect"] as const).map((k): Field => ({
+  id: `kubernetes.tolerations[].${k}`,
+  covers: [`kubernetes.tolerations[].${k}`],
+  k8s: "k8s-single-node",
+  closed: k === "operator" || k === "effect" ? true : undefined,
+  at: () => `kubernetes.tolerations.0.${k}`,
+  set: (r, v) =>
+    void (r.kubernetes.tolerations = [{ key: "inj", operator: "Equal", value: "x", effect: "NoSchedule", [k]: v }]),
+}));
+const catalogClosed = (
+  [
+    ["type", ["type"]],
+    ["launch.dtype", ["launch", "dtype"]],
+    ["arch.attention", ["arch", "attention"]],
+    ["arch.torch_dtype", ["arch", "torch_dtype"]],
+  ] as const
+).map(([id, keys]): Field => ({
+  id: `catalog models.*.${id}`,
+  covers: [`catalog:models.*.${id}`],
+  slurm: "sn-main",
+  closed: true,
+  inCatalog: true,
+  at: catalogAt(...keys),
+  set: (r, v, c) => {
+    const e = overlay(c, modelName(r, c));
+    if (keys.length === 1) e[keys[0]] = v;
+    else sub(e, keys[0])[keys[1]] = v;
+  },
+}));
+const envKey = (id: string, slurm: string, at: string, table: (r: Raw, c: Ctx) => Raw): Field => ({
+  id,
+  covers: [id],
+  slurm,
+  prefix: true,
+  at: (l) => inf(l, at),
+  set: (r, v, c) => void (table(r, c)[v] = "1"),
+});
 
 export const FIELDS: Field[] = [
   // The model and how vLLM serves it.
-  { id: "model.name", covers: ["model.name"], slurm: "sn-main", k8s: "k8s-single-node", at: (l) => inf(l, "model.name"), set: (r, v, c) => void (modelOf(r, c).name = v) },
-  { id: "model = <string>", covers: ["<shorthand> model"], slurm: "sn-short", k8s: "k8s-single-node", at: () => "model", set: (r, v) => void (r.model = v) },
-  { id: "inference.model = <string>", covers: ["<shorthand> inference.model"], slurm: "mr-main", k8s: "k8s-llm-d", at: () => "inference.model", set: (r, v) => void (r.inference.model = v) },
+  {
+    id: "model.name",
+    covers: ["model.name"],
+    slurm: "sn-main",
+    k8s: "k8s-single-node",
+    at: (l) => inf(l, "model.name"),
+    set: (r, v, c) => void (modelOf(r, c).name = v),
+  },
+  {
+    id: "model = <string>",
+    covers: ["<shorthand> model"],
+    slurm: "sn-short",
+    k8s: "k8s-single-node",
+    at: () => "model",
+    set: (r, v) => void (r.model = v),
+  },
+  {
+    id: "inference.model = <string>",
+    covers: ["<shorthand> inference.model"],
+    slurm: "mr-main",
+    k8s: "k8s-llm-d",
+    at: () => "inference.model",
+    set: (r, v) => void (r.inference.model = v),
+  },
   {
     id: "model.name (RL trainer table)",
     covers: ["rl:model.name"],
@@ -206,12 +264,47 @@ export const FIELDS: Field[] = [
       r.model = { name: v };
     },
   },
-  { id: "model.chat_template", covers: ["model.chat_template"], slurm: "sn-main", k8s: "k8s-wide-ep", at: (l) => inf(l, "model.chat_template"), set: (r, v, c) => void (modelOf(r, c).chat_template = v) },
-  { id: "model.tool_call_parser", covers: ["model.tool_call_parser"], slurm: "sn-main", k8s: "k8s-single-node", at: (l) => inf(l, "model.tool_call_parser"), set: (r, v, c) => void (modelOf(r, c).tool_call_parser = v) },
-  { id: "model.reasoning_parser", covers: ["model.reasoning_parser"], slurm: "sn-main", k8s: "k8s-multi-replica", at: (l) => inf(l, "model.reasoning_parser"), set: (r, v, c) => void (modelOf(r, c).reasoning_parser = v) },
-  { id: "model.dtype", covers: ["model.dtype"], slurm: "sn-main", closed: true, at: (l) => inf(l, "model.dtype"), set: (r, v, c) => void (modelOf(r, c).dtype = v) },
+  {
+    id: "model.chat_template",
+    covers: ["model.chat_template"],
+    slurm: "sn-main",
+    k8s: "k8s-wide-ep",
+    at: (l) => inf(l, "model.chat_template"),
+    set: (r, v, c) => void (modelOf(r, c).chat_template = v),
+  },
+  {
+    id: "model.tool_call_parser",
+    covers: ["model.tool_call_parser"],
+    slurm: "sn-main",
+    k8s: "k8s-single-node",
+    at: (l) => inf(l, "model.tool_call_parser"),
+    set: (r, v, c) => void (modelOf(r, c).tool_call_parser = v),
+  },
+  {
+    id: "model.reasoning_parser",
+    covers: ["model.reasoning_parser"],
+    slurm: "sn-main",
+    k8s: "k8s-multi-replica",
+    at: (l) => inf(l, "model.reasoning_parser"),
+    set: (r, v, c) => void (modelOf(r, c).reasoning_parser = v),
+  },
+  {
+    id: "model.dtype",
+    covers: ["model.dtype"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "model.dtype"),
+    set: (r, v, c) => void (modelOf(r, c).dtype = v),
+  },
   // Environments.
-  { id: "env_vars.*", covers: ["env_vars.*"], slurm: "llmd", k8s: "k8s-multi-replica", at: (l) => inf(l, "env_vars.INJ_VALUE"), set: (r, v, c) => void (sub(inference(r, c), "env_vars").INJ_VALUE = v) },
+  {
+    id: "env_vars.*",
+    covers: ["env_vars.*"],
+    slurm: "llmd",
+    k8s: "k8s-multi-replica",
+    at: (l) => inf(l, "env_vars.INJ_VALUE"),
+    set: (r, v, c) => void (sub(inference(r, c), "env_vars").INJ_VALUE = v),
+  },
   envKey("env_vars.<key>", "sn-main", "env_vars", (r, c) => sub(inference(r, c), "env_vars")),
   {
     id: "deployment.prefill_env_vars.*",
@@ -229,10 +322,21 @@ export const FIELDS: Field[] = [
     at: (l) => inf(l, "deployment.decode_env_vars.INJ_VALUE"),
     set: (r, v, c) => void (sub(deployment(r, c), "decode_env_vars").INJ_VALUE = v),
   },
-  envKey("deployment.prefill_env_vars.<key>", "dis", "deployment.prefill_env_vars", (r, c) => sub(deployment(r, c), "prefill_env_vars")),
-  envKey("deployment.decode_env_vars.<key>", "dis", "deployment.decode_env_vars", (r, c) => sub(deployment(r, c), "decode_env_vars")),
+  envKey("deployment.prefill_env_vars.<key>", "dis", "deployment.prefill_env_vars", (r, c) =>
+    sub(deployment(r, c), "prefill_env_vars"),
+  ),
+  envKey("deployment.decode_env_vars.<key>", "dis", "deployment.decode_env_vars", (r, c) =>
+    sub(deployment(r, c), "decode_env_vars"),
+  ),
   // Extra vllm serve flags: a string flag, a list flag's item, a JSON flag given as text.
-  { id: "vllm_extra.* (string flag)", covers: ["vllm_extra.*"], slurm: "llmd", k8s: "k8s-single-node", at: (l) => inf(l, "vllm_extra.download_dir"), set: (r, v, c) => void (sub(inference(r, c), "vllm_extra").download_dir = v) },
+  {
+    id: "vllm_extra.* (string flag)",
+    covers: ["vllm_extra.*"],
+    slurm: "llmd",
+    k8s: "k8s-single-node",
+    at: (l) => inf(l, "vllm_extra.download_dir"),
+    set: (r, v, c) => void (sub(inference(r, c), "vllm_extra").download_dir = v),
+  },
   {
     id: "vllm_extra.* (list item)",
     covers: ["vllm_extra.*"],
@@ -250,8 +354,23 @@ export const FIELDS: Field[] = [
     set: (r, v, c) => void (sub(inference(r, c), "vllm_extra").hf_overrides = JSON.stringify({ inj: v })),
   },
   // Keys must be `vllm serve` flags: a closed set.
-  { id: "vllm_extra.<key>", covers: ["vllm_extra.<key>"], slurm: "sn-main", closed: true, prefix: true, at: (l) => inf(l, "vllm_extra"), set: (r, v, c) => void (sub(inference(r, c), "vllm_extra")[v] = "x") },
-  { id: "server.host", covers: ["server.host"], slurm: "mr-main", k8s: "k8s-multi-replica", at: (l) => inf(l, "server.host"), set: (r, v, c) => void (sub(inference(r, c), "server").host = v) },
+  {
+    id: "vllm_extra.<key>",
+    covers: ["vllm_extra.<key>"],
+    slurm: "sn-main",
+    closed: true,
+    prefix: true,
+    at: (l) => inf(l, "vllm_extra"),
+    set: (r, v, c) => void (sub(inference(r, c), "vllm_extra")[v] = "x"),
+  },
+  {
+    id: "server.host",
+    covers: ["server.host"],
+    slurm: "mr-main",
+    k8s: "k8s-multi-replica",
+    at: (l) => inf(l, "server.host"),
+    set: (r, v, c) => void (sub(inference(r, c), "server").host = v),
+  },
   // KV cache offload.
   {
     id: "kv_cache_offload.disk.path (native)",
@@ -260,7 +379,12 @@ export const FIELDS: Field[] = [
     k8s: "k8s-kv-offload-native",
     value: underRoot("/fleet-inj-kv"),
     at: (l) => inf(l, "kv_cache_offload.disk.path"),
-    set: (r, v, c) => void (inference(r, c).kv_cache_offload = { type: "native", cpu: { num_bytes: 1_000_000_000 }, disk: { path: v } }),
+    set: (r, v, c) =>
+      void (inference(r, c).kv_cache_offload = {
+        type: "native",
+        cpu: { num_bytes: 1_000_000_000 },
+        disk: { path: v },
+      }),
   },
   {
     id: "kv_cache_offload.disk.path (mooncake)",
@@ -271,8 +395,22 @@ export const FIELDS: Field[] = [
     at: (l) => inf(l, "kv_cache_offload.disk.path"),
     set: (r, v, c) => void (mooncake(r, c).disk = { path: v }),
   },
-  { id: "kv_cache_offload.device_name", covers: ["kv_cache_offload.device_name"], slurm: "mr-main", k8s: "k8s-kv-offload-mooncake", at: (l) => inf(l, "kv_cache_offload.device_name"), set: (r, v, c) => void (mooncake(r, c).device_name = v) },
-  { id: "kv_cache_offload.protocol", covers: ["kv_cache_offload.protocol"], slurm: "mr-main", closed: true, at: (l) => inf(l, "kv_cache_offload.protocol"), set: (r, v, c) => void (mooncake(r, c).protocol = v) },
+  {
+    id: "kv_cache_offload.device_name",
+    covers: ["kv_cache_offload.device_name"],
+    slurm: "mr-main",
+    k8s: "k8s-kv-offload-mooncake",
+    at: (l) => inf(l, "kv_cache_offload.device_name"),
+    set: (r, v, c) => void (mooncake(r, c).device_name = v),
+  },
+  {
+    id: "kv_cache_offload.protocol",
+    covers: ["kv_cache_offload.protocol"],
+    slurm: "mr-main",
+    closed: true,
+    at: (l) => inf(l, "kv_cache_offload.protocol"),
+    set: (r, v, c) => void (mooncake(r, c).protocol = v),
+  },
   {
     id: "kv_cache_offload.type",
     covers: ["kv_cache_offload.type"],
@@ -282,9 +420,30 @@ export const FIELDS: Field[] = [
     set: (r, v, c) => void (inference(r, c).kv_cache_offload = { type: v, cpu: { num_bytes: 1_000_000_000 } }),
   },
   // Shapes and routers: closed sets, and scorer names checked against llm-d's.
-  { id: "deployment.type", covers: ["deployment.type"], slurm: "sn-main", closed: true, at: (l) => inf(l, "deployment.type"), set: (r, v, c) => void (inference(r, c).deployment = { type: v }) },
-  { id: "deployment.gpu_type", covers: ["deployment.gpu_type"], slurm: "sn-main", closed: true, at: (l) => inf(l, "deployment.gpu_type"), set: (r, v, c) => void (deployment(r, c).gpu_type = v) },
-  { id: "deployment.router.type", covers: ["deployment.router.type"], slurm: "mr-main", closed: true, at: (l) => inf(l, "deployment.router.type"), set: (r, v, c) => void (deployment(r, c).router = { type: v }) },
+  {
+    id: "deployment.type",
+    covers: ["deployment.type"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "deployment.type"),
+    set: (r, v, c) => void (inference(r, c).deployment = { type: v }),
+  },
+  {
+    id: "deployment.gpu_type",
+    covers: ["deployment.gpu_type"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "deployment.gpu_type"),
+    set: (r, v, c) => void (deployment(r, c).gpu_type = v),
+  },
+  {
+    id: "deployment.router.type",
+    covers: ["deployment.router.type"],
+    slurm: "mr-main",
+    closed: true,
+    at: (l) => inf(l, "deployment.router.type"),
+    set: (r, v, c) => void (deployment(r, c).router = { type: v }),
+  },
   {
     id: "deployment.router.policy",
     covers: ["deployment.router.policy"],
@@ -293,21 +452,33 @@ export const FIELDS: Field[] = [
     at: (l) => inf(l, "deployment.router.policy"),
     set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", policy: v }),
   },
-  ...(["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const).map(
-    (k): Field => ({
-      id: `deployment.router.${k}.<key>`,
-      covers: [`deployment.router.${k}.<key>`],
-      slurm: "llmd",
-      // Only llm-d's scorer plugins: a closed set.
-      closed: true,
-      prefix: true,
-      at: (l) => inf(l, `deployment.router.${k}`),
-      set: (r, v, c) => void (sub(deployment(r, c), "router")[k] = { [v]: 1 }),
-    }),
-  ),
-  { id: "deployment.type (RL top level)", covers: ["rl:deployment.type"], slurm: "mr-main", closed: true, at: () => "deployment.type", set: (r, v) => void (r.deployment = { type: v }) },
+  ...(["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const).map((k): Field => ({
+    id: `deployment.router.${k}.<key>`,
+    covers: [`deployment.router.${k}.<key>`],
+    slurm: "llmd",
+    // Only llm-d's scorer plugins: a closed set.
+    closed: true,
+    prefix: true,
+    at: (l) => inf(l, `deployment.router.${k}`),
+    set: (r, v, c) => void (sub(deployment(r, c), "router")[k] = { [v]: 1 }),
+  })),
+  {
+    id: "deployment.type (RL top level)",
+    covers: ["rl:deployment.type"],
+    slurm: "mr-main",
+    closed: true,
+    at: () => "deployment.type",
+    set: (r, v) => void (r.deployment = { type: v }),
+  },
   // The SLURM target.
-  { id: "output_dir", covers: ["output_dir"], slurm: "sn-main", value: inRun("home/o"), at: () => "output_dir", set: (r, v) => void (r.output_dir = v) },
+  {
+    id: "output_dir",
+    covers: ["output_dir"],
+    slurm: "sn-main",
+    value: inRun("home/o"),
+    at: () => "output_dir",
+    set: (r, v) => void (r.output_dir = v),
+  },
   {
     id: "slurm.output_dir",
     covers: ["slurm.output_dir"],
@@ -321,8 +492,22 @@ export const FIELDS: Field[] = [
   },
   ...slurmNames,
   ...slurmClosed,
-  { id: "slurm.launcher.type", covers: ["slurm.launcher.type"], slurm: "sn-main", closed: true, at: () => "slurm.launcher.type", set: (r, v) => void (r.slurm.launcher = { type: v }) },
-  { id: "slurm.launcher.bin_dir", covers: ["slurm.launcher.bin_dir"], slurm: "sn-main", value: underRoot("/fleet-inj-bin"), at: () => "slurm.launcher.bin_dir", set: (r, v) => void (launcher(r, "vllm").bin_dir = v) },
+  {
+    id: "slurm.launcher.type",
+    covers: ["slurm.launcher.type"],
+    slurm: "sn-main",
+    closed: true,
+    at: () => "slurm.launcher.type",
+    set: (r, v) => void (r.slurm.launcher = { type: v }),
+  },
+  {
+    id: "slurm.launcher.bin_dir",
+    covers: ["slurm.launcher.bin_dir"],
+    slurm: "sn-main",
+    value: underRoot("/fleet-inj-bin"),
+    at: () => "slurm.launcher.bin_dir",
+    set: (r, v) => void (launcher(r, "vllm").bin_dir = v),
+  },
   {
     id: "slurm.launcher.path (venv)",
     covers: ["slurm.launcher.path"],
@@ -332,10 +517,19 @@ export const FIELDS: Field[] = [
     set: (r, v) => void (launcher(r, "venv").path = v),
     prepare: (v) => {
       fs.mkdirSync(`${v}/bin`, { recursive: true });
-      fs.writeFileSync(`${v}/bin/activate`, `printf '%s' "\${BASH_SOURCE[0]}" > "$FAKE_REC/venv.\${SLURM_PROCID:-x}"\n`);
+      fs.writeFileSync(
+        `${v}/bin/activate`,
+        `printf '%s' "\${BASH_SOURCE[0]}" > "$FAKE_REC/venv.\${SLURM_PROCID:-x}"\n`,
+      );
     },
   },
-  { id: "slurm.launcher.image (apptainer)", covers: ["slurm.launcher.image"], slurm: "mr-main", at: () => "slurm.launcher.image", set: (r, v) => void (launcher(r, "apptainer").image = v) },
+  {
+    id: "slurm.launcher.image (apptainer)",
+    covers: ["slurm.launcher.image"],
+    slurm: "mr-main",
+    at: () => "slurm.launcher.image",
+    set: (r, v) => void (launcher(r, "apptainer").image = v),
+  },
   {
     id: "slurm.launcher.binds[]",
     covers: ["slurm.launcher.binds[]"],
@@ -343,7 +537,13 @@ export const FIELDS: Field[] = [
     at: () => "slurm.launcher.binds.0",
     set: (r, v) => void (launcher(r, "apptainer", { image: "/images/vllm.sif" }).binds = [v]),
   },
-  { id: "slurm.launcher.image (pyxis)", covers: ["slurm.launcher.image"], slurm: "llmd", at: () => "slurm.launcher.image", set: (r, v) => void (launcher(r, "pyxis").image = v) },
+  {
+    id: "slurm.launcher.image (pyxis)",
+    covers: ["slurm.launcher.image"],
+    slurm: "llmd",
+    at: () => "slurm.launcher.image",
+    set: (r, v) => void (launcher(r, "pyxis").image = v),
+  },
   {
     id: "slurm.launcher.mounts[]",
     covers: ["slurm.launcher.mounts[]"],
@@ -369,7 +569,16 @@ export const FIELDS: Field[] = [
       r.model_catalog = v;
     },
   },
-  { id: "catalog models.<id>", covers: ["catalog:models.<key>"], slurm: "dis", k8s: "k8s-llm-d-pd", inCatalog: true, prefix: true, at: () => "models", set: newCatalogModel },
+  {
+    id: "catalog models.<id>",
+    covers: ["catalog:models.<key>"],
+    slurm: "dis",
+    k8s: "k8s-llm-d-pd",
+    inCatalog: true,
+    prefix: true,
+    at: () => "models",
+    set: newCatalogModel,
+  },
   {
     id: "catalog models.*.launch.tool_call_parser",
     covers: ["catalog:models.*.launch.tool_call_parser"],
@@ -388,7 +597,15 @@ export const FIELDS: Field[] = [
     at: catalogAt("launch", "reasoning_parser"),
     set: (r, v, c) => void (sub(overlay(c, modelName(r, c)), "launch").reasoning_parser = v),
   },
-  { id: "catalog models.*.family", covers: ["catalog:models.*.family"], slurm: "sn-main", unrendered: "catalog metadata", inCatalog: true, at: catalogAt("family"), set: (r, v, c) => void (overlay(c, modelName(r, c)).family = v) },
+  {
+    id: "catalog models.*.family",
+    covers: ["catalog:models.*.family"],
+    slurm: "sn-main",
+    unrendered: "catalog metadata",
+    inCatalog: true,
+    at: catalogAt("family"),
+    set: (r, v, c) => void (overlay(c, modelName(r, c)).family = v),
+  },
   {
     id: "catalog models.*.arch.quantization",
     covers: ["catalog:models.*.arch.quantization"],
@@ -418,11 +635,36 @@ export const FIELDS: Field[] = [
     at: () => "kubernetes.image_pull_secrets.0",
     set: (r, v) => void (r.kubernetes.image_pull_secrets = [v]),
   },
-  { id: "kubernetes.node_selector.<key>", covers: ["kubernetes.node_selector.<key>"], k8s: "k8s-single-node", prefix: true, at: () => "kubernetes.node_selector", set: (r, v) => void (r.kubernetes.node_selector = { [v]: "x" }) },
-  { id: "kubernetes.node_selector.*", covers: ["kubernetes.node_selector.*"], k8s: "k8s-single-node", at: () => "kubernetes.node_selector.inj", set: (r, v) => void (r.kubernetes.node_selector = { inj: v }) },
+  {
+    id: "kubernetes.node_selector.<key>",
+    covers: ["kubernetes.node_selector.<key>"],
+    k8s: "k8s-single-node",
+    prefix: true,
+    at: () => "kubernetes.node_selector",
+    set: (r, v) => void (r.kubernetes.node_selector = { [v]: "x" }),
+  },
+  {
+    id: "kubernetes.node_selector.*",
+    covers: ["kubernetes.node_selector.*"],
+    k8s: "k8s-single-node",
+    at: () => "kubernetes.node_selector.inj",
+    set: (r, v) => void (r.kubernetes.node_selector = { inj: v }),
+  },
   ...toleration,
-  { id: "kubernetes.model_cache.pvc", covers: ["kubernetes.model_cache.pvc"], k8s: "k8s-single-node", at: () => "kubernetes.model_cache.pvc", set: (r, v) => void (r.kubernetes.model_cache = { pvc: v }) },
-  { id: "kubernetes.model_cache.host_path", covers: ["kubernetes.model_cache.host_path"], k8s: "k8s-multi-replica", at: () => "kubernetes.model_cache.host_path", set: (r, v) => void (r.kubernetes.model_cache = { host_path: v }) },
+  {
+    id: "kubernetes.model_cache.pvc",
+    covers: ["kubernetes.model_cache.pvc"],
+    k8s: "k8s-single-node",
+    at: () => "kubernetes.model_cache.pvc",
+    set: (r, v) => void (r.kubernetes.model_cache = { pvc: v }),
+  },
+  {
+    id: "kubernetes.model_cache.host_path",
+    covers: ["kubernetes.model_cache.host_path"],
+    k8s: "k8s-multi-replica",
+    at: () => "kubernetes.model_cache.host_path",
+    set: (r, v) => void (r.kubernetes.model_cache = { host_path: v }),
+  },
   {
     id: "kubernetes.model_cache.mount_path",
     covers: ["kubernetes.model_cache.mount_path"],
@@ -430,7 +672,13 @@ export const FIELDS: Field[] = [
     at: () => "kubernetes.model_cache.mount_path",
     set: (r, v) => void (r.kubernetes.model_cache = { host_path: "/mnt/hf-cache", mount_path: v }),
   },
-  { id: "kubernetes.gpu_resource", covers: ["kubernetes.gpu_resource"], k8s: "k8s-single-node", at: () => "kubernetes.gpu_resource", set: (r, v) => void (r.kubernetes.gpu_resource = v) },
+  {
+    id: "kubernetes.gpu_resource",
+    covers: ["kubernetes.gpu_resource"],
+    k8s: "k8s-single-node",
+    at: () => "kubernetes.gpu_resource",
+    set: (r, v) => void (r.kubernetes.gpu_resource = v),
+  },
 ];
 
 /**
@@ -475,7 +723,15 @@ function schemaLeaves(): Set<string> {
     }
   };
   walk(standaloneLayout, "", (p) => out.add(p));
-  walk(rlLayout, "", (p) => out.add(p.startsWith("inference.") ? p.slice("inference.".length) : /^(model|deployment|trainer)\./.test(p) ? `rl:${p}` : p));
+  walk(rlLayout, "", (p) =>
+    out.add(
+      p.startsWith("inference.")
+        ? p.slice("inference.".length)
+        : /^(model|deployment|trainer)\./.test(p)
+          ? `rl:${p}`
+          : p,
+    ),
+  );
   walk(catalogOverlayFile, "", (p) => out.add(`catalog:${p}`));
   return out;
 }
@@ -483,7 +739,10 @@ function schemaLeaves(): Set<string> {
 // ---------------------------------------------------------------------------------------------
 // Loading one placement (or a merged run's placements)
 
-type Loaded = { kind: "ok"; cfg: FleetConfig; plan: DeploymentPlan } | { kind: "rejected"; error: ConfigError } | { kind: "crash"; message: string };
+type Loaded =
+  | { kind: "ok"; cfg: FleetConfig; plan: DeploymentPlan }
+  | { kind: "rejected"; error: ConfigError }
+  | { kind: "crash"; message: string };
 
 interface Placement {
   field: Field;
@@ -510,7 +769,13 @@ function baseRaw(stack: string, target: Target, dir: string): { raw: Raw; layout
 }
 
 /** The base stack with `placements` applied; a catalog overlay is written to `catalogFile`. */
-function configure(stack: string, target: Target, dir: string, placements: Placement[], catalogFile: string): { raw: Raw; layout: Layout; model: string } {
+function configure(
+  stack: string,
+  target: Target,
+  dir: string,
+  placements: Placement[],
+  catalogFile: string,
+): { raw: Raw; layout: Layout; model: string } {
   const { raw, layout } = baseRaw(stack, target, dir);
   const ctx: Ctx = { layout, dir, catalog: {} };
   const model = modelName(raw, ctx);
@@ -561,12 +826,21 @@ interface Case {
 }
 
 const cases: Case[] = [];
-const caseOf = (f: Field, p: Payload, t: Target) => cases.find((c) => c.field === f && c.payload === p && c.target === t);
+const caseOf = (f: Field, p: Payload, t: Target) =>
+  cases.find((c) => c.field === f && c.payload === p && c.target === t);
 const fieldIndex = (f: Field) => FIELDS.indexOf(f);
 const marker = (f: Field) => `injmark${String(fieldIndex(f)).padStart(2, "0")}x`;
 
 const phases: Record<string, number> = {};
-const totals = { runs: 0, markerRuns: 0, k8sRenders: 0, engineScriptRuns: 0, scriptsChecked: 0, shellcheckFiles: 0, ms: 0 };
+const totals = {
+  runs: 0,
+  markerRuns: 0,
+  k8sRenders: 0,
+  engineScriptRuns: 0,
+  scriptsChecked: 0,
+  shellcheckFiles: 0,
+  ms: 0,
+};
 const unattributed: string[] = [];
 
 // ---------------------------------------------------------------------------------------------
@@ -597,7 +871,11 @@ const replaceAll = (s: string, pairs: [string, string][]) => pairs.reduce((acc, 
  * field's marker replaced by that field's payload value. Differences are blamed on the fields
  * whose markers are in the leaf (or its path); others are returned as unattributed.
  */
-function differential(markerFlat: Flat, payloadFlat: Flat, swaps: { field: Field; from: string; to: string }[]): { byField: Map<Field, string[]>; other: string[]; seen: Set<Field> } {
+function differential(
+  markerFlat: Flat,
+  payloadFlat: Flat,
+  swaps: { field: Field; from: string; to: string }[],
+): { byField: Map<Field, string[]>; other: string[]; seen: Set<Field> } {
   const pairs = swaps.map((s) => [s.from, s.to] as [string, string]);
   const expected = new Map<string, { text: string; fields: Field[] }>();
   const seen = new Set<Field>();
@@ -609,8 +887,10 @@ function differential(markerFlat: Flat, payloadFlat: Flat, swaps: { field: Field
   const actual = new Map(payloadFlat.map(([p, v]) => [JSON.stringify(p), v]));
   const byField = new Map<Field, string[]>();
   const other: string[] = [];
-  const blame = (fields: Field[], msg: string) => (fields.length ? fields.forEach((f) => byField.set(f, [...(byField.get(f) ?? []), msg])) : other.push(msg));
-  const show = (s: string | undefined) => (s === undefined ? "(missing)" : JSON.stringify(s.length > 300 ? `${s.slice(0, 300)}…` : s));
+  const blame = (fields: Field[], msg: string) =>
+    fields.length ? fields.forEach((f) => byField.set(f, [...(byField.get(f) ?? []), msg])) : other.push(msg);
+  const show = (s: string | undefined) =>
+    s === undefined ? "(missing)" : JSON.stringify(s.length > 300 ? `${s.slice(0, 300)}…` : s);
   for (const [p, e] of expected) {
     const got = actual.get(p);
     if (got !== e.text) blame(e.fields, `at ${p}: expected ${show(e.text)}, got ${show(got)}`);
@@ -622,7 +902,12 @@ function differential(markerFlat: Flat, payloadFlat: Flat, swaps: { field: Field
 // ---------------------------------------------------------------------------------------------
 // SLURM runs
 
-const GENERATED: Record<string, string> = { "mooncake-config": "mooncake.json", "epp-config": "epp.yaml", "epp-endpoints": "endpoints.yaml", "envoy-config": "envoy.yaml" };
+const GENERATED: Record<string, string> = {
+  "mooncake-config": "mooncake.json",
+  "epp-config": "epp.yaml",
+  "epp-endpoints": "endpoints.yaml",
+  "envoy-config": "envoy.yaml",
+};
 
 interface PlannedProcess {
   node: number;
@@ -636,7 +921,8 @@ interface PlannedProcess {
 function plannedProcesses(island: IslandPlan, nodeDir: (k: number) => string): Map<string, PlannedProcess> {
   const out = new Map<string, PlannedProcess>();
   const add = (node: number, log: string, argv: Value[], env: [string, Value][] = []) => {
-    const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `${nodeDir(node)}/${GENERATED[r.file]}` : H.FAKE_NODE_ADDR));
+    const resolve = (v: Value) =>
+      resolveValue(v, (r) => (r.ref === "file" ? `${nodeDir(node)}/${GENERATED[r.file]}` : H.FAKE_NODE_ADDR));
     const [prog, ...args] = argv.map(resolve);
     const key = `${node}/${prog}`;
     if (out.has(key)) throw new Error(`test setup: two ${prog} on node ${node}`);
@@ -671,7 +957,13 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
   const home = path.join(dir, "home");
   const rec = path.join(dir, "rec");
   const state = path.join(dir, "state");
-  for (const d of [home, rec, state, ...island.nodes.flatMap((n) => [path.join(rec, `node${n.index}`), path.join(rec, `wrap-node${n.index}`)])]) fs.mkdirSync(d, { recursive: true });
+  for (const d of [
+    home,
+    rec,
+    state,
+    ...island.nodes.flatMap((n) => [path.join(rec, `node${n.index}`), path.join(rec, `wrap-node${n.index}`)]),
+  ])
+    fs.mkdirSync(d, { recursive: true });
   for (const p of prepares) p();
   let job: ReturnType<typeof renderIslandJob>;
   let script: string;
@@ -685,20 +977,33 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
   const nodeDir = (k: number) => `${job.islandDir}/logs/job_${H.FAKE_JOB_ID}_0/node_${k}`;
   const planned = plannedProcesses(island, nodeDir);
   const expectCounts = island.nodes.map((n) => [...planned.values()].filter((p) => p.node === n.index).length);
-  const env = { HOME: home, PATH: `${bin}:/usr/bin:/bin`, LANG: "C.UTF-8", FAKE_REC: rec, FAKE_STATE: state, FAKE_NODES: String(island.nodes.length), FAKE_EXPECT: expectCounts.join(" ") };
+  const env = {
+    HOME: home,
+    PATH: `${bin}:/usr/bin:/bin`,
+    LANG: "C.UTF-8",
+    FAKE_REC: rec,
+    FAKE_STATE: state,
+    FAKE_NODES: String(island.nodes.length),
+    FAKE_EXPECT: expectCounts.join(" "),
+  };
   const problems: string[] = [];
   const obs: Record<string, any> = {};
 
   const create = await H.run("bash", ["-s"], { cwd: home, env, input: job.stdin, timeoutMs: 60_000 });
   obs.createCode = create.code;
   if (create.code !== 0 || create.timedOut) {
-    const batch = fs.existsSync(path.join(state, "batch.out")) ? fs.readFileSync(path.join(state, "batch.out"), "utf8").slice(-1500) : "";
-    problems.push(`create exited ${create.code}${create.timedOut ? " (timed out)" : ""}: ${create.stderr.slice(-1500)}\n--- batch output ---\n${batch}`);
+    const batch = fs.existsSync(path.join(state, "batch.out"))
+      ? fs.readFileSync(path.join(state, "batch.out"), "utf8").slice(-1500)
+      : "";
+    problems.push(
+      `create exited ${create.code}${create.timedOut ? " (timed out)" : ""}: ${create.stderr.slice(-1500)}\n--- batch output ---\n${batch}`,
+    );
   }
   try {
     const { timing, ...result } = parseIslandResult(create.stdout) as Raw;
     obs.result = result;
-    if (result.model !== plan.model) problems.push(`the result names model ${JSON.stringify(result.model)}, not ${JSON.stringify(plan.model)}`);
+    if (result.model !== plan.model)
+      problems.push(`the result names model ${JSON.stringify(result.model)}, not ${JSON.stringify(plan.model)}`);
     if (result.jobName !== job.jobName) problems.push(`the result names job ${JSON.stringify(result.jobName)}`);
   } catch (err) {
     if (create.code === 0) problems.push(`no result line: ${(err as Error).message}`);
@@ -718,9 +1023,12 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
       const env: Record<string, string> = { PATH: r.env.PATH };
       for (const [k] of want.env) env[k] = r.env[k];
       records[key] = { argv: r.argv, env };
-      if (JSON.stringify(r.argv) !== JSON.stringify(want.argv)) problems.push(`${key} got argv ${JSON.stringify(r.argv)}, planned ${JSON.stringify(want.argv)}`);
-      for (const [k, v] of want.env) if (r.env[k] !== v) problems.push(`${key} got ${k}=${JSON.stringify(r.env[k])}, planned ${JSON.stringify(v)}`);
-      if (t.launcher.type === "vllm" && t.launcher.bin_dir && r.env.PATH?.split(":")[0] !== t.launcher.bin_dir) problems.push(`${key}: PATH does not start with the bin_dir as one entry: ${JSON.stringify(r.env.PATH)}`);
+      if (JSON.stringify(r.argv) !== JSON.stringify(want.argv))
+        problems.push(`${key} got argv ${JSON.stringify(r.argv)}, planned ${JSON.stringify(want.argv)}`);
+      for (const [k, v] of want.env)
+        if (r.env[k] !== v) problems.push(`${key} got ${k}=${JSON.stringify(r.env[k])}, planned ${JSON.stringify(v)}`);
+      if (t.launcher.type === "vllm" && t.launcher.bin_dir && r.env.PATH?.split(":")[0] !== t.launcher.bin_dir)
+        problems.push(`${key}: PATH does not start with the bin_dir as one entry: ${JSON.stringify(r.env.PATH)}`);
     }
     for (const r of H.readRecords(path.join(rec, `wrap-node${n.index}`))) {
       const l = t.launcher;
@@ -728,29 +1036,46 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
       const head = ["exec", "--nv", ...(l.binds.length ? ["--bind", l.binds.join(",")] : []), l.image];
       const prog = r.argv[head.length];
       records[`${n.index}/apptainer ${prog}`] = { argv: r.argv };
-      if (JSON.stringify(r.argv.slice(0, head.length)) !== JSON.stringify(head)) problems.push(`apptainer on node ${n.index} got ${JSON.stringify(r.argv.slice(0, head.length + 1))}`);
-      for (const b of l.binds) if (b.includes(",")) problems.push(`apptainer splits --bind at commas, so the bind ${JSON.stringify(b)} becomes ${b.split(",").length}`);
+      if (JSON.stringify(r.argv.slice(0, head.length)) !== JSON.stringify(head))
+        problems.push(`apptainer on node ${n.index} got ${JSON.stringify(r.argv.slice(0, head.length + 1))}`);
+      for (const b of l.binds)
+        if (b.includes(","))
+          problems.push(
+            `apptainer splits --bind at commas, so the bind ${JSON.stringify(b)} becomes ${b.split(",").length}`,
+          );
     }
   }
   for (const [key, p] of planned) {
     if (!records[key]) problems.push(`${key} never started (log ${p.log})`);
-    if (!fs.existsSync(path.resolve(home, nodeDir(p.node), `${p.log}.log`))) problems.push(`no log file for ${p.log} on node ${p.node}`);
+    if (!fs.existsSync(path.resolve(home, nodeDir(p.node), `${p.log}.log`)))
+      problems.push(`no log file for ${p.log} on node ${p.node}`);
   }
   obs.records = records;
 
   // Launcher specifics: the venv activated, the pyxis container options on srun.
   if (t.launcher.type === "venv") {
-    const sourced = island.nodes.map((n) => (fs.existsSync(path.join(rec, `venv.${n.index}`)) ? fs.readFileSync(path.join(rec, `venv.${n.index}`), "utf8") : null));
+    const sourced = island.nodes.map((n) =>
+      fs.existsSync(path.join(rec, `venv.${n.index}`))
+        ? fs.readFileSync(path.join(rec, `venv.${n.index}`), "utf8")
+        : null,
+    );
     obs.venv = sourced;
-    for (const s of sourced) if (s !== `${t.launcher.path}/bin/activate`) problems.push(`the venv sourced ${JSON.stringify(s)}`);
+    for (const s of sourced)
+      if (s !== `${t.launcher.path}/bin/activate`) problems.push(`the venv sourced ${JSON.stringify(s)}`);
   }
   const launch = H.readCalls(rec, "srun").find((a) => a.includes("--kill-on-bad-exit=1"));
   obs.srun = launch;
   if (t.launcher.type === "pyxis") {
     const l = t.launcher;
-    if (!launch?.includes(`--container-image=${l.image}`)) problems.push(`srun did not get --container-image=${JSON.stringify(l.image)}: ${JSON.stringify(launch)}`);
-    if (l.mounts.length && !launch?.includes(`--container-mounts=${l.mounts.join(",")}`)) problems.push(`srun did not get the container mounts: ${JSON.stringify(launch)}`);
-    for (const m of l.mounts) if (m.includes(",")) problems.push(`pyxis splits --container-mounts at commas, so the mount ${JSON.stringify(m)} becomes ${m.split(",").length}`);
+    if (!launch?.includes(`--container-image=${l.image}`))
+      problems.push(`srun did not get --container-image=${JSON.stringify(l.image)}: ${JSON.stringify(launch)}`);
+    if (l.mounts.length && !launch?.includes(`--container-mounts=${l.mounts.join(",")}`))
+      problems.push(`srun did not get the container mounts: ${JSON.stringify(launch)}`);
+    for (const m of l.mounts)
+      if (m.includes(","))
+        problems.push(
+          `pyxis splits --container-mounts at commas, so the mount ${JSON.stringify(m)} becomes ${m.split(",").length}`,
+        );
   }
 
   // Generated files, as written on each node.
@@ -774,16 +1099,21 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
 
   // The directives sbatch reads from the script it was given.
   const submitted = path.join(islandDir, `${job.jobName}.sbatch`);
-  if (fs.readFileSync(submitted, "utf8") !== script) problems.push("the submitted script differs from the rendered one");
+  if (fs.readFileSync(submitted, "utf8") !== script)
+    problems.push("the submitted script differs from the rendered one");
   obs.directives = directiveArgs(script, problems);
 
   const del = await H.run("sh", ["-c", job.delete], { cwd: home, env, timeoutMs: 30_000 });
   obs.deleteCode = del.code;
   if (del.code !== 0) problems.push(`delete exited ${del.code}: ${del.stderr.slice(-500)}`);
-  const names = H.readCalls(rec, "squeue").flatMap((a) => a.filter((x) => x.startsWith("--name=")).map((x) => x.slice("--name=".length)));
+  const names = H.readCalls(rec, "squeue").flatMap((a) =>
+    a.filter((x) => x.startsWith("--name=")).map((x) => x.slice("--name=".length)),
+  );
   obs.squeueNames = [...new Set(names)];
-  if (names.some((n) => n !== job.jobName)) problems.push(`squeue was asked for ${JSON.stringify([...new Set(names)])}`);
-  if (!H.readCalls(rec, "scancel").some((a) => a.includes(`--name=${job.jobName}`))) problems.push("delete never cancelled the job by its name");
+  if (names.some((n) => n !== job.jobName))
+    problems.push(`squeue was asked for ${JSON.stringify([...new Set(names)])}`);
+  if (!H.readCalls(rec, "scancel").some((a) => a.includes(`--name=${job.jobName}`)))
+    problems.push("delete never cancelled the job by its name");
   return { obs, problems };
 }
 
@@ -798,8 +1128,10 @@ function directiveArgs(script: string, problems: string[]): string[][] {
     const { args, problems: p } = H.sbatchLineArgs(rest);
     out.push(args);
     problems.push(...p.map((x) => `${x}: ${line}`));
-    if (args.length !== 1 || args[0] !== rest.trim()) problems.push(`sbatch reads ${JSON.stringify(rest)} as ${JSON.stringify(args)}`);
-    if (rest.startsWith("--output=") && rest.replace("%j", "").includes("%")) problems.push(`sbatch expands % patterns in ${JSON.stringify(rest)}`);
+    if (args.length !== 1 || args[0] !== rest.trim())
+      problems.push(`sbatch reads ${JSON.stringify(rest)} as ${JSON.stringify(args)}`);
+    if (rest.startsWith("--output=") && rest.replace("%j", "").includes("%"))
+      problems.push(`sbatch expands % patterns in ${JSON.stringify(rest)}`);
   }
   return out;
 }
@@ -811,12 +1143,18 @@ async function runDry(plan: DeploymentPlan, dir: string, bin: string): Promise<s
   const rec = path.join(dir, "rec-dry");
   for (const d of [home, rec]) fs.mkdirSync(d, { recursive: true });
   const job = renderIslandJob(plan, island);
-  const r = await H.run("bash", ["-s"], { cwd: home, env: { HOME: home, PATH: `${bin}:/usr/bin:/bin`, LANG: "C.UTF-8", FAKE_REC: rec, FAKE_STATE: rec }, input: job.stdin, timeoutMs: 30_000 });
+  const r = await H.run("bash", ["-s"], {
+    cwd: home,
+    env: { HOME: home, PATH: `${bin}:/usr/bin:/bin`, LANG: "C.UTF-8", FAKE_REC: rec, FAKE_STATE: rec },
+    input: job.stdin,
+    timeoutMs: 30_000,
+  });
   if (r.code !== 0) return [`the dry-run create exited ${r.code}: ${r.stderr.slice(-500)}`];
   const result = parseIslandResult(r.stdout);
   const script = `${job.islandDir}/${job.jobName}.sbatch`;
   if (!result.dryRun || result.script !== script) return [`the dry run printed ${r.stdout.slice(0, 300)}`];
-  if (fs.readFileSync(path.resolve(home, script), "utf8") !== renderIslandScript(plan, island).script) return ["the dry run wrote another script"];
+  if (fs.readFileSync(path.resolve(home, script), "utf8") !== renderIslandScript(plan, island).script)
+    return ["the dry run wrote another script"];
   return [];
 }
 
@@ -824,7 +1162,11 @@ async function runDry(plan: DeploymentPlan, dir: string, bin: string): Promise<s
 // Kubernetes renders
 
 const POD_IP = "10.42.0.7";
-const FIELD_REFS: Record<string, string> = { "status.podIP": POD_IP, "metadata.namespace": "<namespace>", "metadata.name": "<pod name>" };
+const FIELD_REFS: Record<string, string> = {
+  "status.podIP": POD_IP,
+  "metadata.namespace": "<namespace>",
+  "metadata.name": "<pod name>",
+};
 const secretValue = (key: string) => `<secret ${key}>`;
 
 type PodTemplate = { metadata?: Raw; spec: Raw };
@@ -832,7 +1174,11 @@ type PodTemplate = { metadata?: Raw; spec: Raw };
 /** Every pod template of an object, named. */
 function podTemplates(o: Raw): [string, PodTemplate][] {
   if (o.kind === "Deployment" || o.kind === "StatefulSet") return [["template", o.spec.template]];
-  if (o.kind === "LeaderWorkerSet") return [["leader", o.spec.leaderWorkerTemplate.leaderTemplate], ["worker", o.spec.leaderWorkerTemplate.workerTemplate]];
+  if (o.kind === "LeaderWorkerSet")
+    return [
+      ["leader", o.spec.leaderWorkerTemplate.leaderTemplate],
+      ["worker", o.spec.leaderWorkerTemplate.workerTemplate],
+    ];
   return [];
 }
 
@@ -845,15 +1191,26 @@ interface K8sRender {
 const engineRuns = new Map<string, Promise<string[] | string>>();
 
 /** Runs an engine container's bash script as the pod would, with a recording `vllm`. */
-function runEngineScript(script: string, env: Record<string, string>, bin: string, dir: string): Promise<string[] | string> {
+function runEngineScript(
+  script: string,
+  env: Record<string, string>,
+  bin: string,
+  dir: string,
+): Promise<string[] | string> {
   // The script reads only these from its env (the rest passes through exec untouched): equal scripts run once.
   const key = JSON.stringify([script, env.POD_IP, env.LWS_WORKER_INDEX, env.VLLM_API_KEY]);
   let found = engineRuns.get(key);
   if (!found) {
     totals.engineScriptRuns++;
     const out = path.join(dir, `engine-${engineRuns.size}.argv`);
-    found = H.run("bash", ["-c", script], { cwd: dir, env: { ...env, HOME: dir, PATH: `${bin}:/usr/bin:/bin`, FAKE_MODE: "k8s", FAKE_OUT: out }, timeoutMs: 30_000 }).then((r) =>
-      r.code === 0 && fs.existsSync(out) ? fs.readFileSync(out, "utf8").split("\0").slice(0, -1) : `the engine script exited ${r.code}: ${r.stderr.slice(-500)}`,
+    found = H.run("bash", ["-c", script], {
+      cwd: dir,
+      env: { ...env, HOME: dir, PATH: `${bin}:/usr/bin:/bin`, FAKE_MODE: "k8s", FAKE_OUT: out },
+      timeoutMs: 30_000,
+    }).then((r) =>
+      r.code === 0 && fs.existsSync(out)
+        ? fs.readFileSync(out, "utf8").split("\0").slice(0, -1)
+        : `the engine script exited ${r.code}: ${r.stderr.slice(-500)}`,
     );
     engineRuns.set(key, found);
   }
@@ -882,12 +1239,16 @@ function apiProblems(objects: Raw[]): string[] {
       labels(`${o.metadata.name} ${which} labels`, t.metadata?.labels);
       labels(`${o.metadata.name} ${which} nodeSelector`, t.spec.nodeSelector);
       for (const tol of t.spec.tolerations ?? []) {
-        if (tol.key !== undefined && tol.key !== "" && !qualified(tol.key)) out.push(`toleration key ${JSON.stringify(tol.key)} is not a label key`);
-        if (tol.value !== undefined && !labelValue(tol.value)) out.push(`toleration value ${JSON.stringify(tol.value)} is not a label value`);
+        if (tol.key !== undefined && tol.key !== "" && !qualified(tol.key))
+          out.push(`toleration key ${JSON.stringify(tol.key)} is not a label key`);
+        if (tol.value !== undefined && !labelValue(tol.value))
+          out.push(`toleration value ${JSON.stringify(tol.value)} is not a label value`);
       }
       for (const c of [...(t.spec.initContainers ?? []), ...t.spec.containers]) {
-        if (!c.image || c.image.trim() !== c.image) out.push(`${c.name}: image ${JSON.stringify(c.image)} is empty or has surrounding whitespace`);
-        for (const k of [...Object.keys(c.resources?.limits ?? {}), ...Object.keys(c.resources?.requests ?? {})]) if (!qualified(k)) out.push(`${c.name}: ${JSON.stringify(k)} is not a resource name`);
+        if (!c.image || c.image.trim() !== c.image)
+          out.push(`${c.name}: image ${JSON.stringify(c.image)} is empty or has surrounding whitespace`);
+        for (const k of [...Object.keys(c.resources?.limits ?? {}), ...Object.keys(c.resources?.requests ?? {})])
+          if (!qualified(k)) out.push(`${c.name}: ${JSON.stringify(k)} is not a resource name`);
       }
     }
   }
@@ -907,7 +1268,8 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
   const names = k8sNames(plan);
   const objects = allK8sObjects(fleet) as Raw[];
   for (const o of objects) {
-    if (JSON.stringify(YAML.parse(YAML.stringify(o))) !== JSON.stringify(o)) problems.push(`${o.kind} ${o.metadata.name} does not survive YAML`);
+    if (JSON.stringify(YAML.parse(YAML.stringify(o))) !== JSON.stringify(o))
+      problems.push(`${o.kind} ${o.metadata.name} does not survive YAML`);
   }
   problems.push(...apiProblems(objects));
   const scripts: string[] = [];
@@ -920,7 +1282,12 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
       for (const c of [...(t.spec.initContainers ?? []), ...t.spec.containers]) {
         const vars: Record<string, string> = {};
         for (const e of c.env ?? []) {
-          const v = e.value !== undefined ? H.kubeletExpand(e.value, vars) : e.valueFrom?.fieldRef ? FIELD_REFS[e.valueFrom.fieldRef.fieldPath] : secretValue(e.valueFrom.secretKeyRef.key);
+          const v =
+            e.value !== undefined
+              ? H.kubeletExpand(e.value, vars)
+              : e.valueFrom?.fieldRef
+                ? FIELD_REFS[e.valueFrom.fieldRef.fieldPath]
+                : secretValue(e.valueFrom.secretKeyRef.key);
           vars[e.name] = v;
           delete e.value;
           e.expanded = v;
@@ -933,15 +1300,23 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
           c.command[2] = "<script>";
           const key = `${o.metadata.name}/${which}/${c.name}`;
           runs.push(
-            runEngineScript(script, which === "worker" ? { ...vars, LWS_WORKER_INDEX: "1" } : vars, bin, dir).then((argv) => {
-              engines[key] = argv;
-              if (typeof argv === "string") problems.push(`${key}: ${argv}`);
-            }),
+            runEngineScript(script, which === "worker" ? { ...vars, LWS_WORKER_INDEX: "1" } : vars, bin, dir).then(
+              (argv) => {
+                engines[key] = argv;
+                if (typeof argv === "string") problems.push(`${key}: ${argv}`);
+              },
+            ),
           );
         }
       }
     }
-    if (o.kind === "ConfigMap") o.data = Object.fromEntries(Object.entries(o.data as Record<string, string>).map(([k, v]) => [k, k.endsWith(".json") ? JSON.parse(v) : YAML.parse(v)]));
+    if (o.kind === "ConfigMap")
+      o.data = Object.fromEntries(
+        Object.entries(o.data as Record<string, string>).map(([k, v]) => [
+          k,
+          k.endsWith(".json") ? JSON.parse(v) : YAML.parse(v),
+        ]),
+      );
     return o;
   });
   await Promise.all(runs);
@@ -949,13 +1324,26 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
   for (const i of fleet.islands) {
     const island = plan.islands[i.island];
     for (const { workload, object } of i.replicas) {
-      const pods = object.kind === "LeaderWorkerSet" ? [["leader", workload.engines[0]], ["worker", workload.engines[1]]] as const : [["template", workload.engines[0]]] as const;
+      const pods =
+        object.kind === "LeaderWorkerSet"
+          ? ([
+              ["leader", workload.engines[0]],
+              ["worker", workload.engines[1]],
+            ] as const)
+          : ([["template", workload.engines[0]]] as const);
       for (const [which, e] of pods) {
         const got = engines[`${object.metadata.name}/${which}/vllm`];
-        const want = e.argv.map((v) => resolveValue(v, (r) => (r.ref === "node" ? names.pod(island, r.node).host : r.ref === "self" ? POD_IP : mountedPath(r.file))));
+        const want = e.argv.map((v) =>
+          resolveValue(v, (r) =>
+            r.ref === "node" ? names.pod(island, r.node).host : r.ref === "self" ? POD_IP : mountedPath(r.file),
+          ),
+        );
         if (!Array.isArray(got)) continue;
         const bare = got.at(-2) === "--api-key" && got.at(-1) === secretValue("VLLM_API_KEY") ? got.slice(0, -2) : got;
-        if (JSON.stringify(["vllm", ...bare]) !== JSON.stringify(want)) problems.push(`${object.metadata.name} ${which}: vllm got ${JSON.stringify(bare)}, planned ${JSON.stringify(want.slice(1))}`);
+        if (JSON.stringify(["vllm", ...bare]) !== JSON.stringify(want))
+          problems.push(
+            `${object.metadata.name} ${which}: vllm got ${JSON.stringify(bare)}, planned ${JSON.stringify(want.slice(1))}`,
+          );
       }
     }
   }
@@ -1022,7 +1410,9 @@ function changedRegions(a: string[], b: string[]): [string[], string[]][] {
   const n = x.length;
   const m = y.length;
   const lcs = Array.from({ length: n + 1 }, () => new Uint32Array(m + 1));
-  for (let i = n - 1; i >= 0; i--) for (let j = m - 1; j >= 0; j--) lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (let i = n - 1; i >= 0; i--)
+    for (let j = m - 1; j >= 0; j--)
+      lcs[i][j] = x[i] === y[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   const out: [string[], string[]][] = [];
   let i = 0;
   let j = 0;
@@ -1060,7 +1450,15 @@ function trimStartLine(marker: string, line: string): string {
   return `${p[1]}${inner}${p[3]}`;
 }
 
-function addScript(sc: ScriptCheck, kind: ScriptKind, baseKey: string, base: string | null, markerText: string | null, text: string, owner: Case | null) {
+function addScript(
+  sc: ScriptCheck,
+  kind: ScriptKind,
+  baseKey: string,
+  base: string | null,
+  markerText: string | null,
+  text: string,
+  owner: Case | null,
+) {
   const full = (t: string, map = sc.full) => {
     if (!map.has(t)) map.set(t, new Set());
     map.get(t)!.add(owner);
@@ -1109,7 +1507,13 @@ function markerValue(f: Field, dir: string, layout: Layout): string {
 type SlurmScripts = Record<Exclude<ScriptKind, "engine">, string>;
 
 /** The SLURM scripts of a loaded stack, normalized for shellcheck (run paths and hashes are plain words). */
-function slurmScripts(stack: string, dir: string, placements: Placement[], catalogFile: string, withDry = true): SlurmScripts | string {
+function slurmScripts(
+  stack: string,
+  dir: string,
+  placements: Placement[],
+  catalogFile: string,
+  withDry = true,
+): SlurmScripts | string {
   const render = (dry: boolean) => {
     const { raw } = configure(stack, "slurm", dir, placements, catalogFile);
     const loaded = load({ ...raw, dry_run: dry }, dir);
@@ -1125,7 +1529,11 @@ function slurmScripts(stack: string, dir: string, placements: Placement[], catal
   const dry = withDry ? render(true) : { job: { stdin: "" }, script: {} as never };
   if (typeof live === "string") return live;
   if (typeof dry === "string") return dry;
-  const norm = (t: string) => t.split(dir).join("/RUN").replace(/vllm-fleet:[0-9a-f]{16}/g, "vllm-fleet:0000000000000000");
+  const norm = (t: string) =>
+    t
+      .split(dir)
+      .join("/RUN")
+      .replace(/vllm-fleet:[0-9a-f]{16}/g, "vllm-fleet:0000000000000000");
   return {
     create: norm(dropHeredocBodies(live.job.stdin)),
     "dry-create": withDry ? norm(dropHeredocBodies(dry.job.stdin)) : "",
@@ -1171,13 +1579,28 @@ async function runGroup(variant: string, entries: Entry[], dir: string): Promise
     return out;
   }
   totals.runs++;
-  const run = await runSlurm(loaded.plan, dir, BIN, entries.flatMap((e) => (e.c.field.prepare ? [() => e.c.field.prepare!(e.value)] : [])));
+  const run = await runSlurm(
+    loaded.plan,
+    dir,
+    BIN,
+    entries.flatMap((e) => (e.c.field.prepare ? [() => e.c.field.prepare!(e.value)] : [])),
+  );
   if (v.dry) {
-    const dry = load({ ...configure(v.base, "slurm", dir, placements, path.join(dir, "catalog-dry.yaml")).raw, dry_run: true }, dir);
-    run.problems.push(...(dry.kind === "ok" ? await runDry(dry.plan, dir, BIN) : [`the dry-run config does not load: ${loadMessage(dry)}`]));
+    const dry = load(
+      { ...configure(v.base, "slurm", dir, placements, path.join(dir, "catalog-dry.yaml")).raw, dry_run: true },
+      dir,
+    );
+    run.problems.push(
+      ...(dry.kind === "ok"
+        ? await runDry(dry.plan, dir, BIN)
+        : [`the dry-run config does not load: ${loadMessage(dry)}`]),
+    );
   }
   for (const e of entries) if (fs.existsSync(e.canary)) add(e.c, `CANARY CREATED: ${e.canary}`);
-  const marked = await markerRun(variant, entries.map((e) => e.c.field));
+  const marked = await markerRun(
+    variant,
+    entries.map((e) => e.c.field),
+  );
   if (typeof marked === "string") {
     for (const e of entries) add(e.c, marked, { shared: true });
     return out;
@@ -1191,7 +1614,10 @@ async function runGroup(variant: string, entries: Entry[], dir: string): Promise
     if (!d.seen.has(e.c.field)) add(e.c, "its marker reached nothing the run observed");
   }
   // A failure that quotes no placement's value is every placement's.
-  const quotes = (msg: string, e: Entry) => [e.value, norm(e.value), JSON.stringify(e.value).slice(1, -1), e.canary].some((x) => x.length > 2 && msg.includes(x));
+  const quotes = (msg: string, e: Entry) =>
+    [e.value, norm(e.value), JSON.stringify(e.value).slice(1, -1), e.canary].some(
+      (x) => x.length > 2 && msg.includes(x),
+    );
   for (const msg of [...run.problems, ...d.other]) {
     const owners = entries.filter((e) => quotes(msg, e));
     for (const e of owners.length ? owners : entries) add(e.c, msg, owners.length ? {} : { shared: true });
@@ -1200,7 +1626,12 @@ async function runGroup(variant: string, entries: Entry[], dir: string): Promise
   for (const e of entries) {
     const from = swaps.find((s) => s.field === e.c.field)!.from;
     const word = marked.flat.find(([pp, x]) => x === from && pp[0] === "records" && pp.at(-2) === "argv");
-    if (word && e.value.startsWith("-")) add(e.c, `${JSON.stringify(e.value)} is an argv word of its own (${word[0].join(" ")}), so the program reads it as an option`, { bug: "dash-option" });
+    if (word && e.value.startsWith("-"))
+      add(
+        e.c,
+        `${JSON.stringify(e.value)} is an argv word of its own (${word[0].join(" ")}), so the program reads it as an option`,
+        { bug: "dash-option" },
+      );
   }
   return out;
 }
@@ -1226,30 +1657,51 @@ async function runCorpus(): Promise<void> {
       if (!stack) continue;
       for (const p of PAYLOADS) {
         // By index: a payload id (sbatch-hetjob) must not reach the paths every run uses.
-        const dir = target === "slurm" ? path.join(ROOT, "slurm", f.slurm!, `p${PAYLOADS.indexOf(p)}`) : path.join(ROOT, "k8s", `f${fieldIndex(f)}`, `p${PAYLOADS.indexOf(p)}`);
+        const dir =
+          target === "slurm"
+            ? path.join(ROOT, "slurm", f.slurm!, `p${PAYLOADS.indexOf(p)}`)
+            : path.join(ROOT, "k8s", `f${fieldIndex(f)}`, `p${PAYLOADS.indexOf(p)}`);
         const layout = baseRaw(stack, target, dir).layout;
         const { value, canary } = placement(f, p, dir, layout);
         const c: Case = { field: f, payload: p, target, dir, value, canary, outcome: "rendered", problems: [] };
         cases.push(c);
-        const { raw, model } = configure(stack, target, dir, [{ field: f, value }], path.join(dir, `catalog.f${fieldIndex(f)}.yaml`));
+        const { raw, model } = configure(
+          stack,
+          target,
+          dir,
+          [{ field: f, value }],
+          path.join(dir, `catalog.f${fieldIndex(f)}.yaml`),
+        );
         const loaded = load(raw, dir);
         if (loaded.kind === "crash") {
           c.outcome = "crash";
           // The planner's own argv check catches a vllm_extra value that reads as a flag: the known bug below.
-          problem(c, loaded.message, value.startsWith("-") && /invalid vllm command line/.test(loaded.message) ? "dash-option" : undefined);
+          problem(
+            c,
+            loaded.message,
+            value.startsWith("-") && /invalid vllm command line/.test(loaded.message) ? "dash-option" : undefined,
+          );
         } else if (loaded.kind === "rejected") {
           c.outcome = "rejected";
           const want = f.at(layout, model);
-          const named = loaded.error.issues.filter((i) => (f.prefix ? i.path === want || i.path.startsWith(`${want}.`) : i.path === want));
+          const named = loaded.error.issues.filter((i) =>
+            f.prefix ? i.path === want || i.path.startsWith(`${want}.`) : i.path === want,
+          );
           if (!named.length) problem(c, `rejected, but no issue names ${want}: ${loaded.error.message}`);
-          for (const i of named) if (!i.message || /^Invalid input/.test(i.message)) problem(c, `the issue at ${i.path} says nothing useful: ${JSON.stringify(i.message)}`);
-          if (f.inCatalog && !loaded.error.source.endsWith(".yaml")) problem(c, `rejected in ${loaded.error.source}, not in the catalog file`);
+          for (const i of named)
+            if (!i.message || /^Invalid input/.test(i.message))
+              problem(c, `the issue at ${i.path} says nothing useful: ${JSON.stringify(i.message)}`);
+          if (f.inCatalog && !loaded.error.source.endsWith(".yaml"))
+            problem(c, `rejected in ${loaded.error.source}, not in the catalog file`);
         } else if (f.closed) {
           problem(c, `accepted ${JSON.stringify(value)}, which is outside the field's closed set`);
         } else if (f.unrendered && target === "slurm") {
           const s = slurmScripts(stack, dir, [{ field: f, value }], path.join(dir, `catalog.f${fieldIndex(f)}.yaml`));
           if (typeof s === "string") problem(c, `does not render: ${s}`);
-          else for (const [kind, text] of Object.entries(s)) if (text.includes(canary) || (value.length > 5 && text.includes(value))) problem(c, `reached the ${kind} script`);
+          else
+            for (const [kind, text] of Object.entries(s))
+              if (text.includes(canary) || (value.length > 5 && text.includes(value)))
+                problem(c, `reached the ${kind} script`);
         }
       }
     }
@@ -1275,10 +1727,18 @@ async function runCorpus(): Promise<void> {
           const m = load(configure(v.base, "slurm", dir, placements, path.join(dir, "catalog.yaml")).raw, dir);
           if (m.kind !== "ok") return `the marker run does not load: ${loadMessage(m)}`;
           totals.markerRuns++;
-          const run = await runSlurm(m.plan, dir, BIN, placements.flatMap((pl) => (pl.field.prepare ? [() => pl.field.prepare!(pl.value)] : [])));
+          const run = await runSlurm(
+            m.plan,
+            dir,
+            BIN,
+            placements.flatMap((pl) => (pl.field.prepare ? [() => pl.field.prepare!(pl.value)] : [])),
+          );
           if (run.problems.length) return `the marker run failed: ${run.problems.join("\n")}`;
           const norm = (s: string) => s.split(dir).join("<RUN>");
-          return { flat: flatten(run.obs).map(([p, x]) => [p.map(norm), norm(x)] as [string[], string]), swaps: placements.map((pl) => ({ field: pl.field, from: norm(pl.value) })) };
+          return {
+            flat: flatten(run.obs).map(([p, x]) => [p.map(norm), norm(x)] as [string[], string]),
+            swaps: placements.map((pl) => ({ field: pl.field, from: norm(pl.value) })),
+          };
         })(),
       );
     }
@@ -1290,30 +1750,67 @@ async function runCorpus(): Promise<void> {
     const layout = baseRaw(v.base, "slurm", baseDir).layout;
     const baseScripts = slurmScripts(v.base, baseDir, [], "", Boolean(v.dry));
     if (typeof baseScripts === "string") throw new Error(`${v.base} does not load: ${baseScripts}`);
-    for (const [kind, text] of Object.entries(baseScripts)) if (text) addScript(sc, kind as ScriptKind, v.base, null, null, text, null);
+    for (const [kind, text] of Object.entries(baseScripts))
+      if (text) addScript(sc, kind as ScriptKind, v.base, null, null, text, null);
     // Each field's marker render: the lines its value changes, to compare each payload's with.
     const markerScripts = new Map<Field, SlurmScripts>();
     for (const f of fields) {
       const mdir = path.join(ROOT, "slurm-field-marker", `f${fieldIndex(f)}`);
-      const m = slurmScripts(v.base, mdir, [{ field: f, value: markerValue(f, mdir, layout) }], path.join(mdir, "catalog.yaml"), Boolean(v.dry));
+      const m = slurmScripts(
+        v.base,
+        mdir,
+        [{ field: f, value: markerValue(f, mdir, layout) }],
+        path.join(mdir, "catalog.yaml"),
+        Boolean(v.dry),
+      );
       if (typeof m === "string") throw new Error(`${f.id}: the marker value does not load: ${m}`);
       markerScripts.set(f, m);
-      for (const [kind, text] of Object.entries(m)) if (text) addScript(sc, kind as ScriptKind, v.base, baseScripts[kind as keyof SlurmScripts], baseScripts[kind as keyof SlurmScripts], text, null);
+      for (const [kind, text] of Object.entries(m))
+        if (text)
+          addScript(
+            sc,
+            kind as ScriptKind,
+            v.base,
+            baseScripts[kind as keyof SlurmScripts],
+            baseScripts[kind as keyof SlurmScripts],
+            text,
+            null,
+          );
     }
     for (const p of PAYLOADS) {
       const own = fields.map((f) => caseOf(f, p, "slurm")!).filter((c) => c.outcome === "rendered");
       // Each placement's own render, for shellcheck.
       for (const c of own) {
-        const s = slurmScripts(v.base, c.dir, [{ field: c.field, value: c.value }], path.join(c.dir, `catalog.f${fieldIndex(c.field)}.yaml`), Boolean(v.dry));
+        const s = slurmScripts(
+          v.base,
+          c.dir,
+          [{ field: c.field, value: c.value }],
+          path.join(c.dir, `catalog.f${fieldIndex(c.field)}.yaml`),
+          Boolean(v.dry),
+        );
         if (typeof s === "string") {
           problem(c, `does not render again: ${s}`);
           continue;
         }
-        for (const [kind, text] of Object.entries(s)) if (text) addScript(sc, kind as ScriptKind, v.base, baseScripts[kind as keyof SlurmScripts], markerScripts.get(c.field)![kind as keyof SlurmScripts], text, c);
+        for (const [kind, text] of Object.entries(s))
+          if (text)
+            addScript(
+              sc,
+              kind as ScriptKind,
+              v.base,
+              baseScripts[kind as keyof SlurmScripts],
+              markerScripts.get(c.field)![kind as keyof SlurmScripts],
+              text,
+              c,
+            );
       }
       if (!own.length) continue;
       slurmJobs.push(async () => {
-        const merged = await runGroup(name, own.map((c) => ({ c, value: c.value, canary: c.canary })), own[0].dir);
+        const merged = await runGroup(
+          name,
+          own.map((c) => ({ c, value: c.value, canary: c.canary })),
+          own[0].dir,
+        );
         // A failure no single placement can be blamed for: run each placement alone, for exact blame.
         const blamed = merged.size > 1 && [...merged.values()].some((list) => list.some((x) => x.shared));
         const results = blamed
@@ -1345,17 +1842,25 @@ async function runCorpus(): Promise<void> {
     let markerRender: Promise<{ flat: Flat; scripts: string[] } | string> | undefined;
     const marked = () =>
       (markerRender ??= (async () => {
-        const m = load(configure(f.k8s!, "k8s", mdir, [{ field: f, value: from }], path.join(mdir, "catalog.yaml")).raw, mdir);
+        const m = load(
+          configure(f.k8s!, "k8s", mdir, [{ field: f, value: from }], path.join(mdir, "catalog.yaml")).raw,
+          mdir,
+        );
         if (m.kind !== "ok") return `the marker value does not load: ${loadMessage(m)}`;
         const r = await renderK8s(m.plan, BIN, mdir);
         for (const s of r.scripts) addScript(sc, "engine", f.k8s!, null, null, s, null);
-        return r.problems.length ? `the marker render fails: ${r.problems.join("\n")}` : { flat: flatten(r.obs), scripts: r.scripts };
+        return r.problems.length
+          ? `the marker render fails: ${r.problems.join("\n")}`
+          : { flat: flatten(r.obs), scripts: r.scripts };
       })());
     for (const p of PAYLOADS) {
       const c = caseOf(f, p, "k8s")!;
       if (c.outcome !== "rendered") continue;
       k8sJobs.push(async () => {
-        const loaded = load(configure(f.k8s!, "k8s", c.dir, [{ field: f, value: c.value }], path.join(c.dir, "catalog.yaml")).raw, c.dir);
+        const loaded = load(
+          configure(f.k8s!, "k8s", c.dir, [{ field: f, value: c.value }], path.join(c.dir, "catalog.yaml")).raw,
+          c.dir,
+        );
         if (loaded.kind !== "ok") return problem(c, `does not load again: ${loadMessage(loaded)}`);
         let r: K8sRender;
         try {
@@ -1368,14 +1873,34 @@ async function runCorpus(): Promise<void> {
         const marker = await marked();
         if (typeof marker === "string") return problem(c, marker);
         const same = r.scripts.length === marker.scripts.length;
-        r.scripts.forEach((s, i) => addScript(sc, "engine", f.k8s!, same ? "#!/bin/bash" : null, same ? marker.scripts[i] : null, s.split(c.dir).join("/RUN"), c));
+        r.scripts.forEach((s, i) =>
+          addScript(
+            sc,
+            "engine",
+            f.k8s!,
+            same ? "#!/bin/bash" : null,
+            same ? marker.scripts[i] : null,
+            s.split(c.dir).join("/RUN"),
+            c,
+          ),
+        );
         const m = marker.flat;
         const d = differential(m, flatten(r.obs), [{ field: f, from, to: c.value }]);
         for (const msg of [...(d.byField.get(f) ?? []), ...d.other]) problem(c, msg);
         if (!d.seen.has(f)) problem(c, "its marker reached nothing in the manifests");
         // An argv element of its own: an engine's recorded argv, or a container's command or args (not text inside JSON).
-        const word = m.find(([pp, x]) => x === from && /^\d+$/.test(pp.at(-1)!) && (pp[0] === "engines" ? pp.length === 3 : ["command", "args"].includes(pp.at(-2)!)));
-        if (word && c.value.startsWith("-")) problem(c, `${JSON.stringify(c.value)} is an argv word of its own (${word[0].join(" ")}), so the program reads it as an option`, "dash-option");
+        const word = m.find(
+          ([pp, x]) =>
+            x === from &&
+            /^\d+$/.test(pp.at(-1)!) &&
+            (pp[0] === "engines" ? pp.length === 3 : ["command", "args"].includes(pp.at(-2)!)),
+        );
+        if (word && c.value.startsWith("-"))
+          problem(
+            c,
+            `${JSON.stringify(c.value)} is an argv word of its own (${word[0].join(" ")}), so the program reads it as an option`,
+            "dash-option",
+          );
       });
     }
   }
@@ -1384,8 +1909,12 @@ async function runCorpus(): Promise<void> {
 
   // 4. shellcheck over every script collected above.
   for (const [line, who] of sc.deletes) {
-    const body = await H.run("bash", ["-c", `printf '%s' ${line.slice("bash -c ".length)}`], { env: process.env, timeoutMs: 10_000 });
-    if (!line.startsWith("bash -c ") || body.code !== 0) for (const c of who) if (c) problem(c, `the delete command is not bash -c '<one line>': ${line.slice(0, 200)}`);
+    const body = await H.run("bash", ["-c", `printf '%s' ${line.slice("bash -c ".length)}`], {
+      env: process.env,
+      timeoutMs: 10_000,
+    });
+    if (!line.startsWith("bash -c ") || body.code !== 0)
+      for (const c of who) if (c) problem(c, `the delete command is not bash -c '<one line>': ${line.slice(0, 200)}`);
     for (const c of who) addScript(sc, "engine", "", null, null, `#!/bin/bash\n${body.stdout}\n`, c);
   }
   const files = new Map<string, string>();
@@ -1393,7 +1922,10 @@ async function runCorpus(): Promise<void> {
   for (const [text, who] of sc.full) {
     const key = `script ${files.size}`;
     files.set(key, text);
-    spans.set(key, [...who].map((owner) => ({ owner, from: 0, to: Infinity })));
+    spans.set(
+      key,
+      [...who].map((owner) => ({ owner, from: 0, to: Infinity })),
+    );
   }
   for (const [k, h] of sc.hunks) {
     const lines = h.base.split("\n");
@@ -1406,7 +1938,8 @@ async function runCorpus(): Promise<void> {
     files.set(`changed lines of ${k}`, lines.join("\n"));
     spans.set(`changed lines of ${k}`, list);
   }
-  totals.scriptsChecked = sc.full.size + [...sc.hunks.values()].reduce((s, h) => s + new Set(h.lines.map((l) => l.owner)).size, 0);
+  totals.scriptsChecked =
+    sc.full.size + [...sc.hunks.values()].reduce((s, h) => s + new Set(h.lines.map((l) => l.owner)).size, 0);
   totals.shellcheckFiles = files.size;
   const findings = await H.shellcheckAll(files, path.join(ROOT, "shellcheck"));
   for (const [key, list] of findings) {
@@ -1427,7 +1960,14 @@ beforeAll(async () => {
   await runCorpus();
   // INJECTION_REPORT=<file>: every case's outcome and problems as JSON, for reading failures at leisure.
   if (process.env.INJECTION_REPORT) {
-    const report = cases.map((c) => ({ field: c.field.id, payload: c.payload.id, target: c.target, outcome: c.outcome, value: c.value.slice(0, 200), problems: c.problems }));
+    const report = cases.map((c) => ({
+      field: c.field.id,
+      payload: c.payload.id,
+      target: c.target,
+      outcome: c.outcome,
+      value: c.value.slice(0, 200),
+      problems: c.problems,
+    }));
     fs.writeFileSync(process.env.INJECTION_REPORT, JSON.stringify({ totals, unattributed, cases: report }, null, 1));
   }
   const n = (o: Case["outcome"]) => cases.filter((c) => c.outcome === o).length;
@@ -1437,7 +1977,9 @@ beforeAll(async () => {
       `injection corpus: ${PAYLOADS.length} payloads x ${FIELDS.length} fields (${new Set(FIELDS.flatMap((f) => f.covers)).size} schema leaves)`,
       `  ${cases.length} (field x payload x target) cases: ${n("rejected")} rejected by validation, ${n("rendered")} rendered (${cases.filter((c) => c.outcome === "rendered" && c.target === "slurm" && !c.field.unrendered).length} SLURM placements executed in ${totals.runs} merged runs + ${totals.markerRuns} marker runs; ${totals.k8sRenders} Kubernetes renders, ${totals.engineScriptRuns} engine scripts run), ${n("crash")} crashed`,
       `  canaries created: ${canaries}; scripts shellchecked: ${totals.scriptsChecked} in ${totals.shellcheckFiles} files; findings: ${cases.reduce((n, c) => n + c.problems.filter((p) => p.text.startsWith("shellcheck")).length, 0)}`,
-      `  wall time ${(totals.ms / 1000).toFixed(1)} s (phases end at: ${Object.entries(phases).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`).join(", ")})`,
+      `  wall time ${(totals.ms / 1000).toFixed(1)} s (phases end at: ${Object.entries(phases)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+        .join(", ")})`,
     ].join("\n"),
   );
   // The corpus's own budget: about 95 s of work alone on 2 cores, up to 130 s beside the rest of
@@ -1463,15 +2005,27 @@ describe("shell and manifest injection corpus", () => {
     expect(missing, "string fields no payload is placed in: add them to FIELDS").toEqual([]);
   });
 
-  describe.each(FIELDS.flatMap((f) => (["slurm", "k8s"] as Target[]).filter((t) => (t === "slurm" ? f.slurm : f.k8s)).map((t) => [`${f.id} [${t}]`, f, t] as const)))("%s", (_, f, t) => {
+  describe.each(
+    FIELDS.flatMap((f) =>
+      (["slurm", "k8s"] as Target[])
+        .filter((t) => (t === "slurm" ? f.slurm : f.k8s))
+        .map((t) => [`${f.id} [${t}]`, f, t] as const),
+    ),
+  )("%s", (_, f, t) => {
     it("every payload is rejected naming the key, or reaches its place unchanged and runs nothing", () => {
-      const found = PAYLOADS.flatMap((p) => (caseOf(f, p, t)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`));
+      const found = PAYLOADS.flatMap((p) =>
+        (caseOf(f, p, t)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`),
+      );
       expect(found).toEqual([]);
     });
   });
 
   it("no canary file was created by any payload in any field", () => {
-    expect(cases.flatMap((c) => c.problems.filter((p) => p.text.startsWith("CANARY")).map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`))).toEqual([]);
+    expect(
+      cases.flatMap((c) =>
+        c.problems.filter((p) => p.text.startsWith("CANARY")).map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
+      ),
+    ).toEqual([]);
   });
 
   it("nothing failed that no single placement can be blamed for", () => {
@@ -1492,14 +2046,32 @@ describe("shell and manifest injection corpus", () => {
     for (const d of [home, path.join(rec, "node0"), path.join(rec, "wrap-node0")]) fs.mkdirSync(d, { recursive: true });
     fs.writeFileSync(path.join(home, "job.sbatch"), renderIslandScript(loaded.plan, loaded.plan.islands[0]).script);
     // What sbatch does: run the script from the submission directory (the create script cd's to $HOME).
-    const env = { HOME: home, PATH: `${BIN}:/usr/bin:/bin`, LANG: "C.UTF-8", FAKE_REC: rec, FAKE_STATE: dir, FAKE_NODES: "1", FAKE_EXPECT: "2", SLURM_JOB_ID: "7", SLURM_JOB_NODELIST: "node0" };
+    const env = {
+      HOME: home,
+      PATH: `${BIN}:/usr/bin:/bin`,
+      LANG: "C.UTF-8",
+      FAKE_REC: rec,
+      FAKE_STATE: dir,
+      FAKE_NODES: "1",
+      FAKE_EXPECT: "2",
+      SLURM_JOB_ID: "7",
+      SLURM_JOB_NODELIST: "node0",
+    };
     await H.run("bash", ["job.sbatch"], { cwd: home, env, timeoutMs: 30_000 });
-    expect(H.readRecords(path.join(rec, "node0")).map((r) => r.prog).sort()).toEqual(["vllm", "vllm-router"]);
+    expect(
+      H.readRecords(path.join(rec, "node0"))
+        .map((r) => r.prog)
+        .sort(),
+    ).toEqual(["vllm", "vllm-router"]);
   });
 
   // vllm_extra values are argv words of their own after their flag; one starting with "-" would be
   // read by argparse as an option, so config/vllm-flags.ts refuses it, naming the key.
   it("no option value that starts with '-' reaches a program as a separate argv word", () => {
-    expect(cases.flatMap((c) => c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`))).toEqual([]);
+    expect(
+      cases.flatMap((c) =>
+        c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
+      ),
+    ).toEqual([]);
   });
 });

@@ -56,8 +56,16 @@ export const PAYLOADS: Payload[] = [
   p("brace", "brace expansion forming a command", (c) => `x;{touch,${c}} {a,b}{1..3}`),
   p("tilde", "tilde expansion", (c) => `~ ~root/x ~+ ~- $(touch ${c})`),
   // Heredoc terminators the rendered scripts use, on lines of their own.
-  p("heredoc-script", "FLEET_SCRIPT on its own line (the create script's heredoc)", (c) => `x\nFLEET_SCRIPT\ntouch ${c}\nFLEET_SCRIPT_1\ntouch ${c}`),
-  p("heredoc-launch", "FLEET_LAUNCH / FLEET_CLEANUP on their own lines (the sbatch heredocs)", (c) => `x\nFLEET_LAUNCH\ntouch ${c}\nFLEET_CLEANUP\ntouch ${c}\n`),
+  p(
+    "heredoc-script",
+    "FLEET_SCRIPT on its own line (the create script's heredoc)",
+    (c) => `x\nFLEET_SCRIPT\ntouch ${c}\nFLEET_SCRIPT_1\ntouch ${c}`,
+  ),
+  p(
+    "heredoc-launch",
+    "FLEET_LAUNCH / FLEET_CLEANUP on their own lines (the sbatch heredocs)",
+    (c) => `x\nFLEET_LAUNCH\ntouch ${c}\nFLEET_CLEANUP\ntouch ${c}\n`,
+  ),
   p("heredoc-eof", "EOF and tab-indented terminators", (c) => `\nEOF\n\tFLEET_LAUNCH\n FLEET_SCRIPT \ntouch ${c}\nEOF`),
   // Comments and backslashes.
   p("comment", "# starting a comment, then a newline and a command", (c) => `x #comment\ntouch ${c} #`),
@@ -68,28 +76,74 @@ export const PAYLOADS: Payload[] = [
   p("cr", "carriage returns (CRLF line ends)", (c) => `x\r\ntouch ${c}\r`),
   p("tab", "tabs", (c) => `a\tb\t$(touch ${c})\t`),
   p("spaces", "leading, trailing and repeated spaces", (c) => `  a   b  $(touch ${c})  `),
-  p("unicode-quotes", "Unicode quotes and dashes that look like shell syntax", (c) => `‘x’ “y” – — ＄(touch ${c}) $(touch ${c})`),
-  p("unicode-space", "no-break space, line and paragraph separators", (c) => `a\u00a0b\u2028c\u2029d\u3000$(touch ${c})`),
-  p("unicode-mixed", "non-Latin text, emoji, bidi override and zero-width characters", (c) => `модель-模型-🚀\u202e\u200b\ufeff$(touch ${c})`),
-  p("control-chars", "ANSI escapes, bell and other control characters", (c) => `\x1b[31mred\x1b[0m\x07\x01\x0b\x0c$(touch ${c})`),
+  p(
+    "unicode-quotes",
+    "Unicode quotes and dashes that look like shell syntax",
+    (c) => `‘x’ “y” – — ＄(touch ${c}) $(touch ${c})`,
+  ),
+  p(
+    "unicode-space",
+    "no-break space, line and paragraph separators",
+    (c) => `a\u00a0b\u2028c\u2029d\u3000$(touch ${c})`,
+  ),
+  p(
+    "unicode-mixed",
+    "non-Latin text, emoji, bidi override and zero-width characters",
+    (c) => `модель-模型-🚀\u202e\u200b\ufeff$(touch ${c})`,
+  ),
+  p(
+    "control-chars",
+    "ANSI escapes, bell and other control characters",
+    (c) => `\x1b[31mred\x1b[0m\x07\x01\x0b\x0c$(touch ${c})`,
+  ),
   // Lengths.
-  p("long-10k", "a 10,000+ character string full of injections", (c) => `${exactly(10_240, `'"$(touch ${c})\`touch ${c}\`;touch ${c}\n`)}`),
-  p("long-4096", "exactly 4096 characters, the longest a plain text field takes", (c) => exactly(4096, `;touch ${c};'"\\`)),
+  p(
+    "long-10k",
+    "a 10,000+ character string full of injections",
+    (c) => `${exactly(10_240, `'"$(touch ${c})\`touch ${c}\`;touch ${c}\n`)}`,
+  ),
+  p("long-4096", "exactly 4096 characters, the longest a plain text field takes", (c) =>
+    exactly(4096, `;touch ${c};'"\\`),
+  ),
   // Structured formats the renderers produce.
-  p("yaml", "YAML-significant text: a mapping, flow collections, anchors, tags, a document marker", (c) => `key: value\n- item\n{a: [b, "c"]} &a *a !!binary |\n---\n$(touch ${c})`),
+  p(
+    "yaml",
+    "YAML-significant text: a mapping, flow collections, anchors, tags, a document marker",
+    (c) => `key: value\n- item\n{a: [b, "c"]} &a *a !!binary |\n---\n$(touch ${c})`,
+  ),
   p("json", "JSON-breaking text: closes a string and an object", (c) => `"},{"id":"evil","x":"\\"$(touch ${c})`),
   p("null-byte", "a NUL byte (no shell can carry one: must be rejected)", (c) => `a\u0000$(touch ${c})`),
   // Kubernetes $(VAR) expansion.
-  p("k8s-secret-ref", "kubelet $(VAR) references to the fleet's secrets", (c) => `$(HF_TOKEN)-$(VLLM_API_KEY)-$(touch ${c})`),
-  p("k8s-env-ref", "kubelet $(VAR) references to pod env and an escaped $$", (c) => `$(POD_IP)$$(HF_TOKEN)$$$(VLLM_API_KEY)$(touch ${c})`),
+  p(
+    "k8s-secret-ref",
+    "kubelet $(VAR) references to the fleet's secrets",
+    (c) => `$(HF_TOKEN)-$(VLLM_API_KEY)-$(touch ${c})`,
+  ),
+  p(
+    "k8s-env-ref",
+    "kubelet $(VAR) references to pod env and an escaped $$",
+    (c) => `$(POD_IP)$$(HF_TOKEN)$$$(VLLM_API_KEY)$(touch ${c})`,
+  ),
   // Template and tool syntax.
-  p("mustache", "mustache tags, triple braces and a delimiter change", (c) => `{{script}}{{{launchBody}}}{{#probes}}x{{/probes}}{{=<% %>=}}<%jobName%>$(touch ${c})`),
+  p(
+    "mustache",
+    "mustache tags, triple braces and a delimiter change",
+    (c) => `{{script}}{{{launchBody}}}{{#probes}}x{{/probes}}{{=<% %>=}}<%jobName%>$(touch ${c})`,
+  ),
   p("dash-help", "an option where a value is expected", () => "--help"),
   p("dash-option", "an option with a value that would run a command", (c) => `--wrap=touch ${c}`),
   p("dash-single", "a short option cluster", (c) => `-ce touch ${c}`),
   p("sbatch-patterns", "sbatch filename patterns", (c) => `%j-%x-%u-%N-%A-%a-%%-$(touch ${c})`),
-  p("sbatch-directive", "an #SBATCH directive and an extra sbatch option", (c) => `x --export=ALL,X=$(touch ${c})\n#SBATCH --wrap="touch ${c}"`),
+  p(
+    "sbatch-directive",
+    "an #SBATCH directive and an extra sbatch option",
+    (c) => `x --export=ALL,X=$(touch ${c})\n#SBATCH --wrap="touch ${c}"`,
+  ),
   p("sbatch-hetjob", "the word sbatch reads as a heterogeneous-job separator", (c) => `x-hetjob-packjob-$(touch ${c})`),
   p("printf-format", "printf format directives", (c) => `%s%n%d%%\\n%b-$(touch ${c})`),
-  p("equals-colon-comma", "=, : and , which PATH, bind lists and --flag=value read specially", (c) => `a=b:c,d=$(touch ${c}):/tmp,x`),
+  p(
+    "equals-colon-comma",
+    "=, : and , which PATH, bind lists and --flag=value read specially",
+    (c) => `a=b:c,d=$(touch ${c}):/tmp,x`,
+  ),
 ];

@@ -16,7 +16,11 @@ function tryAptInstall(): string | undefined {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
   const update = spawnSync("apt-get", ["update", "-qq"], { env, encoding: "utf8", timeout: 300_000 });
   if (update.status !== 0) return `apt-get update failed: ${(update.stderr ?? "").trim().slice(-300)}`;
-  const install = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "shellcheck"], { env, encoding: "utf8", timeout: 300_000 });
+  const install = spawnSync("apt-get", ["install", "-y", "-qq", "--no-install-recommends", "shellcheck"], {
+    env,
+    encoding: "utf8",
+    timeout: 300_000,
+  });
   if (install.status !== 0) return `apt-get install shellcheck failed: ${(install.stderr ?? "").trim().slice(-300)}`;
   return present() ? undefined : "installed, but no shellcheck on PATH";
 }

@@ -49,12 +49,16 @@ describe("the create script's partials", () => {
     expect([...PARTIALS].sort()).toEqual(files.sort());
   });
 
-  it.each(PARTIALS)("%s, rendered alone with every stack's values, is complete shell: bash -n and shellcheck pass", (partial) => {
-    for (const text of distinct((view) => renderTemplate(partial, view))) expectCompleteShell(text, ALONE);
-  });
+  it.each(PARTIALS)(
+    "%s, rendered alone with every stack's values, is complete shell: bash -n and shellcheck pass",
+    (partial) => {
+      for (const text of distinct((view) => renderTemplate(partial, view))) expectCompleteShell(text, ALONE);
+    },
+  );
 
   it("the script around them is complete shell on its own (every partial left out)", () => {
-    const skeleton = (view: object) => Mustache.render(readTemplate(CREATE_TEMPLATE), view, () => "", { escape: (v: string) => v });
+    const skeleton = (view: object) =>
+      Mustache.render(readTemplate(CREATE_TEMPLATE), view, () => "", { escape: (v: string) => v });
     for (const text of distinct(skeleton)) expectCompleteShell(text, ALONE);
   });
 
@@ -62,8 +66,10 @@ describe("the create script's partials", () => {
     for (const name of [CREATE_TEMPLATE, ...PARTIALS]) expect(readTemplate(name)).not.toMatch(/__FLEET_/);
     const p = planOf(stackText("single-node"), "single-node");
     const { stdin } = renderIslandJob(p, p.islands[0]);
-    for (const token of [TOKENS.jobId, TOKENS.adopted, TOKENS.submittedAt, TOKENS.runningAt, TOKENS.readyAt]) expect(stdin).toContain(`result=\${result//${token}/`);
-    for (const prefix of [NODE_TOKENS.host, NODE_TOKENS.addr]) expect(stdin).toContain(`result=\${result//${prefix}\${k}${NODE_TOKENS.end}/`);
+    for (const token of [TOKENS.jobId, TOKENS.adopted, TOKENS.submittedAt, TOKENS.runningAt, TOKENS.readyAt])
+      expect(stdin).toContain(`result=\${result//${token}/`);
+    for (const prefix of [NODE_TOKENS.host, NODE_TOKENS.addr])
+      expect(stdin).toContain(`result=\${result//${prefix}\${k}${NODE_TOKENS.end}/`);
   });
 
   it("the result partial, run by bash with the job's facts, prints a result line that parses", () => {
@@ -84,9 +90,15 @@ describe("the create script's partials", () => {
     expect(run.status).toBe(0);
     const result = parseIslandResult(run.stdout);
     if (result.dryRun) throw new Error("expected a running island");
-    expect(result).toMatchObject({ jobId: "4242", adopted: true, timing: { submittedAt: 1795000000.25, runningAt: 1795000001.5, readyAt: 1795000002.75 } });
+    expect(result).toMatchObject({
+      jobId: "4242",
+      adopted: true,
+      timing: { submittedAt: 1795000000.25, runningAt: 1795000001.5, readyAt: 1795000002.75 },
+    });
     expect(result.nodes.map((n) => [n.host, n.addr])).toEqual(hosts.map((h, k) => [h, addrs[k]]));
-    expect(result.adminUrls).toEqual(island.endpoints.engines.map((e) => `http://10.2.0.${e.url.node + 1}:${e.url.port}${e.url.path}`));
+    expect(result.adminUrls).toEqual(
+      island.endpoints.engines.map((e) => `http://10.2.0.${e.url.node + 1}:${e.url.port}${e.url.path}`),
+    );
     expect(fs.readFileSync(path.join(dir, "endpoints.json"), "utf8")).toBe(run.stdout);
   });
 });

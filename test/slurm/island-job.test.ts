@@ -14,7 +14,8 @@ const variants = SLURM_STACKS.flatMap((name) => [
   [`${name} (dry run)`, `dry_run = true\n${stackText(name)}`],
   [`${name} (credentials)`, stackText(name)],
 ]);
-const unquoted = (command: string) => spawnSync("bash", ["-c", `printf '%s' ${command.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
+const unquoted = (command: string) =>
+  spawnSync("bash", ["-c", `printf '%s' ${command.slice("bash -c ".length)}`], { encoding: "utf8" }).stdout;
 
 describe("an island's create and delete commands", () => {
   it.each(variants)("%s: create and delete pass bash -n and shellcheck; delete is one line", (name, text) => {
@@ -25,7 +26,11 @@ describe("an island's create and delete commands", () => {
       if (secrets.length) {
         // The job script and its launch body read the credential files; the writer is one line.
         const { script, launchBody } = renderIslandScript(p, island, secrets);
-        for (const text of [script, launchBody, `#!/bin/bash\n${unquoted(renderSecretFiles(p, island, secrets).create)}\n`]) {
+        for (const text of [
+          script,
+          launchBody,
+          `#!/bin/bash\n${unquoted(renderSecretFiles(p, island, secrets).create)}\n`,
+        ]) {
           expect(spawnSync("bash", ["-n"], { input: text }).status).toBe(0);
           expectShellcheckClean(text);
         }
@@ -41,14 +46,21 @@ describe("an island's create and delete commands", () => {
     }
   });
 
-  it.each(["multi-replica", "multi-replica (dry run)"])("%s: every sbatch option the create script uses is in the upstream manifest", (name) => {
-    const text = name.endsWith("(dry run)") ? `dry_run = true\n${stackText("multi-replica")}` : stackText("multi-replica");
-    const p = planOf(text, "multi-replica");
-    const { stdin } = renderIslandJob(p, p.islands[0]);
-    const calls = stdin.split("\n").flatMap((l) => [...l.matchAll(/\bsbatch((?: --[a-z-]+(?:="[^"]*")?)+)/g)].map((m) => m[1].trim().split(" ")));
-    expect(calls.length).toBeGreaterThan(0);
-    for (const flags of calls) expect(checkArgv("sbatch", flags)).toEqual([]);
-  });
+  it.each(["multi-replica", "multi-replica (dry run)"])(
+    "%s: every sbatch option the create script uses is in the upstream manifest",
+    (name) => {
+      const text = name.endsWith("(dry run)")
+        ? `dry_run = true\n${stackText("multi-replica")}`
+        : stackText("multi-replica");
+      const p = planOf(text, "multi-replica");
+      const { stdin } = renderIslandJob(p, p.islands[0]);
+      const calls = stdin
+        .split("\n")
+        .flatMap((l) => [...l.matchAll(/\bsbatch((?: --[a-z-]+(?:="[^"]*")?)+)/g)].map((m) => m[1].trim().split(" ")));
+      expect(calls.length).toBeGreaterThan(0);
+      for (const flags of calls) expect(checkArgv("sbatch", flags)).toEqual([]);
+    },
+  );
 
   it("prints a result line that parses into the planned endpoints once the job's facts fill the tokens", () => {
     const p = planOf(stackText("disaggregated-x3"), "disaggregated-x3");
@@ -58,11 +70,15 @@ describe("an island's create and delete commands", () => {
     expect(result.jobName).toBe("disaggregated-x3-i2");
     expect(result.nodes).toHaveLength(6);
     expect(result.roles).toEqual(["prefill", "prefill", "prefill", "prefill", "decode", "decode"]);
-    expect(result.adminUrls).toEqual(island.endpoints.engines.map((e) => `http://10.0.0.${e.url.node + 11}:${e.url.port}${e.url.path}`));
+    expect(result.adminUrls).toEqual(
+      island.endpoints.engines.map((e) => `http://10.0.0.${e.url.node + 11}:${e.url.port}${e.url.path}`),
+    );
   });
 
   it("keeps JSON-significant characters of the model name intact", () => {
-    const p = planOf(stackText("single-node").replace(/^name = "Qwen\/Qwen3-8B"$/m, 'name = "org/we\\"ird \\\\ mo\'del"'));
+    const p = planOf(
+      stackText("single-node").replace(/^name = "Qwen\/Qwen3-8B"$/m, 'name = "org/we\\"ird \\\\ mo\'del"'),
+    );
     const result = parseIslandResult(fakeCreateStdout(renderIslandJob(p, p.islands[0]).stdin));
     expect(result.dryRun === false && result.model).toBe(`org/we"ird \\ mo'del`);
     expect(resultTemplate(p, p.islands[0], "x")).toContain("__FLEET_ADOPTED__,");
@@ -76,7 +92,9 @@ describe("an island's create and delete commands", () => {
     };
     expect(hash(base)).toBe(hash(base));
     expect(hash(base.replace(/^dp = 4$/m, "dp = 2"))).not.toBe(hash(base));
-    expect(hash(base.replace('partition = "cluster"', 'partition = "cluster"\nready_timeout = 60\npending_timeout = 60'))).toBe(hash(base));
+    expect(
+      hash(base.replace('partition = "cluster"', 'partition = "cluster"\nready_timeout = 60\npending_timeout = 60')),
+    ).toBe(hash(base));
   });
 
   it("waits for every engine with an API and the router, and skips headless processes", () => {
@@ -89,9 +107,21 @@ describe("an island's create and delete commands", () => {
       "router /health",
       "router /v1/models",
     ]);
-    const headless = planOf(stackText("wide-ep").replace("[slurm]", "[inference.vllm_extra]\nheadless = true\n[slurm]"), "wide-ep");
-    expect(readinessProbes(headless.islands[0]).map((p) => p.name)).toEqual(["i0-replica0-n0", "i0-replica0-n0", "router", "router"]);
+    const headless = planOf(
+      stackText("wide-ep").replace("[slurm]", "[inference.vllm_extra]\nheadless = true\n[slurm]"),
+      "wide-ep",
+    );
+    expect(readinessProbes(headless.islands[0]).map((p) => p.name)).toEqual([
+      "i0-replica0-n0",
+      "i0-replica0-n0",
+      "router",
+      "router",
+    ]);
     const llmd = planOf(stackText("llm-d"), "llm-d");
-    expect(readinessProbes(llmd.islands[0]).filter((p) => p.name === "router").map((p) => p.url.path)).toEqual(["/v1/models"]);
+    expect(
+      readinessProbes(llmd.islands[0])
+        .filter((p) => p.name === "router")
+        .map((p) => p.url.path),
+    ).toEqual(["/v1/models"]);
   });
 });

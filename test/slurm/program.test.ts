@@ -5,7 +5,19 @@ import { renderIslandJob } from "../../components/slurm/island-job";
 import { resolveStackFile } from "../../components/stack-file";
 import type { IslandOutputs } from "../../components/backend";
 import { SLURM_STACKS } from "../helpers";
-import { drainRpcs, FAKE_JOB_ID, fakeAddr, fakeHost, installMocks, realUrl, type Registered, setConfig, settle, slurmConfig, value } from "../program-harness";
+import {
+  drainRpcs,
+  FAKE_JOB_ID,
+  fakeAddr,
+  fakeHost,
+  installMocks,
+  realUrl,
+  type Registered,
+  setConfig,
+  settle,
+  slurmConfig,
+  value,
+} from "../program-harness";
 
 // A finished test's outstanding Pulumi RPCs must not reach the next test's mocks.
 afterEach(drainRpcs);
@@ -49,12 +61,30 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     const [cmd] = commands(registered);
     const plan = buildPlan(loadConfigFile(resolveStackFile("multi-replica").file), "multi-replica");
     const job = renderIslandJob(plan, plan.islands[0]);
-    expect(cmd.inputs).toMatchObject({ create: "bash -s", stdin: job.stdin, delete: job.delete, triggers: [job.scriptHash, false], addPreviousOutputInEnv: false, logging: "stderr" });
+    expect(cmd.inputs).toMatchObject({
+      create: "bash -s",
+      stdin: job.stdin,
+      delete: job.delete,
+      triggers: [job.scriptHash, false],
+      addPreviousOutputInEnv: false,
+      logging: "stderr",
+    });
     expect(cmd.inputs.delete).toMatch(/^bash -c '.*scancel --name="\$name" --user="\$user".*'$/);
     expect(cmd.inputs.delete).not.toContain("\n");
     expect(new Set(cmd.options.replaceOnChanges)).toEqual(new Set(["triggers[*]"]));
-    expect(cmd.options).toMatchObject({ deleteBeforeReplace: true, customTimeouts: { create: "7500s", update: "7500s", delete: "300s" } });
-    expect(cmd.inputs.connection).toMatchObject({ host: "login.example", user: "alice", port: 22, hostKey: expect.stringMatching(/^ssh-ed25519 /), privateKey: expect.stringContaining("PRIVATE KEY"), dialErrorLimit: 10, perDialTimeout: 15 });
+    expect(cmd.options).toMatchObject({
+      deleteBeforeReplace: true,
+      customTimeouts: { create: "7500s", update: "7500s", delete: "300s" },
+    });
+    expect(cmd.inputs.connection).toMatchObject({
+      host: "login.example",
+      user: "alice",
+      port: 22,
+      hostKey: expect.stringMatching(/^ssh-ed25519 /),
+      privateKey: expect.stringContaining("PRIVATE KEY"),
+      dialErrorLimit: 10,
+      perDialTimeout: 15,
+    });
     expect(cmd.secretInputs).toContain("connection");
     // The tree: deployment -> job -> command; router and replicas beside the job.
     expect(registered.map((r) => `${r.type} ${r.name}`).sort()).toEqual(
@@ -78,7 +108,9 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     expect(ofType(registered, "vllm-fleet:fleet:Router")).toHaveLength(planned.totals.routers);
     expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls.map(realUrl)));
     expect(islands.map((i) => i.roles)).toEqual(planned.islands.map((i) => i.roles));
-    expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => (i.routerUrl ? realUrl(i.routerUrl) : null)));
+    expect(islands.map((i) => i.routerUrl)).toEqual(
+      planned.islands.map((i) => (i.routerUrl ? realUrl(i.routerUrl) : null)),
+    );
     expect(new Set(islands.map((i) => i.jobName)).size).toBe(islands.length);
   });
 
@@ -86,7 +118,11 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     const { infra, registered } = await program("disaggregated-x3", slurmConfig());
     const islands = await slurmIslands(infra);
     await settle(registered);
-    expect(islands.map((i) => i.jobName)).toEqual(["disaggregated-x3-i0", "disaggregated-x3-i1", "disaggregated-x3-i2"]);
+    expect(islands.map((i) => i.jobName)).toEqual([
+      "disaggregated-x3-i0",
+      "disaggregated-x3-i1",
+      "disaggregated-x3-i2",
+    ]);
     expect(ofType(registered, "vllm-fleet:fleet:PrefillDecodeGroup")).toHaveLength(3);
     expect(ofType(registered, "vllm-fleet:fleet:VllmReplica")).toHaveLength(0);
   });
@@ -94,13 +130,20 @@ describe("the Pulumi program under mocks (SLURM)", () => {
   it("gives the Mooncake store the head node's master address", async () => {
     const { registered } = await program("kv-offload-mooncake", slurmConfig());
     await settle(registered);
-    expect(ofType(registered, "vllm-fleet:fleet:MooncakeStore").map((r) => r.name)).toEqual(["kv-offload-mooncake-i0-mooncake"]);
+    expect(ofType(registered, "vllm-fleet:fleet:MooncakeStore").map((r) => r.name)).toEqual([
+      "kv-offload-mooncake-i0-mooncake",
+    ]);
     const stdout = commands(registered)[0].inputs.stdin as string;
-    expect(stdout).toMatch(/"mooncake":\{"master":"__FLEET_NODE_ADDR_0__:\d+","metadata":"http:\/\/__FLEET_NODE_ADDR_0__:\d+\/metadata"\}/);
+    expect(stdout).toMatch(
+      /"mooncake":\{"master":"__FLEET_NODE_ADDR_0__:\d+","metadata":"http:\/\/__FLEET_NODE_ADDR_0__:\d+\/metadata"\}/,
+    );
   });
 
   it("applies the overrides config object with the plan CLI's dotted keys", async () => {
-    const { infra, registered } = await program("single-node", slurmConfig({ overrides: { "slurm.partition": "h100", "slurm.ready_timeout": 120 } }));
+    const { infra, registered } = await program(
+      "single-node",
+      slurmConfig({ overrides: { "slurm.partition": "h100", "slurm.ready_timeout": 120 } }),
+    );
     await slurmIslands(infra);
     const [cmd] = commands(registered);
     expect(cmd.inputs.stdin).toContain("#SBATCH --partition=h100");
@@ -115,20 +158,40 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     expect(cmd.inputs.stdin).toContain('sbatch --test-only "$FLEET_SCRIPT"');
     expect(cmd.inputs.stdin).not.toContain("sbatch --parsable");
     expect(cmd.inputs.triggers).toEqual([expect.any(String), true]);
-    expect(islands).toEqual([{ island: 0, jobName: "single-node-i0", jobId: null, dryRun: true, script: "vllm-fleet/single-node/island-0/single-node-i0.sbatch", nodes: [], routerUrl: null, adminUrls: [], roles: [] }]);
+    expect(islands).toEqual([
+      {
+        island: 0,
+        jobName: "single-node-i0",
+        jobId: null,
+        dryRun: true,
+        script: "vllm-fleet/single-node/island-0/single-node-i0.sbatch",
+        nodes: [],
+        routerUrl: null,
+        adminUrls: [],
+        roles: [],
+      },
+    ]);
   });
 
   it("passes a jump host through as the provider's proxy, with its own key or the login key", async () => {
     const login = { host: "login1", user: "bob", jump: { host: "bastion.example", user: "bob", port: 2200 } };
     const { infra, registered } = await program("single-node", slurmConfig({}, login));
     await slurmIslands(infra);
-    expect(commands(registered)[0].inputs.connection).toMatchObject({ host: "login1", port: 22, proxy: { host: "bastion.example", port: 2200, user: "bob", privateKey: expect.stringContaining("PRIVATE KEY") } });
+    expect(commands(registered)[0].inputs.connection).toMatchObject({
+      host: "login1",
+      port: 22,
+      proxy: { host: "bastion.example", port: 2200, user: "bob", privateKey: expect.stringContaining("PRIVATE KEY") },
+    });
   });
 
   it("names the config key when the login node is missing or malformed", async () => {
     await expect(program("single-node", {})).rejects.toThrow(/vllm-fleet:login\.host/);
-    await expect(program("single-node", { "vllm-fleet:login": JSON.stringify({ host: "login1", user: "bob; rm -rf ~" }) })).rejects.toThrow(/vllm-fleet:login\.user: must be a login name/);
-    await expect(program("single-node", { "vllm-fleet:login": JSON.stringify({ host: "login1", user: "bob", prot: 22 }) })).rejects.toThrow(/vllm-fleet:login/);
+    await expect(
+      program("single-node", { "vllm-fleet:login": JSON.stringify({ host: "login1", user: "bob; rm -rf ~" }) }),
+    ).rejects.toThrow(/vllm-fleet:login\.user: must be a login name/);
+    await expect(
+      program("single-node", { "vllm-fleet:login": JSON.stringify({ host: "login1", user: "bob", prot: 22 }) }),
+    ).rejects.toThrow(/vllm-fleet:login/);
   });
 
   it("refuses a private key stored in plain text", async () => {

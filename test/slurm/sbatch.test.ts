@@ -13,7 +13,12 @@ import { load, plan as planOf, SLURM, SLURM_STACKS, stackText } from "../helpers
 
 const scripts = SLURM_STACKS.flatMap((name) => {
   const plan = buildPlan(load(stackText(name)), name);
-  return plan.islands.map((island) => ({ name: `${name}/${island.name}`, plan, island, ...renderIslandScript(plan, island) }));
+  return plan.islands.map((island) => ({
+    name: `${name}/${island.name}`,
+    plan,
+    island,
+    ...renderIslandScript(plan, island),
+  }));
 });
 
 function bash(args: string[], input?: string, env?: NodeJS.ProcessEnv) {
@@ -34,11 +39,14 @@ describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
     const directives = [...s.script.matchAll(/^#SBATCH (.+)$/gm)].map((m) => m[1]);
     expect(directives.length).toBeGreaterThan(3);
     expect(checkArgv("sbatch", directives)).toEqual([]);
-    for (const m of s.script.matchAll(/^srun (.+) bash -s <</gm)) expect(checkArgv("srun", m[1].split(" "))).toEqual([]);
+    for (const m of s.script.matchAll(/^srun (.+) bash -s <</gm))
+      expect(checkArgv("srun", m[1].split(" "))).toEqual([]);
   });
 
   it("runs one task per node with --kill-on-bad-exit, and ends the node on the first dead process", () => {
-    expect(s.script).toMatch(/srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/);
+    expect(s.script).toMatch(
+      /srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/,
+    );
     expect(s.launchBody).toContain("wait -n");
     expect(s.script).toContain(`--nodes=${s.island.nodes.length}`);
   });
@@ -51,13 +59,17 @@ describe("generated files", () => {
     const files = generatedFiles(island);
     expect(Object.keys(files).length).toBeGreaterThan(0);
     const { launchBody } = renderIslandScript(plan, island);
-    for (const [file, text] of Object.entries(files)) expect(launchBody).toContain(`fleet_write "$NODE_DIR/${file}" ${shq(text)}`);
+    for (const [file, text] of Object.entries(files))
+      expect(launchBody).toContain(`fleet_write "$NODE_DIR/${file}" ${shq(text)}`);
   });
 });
 
 describe("generated llm-d files, read by the stand-in epp and envoy", () => {
   const standins = path.join(__dirname, "..", "fixtures", "standins", "bin");
-  const llmdPd = stackText("disaggregated-small").replace("[slurm]", '[inference.deployment.router]\ntype = "llm-d"\n[slurm]');
+  const llmdPd = stackText("disaggregated-small").replace(
+    "[slurm]",
+    '[inference.deployment.router]\ntype = "llm-d"\n[slurm]',
+  );
   it.each([
     ["llm-d", stackText("llm-d")],
     ["llm-d in P/D mode", llmdPd],
@@ -68,16 +80,28 @@ describe("generated llm-d files, read by the stand-in epp and envoy", () => {
     if (r?.kind !== "llm-d") throw new Error("expected llm-d");
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "llmd-"));
     const addr = (k: number) => `10.9.0.${k + 1}`;
-    const names: Record<string, string> = { "epp-config": "epp.yaml", "epp-endpoints": "endpoints.yaml", "envoy-config": "envoy.yaml" };
+    const names: Record<string, string> = {
+      "epp-config": "epp.yaml",
+      "epp-endpoints": "endpoints.yaml",
+      "envoy-config": "envoy.yaml",
+    };
     for (const [file, content] of Object.entries(generatedFiles(island))) {
-      const filled = content.replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_m, k) => addr(Number(k))).replaceAll("__FLEET_NODE_DIR__", tmp);
+      const filled = content
+        .replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_m, k) => addr(Number(k)))
+        .replaceAll("__FLEET_NODE_DIR__", tmp);
       expect(filled, "no YAML anchors: envoy and epp configs are written out in full").not.toMatch(/(^|\s)[&*]a\d+\b/m);
       fs.writeFileSync(path.join(tmp, file), filled);
     }
-    const resolve = (v: any) => resolveValue(v, (ref) => (ref.ref === "node" ? addr(ref.node) : ref.ref === "self" ? addr(r.node) : path.join(tmp, names[ref.file])));
+    const resolve = (v: any) =>
+      resolveValue(v, (ref) =>
+        ref.ref === "node" ? addr(ref.node) : ref.ref === "self" ? addr(r.node) : path.join(tmp, names[ref.file]),
+      );
     for (const argv of [r.epp.argv, r.envoy.argv]) {
       const [prog, ...args] = argv.map(resolve);
-      const run = spawnSync(path.join(standins, prog), args, { encoding: "utf8", env: { ...process.env, STANDIN_CHECK_ONLY: "1" } });
+      const run = spawnSync(path.join(standins, prog), args, {
+        encoding: "utf8",
+        env: { ...process.env, STANDIN_CHECK_ONLY: "1" },
+      });
       expect(run.status, `${prog}: ${run.stderr}`).toBe(0);
       expect(run.stdout + run.stderr).toContain("argv OK");
     }
@@ -85,14 +109,33 @@ describe("generated llm-d files, read by the stand-in epp and envoy", () => {
 });
 
 describe("shell quoting", () => {
-  const payloads = ["plain", "it's", 'say "hi"', "$(touch /tmp/pwned)", "`id`", "a;b && c || d", "*", "~root", "line1\nline2", "tab\there", "back\\slash", "{a,b}", "", "$HOME", "!event", "-n"];
+  const payloads = [
+    "plain",
+    "it's",
+    'say "hi"',
+    "$(touch /tmp/pwned)",
+    "`id`",
+    "a;b && c || d",
+    "*",
+    "~root",
+    "line1\nline2",
+    "tab\there",
+    "back\\slash",
+    "{a,b}",
+    "",
+    "$HOME",
+    "!event",
+    "-n",
+  ];
   it.each(payloads)("bash reads %j back unchanged", (payload) => {
     const r = bash(["-c", `printf '%s' ${shq(payload)}`]);
     expect(r.stdout).toBe(payload);
   });
 
   it("splices run-time references as double-quoted expansions", () => {
-    const word = shellWord({ parts: ["http://", { ref: "node", node: 2 }, ":8100"] }, (r) => (r.ref === "node" ? `\${A[${r.node}]}` : "x"));
+    const word = shellWord({ parts: ["http://", { ref: "node", node: 2 }, ":8100"] }, (r) =>
+      r.ref === "node" ? `\${A[${r.node}]}` : "x",
+    );
     const r = bash(["-c", `A=(h0 h1 'h 2'); printf '%s' ${word}`]);
     expect(r.stdout).toBe("http://h 2:8100");
   });
@@ -107,7 +150,11 @@ describe("the launch body, run by real bash", () => {
     for (const name of names) {
       const file = path.join(dir, name);
       const stay = name === "vllm" ? "0.3" : "10";
-      fs.writeFileSync(file, `#!/bin/bash\nprintf '%s\\0' "$@" > "$RECORD_DIR/${name}.$$.argv"\nenv > "$RECORD_DIR/${name}.$$.env"\nsleep ${stay}\nexit 3\n`, { mode: 0o755 });
+      fs.writeFileSync(
+        file,
+        `#!/bin/bash\nprintf '%s\\0' "$@" > "$RECORD_DIR/${name}.$$.argv"\nenv > "$RECORD_DIR/${name}.$$.env"\nsleep ${stay}\nexit 3\n`,
+        { mode: 0o755 },
+      );
     }
   }
 
@@ -118,17 +165,31 @@ describe("the launch body, run by real bash", () => {
     fs.mkdirSync(bin);
     fs.mkdirSync(rec);
     fakeBin(bin, ["vllm", "vllm-router"]);
-    const r = bash(["-s"], text, { ...process.env, PATH: `${bin}:${process.env.PATH}`, RECORD_DIR: rec, FLEET_NODE_ADDRS: addrs.join(" "), SLURM_PROCID: String(node), FLEET_ATTEMPT_DIR: path.join(tmp, "attempt"), CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7" });
+    const r = bash(["-s"], text, {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+      RECORD_DIR: rec,
+      FLEET_NODE_ADDRS: addrs.join(" "),
+      SLURM_PROCID: String(node),
+      FLEET_ATTEMPT_DIR: path.join(tmp, "attempt"),
+      CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7",
+    });
     const read = (prog: string) =>
       fs
         .readdirSync(rec)
         .filter((f) => f.startsWith(prog + ".") && f.endsWith(".argv"))
-        .map((f) => ({ argv: fs.readFileSync(path.join(rec, f), "utf8").split("\0").slice(0, -1), env: fs.readFileSync(path.join(rec, f.replace(".argv", ".env")), "utf8") }));
+        .map((f) => ({
+          argv: fs.readFileSync(path.join(rec, f), "utf8").split("\0").slice(0, -1),
+          env: fs.readFileSync(path.join(rec, f.replace(".argv", ".env")), "utf8"),
+        }));
     return { r, read, tmp };
   }
 
   it("starts exactly the planned processes with the planned argv and env, then fails the node when one exits", () => {
-    const text = stackText("multi-replica").replace('model = "PrimeIntellect/INTELLECT-3"', `model = "it's $(touch /tmp/x) \\"m\\""`);
+    const text = stackText("multi-replica").replace(
+      'model = "PrimeIntellect/INTELLECT-3"',
+      `model = "it's $(touch /tmp/x) \\"m\\""`,
+    );
     const plan = planOf(text);
     const island = plan.islands[0];
     const { launchBody } = renderIslandScript(plan, island);
@@ -136,25 +197,39 @@ describe("the launch body, run by real bash", () => {
     const { r, read, tmp } = runNode(launchBody, 0, addrs);
     expect(r.status).toBe(3); // the engine exited with 3, so the node fails with its status and would end the job
     // The node names the process that ended it, and leaves its exit marker for `fleet status`.
-    expect(r.stderr).toMatch(/node 0: i0-replica0-n0 exited \(status of the first exit: 3; log: \S+\/node_0\/i0-replica0-n0\.log\)/);
+    expect(r.stderr).toMatch(
+      /node 0: i0-replica0-n0 exited \(status of the first exit: 3; log: \S+\/node_0\/i0-replica0-n0\.log\)/,
+    );
     expect(fs.readFileSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.exit"), "utf8")).toBe("3\n");
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "router.exit"))).toBe(false);
-    const resolve = (v: any) => resolveValue(v, (ref) => (ref.ref === "node" ? addrs[ref.node] : ref.ref === "self" ? addrs[0] : "?"));
+    const resolve = (v: any) =>
+      resolveValue(v, (ref) => (ref.ref === "node" ? addrs[ref.node] : ref.ref === "self" ? addrs[0] : "?"));
     const [engine] = read("vllm");
     expect(engine.argv).toEqual(island.engines[0].argv.slice(1).map(resolve));
     expect(engine.argv[1]).toBe(`it's $(touch /tmp/x) "m"`);
     expect(engine.env).toContain("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
     // The router starts only once its workers answer /health; these never do.
     expect(read("vllm-router")).toEqual([]);
-    expect(launchBody).toContain('( fleet_wait_healthy 4200 "${NODE_ADDR[0]}:8100" "${NODE_ADDR[1]}:8100"; exec vllm-router --policy');
+    expect(launchBody).toContain(
+      '( fleet_wait_healthy 4200 "${NODE_ADDR[0]}:8100" "${NODE_ADDR[1]}:8100"; exec vllm-router --policy',
+    );
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
   });
 
   it("fleet_wait_healthy returns once every worker answers /health with 200, and gives up at its deadline", async () => {
-    const { launchBody } = renderIslandScript(planOf(stackText("multi-replica")), planOf(stackText("multi-replica")).islands[0]);
-    const fn = launchBody.slice(launchBody.indexOf("fleet_wait_healthy() {"), launchBody.indexOf("\n}\n", launchBody.indexOf("fleet_wait_healthy() {")) + 3);
+    const { launchBody } = renderIslandScript(
+      planOf(stackText("multi-replica")),
+      planOf(stackText("multi-replica")).islands[0],
+    );
+    const fn = launchBody.slice(
+      launchBody.indexOf("fleet_wait_healthy() {"),
+      launchBody.indexOf("\n}\n", launchBody.indexOf("fleet_wait_healthy() {")) + 3,
+    );
     // A worker that starts answering 200 after 0.6 s, in its own process (bash blocks this one).
-    const server = spawn(process.execPath, ["-e", `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{r.statusCode=q.url==="/health"&&Date.now()-t>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`]);
+    const server = spawn(process.execPath, [
+      "-e",
+      `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{r.statusCode=q.url==="/health"&&Date.now()-t>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`,
+    ]);
     try {
       const port = await new Promise<string>((ok) => server.stdout.once("data", (d: Buffer) => ok(String(d).trim())));
       const t0 = Date.now();
@@ -177,8 +252,18 @@ describe("the launch body, run by real bash", () => {
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "gpus-"));
     const bin = path.join(tmp, "bin");
     fs.mkdirSync(bin);
-    fs.writeFileSync(path.join(bin, "vllm"), `#!/bin/bash\necho "$CUDA_VISIBLE_DEVICES" > "$RECORD"\n`, { mode: 0o755 });
-    bash(["-s"], launchBody, { ...process.env, PATH: `${bin}:${process.env.PATH}`, RECORD: path.join(tmp, "gpus"), FLEET_NODE_ADDRS: "10.0.0.1", SLURM_PROCID: "0", FLEET_ATTEMPT_DIR: tmp, CUDA_VISIBLE_DEVICES: "4,5,6,7" });
+    fs.writeFileSync(path.join(bin, "vllm"), `#!/bin/bash\necho "$CUDA_VISIBLE_DEVICES" > "$RECORD"\n`, {
+      mode: 0o755,
+    });
+    bash(["-s"], launchBody, {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+      RECORD: path.join(tmp, "gpus"),
+      FLEET_NODE_ADDRS: "10.0.0.1",
+      SLURM_PROCID: "0",
+      FLEET_ATTEMPT_DIR: tmp,
+      CUDA_VISIBLE_DEVICES: "4,5,6,7",
+    });
     expect(fs.readFileSync(path.join(tmp, "gpus"), "utf8").trim()).toBe("4,5");
   });
 });

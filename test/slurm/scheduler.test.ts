@@ -47,9 +47,26 @@ describe("the scheduler report", () => {
       "garbage line",
     ].join("\n");
     const r = parseSchedulerReport(text, [0, 1, 2, 3, 4]);
-    expect(r.get(0)).toMatchObject({ jobId: "101", state: "RUNNING", reason: null, source: "squeue", hosts: ["node1", "node2"], addrs: ["10.1.0.11", "10.1.0.12"], exits: [{ node: 1, name: "i0-e1", code: 137 }] });
-    expect(r.get(0)!.nodeStates).toEqual([{ host: "node1", state: "allocated" }, { host: "node2", state: "down*" }]);
-    expect(r.get(1)).toMatchObject({ jobId: "202", state: "FAILED", reason: "NonZeroExitCode", exitCode: "1:0", source: "scontrol" });
+    expect(r.get(0)).toMatchObject({
+      jobId: "101",
+      state: "RUNNING",
+      reason: null,
+      source: "squeue",
+      hosts: ["node1", "node2"],
+      addrs: ["10.1.0.11", "10.1.0.12"],
+      exits: [{ node: 1, name: "i0-e1", code: 137 }],
+    });
+    expect(r.get(0)!.nodeStates).toEqual([
+      { host: "node1", state: "allocated" },
+      { host: "node2", state: "down*" },
+    ]);
+    expect(r.get(1)).toMatchObject({
+      jobId: "202",
+      state: "FAILED",
+      reason: "NonZeroExitCode",
+      exitCode: "1:0",
+      source: "scontrol",
+    });
     expect(r.get(2)).toMatchObject({ jobId: "303", state: "CANCELLED", exitCode: "0:15", source: "sacct" });
     expect(r.get(3)).toMatchObject({ jobId: "404", state: null, source: "job_id file" });
     expect(r.get(4)).toMatchObject({ jobId: null, state: null, source: "none" });
@@ -69,9 +86,16 @@ describe("the scheduler report", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-q-"));
     const bin = path.join(dir, "bin");
     fs.mkdirSync(bin);
-    const tool = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
-    tool("squeue", `printf '%s\\n' "$*" >> ${dir}/squeue.args; case "$*" in *--name=live-i0*) echo "11|RUNNING|None|n[1-2]";; esac`);
-    tool("scontrol", 'if [ "$1 $2" = "show hostnames" ]; then printf "n1\\nn2\\n"; elif [ "$3" = "-o" ] && [ "$4" = 12 ]; then echo "JobId=12 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0"; else exit 1; fi');
+    const tool = (name: string, body: string) =>
+      fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+    tool(
+      "squeue",
+      `printf '%s\\n' "$*" >> ${dir}/squeue.args; case "$*" in *--name=live-i0*) echo "11|RUNNING|None|n[1-2]";; esac`,
+    );
+    tool(
+      "scontrol",
+      'if [ "$1 $2" = "show hostnames" ]; then printf "n1\\nn2\\n"; elif [ "$3" = "-o" ] && [ "$4" = 12 ]; then echo "JobId=12 JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0"; else exit 1; fi',
+    );
     tool("sacct", "exit 1");
     // sinfo lists nodes in its own order; the report must follow the job's node order.
     tool("sinfo", 'printf "n2|down*\\nn1|allocated\\n"');
@@ -86,13 +110,33 @@ describe("the scheduler report", () => {
       { island: 1, jobName: "dead-i1", islandDir: "out/i1" },
       { island: 2, jobName: `never's $(touch ${dir}/canary) \`touch ${dir}/canary\``, islandDir: "out/i2" },
     ]);
-    const stdout = execFileSync("bash", ["-s"], { input: script, env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` } }).toString();
+    const stdout = execFileSync("bash", ["-s"], {
+      input: script,
+      env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` },
+    }).toString();
     const r = parseSchedulerReport(stdout, [0, 1, 2]);
-    expect(r.get(0)).toMatchObject({ jobId: "11", state: "RUNNING", hosts: ["n1", "n2"], addrs: ["10.9.0.1", "10.9.0.2"], nodeStates: [{ host: "n1", state: "allocated" }, { host: "n2", state: "down*" }] });
-    expect(r.get(1)).toMatchObject({ jobId: "12", state: "FAILED", exitCode: "1:0", source: "scontrol", exits: [{ node: 0, name: "i1-e0", code: 3 }] });
+    expect(r.get(0)).toMatchObject({
+      jobId: "11",
+      state: "RUNNING",
+      hosts: ["n1", "n2"],
+      addrs: ["10.9.0.1", "10.9.0.2"],
+      nodeStates: [
+        { host: "n1", state: "allocated" },
+        { host: "n2", state: "down*" },
+      ],
+    });
+    expect(r.get(1)).toMatchObject({
+      jobId: "12",
+      state: "FAILED",
+      exitCode: "1:0",
+      source: "scontrol",
+      exits: [{ node: 0, name: "i1-e0", code: 3 }],
+    });
     expect(r.get(2)).toMatchObject({ jobId: null, source: "none" });
     // Names reach squeue as one word, unexpanded.
-    expect(fs.readFileSync(path.join(dir, "squeue.args"), "utf8")).toContain(`--name=never's $(touch ${dir}/canary) \`touch ${dir}/canary\``);
+    expect(fs.readFileSync(path.join(dir, "squeue.args"), "utf8")).toContain(
+      `--name=never's $(touch ${dir}/canary) \`touch ${dir}/canary\``,
+    );
     expect(fs.existsSync(path.join(dir, "canary"))).toBe(false);
   });
 });

@@ -26,10 +26,17 @@ const SECRET_CONFIG = ["vllm-fleet:sshPrivateKey", "vllm-fleet:apiKey", "vllm-fl
 
 async function program(stack: string, extra: Record<string, unknown> = {}) {
   const registered = installMocks(stack);
-  setConfig({ ...slurmConfig({ apiKey: API_KEY, hfToken: HF_TOKEN, ...extra }), "vllm-fleet:sshPrivateKey": SSH_KEY }, SECRET_CONFIG);
+  setConfig(
+    { ...slurmConfig({ apiKey: API_KEY, hfToken: HF_TOKEN, ...extra }), "vllm-fleet:sshPrivateKey": SSH_KEY },
+    SECRET_CONFIG,
+  );
   vi.resetModules();
   const infra = await import("../../index");
-  const outputs = { planned: await value(infra.planned), islands: await value(infra.islands), endpoints: await value(infra.endpoints) };
+  const outputs = {
+    planned: await value(infra.planned),
+    islands: await value(infra.islands),
+    endpoints: await value(infra.endpoints),
+  };
   await settle(registered);
   return { infra, outputs, registered };
 }
@@ -42,14 +49,20 @@ describe("SLURM credentials under mocks", () => {
   it("each island gets a secrets command whose only secret-bearing input is its stdin; nothing else registered or exported holds a value", async () => {
     const { infra, outputs, registered } = await program("disaggregated-x3");
     const secretsCommands = registered.filter((r) => r.name.endsWith("-secrets"));
-    expect(secretsCommands.map((r) => r.name)).toEqual(["disaggregated-x3-i0-secrets", "disaggregated-x3-i1-secrets", "disaggregated-x3-i2-secrets"]);
+    expect(secretsCommands.map((r) => r.name)).toEqual([
+      "disaggregated-x3-i0-secrets",
+      "disaggregated-x3-i1-secrets",
+      "disaggregated-x3-i2-secrets",
+    ]);
     for (const [k, r] of secretsCommands.entries()) {
       expect(r.type).toBe("command:remote:Command");
       expect(r.inputs.stdin).toBe(`hf_token ${HF_TOKEN}\napi_key ${API_KEY}\n`);
       expect(r.secretInputs).toEqual(expect.arrayContaining(["stdin", "connection"]));
       expect(r.inputs.create).toMatch(/^bash -c /);
       expect(r.inputs.create).toContain(`dir=vllm-fleet/disaggregated-x3/island-${k}/secrets;`);
-      expect(r.inputs.delete).toMatch(new RegExp(`^bash -c .*rm -rf vllm-fleet/disaggregated-x3/island-${k}/secrets.$`));
+      expect(r.inputs.delete).toMatch(
+        new RegExp(`^bash -c .*rm -rf vllm-fleet/disaggregated-x3/island-${k}/secrets.$`),
+      );
       expect(r.inputs.logging).toBe("stderr");
       // The job waits for its files, and is replaced when a credential changes.
       const job = registered.find((x) => x.name === `disaggregated-x3-i${k}-sbatch`)!;
@@ -60,13 +73,19 @@ describe("SLURM credentials under mocks", () => {
       // The job reads the files; engines get the key as --api-key and the token in their env.
       expect(job.inputs.stdin).toContain('FLEET_API_KEY=$(<"$FLEET_SECRETS_DIR/api_key") || exit 1');
       expect(job.inputs.stdin).toContain('export HF_TOKEN="$FLEET_HF_TOKEN"');
-      expect(job.inputs.stdin.match(/--api-key "\$FLEET_API_KEY"/g)).toHaveLength(outputs.planned.islands[k].adminUrls.length);
+      expect(job.inputs.stdin.match(/--api-key "\$FLEET_API_KEY"/g)).toHaveLength(
+        outputs.planned.islands[k].adminUrls.length,
+      );
       // The router never holds the key: it forwards the caller's Authorization header.
       expect(job.inputs.stdin).not.toMatch(/vllm-router[^\n]*--api-key/);
     }
     // The search: every input of every resource (minus the secrets' own stdin and the login
     // connection, both stored encrypted) and every plain output.
-    const searched = registered.map((r) => ({ ...r.inputs, ...(r.name.endsWith("-secrets") ? { stdin: "<secret>" } : {}), connection: r.inputs.connection ? { ...r.inputs.connection, privateKey: "<secret>" } : undefined }));
+    const searched = registered.map((r) => ({
+      ...r.inputs,
+      ...(r.name.endsWith("-secrets") ? { stdin: "<secret>" } : {}),
+      connection: r.inputs.connection ? { ...r.inputs.connection, privateKey: "<secret>" } : undefined,
+    }));
     expect(leaksIn(JSON.stringify(searched))).toEqual([]);
     expect(leaksIn(JSON.stringify(outputs))).toEqual([]);
     expect(await isSecret(infra.apiKey)).toBe(true);
@@ -105,16 +124,26 @@ describe("SLURM credentials under mocks", () => {
 
   it("a credential with a line break fails naming its key, never showing the value", () => {
     const key = (n: string) => `vllm-fleet:${n}`;
-    expect(() => secretFilesPayload({ apiKey: "abc\ndef-secret" }, key)).toThrow(/^vllm-fleet:apiKey must be one non-empty line of text \(it has a line break or NUL byte\)$/);
+    expect(() => secretFilesPayload({ apiKey: "abc\ndef-secret" }, key)).toThrow(
+      /^vllm-fleet:apiKey must be one non-empty line of text \(it has a line break or NUL byte\)$/,
+    );
     expect(() => secretFilesPayload({ hfToken: "" }, key)).toThrow(/vllm-fleet:hfToken must be one non-empty line/);
     expect(() => secretFilesPayload({ apiKey: "x\0y" }, key)).toThrow(/NUL byte/);
   });
 });
 
 describe("the secrets command, run by real bash", () => {
-  const plan = buildPlan(loadConfigFile(resolveStackFile("single-node").file, [{ path: ["output_dir"], value: "fleet-out/run.s" }]), "single-node");
+  const plan = buildPlan(
+    loadConfigFile(resolveStackFile("single-node").file, [{ path: ["output_dir"], value: "fleet-out/run.s" }]),
+    "single-node",
+  );
   const island = plan.islands[0];
-  const run = (command: string, home: string, stdin = "") => spawnSync("bash", ["-c", command.replace(/^bash -c /, "eval ")], { input: stdin, encoding: "utf8", env: { PATH: process.env.PATH, HOME: home } });
+  const run = (command: string, home: string, stdin = "") =>
+    spawnSync("bash", ["-c", command.replace(/^bash -c /, "eval ")], {
+      input: stdin,
+      encoding: "utf8",
+      env: { PATH: process.env.PATH, HOME: home },
+    });
   const mode = (p: string) => (fs.statSync(p).mode & 0o777).toString(8);
 
   it("writes each value byte for byte into a 0600 file in a 0700 directory, removes dropped ones, and delete removes the directory", () => {
@@ -127,7 +156,11 @@ describe("the secrets command, run by real bash", () => {
     expect(leaksIn(first.stderr + first.stdout)).toEqual([]);
     expect(fs.readFileSync(path.join(dir, "api_key"), "utf8")).toBe(API_KEY);
     expect(fs.readFileSync(path.join(dir, "hf_token"), "utf8")).toBe(HF_TOKEN);
-    expect([mode(dir), mode(path.join(dir, "api_key")), mode(path.join(dir, "hf_token"))]).toEqual(["700", "600", "600"]);
+    expect([mode(dir), mode(path.join(dir, "api_key")), mode(path.join(dir, "hf_token"))]).toEqual([
+      "700",
+      "600",
+      "600",
+    ]);
     expect(fs.existsSync("/tmp/pwned")).toBe(false);
 
     // The token is dropped from config: its file goes; a wider directory is narrowed again.

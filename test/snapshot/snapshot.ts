@@ -17,26 +17,42 @@ async function programSnapshot(stack: string, creds: boolean): Promise<unknown> 
   const k8s = stack.startsWith("k8s-");
   const base: Record<string, string> = k8s ? {} : slurmConfig();
   if (creds) for (const [k, v] of Object.entries(CREDS)) base[`vllm-fleet:${k}`] = v;
-  setConfig(base, ["vllm-fleet:sshPrivateKey", "vllm-fleet:hfToken", "vllm-fleet:apiKey"].filter((k) => k in base));
+  setConfig(
+    base,
+    ["vllm-fleet:sshPrivateKey", "vllm-fleet:hfToken", "vllm-fleet:apiKey"].filter((k) => k in base),
+  );
   const infra = await requireProgramFresh();
   const outputs: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(infra).sort(([a], [b]) => a.localeCompare(b))) outputs[k] = await value(v as any);
   await settle(registered);
   const resources = registered
-    .map((r) => ({ type: r.type, name: r.name, inputs: r.inputs, secretInputs: r.secretInputs, options: { ...r.options, parent: undefined, dependsOn: undefined } }))
+    .map((r) => ({
+      type: r.type,
+      name: r.name,
+      inputs: r.inputs,
+      secretInputs: r.secretInputs,
+      options: { ...r.options, parent: undefined, dependsOn: undefined },
+    }))
     .sort((a, b) => `${a.type}/${a.name}`.localeCompare(`${b.type}/${b.name}`));
   return { outputs, resources };
 }
 
 async function main(out: string) {
-  const stacks = fs.readdirSync(path.join(ROOT, "stacks")).filter((f) => f.endsWith(".toml")).map((f) => f.slice(0, -5)).sort();
+  const stacks = fs
+    .readdirSync(path.join(ROOT, "stacks"))
+    .filter((f) => f.endsWith(".toml"))
+    .map((f) => f.slice(0, -5))
+    .sort();
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { main: planMain } = require("../../bin/plan");
   for (const stack of stacks) {
     for (const creds of [false, true]) {
       const snap = await programSnapshot(stack, creds);
       fs.mkdirSync(path.join(out, "program"), { recursive: true });
-      fs.writeFileSync(path.join(out, "program", `${stack}${creds ? "+creds" : ""}.json`), JSON.stringify(snap, null, 1) + "\n");
+      fs.writeFileSync(
+        path.join(out, "program", `${stack}${creds ? "+creds" : ""}.json`),
+        JSON.stringify(snap, null, 1) + "\n",
+      );
     }
     const write = process.stdout.write.bind(process.stdout);
     let text = "";

@@ -8,7 +8,17 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { FleetEndpoints } from "../../components/trainer/contract";
 import { K8S_STACKS, SLURM_STACKS } from "../helpers";
-import { drainRpcs, installMocks, isSecret, realUrl, type Registered, setConfig, settle, slurmConfig, value } from "../program-harness";
+import {
+  drainRpcs,
+  installMocks,
+  isSecret,
+  realUrl,
+  type Registered,
+  setConfig,
+  settle,
+  slurmConfig,
+  value,
+} from "../program-harness";
 
 // A finished test's outstanding Pulumi RPCs must not reach the next test's mocks.
 afterEach(drainRpcs);
@@ -25,29 +35,33 @@ async function program(stack: string, config: Record<string, string>, secretKeys
   return { infra, endpoints, registered };
 }
 
-const k8sConfig = (extra: Record<string, string> = {}) => Object.fromEntries(Object.entries(extra).map(([k, v]) => [`vllm-fleet:${k}`, v]));
+const k8sConfig = (extra: Record<string, string> = {}) =>
+  Object.fromEntries(Object.entries(extra).map(([k, v]) => [`vllm-fleet:${k}`, v]));
 
 describe("endpoints: the trainer contract every stack exports", () => {
-  it.each([...SLURM_STACKS, ...K8S_STACKS])("%s: admin URLs, roles and routers in the planner's order, island by island", async (stack) => {
-    const config = stack.startsWith("k8s-") ? k8sConfig() : slurmConfig();
-    const { infra, endpoints } = await program(stack, config);
-    const planned = await value(infra.planned);
-    const show = stack.startsWith("k8s-") ? (u: string) => u : realUrl;
-    expect(endpoints.model).toBe(planned.model);
-    expect(endpoints.target).toBe(planned.target);
-    expect(endpoints.adminUrls).toEqual(planned.islands.flatMap((i) => i.adminUrls.map(show)));
-    expect(endpoints.roles).toEqual(planned.islands.flatMap((i) => i.roles));
-    expect(endpoints.engineCount).toBe(planned.totals.engines);
-    expect(endpoints.islands.map((i) => i.engineCount)).toEqual(planned.islands.map((i) => i.adminUrls.length));
-    const routers = planned.islands.map((i) => (i.routerUrl ? show(i.routerUrl) : null));
-    expect(endpoints.islands.map((i) => i.routerUrl)).toEqual(routers);
-    // Requests go to each island's router, or to its engines when it has none.
-    expect(endpoints.baseUrls).toEqual(planned.islands.flatMap((i, k) => routers[k] ?? i.adminUrls.map(show)));
-    // The prime-rl block carries exactly those lists.
-    const client = (TOML.parse(endpoints.trainers.primeRl) as any).orchestrator.model.client;
-    expect(client).toEqual({ base_url: endpoints.baseUrls, admin_base_url: endpoints.adminUrls });
-    expect(endpoints.apiKeyRequired).toBe(false);
-  });
+  it.each([...SLURM_STACKS, ...K8S_STACKS])(
+    "%s: admin URLs, roles and routers in the planner's order, island by island",
+    async (stack) => {
+      const config = stack.startsWith("k8s-") ? k8sConfig() : slurmConfig();
+      const { infra, endpoints } = await program(stack, config);
+      const planned = await value(infra.planned);
+      const show = stack.startsWith("k8s-") ? (u: string) => u : realUrl;
+      expect(endpoints.model).toBe(planned.model);
+      expect(endpoints.target).toBe(planned.target);
+      expect(endpoints.adminUrls).toEqual(planned.islands.flatMap((i) => i.adminUrls.map(show)));
+      expect(endpoints.roles).toEqual(planned.islands.flatMap((i) => i.roles));
+      expect(endpoints.engineCount).toBe(planned.totals.engines);
+      expect(endpoints.islands.map((i) => i.engineCount)).toEqual(planned.islands.map((i) => i.adminUrls.length));
+      const routers = planned.islands.map((i) => (i.routerUrl ? show(i.routerUrl) : null));
+      expect(endpoints.islands.map((i) => i.routerUrl)).toEqual(routers);
+      // Requests go to each island's router, or to its engines when it has none.
+      expect(endpoints.baseUrls).toEqual(planned.islands.flatMap((i, k) => routers[k] ?? i.adminUrls.map(show)));
+      // The prime-rl block carries exactly those lists.
+      const client = (TOML.parse(endpoints.trainers.primeRl) as any).orchestrator.model.client;
+      expect(client).toEqual({ base_url: endpoints.baseUrls, admin_base_url: endpoints.adminUrls });
+      expect(endpoints.apiKeyRequired).toBe(false);
+    },
+  );
 
   it("disaggregated ×3: 12 engines across 3 islands, 3 routers, P/D metric roles for prime-rl", async () => {
     const { endpoints } = await program("disaggregated-x3", slurmConfig());
@@ -58,7 +72,10 @@ describe("endpoints: the trainer contract every stack exports", () => {
     expect(endpoints.roles.slice(0, endpoints.islands[0].engineCount)).toEqual(endpoints.islands[0].roles);
     // Each island's own blocks name only that island.
     const island1 = (TOML.parse(endpoints.islands[1].trainers.primeRl) as any).orchestrator.model.client;
-    expect(island1).toEqual({ base_url: [endpoints.islands[1].routerUrl], admin_base_url: endpoints.islands[1].adminUrls });
+    expect(island1).toEqual({
+      base_url: [endpoints.islands[1].routerUrl],
+      admin_base_url: endpoints.islands[1].adminUrls,
+    });
     const nexrl = parseYaml(endpoints.islands[2].trainers.nexrl).inference_service;
     expect(nexrl.base_url).toBe(endpoints.islands[2].routerUrl!.replace(/\/v1$/, ""));
   });
@@ -86,12 +103,18 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
   /** The fleet stack's outputs as `pulumi stack output --json --show-secrets` would give them. */
   async function fleetOutputs(stack: string) {
     const { infra } = await program(stack, k8sConfig({ apiKey: API_KEY }), ["vllm-fleet:apiKey"]);
-    return { endpoints: await value(infra.endpoints), apiKey: await value(infra.apiKey), planned: await value(infra.planned) };
+    return {
+      endpoints: await value(infra.endpoints),
+      apiKey: await value(infra.apiKey),
+      planned: await value(infra.planned),
+    };
   }
 
   /** A trainer program: its config carries the prime-rl client block, its Secret the key. */
   async function trainerProgram(outputs: Record<string, unknown>, secretOutputNames: string[]) {
-    const registered: Registered[] = installMocks("trainer", { stackOutputs: { "acme/vllm-fleet/k8s-disaggregated-x3": { outputs, secretOutputNames } } });
+    const registered: Registered[] = installMocks("trainer", {
+      stackOutputs: { "acme/vllm-fleet/k8s-disaggregated-x3": { outputs, secretOutputNames } },
+    });
     setConfig({});
     vi.resetModules();
     const { readFleet } = await import("../../components/trainer/fleet-reference");
@@ -103,7 +126,9 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
 
   it("gets the same URLs, in order, and the key as a secret", async () => {
     const fleetSide = await fleetOutputs("k8s-disaggregated-x3");
-    const { fleet, registered } = await trainerProgram({ endpoints: fleetSide.endpoints, apiKey: fleetSide.apiKey }, ["apiKey"]);
+    const { fleet, registered } = await trainerProgram({ endpoints: fleetSide.endpoints, apiKey: fleetSide.apiKey }, [
+      "apiKey",
+    ]);
     const endpoints = await value(fleet.endpoints);
     await settle(registered);
     expect(endpoints.adminUrls).toEqual(fleetSide.planned.islands.flatMap((i) => i.adminUrls));
@@ -113,7 +138,9 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     const ref = registered.find((r) => r.type === "pulumi:pulumi:StackReference")!;
     expect(ref.inputs.name).toBe("acme/vllm-fleet/k8s-disaggregated-x3");
     const cm = registered.find((r) => r.type === "kubernetes:core/v1:ConfigMap")!;
-    expect((TOML.parse(cm.inputs.data["client.toml"]) as any).orchestrator.model.client.admin_base_url).toEqual(endpoints.adminUrls);
+    expect((TOML.parse(cm.inputs.data["client.toml"]) as any).orchestrator.model.client.admin_base_url).toEqual(
+      endpoints.adminUrls,
+    );
     const secret = registered.find((r) => r.type === "kubernetes:core/v1:Secret")!;
     expect(secret.inputs.stringData).toEqual({ VLLM_API_KEY: API_KEY });
     expect(secret.secretInputs).toContain("stringData");
@@ -123,7 +150,9 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     const { parseFleetEndpoints } = await import("../../components/trainer/fleet-reference");
     const fleetSide = await fleetOutputs("k8s-single-node");
     expect(parseFleetEndpoints(fleetSide.endpoints, "acme/vllm-fleet/prod")).toEqual(fleetSide.endpoints);
-    expect(() => parseFleetEndpoints({ ...fleetSide.endpoints, adminUrls: "http://x" }, "acme/vllm-fleet/prod")).toThrow(
+    expect(() =>
+      parseFleetEndpoints({ ...fleetSide.endpoints, adminUrls: "http://x" }, "acme/vllm-fleet/prod"),
+    ).toThrow(
       /^stack acme\/vllm-fleet\/prod: its "endpoints" output is not a vllm-fleet trainer contract \(adminUrls: .*expected array/,
     );
     expect(() => parseFleetEndpoints(undefined, "acme/other/prod")).toThrow(/stack acme\/other\/prod: .*\(\(top\): /);

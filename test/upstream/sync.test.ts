@@ -1,7 +1,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { derive, fixturesDir, fixturesFromSource, sourceAvailable, sourceDir, vendoredDir } from "../../bin/sync-upstream";
+import {
+  derive,
+  fixturesDir,
+  fixturesFromSource,
+  sourceAvailable,
+  sourceDir,
+  vendoredDir,
+} from "../../bin/sync-upstream";
 
 describe("vendored upstream manifests", () => {
   it("components/upstream/*.json match what `npm run sync-upstream` derives from test/fixtures/upstream", () => {
@@ -18,7 +25,9 @@ describe("vendored upstream manifests", () => {
     : `SKIPPED: no upstream manifests at ${sourceDir} (set FLEET_UPSTREAM_DIR) to compare test/fixtures/upstream with`;
   it.runIf(sourceAvailable())(name, () => {
     for (const [file, text] of Object.entries(fixturesFromSource())) {
-      expect(fs.readFileSync(path.join(fixturesDir, file), "utf8"), `${file} is stale: run npm run sync-upstream`).toBe(text);
+      expect(fs.readFileSync(path.join(fixturesDir, file), "utf8"), `${file} is stale: run npm run sync-upstream`).toBe(
+        text,
+      );
     }
   });
 });

@@ -3,15 +3,29 @@ import { dtype } from "./model";
 import { argText, modelId, table, text } from "./primitives";
 
 /** A count of things (layers, heads, parameters): a whole number of at least 1, exact in a double. */
-const count = z.number().int("must be a whole number").min(1, "must be at least 1").max(Number.MAX_SAFE_INTEGER, "is too large (beyond 2^53)");
+const count = z
+  .number()
+  .int("must be a whole number")
+  .min(1, "must be at least 1")
+  .max(Number.MAX_SAFE_INTEGER, "is too large (beyond 2^53)");
 
 /** Short names for a model id; no "/" so an alias can never be mistaken for a Hugging Face id. */
-const alias = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "an alias may only contain letters, digits and . _ - (no /), and must start with a letter or digit");
+const alias = z
+  .string()
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._-]*$/,
+    "an alias may only contain letters, digits and . _ - (no /), and must start with a letter or digit",
+  );
 
 /** `launch:` the stack-file values a catalog entry supplies when the stack file leaves them unset. */
 const launchShape = {
-  tp: count.max(1024, "must be at most 1024").describe("Tensor-parallel size: the smallest that holds the model on 80 GB GPUs"),
-  dp: count.max(65536, "must be at most 65536").optional().describe("Data-parallel size, when one tp group cannot hold the model"),
+  tp: count
+    .max(1024, "must be at most 1024")
+    .describe("Tensor-parallel size: the smallest that holds the model on 80 GB GPUs"),
+  dp: count
+    .max(65536, "must be at most 65536")
+    .optional()
+    .describe("Data-parallel size, when one tp group cannot hold the model"),
   max_model_len: count.max(16_777_216, "must be at most 16777216").describe("Context length to serve"),
   dtype: dtype,
   trust_remote_code: z.boolean().optional(),
@@ -27,7 +41,9 @@ const archShape = {
   expert_params: count.optional().describe("MoE: parameters inside routed experts (what expert parallelism shards)"),
   layers: count.describe("num_hidden_layers"),
   hidden_size: count,
-  attention: z.enum(["gqa", "mla"]).describe('"gqa" (grouped-query, incl. MHA/MQA) or "mla" (multi-head latent attention)'),
+  attention: z
+    .enum(["gqa", "mla"])
+    .describe('"gqa" (grouped-query, incl. MHA/MQA) or "mla" (multi-head latent attention)'),
   kv_heads: count.optional().describe("gqa: num_key_value_heads"),
   head_dim: count.optional().describe("gqa: head_dim (hidden_size / num_attention_heads when config.json omits it)"),
   kv_lora_rank: count.optional().describe("mla: kv_lora_rank"),
@@ -37,7 +53,9 @@ const archShape = {
   experts_per_token: count.optional().describe("MoE: num_experts_per_tok"),
   max_position_embeddings: count,
   torch_dtype: z.enum(["bfloat16", "float16", "float32"]),
-  quantization: text.optional().describe("config.json quantization_config.quant_method when the checkpoint is stored quantized (e.g. fp8)"),
+  quantization: text
+    .optional()
+    .describe("config.json quantization_config.quant_method when the checkpoint is stored quantized (e.g. fp8)"),
 };
 
 const entryShape = {
@@ -72,7 +90,12 @@ const models = <E extends z.ZodType>(entry: E) =>
   z.record(z.string().min(1, "a model id must not be empty"), entry).superRefine((all, ctx) => {
     for (const id of Object.keys(all)) {
       const bad = modelId.safeParse(id);
-      if (!bad.success) ctx.addIssue({ code: "custom", path: [id], message: `the model id ${bad.error.issues.map((i) => i.message).join("; ")}` });
+      if (!bad.success)
+        ctx.addIssue({
+          code: "custom",
+          path: [id],
+          message: `the model id ${bad.error.issues.map((i) => i.message).join("; ")}`,
+        });
     }
   });
 

@@ -7,9 +7,13 @@ const common = {
   /** In the RL layout, AUTO_SETUP "RL [deployment] gpus_per_node sizes the island's nodes" replaces this default. */
   gpus_per_node: z.number().int().min(1).max(64).default(8).describe("GPUs on each node (default 8)"),
   gpu_type: z
-    .enum(GPU_TYPE_NAMES, { error: () => `must be one of ${GPU_TYPE_NAMES.join(", ")} (or set gpu_memory_gib instead)` })
+    .enum(GPU_TYPE_NAMES, {
+      error: () => `must be one of ${GPU_TYPE_NAMES.join(", ")} (or set gpu_memory_gib instead)`,
+    })
     .optional()
-    .describe("The GPU board, for the GPU-memory check (default: the type slurm.gres or the Kubernetes node selector names, else an assumed 80 GB H100)"),
+    .describe(
+      "The GPU board, for the GPU-memory check (default: the type slurm.gres or the Kubernetes node selector names, else an assumed 80 GB H100)",
+    ),
   gpu_memory_gib: z
     .number()
     .gt(0, "must be > 0")
@@ -24,7 +28,9 @@ export const singleNodeDeployment = table({ type: z.literal("single_node").defau
 
 export const multiNodeDeployment = table({
   type: z.literal("multi_node"),
-  num_nodes: count.default(2).describe("Nodes: one replica each, or one wide-EP replica across all with enable_expert_parallel"),
+  num_nodes: count
+    .default(2)
+    .describe("Nodes: one replica each, or one wide-EP replica across all with enable_expert_parallel"),
   ...common,
 });
 
@@ -42,6 +48,11 @@ export const disaggregatedDeployment = table({
 });
 
 /** `[deployment]`: the shape. `type` defaults to single_node when omitted. */
-export const deploymentTable = z.discriminatedUnion("type", [singleNodeDeployment, multiNodeDeployment, disaggregatedDeployment], {
-    error: (iss) => (iss.code === "invalid_union" ? 'type must be "single_node", "multi_node" or "disaggregated"' : undefined),
-  });
+export const deploymentTable = z.discriminatedUnion(
+  "type",
+  [singleNodeDeployment, multiNodeDeployment, disaggregatedDeployment],
+  {
+    error: (iss) =>
+      iss.code === "invalid_union" ? 'type must be "single_node", "multi_node" or "disaggregated"' : undefined,
+  },
+);

@@ -16,7 +16,10 @@ export const inferenceShape = {
   parallel: parallelTable.prefault({}),
   deployment: deploymentTable.prefault({}),
   kv_cache_offload: offloadTable.optional(),
-  vllm_extra: z.record(z.string(), z.unknown()).default({}).describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
+  vllm_extra: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
   env_vars: envVars.default({}).describe("Exported for every inference process"),
   server: serverTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
@@ -26,7 +29,10 @@ export const inferenceShape = {
   enable_dbo: z.boolean().default(false),
   enable_eplb: z.boolean().default(false),
   /** The RL layout's trainer.enable_router_replay turns it on (normalise.ts toCanonicalInput). */
-  enable_return_routed_experts: z.boolean().default(false).describe("Router replay: return routed experts with every response"),
+  enable_return_routed_experts: z
+    .boolean()
+    .default(false)
+    .describe("Router replay: return routed experts with every response"),
   enable_lora: z.boolean().default(false),
   max_loras: z.number().int().min(1).max(4096).default(8),
   /** AUTO_SETUP "LoRA rank rounds up to one vLLM accepts". */

@@ -13,10 +13,12 @@ function qualifiedName(s: string): boolean {
   const [prefix, name] = slash < 0 ? ["", s] : [s.slice(0, slash), s.slice(slash + 1)];
   return name.length <= 63 && NAME.test(name) && (slash < 0 || (prefix.length <= 253 && SUBDOMAIN.test(prefix)));
 }
-const QUALIFIED = "must be a Kubernetes qualified name such as nvidia.com/gpu.product: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit";
+const QUALIFIED =
+  "must be a Kubernetes qualified name such as nvidia.com/gpu.product: an optional DNS prefix and '/', then up to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit";
 const labelKey = z.string().refine(qualifiedName, QUALIFIED);
 const isLabelValue = (s: string) => s === "" || (s.length <= 63 && NAME.test(s));
-const LABEL_VALUE = "must be a Kubernetes label value: up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
+const LABEL_VALUE =
+  "must be a Kubernetes label value: up to 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit";
 const labelValue = z.string().refine(isLabelValue, LABEL_VALUE);
 const image = text.refine((s) => !/\s/.test(s), "must be a container image reference (no whitespace)");
 
@@ -30,7 +32,9 @@ const toleration = table({
 const modelCache = table({
   pvc: k8sName.optional().describe("Existing PersistentVolumeClaim holding the Hugging Face cache"),
   host_path: text.optional().describe("Node directory holding the Hugging Face cache"),
-  mount_path: text.default("/root/.cache/huggingface").describe("Where the cache is mounted (default /root/.cache/huggingface)"),
+  mount_path: text
+    .default("/root/.cache/huggingface")
+    .describe("Where the cache is mounted (default /root/.cache/huggingface)"),
 });
 
 /** The vLLM release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
@@ -43,14 +47,21 @@ export const kubernetesTable = table({
   router_image: image.default("ghcr.io/vllm-project/router:latest"),
   epp_image: image.default("ghcr.io/llm-d/llm-d-router:v0.10.0"),
   envoy_image: image.default("envoyproxy/envoy:v1.36.0"),
-  mooncake_image: image.default(VLLM_IMAGE).describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
-  sidecar_image: image.default("ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0").describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
+  mooncake_image: image
+    .default(VLLM_IMAGE)
+    .describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
+  sidecar_image: image
+    .default("ghcr.io/llm-d/llm-d-routing-sidecar:v0.10.0")
+    .describe("llm-d routing sidecar image for decode pods (P/D with llm-d)"),
   image_pull_secrets: z.array(k8sName).default([]),
   service_account: k8sName.optional(),
   node_selector: z.record(labelKey, labelValue).default({}),
   tolerations: z.array(toleration).default([]),
   model_cache: modelCache.optional(),
-  gpu_resource: text.refine(qualifiedName, QUALIFIED).default("nvidia.com/gpu").describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
+  gpu_resource: text
+    .refine(qualifiedName, QUALIFIED)
+    .default("nvidia.com/gpu")
+    .describe("Extended resource name for GPUs (default nvidia.com/gpu)"),
   shm_size: z
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 16Gi")
@@ -60,5 +71,11 @@ export const kubernetesTable = table({
     .string()
     .regex(/^\d+(Ki|Mi|Gi|Ti)?$/, "must be a quantity such as 500Gi")
     .default("500Gi"),
-  startup_timeout: z.number().int().min(60).max(86400).default(2700).describe("Seconds the startup probe allows (default 2700)"),
+  startup_timeout: z
+    .number()
+    .int()
+    .min(60)
+    .max(86400)
+    .default(2700)
+    .describe("Seconds the startup probe allows (default 2700)"),
 });

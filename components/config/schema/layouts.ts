@@ -17,7 +17,9 @@ export const targetShape = {
 const catalogShape = {
   model_catalog: filePath
     .optional()
-    .describe("A model catalog (YAML with `models:` keyed by Hugging Face id) merged over the built-in one; a relative path is relative to this stack file"),
+    .describe(
+      "A model catalog (YAML with `models:` keyed by Hugging Face id) merged over the built-in one; a relative path is relative to this stack file",
+    ),
 };
 
 /**
@@ -29,7 +31,12 @@ export const standaloneLayout = table({ ...inferenceShape, ...targetShape, ...ca
 /** Top-level RL `[deployment]`: island count; trainer keys are accepted for RL configs pasted whole. */
 export const rlDeploymentTable = table({
   type: z.enum(["single_node", "multi_node"]).optional(),
-  num_train_nodes: z.number().int().min(0).optional().describe("Trainer nodes (informational: trainers are not deployed here)"),
+  num_train_nodes: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Trainer nodes (informational: trainers are not deployed here)"),
   num_infer_nodes: count.optional().describe("Nodes per inference island; must match [inference.deployment] when set"),
   num_infer_replicas: count.default(1).describe("Number of inference islands, each behind its own router"),
   gpus_per_node: z.number().int().min(1).max(64).optional(),

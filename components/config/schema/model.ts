@@ -12,11 +12,20 @@ export const dtype = z.enum(["auto", "float16", "bfloat16", "float32", "half", "
  */
 export const modelTable = table({
   name: modelId.describe("Hugging Face model id or path, e.g. Qwen/Qwen3-8B"),
-  max_model_len: z.number().int().min(1).max(16_777_216).optional().describe("Maximum context length (prompt + output tokens)"),
+  max_model_len: z
+    .number()
+    .int()
+    .min(1)
+    .max(16_777_216)
+    .optional()
+    .describe("Maximum context length (prompt + output tokens)"),
   enforce_eager: z.boolean().default(false).describe("Disable CUDA graphs (faster start, slower decode)"),
   dtype: dtype.optional().describe("Weight and activation dtype"),
   trust_remote_code: z.boolean().default(false),
-  chat_template: longText.refine(notAnOption, NOT_AN_OPTION).optional().describe("Chat template: a file path on the cluster or the template text itself"),
+  chat_template: longText
+    .refine(notAnOption, NOT_AN_OPTION)
+    .optional()
+    .describe("Chat template: a file path on the cluster or the template text itself"),
   tool_call_parser: argText.optional().describe('vLLM tool-call parser; "auto" picks one from the model name'),
   reasoning_parser: argText.optional().describe('vLLM reasoning parser; "auto" picks one from the model name'),
 });

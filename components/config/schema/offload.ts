@@ -23,9 +23,15 @@ export const mooncakeOffload = table({
   ...base,
   device_name: z
     .string()
-    .regex(/^[A-Za-z0-9_:,.-]*$/, 'must be a comma-separated RDMA device list such as "mlx5_0,mlx5_1" (empty = auto-detect)')
+    .regex(
+      /^[A-Za-z0-9_:,.-]*$/,
+      'must be a comma-separated RDMA device list such as "mlx5_0,mlx5_1" (empty = auto-detect)',
+    )
     .default(""),
-  protocol: z.enum(mooncakeManifest.known_protocols as [string, ...string[]]).default("rdma").describe("Transfer protocol (default rdma)"),
+  protocol: z
+    .enum(mooncakeManifest.known_protocols as [string, ...string[]])
+    .default("rdma")
+    .describe("Transfer protocol (default rdma)"),
 });
 
 export const offloadTable = z.discriminatedUnion("type", [nativeOffload, mooncakeOffload], {

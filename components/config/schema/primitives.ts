@@ -12,7 +12,9 @@ export function table<S extends z.ZodRawShape>(shape: S) {
       if (iss.code !== "unrecognized_keys") return undefined;
       const keys = (iss as { keys: string[] }).keys;
       // One line per key: the loader splits them into one issue each.
-      return keys.map((k) => `unknown key "${k}"${didYouMean(k, known)}; valid keys here: ${known.join(", ")}`).join("\n");
+      return keys
+        .map((k) => `unknown key "${k}"${didYouMean(k, known)}; valid keys here: ${known.join(", ")}`)
+        .join("\n");
     },
   });
 }
@@ -36,7 +38,11 @@ export const text = z
   .refine((s) => !s.includes("\0"), "must not contain a NUL byte")
   .superRefine((s, ctx) => {
     const c = controlChar(s);
-    if (c) ctx.addIssue({ code: "custom", message: `must not contain control characters such as line breaks, tabs or escapes (found ${c})` });
+    if (c)
+      ctx.addIssue({
+        code: "custom",
+        message: `must not contain control characters such as line breaks, tabs or escapes (found ${c})`,
+      });
   });
 
 /** A value a program gets as an argv word of its own: a leading "-" would make it an option. */
@@ -51,7 +57,10 @@ export const argText = text.refine(notAnOption, NOT_AN_OPTION);
 const UNICODE_SPACE = /[\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]/;
 
 /** A model id or path, as `vllm serve` gets it and /v1/models lists it. */
-export const modelId = argText.refine((s) => !UNICODE_SPACE.test(s), "must not contain Unicode space characters such as U+00A0 (only the ASCII space)");
+export const modelId = argText.refine(
+  (s) => !UNICODE_SPACE.test(s),
+  "must not contain Unicode space characters such as U+00A0 (only the ASCII space)",
+);
 
 /** A long free text (chat template); still no NUL. */
 export const longText = z
@@ -60,9 +69,17 @@ export const longText = z
   .max(1_000_000, "is longer than 1,000,000 characters")
   .refine((s) => !s.includes("\0"), "must not contain a NUL byte");
 
-export const port = z.number().int("must be a whole number").min(1, "must be a TCP port (1-65535)").max(65535, "must be a TCP port (1-65535)");
+export const port = z
+  .number()
+  .int("must be a whole number")
+  .min(1, "must be a TCP port (1-65535)")
+  .max(65535, "must be a TCP port (1-65535)");
 
-export const count = z.number().int("must be a whole number").min(1, "must be at least 1").max(100_000, "is unreasonably large (max 100000)");
+export const count = z
+  .number()
+  .int("must be a whole number")
+  .min(1, "must be at least 1")
+  .max(100_000, "is unreasonably large (max 100000)");
 
 export const absolutePath = text.refine((s) => s.startsWith("/"), "must be an absolute path (starting with /)");
 
@@ -75,8 +92,14 @@ export const filePath = text.refine((s) => !/[\n\r]/.test(s), "must not contain 
  * hetjob or packjob starts a heterogeneous job), so only plain path characters are accepted.
  */
 export const outputDir = filePath
-  .refine((s) => /^[A-Za-z0-9._/+,:@=-]+$/.test(s), "may only contain letters, digits and . _ - / + , : @ = (sbatch reads it unquoted in #SBATCH --output)")
-  .refine((s) => !/hetjob|packjob/i.test(s), 'must not contain "hetjob" or "packjob" (sbatch reads either word as a heterogeneous job separator)');
+  .refine(
+    (s) => /^[A-Za-z0-9._/+,:@=-]+$/.test(s),
+    "may only contain letters, digits and . _ - / + , : @ = (sbatch reads it unquoted in #SBATCH --output)",
+  )
+  .refine(
+    (s) => !/hetjob|packjob/i.test(s),
+    'must not contain "hetjob" or "packjob" (sbatch reads either word as a heterogeneous job separator)',
+  );
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -84,9 +107,19 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const envVars = z
   .record(
     z.string().regex(ENV_NAME, "environment variable names must match [A-Za-z_][A-Za-z0-9_]*"),
-    z.union([z.string().refine((s) => !s.includes("\0"), "must not contain a NUL byte").max(65536), z.number(), z.boolean()], {
-      error: "environment values must be strings, numbers or booleans",
-    }),
+    z.union(
+      [
+        z
+          .string()
+          .refine((s) => !s.includes("\0"), "must not contain a NUL byte")
+          .max(65536),
+        z.number(),
+        z.boolean(),
+      ],
+      {
+        error: "environment values must be strings, numbers or booleans",
+      },
+    ),
   )
   .transform((env): Record<string, string> => Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)])));
 
@@ -95,7 +128,10 @@ export const slurmName = z
   .string()
   .min(1, "must not be empty")
   .max(200)
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._,+-]*$/, "may only contain letters, digits and . _ , + - (and must start with a letter or digit)");
+  .regex(
+    /^[A-Za-z0-9][A-Za-z0-9._,+-]*$/,
+    "may only contain letters, digits and . _ , + - (and must start with a letter or digit)",
+  );
 
 /** A SLURM hostlist expression such as `gpu[001-004],gpu010`. */
 export const hostlist = z
@@ -107,7 +143,10 @@ export const hostlist = z
 /** SLURM time limit formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, or UNLIMITED. */
 export const slurmTime = z
   .string()
-  .regex(/^(UNLIMITED|infinite|\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2})$/, "must be a SLURM time such as 60, 04:00:00 or 2-00:00:00");
+  .regex(
+    /^(UNLIMITED|infinite|\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d{1,2}|\d+-\d{1,2}:\d{1,2}|\d+-\d{1,2}:\d{1,2}:\d{1,2})$/,
+    "must be a SLURM time such as 60, 04:00:00 or 2-00:00:00",
+  );
 
 /** Kubernetes DNS-1123 label (names, namespaces). */
 export const k8sName = z

@@ -25,22 +25,29 @@ const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >
 /** `type` may be omitted: this is the table's default router. */
 export const vllmRouter = table({
   type: z.literal("vllm-router").default("vllm-router"),
-  policy: z.enum(ROUTER_POLICIES).default("consistent_hash").describe("Load-balancing policy (default consistent_hash on X-Session-ID)"),
+  policy: z
+    .enum(ROUTER_POLICIES)
+    .default("consistent_hash")
+    .describe("Load-balancing policy (default consistent_hash on X-Session-ID)"),
 });
 
 export const llmdRouter = table({
   type: z.literal("llm-d"),
-  scorers: weights.default({ "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 }).describe("Base scorer weights for every profile"),
+  scorers: weights
+    .default({ "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 })
+    .describe("Base scorer weights for every profile"),
   prefill_scorer_overrides: weights.default({ "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 }),
   decode_scorer_overrides: weights.default({}),
   non_cached_tokens: z.number().int().min(0).max(1_000_000).default(16),
   /** On Kubernetes P/D, AUTO_SETUP "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port" replaces this default. */
-  decode_sidecar_port: port.default(8300).describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
+  decode_sidecar_port: port
+    .default(8300)
+    .describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
 });
 
 /** No router: a bare engine on server.port. Only meaningful for single_node. */
 export const noRouter = table({ type: z.literal("none") });
 
 export const routerTable = z.discriminatedUnion("type", [vllmRouter, llmdRouter, noRouter], {
-    error: (iss) => (iss.code === "invalid_union" ? 'type must be "vllm-router", "llm-d" or "none"' : undefined),
-  });
+  error: (iss) => (iss.code === "invalid_union" ? 'type must be "vllm-router", "llm-d" or "none"' : undefined),
+});

@@ -1,13 +1,31 @@
 import { z } from "zod";
-import { absolutePath, filePath, hostlist, NOT_AN_OPTION, notAnOption, outputDir, slurmName, slurmTime, table, text } from "./primitives";
+import {
+  absolutePath,
+  filePath,
+  hostlist,
+  NOT_AN_OPTION,
+  notAnOption,
+  outputDir,
+  slurmName,
+  slurmTime,
+  table,
+  text,
+} from "./primitives";
 
 /** One entry of a list the launcher joins with commas (--bind, --container-mounts): a comma would split it. */
-const listEntry = (flag: string) => text.refine((s) => !s.includes(","), `must not contain ',' (${flag} takes a comma-separated list, so it would become two entries)`);
+const listEntry = (flag: string) =>
+  text.refine(
+    (s) => !s.includes(","),
+    `must not contain ',' (${flag} takes a comma-separated list, so it would become two entries)`,
+  );
 
 /** `type` may be omitted: this is the table's default launcher. */
 const plainLauncher = table({
   type: z.literal("vllm").default("vllm"),
-  bin_dir: absolutePath.refine((s) => !s.includes(":"), "must not contain ':' (it goes on PATH, where ':' separates directories)").optional().describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
+  bin_dir: absolutePath
+    .refine((s) => !s.includes(":"), "must not contain ':' (it goes on PATH, where ':' separates directories)")
+    .optional()
+    .describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
 });
 const venvLauncher = table({
   type: z.literal("venv"),
@@ -16,18 +34,28 @@ const venvLauncher = table({
 const apptainerLauncher = table({
   type: z.literal("apptainer"),
   image: filePath.refine(notAnOption, NOT_AN_OPTION).describe("Apptainer/Singularity image (.sif) or URI"),
-  binds: z.array(listEntry("apptainer --bind").refine(notAnOption, NOT_AN_OPTION)).default([]).describe("Extra --bind specs, e.g. /scratch:/scratch"),
+  binds: z
+    .array(listEntry("apptainer --bind").refine(notAnOption, NOT_AN_OPTION))
+    .default([])
+    .describe("Extra --bind specs, e.g. /scratch:/scratch"),
 });
 const pyxisLauncher = table({
   type: z.literal("pyxis"),
   image: text.describe("Container image for srun --container-image"),
-  mounts: z.array(listEntry("srun --container-mounts")).default([]).describe("--container-mounts entries, e.g. /scratch:/scratch"),
+  mounts: z
+    .array(listEntry("srun --container-mounts"))
+    .default([])
+    .describe("--container-mounts entries, e.g. /scratch:/scratch"),
 });
 
 /** How the engine, router and store binaries are launched on the nodes. */
-export const launcherTable = z.discriminatedUnion("type", [plainLauncher, venvLauncher, apptainerLauncher, pyxisLauncher], {
+export const launcherTable = z.discriminatedUnion(
+  "type",
+  [plainLauncher, venvLauncher, apptainerLauncher, pyxisLauncher],
+  {
     error: (iss) => (iss.code === "invalid_union" ? 'type must be "vllm", "venv", "apptainer" or "pyxis"' : undefined),
-  });
+  },
+);
 
 /** `[slurm]`: submit one sbatch job per island through the login node. */
 export const slurmTable = table({
@@ -43,14 +71,28 @@ export const slurmTable = table({
     .regex(/^[A-Za-z0-9_.&|\[\]()*:,-]+$/, "must be a SLURM constraint expression such as h100|a100")
     .optional(),
   /** Another spelling of the top-level output_dir (normalise.ts toCanonicalInput carries it there). */
-  output_dir: outputDir.optional().describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
+  output_dir: outputDir
+    .optional()
+    .describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
   exclusive: z.boolean().default(true).describe("Request whole nodes (default true)"),
   gres: z
     .string()
     .regex(/^[A-Za-z0-9_:,]+$/, "must be a GRES spec such as gpu:8 or gpu:h100:8")
     .optional()
     .describe("Override the per-node GRES request (default gpu:<gpus_per_node>)"),
-  pending_timeout: z.number().int().min(10).max(7 * 86400).default(3600).describe("Seconds to wait for the job to start running (default 3600)"),
-  ready_timeout: z.number().int().min(10).max(7 * 86400).default(3600).describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
+  pending_timeout: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86400)
+    .default(3600)
+    .describe("Seconds to wait for the job to start running (default 3600)"),
+  ready_timeout: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86400)
+    .default(3600)
+    .describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
   launcher: launcherTable.prefault({}),
 });
