@@ -83,7 +83,7 @@ describe("docs/fleet-cli.md", () => {
   it("names every flag bin/fleet.ts accepts", () => {
     const source = read("bin/fleet.ts");
     // Every option of the OPTIONS table (`flags: "-i, --identity <key file>"`), each spelling.
-    const flags = [...source.matchAll(/\{ flags: "([^"]+)"/g)].flatMap((m) =>
+    const flags = [...source.matchAll(/\bflags: "([^"]+)"/g)].flatMap((m) =>
       [...m[1].matchAll(/(--?[a-z][a-z-]*)/g)].map((f) => f[1]),
     );
     expect(flags.length).toBeGreaterThan(10);
