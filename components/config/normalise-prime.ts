@@ -1,6 +1,6 @@
 import type { ConfigIssue } from "./issues";
 import type { UserPaths } from "./paths";
-import { PRIME_RL_IGNORED_TABLES } from "./schema/prime";
+import { PRIME_RL_IGNORED_TABLES, VLLM_CANONICAL_KEYS } from "./schema/prime";
 import { checkVllmExtra, type ExtraValue } from "./vllm-flags";
 
 type Raw = Record<string, any>;
@@ -17,19 +17,6 @@ export const MODEL_KEYS = new Set([
   "chat_template",
   "tool_call_parser",
   "reasoning_parser",
-]);
-
-/** [vllm] keys that are canonical inference keys of the same name. */
-export const FLAT_KEYS = new Set([
-  "enable_expert_parallel",
-  "enable_dbo",
-  "enable_eplb",
-  "enable_return_routed_experts",
-  "enable_lora",
-  "max_loras",
-  "max_lora_rank",
-  "gpu_memory_utilization",
-  "enable_prefix_caching",
 ]);
 
 /**
@@ -88,7 +75,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     else if (MODEL_KEYS.has(key)) model[key] = value;
     else if (key === "tensor_parallel_size") parallel.tp = value;
     else if (key === "data_parallel_size") parallel.dp = value;
-    else if (FLAT_KEYS.has(key)) flat[key] = value;
+    else if (VLLM_CANONICAL_KEYS.has(key)) flat[key] = value;
     else if (PLANNED_KEYS.has(key)) ignored.push(at(`vllm.${key}`));
     else extra[key] = value;
   }

@@ -1,6 +1,7 @@
 import * as TOML from "@iarna/toml";
 import type { ConfigIssue } from "./issues";
-import { FLAT_KEYS, MODEL_KEYS } from "./normalise-prime";
+import { MODEL_KEYS } from "./normalise-prime";
+import { VLLM_CANONICAL_KEYS } from "./schema/prime";
 import type { TomlTable } from "./toml";
 
 /** One `--key.path value` from the command line, in the stack file's own layout. */
@@ -116,7 +117,7 @@ export function olderLayoutSpellings(doc: TomlTable, overrides: Override[]): Ove
     else if (key === "tensor_parallel_size") path = ["parallel", "tp"];
     else if (key === "data_parallel_size") path = ["parallel", "dp"];
     else if (MODEL_KEYS.has(key)) path = ["model", key];
-    else if (FLAT_KEYS.has(key)) path = [key];
+    else if (VLLM_CANONICAL_KEYS.has(key)) path = [key];
     else path = ["vllm_extra", key];
     if (path[0] === "model" && shorthand !== undefined && !expand.length)
       expand.push({ path: [...base, "model"], value: { name: shorthand } });

@@ -1,4 +1,5 @@
 import { rlLayout } from "./schema/layouts";
+import { VLLM_CANONICAL_KEYS } from "./schema/prime";
 
 /**
  * Translates canonical config paths (the standalone layout's names) into the TOML path the user
@@ -41,19 +42,6 @@ const TOP_LEVEL_IN_RL = new Set(
   Object.keys(rlLayout.shape).filter((k) => !["inference", "model", "deployment"].includes(k)),
 );
 
-/** Canonical inference keys prime-rl keeps in [vllm] under their own name. */
-const IN_VLLM = new Set([
-  "enable_expert_parallel",
-  "enable_dbo",
-  "enable_eplb",
-  "enable_return_routed_experts",
-  "enable_lora",
-  "max_loras",
-  "max_lora_rank",
-  "gpu_memory_utilization",
-  "enable_prefix_caching",
-]);
-
 /** Canonical deployment keys prime-rl names differently (inference.py DisaggregatedInferenceDeploymentConfig). */
 const PRIME_DEPLOYMENT: Record<string, string> = {
   num_prefill_nodes: "prefill_nodes_per_replica",
@@ -75,7 +63,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
       rest[0] === "tp" ? "vllm.tensor_parallel_size" : rest[0] === "dp" ? "vllm.data_parallel_size" : "vllm",
     );
   if (head === "vllm_extra") return inference("vllm" + tail);
-  if (IN_VLLM.has(head)) return inference("vllm." + canonical);
+  if (VLLM_CANONICAL_KEYS.has(head)) return inference("vllm." + canonical);
   if (head === "deployment" && rest[0] in PRIME_DEPLOYMENT)
     return inference(["deployment", PRIME_DEPLOYMENT[rest[0]], ...rest.slice(1)].join("."));
   return inference(canonical);

@@ -259,3 +259,19 @@ export const PRIME_MARKERS = [
 
 /** Keys only the older layout (ours) has at the inference root. */
 export const OLDER_ONLY = Object.keys(inferenceShape).filter((k) => !(k in primeInferenceShape));
+
+/**
+ * Keys of prime-rl's [vllm] table that are canonical inference keys under the same name (the rest
+ * map to the model, parallel layout or vllm_extra).
+ */
+export const VLLM_CANONICAL_KEYS: ReadonlySet<string> = new Set([
+  "enable_expert_parallel",
+  "enable_dbo",
+  "enable_eplb",
+  "enable_return_routed_experts",
+  "enable_lora",
+  "max_loras",
+  "max_lora_rank",
+  "gpu_memory_utilization",
+  "enable_prefix_caching",
+]);
