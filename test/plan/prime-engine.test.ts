@@ -4,6 +4,8 @@
  * utils/parsers.py, entrypoints/inference.py's local router), against a seed-layout stack, which
  * keeps its own behaviour.
  */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile, loadConfigText } from "../../components/config";
@@ -15,6 +17,8 @@ import {
 } from "../../components/plan/prime-parsers";
 import { resolveParser } from "../../components/plan/parser-detection";
 import { showValue, type Value } from "../../components/plan/values";
+import { renderIslandScript } from "../../components/slurm/sbatch";
+import { expectShellcheckClean } from "../shellcheck";
 import { ROOT, load, SLURM, stackText } from "../helpers";
 
 const show = (argv: Value[]) => argv.map((v) => showValue(v, 0));
@@ -214,5 +218,65 @@ describe("prime-rl's local router (entrypoints/inference.py)", () => {
     const s = seed("single-node").islands[0].router;
     expect(s?.kind).toBe("vllm-router");
     if (s?.kind === "vllm-router") expect(show(s.argv)).not.toContain("--intra-node-data-parallel-size");
+  });
+});
+
+describe("prime-rl's per-rank engines on SLURM, dense multi-node (inference.sbatch.j2, _launch_rank.sh.j2)", () => {
+  const p = fixture("multi-node"); // 2 nodes, tp=2, 8 GPUs: 4 ranks per node
+
+  it("one single-rank engine per DP rank: port backend_port + k, GPUs k*tp.., no DP arguments", () => {
+    const engines = p.islands[0].engines;
+    expect(engines).toHaveLength(8);
+    expect(p.totals).toMatchObject({ nodes: 2, engines: 8, gpus: 16, routers: 1 });
+    for (const e of engines) {
+      const k = e.port! - 8100;
+      expect(k).toBeGreaterThanOrEqual(0);
+      expect(k).toBeLessThan(4);
+      expect(e.gpus).toEqual([2 * k, 2 * k + 1]);
+      expect(envOf(e.env).get("CUDA_VISIBLE_DEVICES")).toBe(`${2 * k},${2 * k + 1}`);
+      expect(e.dp).toBeUndefined();
+      expect(flag(e.argv, "--api-server-count")).toBe("1");
+      expect(show(e.argv)).not.toContain("--data-parallel-size");
+      expect(e.id).toMatch(/-r[0-3]$/);
+    }
+  });
+
+  it("the router and the admin URLs list every rank, node-major", () => {
+    const r = p.islands[0].router;
+    expect(r?.kind).toBe("vllm-router");
+    if (r?.kind !== "vllm-router") return;
+    const urls = show(r.argv).filter((a) => a.startsWith("http://"));
+    expect(urls).toEqual(
+      ["<i0-n0>", "<i0-n1>"].flatMap((n) => [8100, 8101, 8102, 8103].map((port) => `http://${n}:${port}`)),
+    );
+    expect(p.islands[0].endpoints.engines.map((e) => [e.url.node, e.url.port])).toEqual(
+      [0, 1].flatMap((n) => [8100, 8101, 8102, 8103].map((port) => [n, port])),
+    );
+  });
+
+  it("the island script starts every rank and passes bash -n and shellcheck", () => {
+    const { script, launchBody } = renderIslandScript(p, p.islands[0]);
+    for (const e of p.islands[0].engines) expect(launchBody).toContain(e.id);
+    for (const text of [script, launchBody]) {
+      expect(spawnSync("bash", ["-n"], { input: text, encoding: "utf8" }).status).toBe(0);
+      expectShellcheckClean(text);
+    }
+  });
+
+  it("single node, expert-parallel, P/D, Kubernetes and the seed layout keep one engine per node", () => {
+    expect(fixture("single-node").islands[0].engines).toHaveLength(1);
+    expect(fixture("disaggregated-overrides").islands[0].engines).toHaveLength(4);
+    const ep = prime(
+      `[vllm]\nmodel = "Qwen/Qwen3-30B-A3B"\ntensor_parallel_size = 2\ndata_parallel_size = 8\nenable_expert_parallel = true\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\n`,
+    );
+    expect(ep.shape).toBe("wide_ep");
+    expect(ep.islands[0].engines).toHaveLength(2);
+    expect(seed("multi-replica").islands[0].engines).toHaveLength(2);
+    const text = fs.readFileSync(path.join(ROOT, "test/fixtures/prime-rl/multi-node.toml"), "utf8");
+    const k8s = buildPlan(
+      loadConfigText(text.slice(0, text.indexOf("[slurm]")), "k.toml", [], ROOT, { target: "kubernetes" }),
+      "k",
+    );
+    expect(k8s.islands[0].engines).toHaveLength(2);
   });
 });
