@@ -74,10 +74,18 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
  * rank, each on backend_port + k with its own tp GPUs and no DP arguments, every rank a worker of the
  * router, as prime-rl's per-rank launcher runs them (src/prime_rl/templates/inference.sbatch.j2
  * calling _launch_rank.sh.j2 with dp 1; vLLM >= 0.24 refuses external-LB arguments at dp 1).
- * Expert-parallel and P/D per-rank groups, and Kubernetes, keep one engine per node for now.
+ * Expert-parallel and P/D per-rank groups, and Kubernetes, keep one engine per node for now; so
+ * does Mooncake offload, whose per-rank engines need their own VLLM_RPC_BASE_PATH directory (prime-rl
+ * makes one per port: its IPC socket names collide otherwise), which the scripts do not create yet.
  */
 function perRank(cfg: FleetConfig, layout: ReplicaLayout): boolean {
-  return cfg.prime_rl === true && cfg.target.kind === "slurm" && shapeOf(cfg) === "multi_replica" && layout.dpLocal > 1;
+  return (
+    cfg.prime_rl === true &&
+    cfg.target.kind === "slurm" &&
+    shapeOf(cfg) === "multi_replica" &&
+    cfg.kv_cache_offload?.type !== "mooncake" &&
+    layout.dpLocal > 1
+  );
 }
 
 function enginePort(cfg: FleetConfig, role: Role): number {

@@ -254,18 +254,24 @@ describe("prime-rl's per-rank engines on SLURM, dense multi-node (inference.sbat
     );
   });
 
-  it("the island script starts every rank and passes bash -n and shellcheck", () => {
-    const { script, launchBody } = renderIslandScript(p, p.islands[0]);
-    for (const e of p.islands[0].engines) expect(launchBody).toContain(e.id);
-    for (const text of [script, launchBody]) {
-      expect(spawnSync("bash", ["-n"], { input: text, encoding: "utf8" }).status).toBe(0);
-      expectShellcheckClean(text);
-    }
-  });
+  it.each(["multi-node", "llm-d"])(
+    "%s: the island script starts every rank and passes bash -n and shellcheck",
+    (name) => {
+      const plan = fixture(name);
+      expect(plan.islands[0].engines.length).toBeGreaterThan(plan.islands[0].nodes.length);
+      const { script, launchBody } = renderIslandScript(plan, plan.islands[0]);
+      for (const e of plan.islands[0].engines) expect(launchBody).toContain(e.id);
+      for (const text of [script, launchBody]) {
+        expect(spawnSync("bash", ["-n"], { input: text, encoding: "utf8" }).status).toBe(0);
+        expectShellcheckClean(text);
+      }
+    },
+  );
 
-  it("single node, expert-parallel, P/D, Kubernetes and the seed layout keep one engine per node", () => {
+  it("single node, expert-parallel, P/D, Mooncake, Kubernetes and the seed layout keep one engine per node", () => {
     expect(fixture("single-node").islands[0].engines).toHaveLength(1);
     expect(fixture("disaggregated-overrides").islands[0].engines).toHaveLength(4);
+    expect(fixture("kv-offload-mooncake").islands[0].engines).toHaveLength(2); // needs VLLM_RPC_BASE_PATH per rank
     const ep = prime(
       `[vllm]\nmodel = "Qwen/Qwen3-30B-A3B"\ntensor_parallel_size = 2\ndata_parallel_size = 8\nenable_expert_parallel = true\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\n`,
     );
