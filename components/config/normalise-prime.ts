@@ -26,13 +26,7 @@ export const MODEL_KEYS = new Set([
 const PLANNED_KEYS = new Set(["data_parallel_size_local", "data_parallel_rpc_port", "api_server_count"]);
 
 /** Inference-level keys prime-rl uses for its own server and worker extension, which vllm-fleet does not run. */
-const IGNORED_INFERENCE_KEYS = [
-  "log",
-  "weight_broadcast",
-  "use_pd_kv_transfer",
-  "enable_fp32_lm_head",
-  "enable_fp32_router_logits",
-];
+const IGNORED_INFERENCE_KEYS = ["log", "weight_broadcast", "use_pd_kv_transfer"];
 
 /** [slurm] keys of prime-rl's own sbatch templates (project_dir, uv sync, ...), which vllm-fleet does not render. */
 const SLURM_MAPPED = ["job_name", "partition", "account", "time", "nodelist", "exclude"];
@@ -112,7 +106,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     paths.record("enable_return_routed_experts", "trainer.enable_router_replay");
   }
 
-  // Environment: RL env_vars for every component, the inference table's over them, then use_deep_gemm.
+  // Environment: RL env_vars for every component, the inference table's over them.
   let env: Raw | undefined;
   if (rl && file.env_vars) {
     env = { ...file.env_vars };
@@ -120,12 +114,14 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
       if (!(k in (inf.env_vars ?? {}))) paths.record(`env_vars.${k}`, `env_vars.${k}`);
   }
   if (inf.env_vars) env = { ...env, ...inf.env_vars };
-  if (inf.use_deep_gemm !== undefined) {
-    const v = inf.use_deep_gemm ? "1" : "0";
-    env = { ...env, VLLM_USE_DEEP_GEMM: v, VLLM_MOE_USE_DEEP_GEMM: v };
-    for (const k of ["VLLM_USE_DEEP_GEMM", "VLLM_MOE_USE_DEEP_GEMM"])
-      paths.record(`env_vars.${k}`, at("use_deep_gemm"));
-  }
+
+  // Engine settings prime-rl's server derives (configs/inference.py to_namespace, inference/server.py
+  // setup_vllm_env), with its defaults; the planner turns them into flags and environment.
+  const primeEngine = {
+    enable_fp32_lm_head: inf.enable_fp32_lm_head ?? true,
+    enable_fp32_router_logits: inf.enable_fp32_router_logits ?? true,
+    use_deep_gemm: inf.use_deep_gemm ?? false,
+  };
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
   const { liveness_timeout_seconds, ...server } = (inf.server ?? {}) as Raw;
@@ -223,6 +219,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     rl_deployment: rlDeployment,
     rl_model_name: rlModelName,
     role_vllm_extra: Object.keys(roleExtra).length ? roleExtra : undefined,
+    prime_engine: primeEngine,
     slurm,
     kubernetes: file.kubernetes,
     output_dir: outputDir,

@@ -10,7 +10,14 @@ import { rlDeploymentTable, standaloneLayout, type RlLayout, type StandaloneLayo
 import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
 import { launcherTable, slurmTable } from "./schema/slurm";
-import type { DeploymentConfig, FleetConfig, KubernetesTarget, OffloadConfig, SlurmTarget } from "./types";
+import type {
+  DeploymentConfig,
+  FleetConfig,
+  KubernetesTarget,
+  OffloadConfig,
+  PrimeEngineConfig,
+  SlurmTarget,
+} from "./types";
 import { checkVllmExtra } from "./vllm-flags";
 
 type Raw = Record<string, any>;
@@ -91,7 +98,15 @@ function dropUndefined(o: Raw): Raw {
  * applies the defaults (the router goes back under [deployment] for it).
  */
 function withSchemaDefaults(input: Raw): z.output<typeof standaloneLayout> {
-  const { router, islands: _i, rl_deployment: _d, rl_model_name: _m, role_vllm_extra: _r, ...rest } = input;
+  const {
+    router,
+    islands: _i,
+    rl_deployment: _d,
+    rl_model_name: _m,
+    role_vllm_extra: _r,
+    prime_engine: _p,
+    ...rest
+  } = input;
   return standaloneLayout.parse({ ...rest, deployment: { ...input.deployment, router } });
 }
 
@@ -308,6 +323,7 @@ export function applyDefaults(
       : undefined,
     ...(input.role_vllm_extra && { role_vllm_extra: input.role_vllm_extra }),
     ...(paths.prime && { prime_rl: true as const }),
+    ...(input.prime_engine && { prime_engine: input.prime_engine as PrimeEngineConfig }),
     notes,
     ...(entry && { catalog: entry }),
   };

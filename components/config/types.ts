@@ -57,6 +57,12 @@ export interface FleetConfig extends Omit<
   ignored?: string[];
   /** Set when the file uses prime-rl's current layout ([vllm], top-level [router]); paths are reported in its terms. */
   prime_rl?: true;
+  /**
+   * prime-rl's layout: the inference keys prime-rl's own server turns into engine flags and
+   * environment (its configs/inference.py to_namespace, inference/server.py setup_vllm_env), with
+   * prime-rl's defaults; the planner applies them (plan/engine-argv.ts, plan/env.ts).
+   */
+  prime_engine?: PrimeEngineConfig;
   /** Facts worth telling the user that are not errors. */
   notes: string[];
   /**
@@ -67,6 +73,16 @@ export interface FleetConfig extends Omit<
 }
 
 export type ModelConfig = z.output<typeof modelTable>;
+
+/** prime-rl's engine-level inference keys (InferenceConfig in its configs/inference.py). */
+export interface PrimeEngineConfig {
+  /** additional_config.fp32_lm_head (prime-rl default true). */
+  enable_fp32_lm_head: boolean;
+  /** additional_config.fp32_router_logits (prime-rl default true). */
+  enable_fp32_router_logits: boolean;
+  /** VLLM_USE_DEEP_GEMM and VLLM_MOE_USE_DEEP_GEMM, "1" or "0", always set (prime-rl default false). */
+  use_deep_gemm: boolean;
+}
 
 /** Each member of a union without key K. */
 type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

@@ -1,6 +1,7 @@
 import type { FleetConfig } from "../config/types";
 import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
 import { resolveParser } from "./parser-detection";
+import { resolvePrimeParser } from "./prime-parsers";
 import type { EngineProcess, Role } from "./deployment-plan";
 import type { Value } from "./values";
 
@@ -14,6 +15,9 @@ export const ROLE_ALL2ALL: Record<Exclude<Role, "replica">, string> = {
   decode: "deepep_low_latency",
 };
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
+
+/** VllmConfig's max_cpu_loras default (packages/prime-rl-configs/src/prime_rl/configs/inference.py). */
+export const PRIME_MAX_CPU_LORAS = 100;
 
 type Layout = Pick<EngineProcess, "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig">;
 
@@ -64,13 +68,16 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
   if (m.dtype) add("--dtype", m.dtype);
   if (m.trust_remote_code) add("--trust-remote-code");
   if (m.chat_template) add("--chat-template", m.chat_template);
-  const toolParser = resolveParser("tool", m.tool_call_parser, m.name);
+  const parser = cfg.prime_rl ? resolvePrimeParser : resolveParser;
+  const toolParser = parser("tool", m.tool_call_parser, m.name);
   if (toolParser) add("--enable-auto-tool-choice", "--tool-call-parser", toolParser);
-  const reasoningParser = resolveParser("reasoning", m.reasoning_parser, m.name);
+  const reasoningParser = parser("reasoning", m.reasoning_parser, m.name);
   if (reasoningParser) add("--reasoning-parser", reasoningParser);
   if (cfg.enable_lora) {
     add("--enable-lora", "--max-loras", String(cfg.max_loras));
     if (cfg.max_lora_rank !== undefined) add("--max-lora-rank", String(cfg.max_lora_rank));
+    // prime-rl always hands vLLM its max_cpu_loras (default 100); it only matters with LoRA on.
+    if (cfg.prime_rl && cfg.vllm_extra.max_cpu_loras === undefined) add("--max-cpu-loras", String(PRIME_MAX_CPU_LORAS));
   }
   if (cfg.enable_prefix_caching === true) add("--enable-prefix-caching");
   if (cfg.enable_prefix_caching === false) add("--no-enable-prefix-caching");
@@ -83,6 +90,25 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
     extra.compilation_config = { ...user, ...DECODE_COMPILATION };
   }
   Object.assign(extra, roleExtra);
+  if (cfg.prime_engine) Object.assign(extra, primeServerExtra(cfg.prime_engine, extra));
   for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
   return argv;
+}
+
+/**
+ * prime-rl's layout: the arguments prime-rl's own server adds to every engine's (configs/inference.py
+ * InferenceConfig.to_namespace): logprobs_mode processed_logprobs unless given, and additional_config
+ * with fp32_lm_head / fp32_router_logits set to true when enabled (over the user's additional_config).
+ */
+export function primeServerExtra(
+  pe: NonNullable<FleetConfig["prime_engine"]>,
+  extra: Record<string, ExtraValue>,
+): Record<string, ExtraValue> {
+  const out: Record<string, ExtraValue> = {};
+  if (extra.logprobs_mode === undefined) out.logprobs_mode = "processed_logprobs";
+  const additional = { ...((extra.additional_config ?? {}) as Record<string, unknown>) };
+  if (pe.enable_fp32_lm_head) additional.fp32_lm_head = true;
+  if (pe.enable_fp32_router_logits) additional.fp32_router_logits = true;
+  if (Object.keys(additional).length) out.additional_config = additional;
+  return out;
 }

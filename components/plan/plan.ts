@@ -69,6 +69,25 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
   }
 }
 
+/**
+ * prime-rl's layout on SLURM, dense multi-node (no expert parallelism): one `vllm serve` per DP
+ * rank, each on backend_port + k with its own tp GPUs and no DP arguments, every rank a worker of the
+ * router, as prime-rl's per-rank launcher runs them (src/prime_rl/templates/inference.sbatch.j2
+ * calling _launch_rank.sh.j2 with dp 1; vLLM >= 0.24 refuses external-LB arguments at dp 1).
+ * Expert-parallel and P/D per-rank groups, and Kubernetes, keep one engine per node for now; so
+ * does Mooncake offload, whose per-rank engines need their own VLLM_RPC_BASE_PATH directory (prime-rl
+ * makes one per port: its IPC socket names collide otherwise), which the scripts do not create yet.
+ */
+function perRank(cfg: FleetConfig, layout: ReplicaLayout): boolean {
+  return (
+    cfg.prime_rl === true &&
+    cfg.target.kind === "slurm" &&
+    shapeOf(cfg) === "multi_replica" &&
+    cfg.kv_cache_offload?.type !== "mooncake" &&
+    layout.dpLocal > 1
+  );
+}
+
 function enginePort(cfg: FleetConfig, role: Role): number {
   const d = cfg.deployment;
   if (d.type === "disaggregated") return role === "decode" ? d.decode_port : d.prefill_port;
@@ -85,57 +104,62 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
     const head = node;
     for (let k = 0; k < layout.nodes; k++, node++) {
       const headless = layout.mode === "internal" && layout.nodes > 1 && k > 0;
-      const dp =
-        layout.dpSize > 1
-          ? {
-              size: layout.dpSize,
-              local: layout.dpLocal,
-              startRank: k * layout.dpLocal,
-              address: { parts: [nodeRef(head)] } as Value,
-              rpcPort: FIXED_PORTS.dpRpc,
-              mode: layout.mode,
-            }
+      // prime-rl's per-rank layout: each DP rank is its own single-rank engine on its own port and GPUs.
+      const ranks = perRank(cfg, layout) ? layout.dpLocal : 1;
+      for (let r = 0; r < ranks; r++) {
+        const dp =
+          layout.dpSize > 1 && ranks === 1
+            ? {
+                size: layout.dpSize,
+                local: layout.dpLocal,
+                startRank: k * layout.dpLocal,
+                address: { parts: [nodeRef(head)] } as Value,
+                rpcPort: FIXED_PORTS.dpRpc,
+                mode: layout.mode,
+              }
+            : undefined;
+        const slice = ranks === 1 ? cfg.parallel.tp * layout.dpLocal : cfg.parallel.tp;
+        const gpus = Array.from({ length: slice }, (_, g) => r * slice + g);
+        const nixlPorts = pd
+          ? Array.from({ length: layout.dpLocal }, (_, i) => FIXED_PORTS.nixlSideChannel + i)
           : undefined;
-      const gpus = Array.from({ length: cfg.parallel.tp * layout.dpLocal }, (_, g) => g);
-      const nixlPorts = pd
-        ? Array.from({ length: layout.dpLocal }, (_, r) => FIXED_PORTS.nixlSideChannel + r)
-        : undefined;
-      const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
-      if (pd)
-        perProcess.push(
-          ["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }],
-          ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(FIXED_PORTS.nixlSideChannel)],
-        );
-      if (mooncake) {
-        perProcess.push(["PYTHONHASHSEED", "0"], ["MOONCAKE_CONFIG_PATH", { parts: [fileRef("mooncake-config")] }]);
-        if (mooncake.disk) {
+        const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
+        if (pd)
           perProcess.push(
-            ["MOONCAKE_OFFLOAD_FILE_STORAGE_PATH", mooncake.disk.path],
-            ["MOONCAKE_OFFLOAD_FSDIR", mooncake.disk.path],
-            ["MOONCAKE_OFFLOAD_ENABLE_EVICTION", "true"],
+            ["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }],
+            ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(FIXED_PORTS.nixlSideChannel)],
           );
+        if (mooncake) {
+          perProcess.push(["PYTHONHASHSEED", "0"], ["MOONCAKE_CONFIG_PATH", { parts: [fileRef("mooncake-config")] }]);
+          if (mooncake.disk) {
+            perProcess.push(
+              ["MOONCAKE_OFFLOAD_FILE_STORAGE_PATH", mooncake.disk.path],
+              ["MOONCAKE_OFFLOAD_FSDIR", mooncake.disk.path],
+              ["MOONCAKE_OFFLOAD_ENABLE_EVICTION", "true"],
+            );
+          }
         }
+        const process: EngineProcess = {
+          id: `i${island}-${layout.role}${layout.replica}-n${k}${ranks > 1 ? `-r${r}` : ""}`,
+          island,
+          role: layout.role,
+          replica: layout.replica,
+          node,
+          nodeInReplica: k,
+          gpus,
+          tp: cfg.parallel.tp,
+          dp,
+          port: headless ? undefined : enginePort(cfg, layout.role) + r,
+          apiServerCount: headless ? 0 : cfg.enable_lora || ranks > 1 ? 1 : layout.dpLocal,
+          headless,
+          env: layerEnv(cfg, layout.role, perProcess),
+          argv: [],
+          kvTransferConfig: kv,
+          nixlPorts,
+        };
+        process.argv = engineArgv(cfg, process);
+        engines.push(process);
       }
-      const process: EngineProcess = {
-        id: `i${island}-${layout.role}${layout.replica}-n${k}`,
-        island,
-        role: layout.role,
-        replica: layout.replica,
-        node,
-        nodeInReplica: k,
-        gpus,
-        tp: cfg.parallel.tp,
-        dp,
-        port: headless ? undefined : enginePort(cfg, layout.role),
-        apiServerCount: headless ? 0 : cfg.enable_lora ? 1 : layout.dpLocal,
-        headless,
-        env: layerEnv(cfg, layout.role, perProcess),
-        argv: [],
-        kvTransferConfig: kv,
-        nixlPorts,
-      };
-      process.argv = engineArgv(cfg, process);
-      engines.push(process);
     }
   }
   return engines;

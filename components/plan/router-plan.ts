@@ -38,6 +38,11 @@ export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Vllm
     "--log-level",
     "info",
   ];
+  // prime-rl's layout, single node: its local router is told the engine's DP ranks behind the one
+  // URL (--intra-node-data-parallel-size, src/prime_rl/entrypoints/inference.py); its SLURM
+  // templates give every rank its own URL instead.
+  if (cfg.prime_rl && cfg.deployment.type === "single_node" && serving.length === 1)
+    argv.push("--intra-node-data-parallel-size", String(serving[0].dp?.local ?? 1));
   if (pd) {
     argv.push("--vllm-pd-disaggregation");
     for (const e of serving.filter((e) => e.role === "prefill")) argv.push("--prefill", engineUrl(e));

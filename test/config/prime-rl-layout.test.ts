@@ -71,12 +71,14 @@ describe("prime-rl layout fixtures", () => {
     const cfg = loadConfigFile(file, [], { target: e.target?.[0] as "slurm" | undefined });
     expect(cfg.prime_rl).toBe(true);
     for (const p of e.parallel ?? []) expect(`tp=${cfg.parallel.tp} dp=${cfg.parallel.dp}`).toBe(p);
+    for (const list of e.ignored ?? []) for (const key of list.split(", ")) expect(cfg.ignored).toContain(key);
+    const engines = buildPlan(cfg, "t").islands.flatMap((i) => i.engines);
+    // The environment every engine process gets (env_vars, and what prime-rl's server sets).
     for (const kv of e.env ?? []) {
       const [k, v] = kv.split("=");
-      expect(cfg.env_vars[k]).toBe(v);
+      for (const en of engines) expect(new Map(en.env).get(k), `${en.id} ${k}`).toBe(v);
     }
-    for (const list of e.ignored ?? []) for (const key of list.split(", ")) expect(cfg.ignored).toContain(key);
-    const argv = buildPlan(cfg, "t").islands.flatMap((i) => i.engines.map((en) => en.argv.join(" ")));
+    const argv = engines.map((en) => en.argv.join(" "));
     for (const a of e.argv ?? [])
       expect(
         argv.some((line) => line.includes(a)),
