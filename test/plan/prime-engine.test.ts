@@ -17,7 +17,7 @@ import {
 } from "../../components/plan/prime-parsers";
 import { resolveParser } from "../../components/plan/parser-detection";
 import { showValue, type Value } from "../../components/plan/values";
-import { renderIslandScript } from "../../components/slurm/sbatch";
+import { renderIslandScript } from "../../components/slurm";
 import { expectShellcheckClean } from "../shellcheck";
 import { ROOT, load, SLURM, stackText } from "../helpers";
 
