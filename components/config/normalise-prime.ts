@@ -1,5 +1,6 @@
 import type { ConfigIssue } from "./issues";
 import type { UserPaths } from "./paths";
+import type { PrimeEngineConfig, PrimeEngineKind, WeightBroadcastType } from "./types";
 import { PRIME_RL_IGNORED_TABLES, VLLM_CANONICAL_KEYS } from "./schema/prime";
 import { checkVllmExtra, type ExtraValue } from "./vllm-flags";
 
@@ -25,8 +26,8 @@ export const MODEL_KEYS = new Set([
  */
 const PLANNED_KEYS = new Set(["data_parallel_size_local", "data_parallel_rpc_port", "api_server_count"]);
 
-/** Inference-level keys prime-rl uses for its own server and worker extension, which vllm-fleet does not run. */
-const IGNORED_INFERENCE_KEYS = ["log", "weight_broadcast", "use_pd_kv_transfer"];
+/** Inference-level keys prime-rl uses for its own server, which vllm-fleet does not act on. */
+const IGNORED_INFERENCE_KEYS = ["log", "use_pd_kv_transfer"];
 
 /** [slurm] keys of prime-rl's own sbatch templates (project_dir, uv sync, ...), which vllm-fleet does not render. */
 const SLURM_MAPPED = ["job_name", "partition", "account", "time", "nodelist", "exclude"];
@@ -117,13 +118,18 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
 
   // Engine settings prime-rl's server derives (configs/inference.py to_namespace, inference/server.py
   // setup_vllm_env), with its defaults; the planner turns them into flags and environment.
-  const primeEngine = {
+  const engine: PrimeEngineKind = file.vllm_fleet?.engine ?? (rl ? "prime-rl" : "vllm");
+  const primeEngine: PrimeEngineConfig = {
     enable_fp32_lm_head: inf.enable_fp32_lm_head ?? true,
     enable_fp32_router_logits: inf.enable_fp32_router_logits ?? true,
     use_deep_gemm: inf.use_deep_gemm ?? false,
+    engine,
+    weight_broadcast: weightBroadcastType(file, inf, rl),
   };
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
+  // weight_broadcast picks prime-rl's worker extension: it acts only when engines run prime-rl's server.
+  if (engine === "vllm" && inf.weight_broadcast !== undefined) ignored.push(at("weight_broadcast"));
   const { liveness_timeout_seconds, ...server } = (inf.server ?? {}) as Raw;
   if (liveness_timeout_seconds !== undefined) ignored.push(at("server.liveness_timeout_seconds"));
 
@@ -183,7 +189,11 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
         gpus_per_node: d.gpus_per_node,
       });
     }
-    for (const key of PRIME_RL_IGNORED_TABLES) if (file[key] !== undefined) ignored.push(key);
+    for (const key of PRIME_RL_IGNORED_TABLES) {
+      // Its type picks the worker extension of prime-rl's server; the rest configures the trainer.
+      if (key === "weight_broadcast" && engine === "prime-rl") continue;
+      if (file[key] !== undefined) ignored.push(key);
+    }
   }
 
   // [slurm]: an RL file's top-level one is propagated to inference.slurm (prime-rl fills it only if absent).
@@ -226,6 +236,17 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     dry_run: dryRun,
   });
   return { input, ignored, issues, notes };
+}
+
+/**
+ * weight_broadcast.type as prime-rl resolves it. Standalone: [weight_broadcast], default filesystem
+ * (configs/inference.py). RL: the top-level [weight_broadcast] overwrites inference.weight_broadcast;
+ * its default is nccl, or filesystem when the trainer trains LoRA (configs/rl.py auto_setup_weight_broadcast).
+ */
+function weightBroadcastType(file: Raw, inf: Raw, rl: boolean): WeightBroadcastType {
+  if (!rl) return inf.weight_broadcast?.type ?? "filesystem";
+  const lora = file.trainer?.model?.lora != null;
+  return file.weight_broadcast?.type ?? (lora ? "filesystem" : "nccl");
 }
 
 /** Nodes of one disaggregated island as prime-rl derives them (inference.py num_nodes), with its defaults. */

@@ -82,7 +82,14 @@ export interface PrimeEngineConfig {
   enable_fp32_router_logits: boolean;
   /** VLLM_USE_DEEP_GEMM and VLLM_MOE_USE_DEEP_GEMM, "1" or "0", always set (prime-rl default false). */
   use_deep_gemm: boolean;
+  /** [vllm_fleet] engine: prime-rl's own `inference` server, or stock `vllm serve`. */
+  engine: PrimeEngineKind;
+  /** weight_broadcast.type: picks prime-rl's weight-update worker extension (prime-rl engine only). */
+  weight_broadcast: WeightBroadcastType;
 }
+
+export type PrimeEngineKind = "prime-rl" | "vllm";
+export type WeightBroadcastType = "nccl" | "filesystem" | "nixl";
 
 /** Each member of a union without key K. */
 type Without<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;

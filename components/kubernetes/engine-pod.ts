@@ -1,3 +1,4 @@
+import { engineFlag } from "../plan/engine-argv";
 import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
@@ -31,12 +32,13 @@ const STARTUP_PERIOD_S = 10;
 export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, rankFromWorkerIndex?: number): string {
   const words = e.argv.map((v) => scriptWord(ctx, island, v));
   if (rankFromWorkerIndex !== undefined) {
-    const at = e.argv.indexOf(START_RANK);
+    const at = e.argv.indexOf(engineFlag(e.argv, START_RANK));
     if (at < 0) throw new Error(`internal error: ${e.id} has no ${START_RANK}`);
     words[at + 1] = `"$((LWS_WORKER_INDEX * ${rankFromWorkerIndex}))"`;
   }
   // The key is in the pod's env from the Secret; bash expands it at exec, so no object holds it.
-  if (ctx.secrets.includes("apiKey") && e.port !== undefined) words.push("--api-key", `"$${SECRET_KEYS.apiKey}"`);
+  if (ctx.secrets.includes("apiKey") && e.port !== undefined)
+    words.push(engineFlag(e.argv, "--api-key"), `"$${SECRET_KEYS.apiKey}"`);
   const lines: string[] = [];
   for (const w of words) {
     if (lines.length === 0 || w.startsWith("--")) lines.push(w);

@@ -1,3 +1,4 @@
+import { engineFlag } from "../plan/engine-argv";
 import type { IslandPlan } from "../plan/deployment-plan";
 import { labels, meta, type K8sContext } from "./render-context";
 import { diskClaims, engineLabels, enginePodTemplate } from "./engine-pod";
@@ -18,7 +19,7 @@ function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWor
   if (dpLocal === undefined) throw new Error(`internal error: ${wl.name} spans nodes without data parallelism`);
   const shape = (e: (typeof wl.engines)[number]) => {
     const argv = k8sArgv(ctx, island.index, e.argv);
-    const at = e.argv.indexOf("--data-parallel-start-rank");
+    const at = e.argv.indexOf(engineFlag(e.argv, "--data-parallel-start-rank"));
     if (at >= 0) argv[at + 1] = "<rank>";
     return JSON.stringify([argv, e.env, e.port, e.gpus]);
   };

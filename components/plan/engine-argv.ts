@@ -1,4 +1,4 @@
-import type { FleetConfig } from "../config/types";
+import type { FleetConfig, WeightBroadcastType } from "../config/types";
 import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
 import { resolveParser } from "./parser-detection";
 import { resolvePrimeParser } from "./prime-parsers";
@@ -92,7 +92,92 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
   Object.assign(extra, roleExtra);
   if (cfg.prime_engine) Object.assign(extra, primeServerExtra(cfg.prime_engine, extra));
   for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
-  return argv;
+  return cfg.prime_engine?.engine === "prime-rl" ? primeInferenceArgv(argv, cfg.prime_engine.weight_broadcast) : argv;
+}
+
+/**
+ * prime-rl's weight-update worker extension per weight_broadcast.type
+ * (src/prime_rl/inference/vllm/server.py WORKER_EXTENSION_CLS).
+ */
+export const PRIME_WORKER_EXTENSION: Record<WeightBroadcastType, string> = {
+  nccl: "prime_rl.inference.vllm.worker.nccl.NCCLWeightUpdateWorker",
+  filesystem: "prime_rl.inference.vllm.worker.filesystem.FileSystemWeightUpdateWorker",
+  nixl: "prime_rl.inference.vllm.worker.nixl.NIXLWeightUpdateWorker",
+};
+
+/** The program prime-rl's engines run: its `inference` console script (pyproject.toml [project.scripts]). */
+export const PRIME_INFERENCE_PROGRAM = "inference";
+
+/** The flag prefix prime-rl's CLI gives VllmConfig's keys (`--vllm.<vllm serve flag>`). */
+const PRIME_VLLM_PREFIX = "--vllm.";
+
+/**
+ * The same engine as prime-rl runs it: its `inference` entrypoint (src/prime_rl/entrypoints/inference.py),
+ * which parses InferenceConfig from the command line, builds vLLM's namespace from [server] and
+ * [vllm] (configs/inference.py to_namespace) and serves vLLM with its worker extension and admin
+ * routes (inference/vllm/server.py). `vllm serve`'s flags become [vllm] keys: `--vllm.<flag> value`,
+ * a bare `--vllm.<flag>` for a switch and `--vllm.<flag> false` for its `--no-` form (VllmConfig
+ * takes any vLLM argument as an extra); `--host`/`--port` become [server]'s. weight_broadcast.type
+ * picks the worker extension; the class is also passed as `--vllm.worker-extension-cls`, the value
+ * prime-rl's server sets, so the plan shows it.
+ */
+export function primeInferenceArgv(vllmArgv: Value[], weightBroadcast: WeightBroadcastType): Value[] {
+  if (vllmArgv[0] !== "vllm" || vllmArgv[1] !== "serve")
+    throw new Error("internal error: primeInferenceArgv needs a vllm serve command line");
+  const out: Value[] = [PRIME_INFERENCE_PROGRAM, "--vllm.model", vllmArgv[2]];
+  const negations = new Map<string, string>();
+  for (const [flag, spec] of Object.entries(VLLM_FLAGS))
+    if (spec.negative_form) negations.set(spec.negative_form, flag);
+  const rest = vllmArgv.slice(3);
+  for (let i = 0; i < rest.length; i++) {
+    const tok = rest[i];
+    if (tok === "--host" || tok === "--port") {
+      out.push(`--server.${tok.slice(2)}`, rest[++i]);
+      continue;
+    }
+    if (typeof tok !== "string" || !tok.startsWith("--"))
+      throw new Error(`internal error: unexpected ${JSON.stringify(tok)} in an engine command line`);
+    const positive = negations.get(tok);
+    if (positive) {
+      out.push(PRIME_VLLM_PREFIX + positive.slice(2), "false");
+      continue;
+    }
+    out.push(PRIME_VLLM_PREFIX + tok.slice(2));
+    while (i + 1 < rest.length && !(typeof rest[i + 1] === "string" && (rest[i + 1] as string).startsWith("--")))
+      out.push(rest[++i]);
+  }
+  out.push("--weight-broadcast.type", weightBroadcast);
+  out.push(PRIME_VLLM_PREFIX + "worker-extension-cls", PRIME_WORKER_EXTENSION[weightBroadcast]);
+  return out;
+}
+
+/** How an engine's command line spells a `vllm serve` flag: as is, or prime-rl's `--vllm.<name>`. */
+export function engineFlag(argv: readonly Value[], flag: string): string {
+  return argv[0] === PRIME_INFERENCE_PROGRAM ? PRIME_VLLM_PREFIX + flag.slice(2) : flag;
+}
+
+/**
+ * The `vllm serve` command line a prime-rl `inference` one stands for (the inverse of
+ * primeInferenceArgv without its prime-rl-only flags): what the planner checks against vLLM's manifest.
+ */
+export function vllmArgvOf(argv: Value[]): Value[] {
+  if (argv[0] !== PRIME_INFERENCE_PROGRAM) return argv;
+  const out: Value[] = ["vllm", "serve"];
+  for (let i = 1; i < argv.length; i++) {
+    const tok = argv[i];
+    if (tok === "--vllm.model") out.splice(2, 0, argv[++i]);
+    else if (tok === "--server.host" || tok === "--server.port")
+      out.push(`--${(tok as string).slice("--server.".length)}`);
+    else if (tok === "--weight-broadcast.type") i++;
+    else if (typeof tok === "string" && tok.startsWith(PRIME_VLLM_PREFIX)) {
+      const flag = `--${tok.slice(PRIME_VLLM_PREFIX.length)}`;
+      if (argv[i + 1] === "false" && VLLM_FLAGS[flag]?.negative_form) {
+        out.push(VLLM_FLAGS[flag].negative_form!);
+        i++;
+      } else out.push(flag);
+    } else out.push(tok);
+  }
+  return out;
 }
 
 /**

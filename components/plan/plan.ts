@@ -3,7 +3,7 @@ import { UserPaths } from "../config/paths";
 import { FIXED_PORTS, islandNodes } from "../config/rules";
 import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
-import { engineArgv } from "./engine-argv";
+import { engineArgv, vllmArgvOf } from "./engine-argv";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
@@ -242,7 +242,7 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
   const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, stack, i));
   for (const island of islands) {
-    for (const e of island.engines) assertArgv("vllm", e.argv, e.id);
+    for (const e of island.engines) assertArgv("vllm", vllmArgvOf(e.argv), e.id);
     if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);
     if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv, `${island.name} epp`);
     if (island.mooncake) {

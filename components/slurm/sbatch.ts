@@ -1,6 +1,7 @@
 import YAML from "yaml";
 import type { FleetConfig, SlurmTarget } from "../config/types";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
+import { engineFlag, PRIME_INFERENCE_PROGRAM } from "../plan/engine-argv";
 import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
@@ -118,7 +119,7 @@ function startLine(
   const cmd = [
     ...wrap,
     shellWords(argv, spell),
-    ...(secrets.apiKey ? [`--api-key "$${secretVar("apiKey")}"`] : []),
+    ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
   ].join(" ");
   return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
@@ -229,7 +230,11 @@ export function renderIslandScript(
     setup: setupLines(t, cfg.kv_cache_offload !== null, secrets),
     nodes: island.nodes.map((n) => ({ index: n.index, lines: nodeLines(plan, island, n.index, secrets) })),
   }).trimEnd();
-  const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: PROGRAMS.join("|") }).trimEnd();
+  // prime-rl's server runs as its `inference` console script: cleaned up only where the plan runs it.
+  const programs = island.engines.some((e) => e.argv[0] === PRIME_INFERENCE_PROGRAM)
+    ? [...PROGRAMS, PRIME_INFERENCE_PROGRAM]
+    : PROGRAMS;
+  const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: programs.join("|") }).trimEnd();
   const srunExtra =
     t.launcher.type === "pyxis"
       ? [

@@ -185,8 +185,18 @@ export const primeInferenceShape = {
   dry_run: z.boolean().optional(),
 };
 
-/** vllm-fleet's own target table, beside prime-rl's [slurm]. */
-const ours = { kubernetes: kubernetesTable.optional() };
+/** vllm-fleet's own settings for a prime-rl file: which server each engine process runs. */
+const vllmFleetTable = table({
+  engine: z
+    .enum(["prime-rl", "vllm"])
+    .optional()
+    .describe(
+      'What each engine runs: "prime-rl" (its `inference` server with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" for an RL file, "vllm" for a standalone inference file',
+    ),
+});
+
+/** vllm-fleet's own tables, beside prime-rl's: the target ([kubernetes]) and [vllm_fleet]. */
+const ours = { kubernetes: kubernetesTable.optional(), vllm_fleet: vllmFleetTable.optional() };
 
 export const primeStandaloneLayout = table({ ...primeInferenceShape, ...ours });
 
