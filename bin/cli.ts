@@ -20,6 +20,13 @@ export const processIo: CliIo = {
   err: (s) => process.stderr.write(s),
 };
 
+// A reader that stops early (`vllm-fleet plan x | head`) closes the pipe: end quietly, as Unix
+// tools do, instead of an unhandled EPIPE stack trace.
+process.stdout.on("error", (e: NodeJS.ErrnoException) => {
+  if (e.code === "EPIPE") process.exit(0);
+  throw e;
+});
+
 /** Builds one command (and its subcommands); its action reports the exit status through `exit`. */
 export type CommandFactory = (io: CliIo, exit: (code: number) => void) => Command;
 

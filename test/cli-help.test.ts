@@ -168,3 +168,18 @@ describe("through npm, as the README says", () => {
     expect(r.stdout).toMatch(new RegExp(`^Usage: ${script} `));
   });
 });
+
+describe("a reader that stops early", () => {
+  // `vllm-fleet plan x | head -1`: the pipe closes under the CLI; it ends quietly with status 0.
+  // `true` exits before node has started, so every write meets a closed pipe.
+  it("plan piped into a reader that has already gone exits 0 without a stack trace", () => {
+    const plan = `${JSON.stringify(process.execPath)} dist/bin/plan.js disaggregated-x3`;
+    const r = spawnSync("bash", ["-c", `set -o pipefail; ${plan} | true`], {
+      cwd: ROOT,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+    expect(r.stderr).not.toMatch(/EPIPE|Unhandled/);
+    expect(r.status).toBe(0);
+  });
+});
