@@ -9,6 +9,9 @@ import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import OpenAI from "openai";
+import { loadConfigFile } from "../components/config";
+import { buildPlan } from "../components/plan/plan";
+import { showValue } from "../components/plan/values";
 
 const BIN = path.join(__dirname, "fixtures", "standins", "bin");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
@@ -1208,5 +1211,134 @@ describe("Mooncake stand-ins", () => {
     const key = `http://127.0.0.1:${port}/metadata?key=seg`;
     expect((await fetch(key, { method: "PUT", body: "abc" })).status).toBe(200);
     expect(await (await fetch(key)).text()).toBe("abc");
+  });
+});
+
+// =================================================================================================
+describe("prime-rl `inference` stand-in", () => {
+  const CHECK = { STANDIN_CHECK_ONLY: "1" };
+  /** An engine's argv as the planner renders it for the prime-rl RL fixture (--target slurm). */
+  function plannedArgv(): string[] {
+    const file = path.join(__dirname, "fixtures", "prime-rl", "rl-multi-node.toml");
+    const plan = buildPlan(loadConfigFile(file, [], { target: "slurm" }), "rl-multi-node");
+    const argv = plan.islands.flatMap((i) => i.engines)[0].argv.map((v) => showValue(v, 0));
+    expect(argv[0]).toBe("inference");
+    return argv.slice(1);
+  }
+  /** The same argv with one flag's value replaced. */
+  function withFlag(argv: string[], name: string, value: string): string[] {
+    const out = [...argv];
+    const i = out.indexOf(name);
+    expect(i, name).toBeGreaterThan(0);
+    out[i + 1] = value;
+    return out;
+  }
+  async function expectRejected(args: string[], named: string, reason: string) {
+    const r = await runToExit("inference", args, CHECK);
+    expect(r.code, `inference ${args.join(" ")} should exit 2\n${r.stderr}`).toBe(2);
+    expect(r.stderr).toContain(`standin inference: unrecognized/invalid argument ${named}`);
+    expect(r.stderr).toContain(reason);
+  }
+
+  it("accepts the planner's argv for the RL fixture and refuses what prime-rl or vLLM would", async () => {
+    const argv = plannedArgv();
+    expect(argv).toContain("--weight-broadcast.type");
+    const ok = await runToExit("inference", argv, CHECK);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain("standin inference: argv OK");
+    const cls = "--vllm.worker-extension-cls";
+    await Promise.all([
+      // a worker extension that is not one of prime-rl's three classes
+      expectRejected(
+        withFlag(argv, cls, "my_pkg.worker.MyWorker"),
+        cls,
+        "is not one of prime-rl's weight-update workers",
+      ),
+      // prime-rl's filesystem worker with an nccl broadcast
+      expectRejected(
+        withFlag(argv, cls, "prime_rl.inference.vllm.worker.filesystem.FileSystemWeightUpdateWorker"),
+        cls,
+        "does not match --weight-broadcast.type nccl",
+      ),
+      // the nccl worker with a filesystem broadcast
+      expectRejected(withFlag(argv, "--weight-broadcast.type", "filesystem"), cls, "does not match"),
+      expectRejected(withFlag(argv, "--weight-broadcast.type", "gloo"), "--weight-broadcast.type", "invalid choice"),
+      expectRejected([...argv, "--vllm.no-such-flag", "1"], "--vllm.no-such-flag", "unknown [vllm] key"),
+      expectRejected([...argv, "--server.workers", "2"], "--server.workers", "unknown [server] key"),
+      // vLLM's own checks, named in prime-rl's spelling
+      expectRejected(
+        withFlag(argv, "--vllm.tensor-parallel-size", "two"),
+        "--vllm.tensor-parallel-size",
+        "invalid int",
+      ),
+      expectRejected([...argv, "--vllm.enforce-eager", "maybe"], "--vllm.enforce-eager", "a switch takes no value"),
+      expectRejected(["stray", ...argv], "stray", "unexpected positional argument"),
+    ]);
+    // [server] liveness-timeout-seconds is accepted; a switch's `false` is vLLM's --no- form.
+    const more = await runToExit(
+      "inference",
+      [...argv, "--server.liveness-timeout-seconds", "30", "--vllm.enable-prefix-caching", "false"],
+      CHECK,
+    );
+    expect(more.code, more.stderr).toBe(0);
+  });
+
+  it("serves the vLLM surface plus prime-rl's admin routes, and records the last weight update", async () => {
+    const [port, rec] = [await freePort(), path.join(TMP, "prime-records")];
+    const weights = fs.mkdtempSync(path.join(TMP, "step-"));
+    const argv = [
+      ...withFlag(withFlag(plannedArgv(), "--server.host", "127.0.0.1"), "--server.port", String(port)),
+      "--vllm.enable-lora",
+    ];
+    const P = start("inference", argv, { STANDIN_RECORD_DIR: rec });
+    const base = `http://127.0.0.1:${port}`;
+    await waitHttp(`${base}/health`, 200, 10000, P);
+    const models = await getJson(`${base}/v1/models`);
+    expect(models.data.map((m: { id: string }) => m.id)).toEqual(["Qwen/Qwen3-8B"]);
+    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "unused" });
+    const c = await client.completions.create({ model: "Qwen/Qwen3-8B", prompt: "hello there", max_tokens: 4 });
+    expect(c.choices[0].text.length).toBeGreaterThan(0);
+    expect(metric(await (await fetch(`${base}/metrics`)).text(), "vllm:request_success_total")).toBe(1);
+    expect((await postJson(`${base}/pause`, {})).json).toEqual({ status: "paused" });
+    expect((await postJson(`${base}/resume`, {})).json).toEqual({ status: "resumed" });
+
+    const live = await fetch(`${base}/liveness`);
+    expect(live.status).toBe(200);
+    expect(await live.json()).toEqual({ status: "ok" });
+
+    const up = await postJson(`${base}/update_weights`, { weight_dir: weights });
+    expect(up.status).toBe(200);
+    expect(up.json).toEqual({ status: "ok" });
+    const state = await getJson(`${base}/standin/state`);
+    expect(state.weight_updates).toBe(1);
+    expect(state.last_weight_update.weight_dir).toBe(weights);
+    expect(state.prime).toEqual({
+      weight_broadcast_type: "nccl",
+      worker_extension_cls: "prime_rl.inference.vllm.worker.nccl.NCCLWeightUpdateWorker",
+      liveness_timeout_seconds: null,
+    });
+    const file = path.join(rec, `inference-${P.proc.pid}.json`);
+    const record = JSON.parse(fs.readFileSync(file, "utf8"));
+    expect(record.prog).toBe("inference");
+    expect(record.listening).toBe(`127.0.0.1:${port}`);
+    expect(record.last_weight_dir).toBe(weights);
+    expect(record.weight_updates).toBe(1);
+    // An NCCL broadcast sends no directory.
+    expect((await postJson(`${base}/update_weights`, { weight_dir: null })).json).toEqual({ status: "ok" });
+    expect(JSON.parse(fs.readFileSync(file, "utf8")).last_weight_dir).toBeNull();
+
+    const bc = await postJson(`${base}/init_broadcaster`, {
+      host: "127.0.0.1",
+      port: 29501,
+      rank_offset: 1,
+      inference_world_size: 2,
+    });
+    expect(bc.json).toEqual({ status: "ok" });
+    const lora = await postJson(`${base}/load_lora_adapter`, { lora_name: "step-1", lora_path: weights });
+    expect(lora.json).toEqual({ status: "ok" });
+    expect((await getJson(`${base}/v1/models`)).data.map((m: { id: string }) => m.id)).toContain("step-1");
+
+    P.proc.kill("SIGTERM");
+    expect((await P.exit).code).toBe(0);
   });
 });
