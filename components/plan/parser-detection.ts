@@ -2,7 +2,10 @@
  * `tool_call_parser = "auto"` / `reasoning_parser = "auto"` pick vLLM's parser from the model id,
  * as prime-rl's utils/parsers.py does. No match means no parser.
  */
-const TOOL_CALL: [RegExp, string][] = [
+/** An ordered model-id pattern table: first match wins. */
+export type ParserTable = readonly (readonly [RegExp, string])[];
+
+const TOOL_CALL: ParserTable = [
   [/^zai-org\/GLM-5/i, "glm47"],
   [/^zai-org\/GLM-4\.[5-7]/i, "glm45"],
   [/^Qwen\/Qwen3/i, "hermes"],
@@ -14,22 +17,29 @@ const TOOL_CALL: [RegExp, string][] = [
   [/^mistralai\//i, "mistral"],
 ];
 
-const REASONING: [RegExp, string][] = [
+const REASONING: ParserTable = [
   [/^zai-org\/GLM-/i, "glm45"],
   [/^PrimeIntellect\/INTELLECT-3/i, "deepseek_r1"],
   [/^Qwen\/Qwen3/i, "qwen3"],
   [/^deepseek-ai\/DeepSeek-R1/i, "deepseek_r1"],
 ];
 
-function pick(table: [RegExp, string][], model: string): string | undefined {
-  return table.find(([re]) => re.test(model))?.[1];
-}
-
-export function resolveParser(
+/** A parser setting as run: "auto" is looked up in the kind's table, anything else is taken as written. */
+export function resolveParserWith(
+  tables: { tool: ParserTable; reasoning: ParserTable },
   kind: "tool" | "reasoning",
   setting: string | undefined,
   model: string,
 ): string | undefined {
   if (setting !== "auto") return setting;
-  return pick(kind === "tool" ? TOOL_CALL : REASONING, model);
+  return tables[kind].find(([re]) => re.test(model))?.[1];
+}
+
+/** The standalone and RL-embedded layouts' table. */
+export function resolveParser(
+  kind: "tool" | "reasoning",
+  setting: string | undefined,
+  model: string,
+): string | undefined {
+  return resolveParserWith({ tool: TOOL_CALL, reasoning: REASONING }, kind, setting, model);
 }

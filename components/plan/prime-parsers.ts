@@ -8,7 +8,9 @@
  *
  * The older layout keeps its own table (parser-detection.ts).
  */
-export const PRIME_TOOL_CALL_PARSERS: readonly (readonly [RegExp, string])[] = [
+import { resolveParserWith, type ParserTable } from "./parser-detection";
+
+export const PRIME_TOOL_CALL_PARSERS: ParserTable = [
   [/^arcee-ai\/Trinity-Large-Thinking/, "qwen3_coder"],
   [/^arcee-ai\/Trinity-/, "hermes"],
   [/^deepseek-ai\/DeepSeek-V3\.2/, "deepseek_v32"],
@@ -28,7 +30,7 @@ export const PRIME_TOOL_CALL_PARSERS: readonly (readonly [RegExp, string])[] = [
   [/^Qwen\/Qwen3-/, "hermes"],
 ];
 
-export const PRIME_REASONING_PARSERS: readonly (readonly [RegExp, string])[] = [
+export const PRIME_REASONING_PARSERS: ParserTable = [
   [/^arcee-ai\/Trinity-(Large-Thinking|Mini|Nano)/, "deepseek_r1"],
   [/^deepseek-ai\/DeepSeek-V3\.[12]/, "deepseek_r1"],
   [/^zai-org\/GLM-/, "glm45"],
@@ -45,15 +47,11 @@ export const PRIME_REASONING_PARSERS: readonly (readonly [RegExp, string])[] = [
   [/^Qwen\/Qwen3\.(5|6|8)-/, "qwen3"],
 ];
 
-const first = (table: readonly (readonly [RegExp, string])[], model: string) =>
-  table.find(([re]) => re.test(model))?.[1];
-
 /** The parser prime-rl runs for a setting: "auto" is looked up, anything else is taken as written. */
 export function resolvePrimeParser(
   kind: "tool" | "reasoning",
   setting: string | undefined,
   model: string,
 ): string | undefined {
-  if (setting !== "auto") return setting;
-  return first(kind === "tool" ? PRIME_TOOL_CALL_PARSERS : PRIME_REASONING_PARSERS, model);
+  return resolveParserWith({ tool: PRIME_TOOL_CALL_PARSERS, reasoning: PRIME_REASONING_PARSERS }, kind, setting, model);
 }
