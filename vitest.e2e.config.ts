@@ -4,6 +4,8 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/e2e/**/*.e2e.test.ts"],
+    // The pinned venv of the real parts (vLLM CPU build, vllm-router, Mooncake): test/e2e/python-env.sh.
+    globalSetup: ["test/e2e/setup-python.ts"],
     fileParallelism: false,
     testTimeout: 300_000,
     hookTimeout: 300_000,

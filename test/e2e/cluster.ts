@@ -11,6 +11,7 @@ import {
   standinOverrides,
   type CapturedCommand,
 } from "./program-capture";
+import { suiteBinDir } from "./real-parts";
 import type { RemoteRun } from "./ssh";
 
 export { ROOT, STANDINS, type CapturedCommand } from "./program-capture";
@@ -21,13 +22,16 @@ export const env = readClusterEnv();
 export const login = loginOf(env);
 export const privateKey = fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8");
 
-/** The `overrides` config every e2e stack deploys with: stand-ins, the test partition, short timeouts. */
+/**
+ * The `overrides` config every e2e stack deploys with: the launcher folder of suiteBinDir (the real
+ * vllm-router and Mooncake, stand-in engines), the test partition, short timeouts.
+ */
 export function e2eOverrides(
   pulumiStack: string,
   extra: Record<string, unknown> = {},
   stack = pulumiStack,
 ): Record<string, unknown> {
-  return standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, extra, isPrimeStack(stack));
+  return standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, extra, isPrimeStack(stack), suiteBinDir());
 }
 
 /**

@@ -61,10 +61,11 @@ export function standinOverrides(
   pulumiStack: string,
   extra: Record<string, unknown> = {},
   prime = false,
+  binDir = STANDINS,
 ): Record<string, unknown> {
   const ours = prime ? "vllm_fleet.slurm" : "slurm";
   return {
-    [`${ours}.launcher`]: { type: "vllm", bin_dir: STANDINS },
+    [`${ours}.launcher`]: { type: "vllm", bin_dir: binDir },
     "slurm.partition": partition,
     [`${ours}.pending_timeout`]: 60,
     [`${ours}.ready_timeout`]: 90,

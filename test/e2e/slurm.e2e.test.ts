@@ -3,13 +3,16 @@
  * exact create/delete strings the Pulumi program hands to remote.Command (captured under mocks),
  * runs them over real SSH on the login node, talks to the fleet with the official `openai` client,
  * checks every admin URL, adopts the running job on a second create, deletes, and checks that no
- * job is left. The engines, routers and stores are stand-ins (test/fixtures/standins), not vLLM.
+ * job is left. The vllm-router and the Mooncake store are the real ones from the pinned venv
+ * (test/e2e/python-env.sh); the engines, llm-d's EPP, Envoy and the P/D sidecar are stand-ins
+ * (test/fixtures/standins), not vLLM: real vLLM runs in real-vllm.e2e.test.ts.
  */
 import * as fs from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
-import { capture, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
+import { capture, env, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
+import { leftOnNodes } from "./real-parts";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -75,10 +78,14 @@ async function checkAdmin(island: RunningIsland) {
     });
     expect(update.status, `${origin}/update_weights`).toBe(200);
   }
-  if (island.routerUrl) {
-    // Admin routes are engine-only: the router must not expose them.
+  if (island.routerUrl && !island.roles.includes("prefill") && !island.roles.includes("decode")) {
+    // The real vllm-router proxies a path it does not know to one worker: an admin call sent to
+    // the router URL reaches one engine of the island, never all (docs/trainer.md).
     const viaRouter = await fetch(`${new URL(island.routerUrl).origin}/pause`, { method: "POST" });
-    expect(viaRouter.status).toBe(404);
+    expect(viaRouter.status).toBe(200);
+    const engine = viaRouter.headers.get("x-standin-engine") ?? viaRouter.headers.get("x-standin-worker");
+    expect(engine, "the engine that took the router's /pause").toBeTruthy();
+    for (const url of island.adminUrls) await fetch(`${new URL(url).origin}/resume`, { method: "POST" });
   }
 }
 
@@ -131,22 +138,34 @@ const primeRow = (stack: string, expectSpread: boolean): Row => ({
   extra: { "vllm_fleet.engine": "prime-rl" },
   primeServer: true,
 });
+/**
+ * The real Mooncake master and clients: no RDMA NIC here, so the store runs over TCP, each node
+ * contributing 256 MiB instead of the stack's 128 GB.
+ */
+const MOONCAKE_HERE = {
+  "inference.kv_cache_offload.protocol": "tcp",
+  "inference.kv_cache_offload.device_name": "",
+  "inference.kv_cache_offload.cpu.num_bytes": 256 * 1024 * 1024,
+};
 const STACKS: Row[] = [
   row("single-node", false),
   row("multi-replica", true),
   row("wide-ep", true),
   row("disaggregated-small", false),
-  row("kv-offload-mooncake", true),
+  { ...row("kv-offload-mooncake", true), extra: MOONCAKE_HERE },
   row("llm-d", true),
   perRank("wide-ep", true),
   perRank("disaggregated-small", false),
-  perRank("kv-offload-mooncake", true),
+  {
+    ...perRank("kv-offload-mooncake", true),
+    extra: { ...perRank("kv-offload-mooncake", true).extra, ...MOONCAKE_HERE },
+  },
   perRank("llm-d", true),
   primeRow("prime-multi-replica", true),
   primeRow("prime-disaggregated", false),
 ];
 
-describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)", () => {
+describe("SLURM end to end (real slurmctld/slurmd, real ssh, real vllm-router and Mooncake, stand-in engines)", () => {
   beforeAll(async () => {
     const conn = { ...login, privateKey };
     const check = await runRemote(conn, "command -v node sbatch && squeue -h -o %i | wc -l");
@@ -227,6 +246,7 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
         if (timings[name]) timings[name].deleteMs = del.ms;
       }
       expect(await runRemote(c.connection, "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
+      expect(await leftOnNodes(env), "processes left on the nodes after delete").toEqual([]);
       const twice = await runRemote(c.connection, c.delete);
       expectOk(twice, `${stack} delete of a job already gone`);
       expect(twice.stderr).toContain("nothing to cancel");
@@ -281,7 +301,8 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, stand-in engines)",
         (await client.completions.create({ model: result.model, prompt: "hello", max_tokens: 4 })).choices[0].text
           .length,
       ).toBeGreaterThan(0);
-      expect((await fetch(`${new URL(result.routerUrl!).origin}/update_weights`, { method: "POST" })).status).toBe(404);
+      // The router passes an unknown path to an engine, which still demands the key.
+      expect((await fetch(`${new URL(result.routerUrl!).origin}/update_weights`, { method: "POST" })).status).toBe(401);
       // The engine process got --api-key and HF_TOKEN from the files (same host: /proc is shared).
       const out = (await runRemote(conn(), `cat ${dir}/slurm-${result.jobId}.out`)).stdout;
       const pid = /i0-replica0-n0 started \(pid (\d+)\)/.exec(out)![1];

@@ -1,0 +1,156 @@
+/**
+ * Readiness with a real engine (issue 19): the single-node stack on the SLURM test cluster with the
+ * real `vllm serve` (vLLM's CPU build from the pinned venv of test/e2e/python-env.sh) serving the
+ * tiny model built there, behind the real vllm-router.
+ *
+ *   readiness overhead = endpoints line received by the bench - the engine's first /health 200
+ *   engine start       = the engine's first /health 200 - create started
+ *
+ * The engine's node is chosen by SLURM, so while create runs the bench polls /health on the engine
+ * port of every node of the cluster every POLL_MS and keeps the first 200 it sees (resolution
+ * POLL_MS). Needs root, the test cluster (test/e2e/cluster/up.sh, 4 nodes are enough) and the venv;
+ * without them the section is skipped, never failed.
+ */
+import * as fs from "node:fs";
+import { parseIslandResult } from "../components/slurm";
+import {
+  captureCommands,
+  CLUSTER_ENV_FILE,
+  loginOf,
+  readClusterEnv,
+  requireProgramFresh,
+  standinOverrides,
+} from "../test/e2e/program-capture";
+import { launcherDir, pythonEnv } from "../test/e2e/real-parts";
+import { runRemote, type RemoteRun } from "../test/e2e/ssh";
+import { median, round, type Figure, type Section } from "./report";
+
+const ID = "readiness-real";
+const TITLE = "SLURM test cluster, real vLLM (CPU build): endpoints reported vs the engine's first /health 200";
+const RUNS = Math.max(1, Number(process.env.FLEET_BENCH_REAL_RUNS ?? 2));
+const POLL_MS = 50;
+const ENGINE_PORT = 8100;
+const OVERHEAD_TARGET_S = 0.5;
+const log = (msg: string) => process.stderr.write(`bench ${ID}: ${msg}\n`);
+
+function unavailable(): string | undefined {
+  if (process.platform !== "linux") return "the SLURM test cluster runs on Linux only";
+  if (process.getuid?.() !== 0) return "the SLURM test cluster and the venv need root; run npm run bench as root";
+  if (!fs.existsSync(CLUSTER_ENV_FILE)) return "the SLURM test cluster is not up (bash test/e2e/cluster/up.sh)";
+  return undefined;
+}
+
+/** Polls /health on every node until stopped; resolves with the first 200's epoch ms. */
+function firstHealthy(ips: string[]): { stop: () => void; at: Promise<number | undefined> } {
+  let stopped = false;
+  const at = (async () => {
+    while (!stopped) {
+      const t = Date.now();
+      const hits = await Promise.all(
+        ips.map((ip) =>
+          fetch(`http://${ip}:${ENGINE_PORT}/health`, { signal: AbortSignal.timeout(1000) })
+            .then((r) => r.status === 200)
+            .catch(() => false),
+        ),
+      );
+      if (hits.some(Boolean)) return t;
+      await new Promise((r) => setTimeout(r, Math.max(0, POLL_MS - (Date.now() - t))));
+    }
+    return undefined;
+  })();
+  return { stop: () => (stopped = true), at };
+}
+
+async function measureAll(): Promise<Figure[]> {
+  const env = readClusterEnv();
+  const py = pythonEnv();
+  const privateKey = fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8");
+  const { dir } = launcherDir(py, "bench-real", ["vllm", "vllm-router"]);
+  const pulumiStack = "bench-readiness-real";
+  const { commands } = await captureCommands({
+    stackFile: "single-node",
+    pulumiStack,
+    overrides: standinOverrides(
+      env.FLEET_E2E_PARTITION,
+      pulumiStack,
+      {
+        "model.name": py.FLEET_TINY_MODEL,
+        "parallel.tp": 1,
+        "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
+        "slurm.ready_timeout": 900,
+      },
+      false,
+      dir,
+    ),
+    login: loginOf(env),
+    privateKey,
+    loadProgram: requireProgramFresh,
+  });
+  const c = commands[0];
+  const ips = env.FLEET_E2E_NODE_IPS.split(/\s+/).filter(Boolean);
+  const ok = (run: RemoteRun, what: string) => {
+    if (run.code !== 0)
+      throw new Error(`${what} failed (exit ${run.code}): ${run.stderr.trim().split("\n").slice(-20).join("\n")}`);
+  };
+  const overhead: number[] = [];
+  const start: number[] = [];
+  const create: number[] = [];
+  ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
+  for (let i = 1; i <= RUNS; i++) {
+    const startedAt = Date.now();
+    const probe = firstHealthy(ips);
+    let printedAt: number | undefined;
+    let run: RemoteRun;
+    try {
+      run = await runRemote(c.connection, c.create, c.stdin, 20 * 60_000, undefined, (stdout) => {
+        if (printedAt === undefined && /^\{.*\}\n/m.test(stdout)) printedAt = Date.now();
+      });
+    } finally {
+      probe.stop();
+      ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete");
+    }
+    ok(run, "create");
+    const healthyAt = await probe.at;
+    const result = parseIslandResult(run.stdout);
+    if (result.dryRun || result.adopted) throw new Error("expected a freshly submitted job");
+    if (printedAt === undefined || healthyAt === undefined)
+      throw new Error(`run ${i}: ${printedAt === undefined ? "no endpoints line" : "no /health 200 seen"}`);
+    overhead.push((printedAt - healthyAt) / 1000);
+    start.push((healthyAt - startedAt) / 1000);
+    create.push(run.ms / 1000);
+    log(
+      `run ${i}/${RUNS}: overhead ${overhead.at(-1)!.toFixed(3)} s, engine start ${start.at(-1)!.toFixed(1)} s, create ${create.at(-1)!.toFixed(1)} s`,
+    );
+  }
+  const left = (await runRemote({ ...loginOf(env), privateKey }, "squeue -h -o '%i %j'")).stdout.trim();
+  if (left) throw new Error(`jobs left in the queue after the bench: ${left}`);
+  return [
+    {
+      name: "readiness overhead, real vLLM",
+      value: round(median(overhead)),
+      unit: "s",
+      target: { op: "<=", value: OVERHEAD_TARGET_S },
+      samples: overhead.map((x) => round(x)),
+      note: `endpoints line received - the engine's first /health 200 (polled every ${POLL_MS} ms), median of ${RUNS}; vLLM ${py.FLEET_PYENV_VLLM} CPU build, tiny model`,
+    },
+    {
+      name: "real engine start (create started -> first /health 200)",
+      value: round(median(start), 1),
+      unit: "s",
+      samples: start.map((x) => round(x, 1)),
+      note: "sbatch, scheduling, vLLM import, model load and warm-up on this machine's cores",
+    },
+    {
+      name: "create time, real vLLM",
+      value: round(median(create), 1),
+      unit: "s",
+      samples: create.map((x) => round(x, 1)),
+    },
+  ];
+}
+
+export async function run(): Promise<Section> {
+  const why = unavailable();
+  if (why) return { id: ID, title: TITLE, figures: [], skipped: why };
+  return { id: ID, title: TITLE, figures: await measureAll() };
+}

@@ -1,0 +1,123 @@
+/**
+ * The real parts of the end-to-end suite (issue 19): the pinned Python environment that
+ * test/e2e/python-env.sh builds (vLLM's CPU build, vllm-router, Mooncake) and the tiny model it
+ * makes, and the launcher folders that mix them with stand-ins for what cannot run here.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ROOT, STANDINS } from "./program-capture";
+
+export interface PythonEnv {
+  /** The venv: its bin/ holds vllm, vllm-router, mooncake_master, ... */
+  FLEET_PYENV: string;
+  /** A random-weight Llama-style model with a locally trained tokenizer (test/e2e/real/tiny-model.py). */
+  FLEET_TINY_MODEL: string;
+  FLEET_PYENV_VLLM: string;
+  FLEET_PYENV_BUILD_S: string;
+}
+
+/**
+ * Builds the environment once per lock (minutes on a fresh machine, instant after) and reads its env
+ * file; FLEET_PYENV_FILE names an env file of an environment built elsewhere instead.
+ */
+export function pythonEnv(): PythonEnv {
+  const file =
+    process.env.FLEET_PYENV_FILE ??
+    execFileSync("bash", [path.join(ROOT, "test", "e2e", "python-env.sh")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+      timeout: 30 * 60_000,
+    }).trim();
+  const vars = Object.fromEntries(
+    fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => l.includes("="))
+      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
+  );
+  return vars as unknown as PythonEnv;
+}
+
+/**
+ * What the whole suite runs for real wherever it appears (issue 19): the router and the Mooncake
+ * store. Engines stay stand-ins outside real-vllm.e2e.test.ts: GPU-only features (NIXL, DeepEP, the
+ * MooncakeStoreConnector) and prime-rl's server cannot run on vLLM's CPU build.
+ */
+export const REAL_IN_SUITE: Program[] = [
+  "vllm-router",
+  "mooncake_master",
+  "mooncake_client",
+  "mooncake_http_metadata_server",
+];
+
+let suiteDir: string | undefined;
+/** The launcher folder of the stand-in-engine tests: REAL_IN_SUITE from the venv, stand-ins for the rest. */
+export function suiteBinDir(): string {
+  return (suiteDir ??= launcherDir(pythonEnv(), "suite", REAL_IN_SUITE).dir);
+}
+
+/** The programs a launcher folder holds; each comes from the venv (real) or test/fixtures/standins. */
+export const PROGRAMS = [
+  "vllm",
+  "vllm-router",
+  "mooncake_master",
+  "mooncake_client",
+  "mooncake_http_metadata_server",
+  "inference",
+  "epp",
+  "envoy",
+  "pd-sidecar",
+] as const;
+export type Program = (typeof PROGRAMS)[number];
+
+/**
+ * A launcher `bin_dir` in which the programs named in `real` are the venv's and the rest are the
+ * stand-ins; returns it and what each program is, for test names and notes.
+ */
+export function launcherDir(
+  env: PythonEnv,
+  name: string,
+  real: Program[],
+): { dir: string; parts: Record<Program, "real" | "stand-in"> } {
+  const dir = path.join("/tmp", "fleet-e2e-bin", name);
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const parts = {} as Record<Program, "real" | "stand-in">;
+  for (const p of PROGRAMS) {
+    const isReal = real.includes(p);
+    const from = isReal ? path.join(env.FLEET_PYENV, "bin", p) : path.join(STANDINS, p);
+    if (!fs.existsSync(from)) throw new Error(`${from} is missing: cannot put ${p} in ${dir}`);
+    fs.symlinkSync(from, path.join(dir, p));
+    parts[p] = isReal ? "real" : "stand-in";
+  }
+  return { dir, parts };
+}
+
+/**
+ * The processes left in the test cluster's node namespaces besides slurmd, polled until none are
+ * left or `waitMs` passes: after delete, a job's engines, routers and stores must all be gone.
+ */
+export async function leftOnNodes(cluster: Record<string, string>, waitMs = 30_000): Promise<string[]> {
+  const namespaces = Object.entries(cluster)
+    .filter(([k]) => /^FLEET_E2E_NODE\d+_NETNS$/.test(k))
+    .map(([, v]) => v);
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const left: string[] = [];
+    for (const ns of namespaces) {
+      const pids = execFileSync("ip", ["netns", "pids", ns], { encoding: "utf8" }).split(/\s+/).filter(Boolean);
+      for (const pid of pids) {
+        let cmd: string;
+        try {
+          cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+        } catch {
+          continue; // gone meanwhile
+        }
+        if (!cmd.startsWith("/usr/sbin/slurmd ")) left.push(`${ns} ${pid} ${cmd}`);
+      }
+    }
+    if (left.length === 0 || Date.now() > deadline) return left;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
