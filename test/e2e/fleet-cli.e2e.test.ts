@@ -163,12 +163,14 @@ describe("fleet CLI on the real SLURM cluster", () => {
 
   it("an engine that crashes after start is FAILED, named, with SLURM's verdict; no job is left", async () => {
     const stack = "cli-crash";
-    const extra = { "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "4000" } };
+    // Long enough for create to see every endpoint serve first: the real vllm-router starts
+    // listening only once it has seen its workers healthy (a few seconds on a loaded machine).
+    const extra = { "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "20000" } };
     const cfg = pulumiConfig(work, stack, "multi-replica", extra);
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     try {
       expectOk(await runRemote(c.connection, c.create, c.stdin), "create");
-      const failed = await until(stack, cfg, "FAILED", 30_000);
+      const failed = await until(stack, cfg, "FAILED", 60_000);
       const island = failed.islands[0];
       const engines = island.processes.filter((p) => p.role === "replica");
       expect(engines.some((p) => p.status === "FAILED" && p.detail === "exited with status 1")).toBe(true);
