@@ -317,6 +317,15 @@ export const RULES: Record<string, Rule> = {
           "router.type",
         )
       : [],
+  // The labels go only on the PodMonitors, which exist only with monitoring on: set alone they would do nothing.
+  "monitoring labels need monitoring": (cfg) =>
+    cfg.target.kind === "kubernetes" && !cfg.target.monitoring && Object.keys(cfg.target.monitoring_labels).length > 0
+      ? fail(
+          "kubernetes.monitoring_labels",
+          "kubernetes.monitoring_labels label the PodMonitors, which only kubernetes.monitoring = true creates: set monitoring = true, or remove monitoring_labels",
+          "kubernetes.monitoring",
+        )
+      : [],
   "dry_run is a SLURM notion": (cfg) =>
     cfg.dry_run && cfg.target.kind === "kubernetes"
       ? fail(

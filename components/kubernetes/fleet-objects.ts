@@ -3,10 +3,11 @@ import type { IslandOutputs } from "../backend";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { labels, meta, type K8sContext } from "./render-context";
 import { mooncakeObjects } from "./mooncake-objects";
-import { k8sNames, type EngineWorkload, type K8sNames } from "./names";
+import { k8sNames, type K8sNames } from "./names";
 import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
 import { routerObjects } from "./router-objects";
-import { engineObjects } from "./workloads";
+import { engineObjects, type ReplicaObjects } from "./workloads";
+import { monitoringObjects } from "./monitoring-objects";
 
 /** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
 export type K8sIslandEndpoints = Required<
@@ -17,9 +18,12 @@ export interface K8sIslandObjects {
   island: number;
   /** Headless Service giving single-node replica pods their DNS names. */
   engineService: K8sObject;
-  replicas: { workload: EngineWorkload; object: K8sObject }[];
+  /** Each replica's workload and (unless `disruption_budget = false`) its PodDisruptionBudget. */
+  replicas: ReplicaObjects[];
   router: K8sObject[];
   mooncake: K8sObject[];
+  /** PodMonitors of the engines and the router or EPP, with `monitoring = true`. */
+  monitors: K8sObject[];
   endpoints: K8sIslandEndpoints;
 }
 
@@ -106,18 +110,20 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
         replicas: engines.replicas,
         router: routerObjects(ctx, island),
         mooncake: mooncakeObjects(ctx, island),
+        monitors: monitoringObjects(ctx, island),
         endpoints: endpoints[island.index],
       };
     }),
   };
 }
 
-/** One island's objects in creation order: store, engines, router. */
+/** One island's objects in creation order: store, engines (each with its budget), router, monitors. */
 export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [
   ...i.mooncake,
   i.engineService,
-  ...i.replicas.map((r) => r.object),
+  ...i.replicas.flatMap((r) => (r.budget ? [r.object, r.budget] : [r.object])),
   ...i.router,
+  ...i.monitors,
 ];
 
 /** Flat list in creation order: the namespace, the secret, then every island's objects. */

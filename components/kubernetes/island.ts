@@ -158,6 +158,27 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext> = (
     }),
   );
 
+  // Each replica's disruption budget, created once its workload is Ready: until then no engine is
+  // healthy to protect (the budget always lets a not-ready pod go). pulumi-kubernetes has no await
+  // logic for a PodDisruptionBudget (provider/pkg/await/awaiters.go lists none, and without a
+  // pulumi.com/waitFor annotation metadata.ReadyCondition is immediate), so nothing waits on it;
+  // under PULUMI_K8S_AWAIT_ALL its generic check (sigs.k8s.io/cli-utils kstatus, pdbConditions:
+  // ready once computed, or in older releases once healthy pods meet the budget) holds at once
+  // after the workload is Ready. Destroyed before its workload.
+  objects.replicas.forEach(({ workload, budget }, k) => {
+    if (budget)
+      k8sResource(budget, {
+        parent: parts.engines(workload.replica),
+        provider,
+        dependsOn: [...nsDeps, workloads[k]],
+      });
+  });
+  // PodMonitors select pods by label and need nothing else: the engines' beside their Service, the router's under it.
+  for (const m of objects.monitors) {
+    const router = m.metadata.labels["app.kubernetes.io/component"] === "router";
+    k8sResource(m, { parent: router && parts.router ? parts.router : parent, provider, dependsOn: nsDeps });
+  }
+
   // The router starts once its engines are Ready, so it never serves a fleet that is still loading.
   const routerResources = parts.router
     ? createObjects(ctx, objects.router, {

@@ -44,6 +44,15 @@ export interface InferencePoolSpec {
   endpointPickerRef: { name: string; kind: "Service"; port: { number: number }; failureMode: "FailOpen" | "FailClose" };
 }
 
+/**
+ * monitoring.coreos.com/v1 PodMonitor (fields we set), as prometheus-operator v0.93.0 defines it
+ * (example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml; checked in test/kubernetes/validate.ts).
+ */
+export interface PodMonitorSpec {
+  selector: { matchLabels: Record<string, string> };
+  podMetricsEndpoints: { port: string; path: string; scheme: "http" }[];
+}
+
 export type K8sObject =
   | { apiVersion: "v1"; kind: "Namespace"; metadata: Omit<Meta, "namespace"> }
   | { apiVersion: "v1"; kind: "Service"; metadata: Meta; spec: k8s.types.input.core.v1.ServiceSpec }
@@ -66,7 +75,14 @@ export type K8sObject =
       subjects: k8s.types.input.rbac.v1.Subject[];
     }
   | { apiVersion: "leaderworkerset.x-k8s.io/v1"; kind: "LeaderWorkerSet"; metadata: Meta; spec: LeaderWorkerSetSpec }
-  | { apiVersion: "inference.networking.k8s.io/v1"; kind: "InferencePool"; metadata: Meta; spec: InferencePoolSpec };
+  | { apiVersion: "inference.networking.k8s.io/v1"; kind: "InferencePool"; metadata: Meta; spec: InferencePoolSpec }
+  | {
+      apiVersion: "policy/v1";
+      kind: "PodDisruptionBudget";
+      metadata: Meta;
+      spec: k8s.types.input.policy.v1.PodDisruptionBudgetSpec;
+    }
+  | { apiVersion: "monitoring.coreos.com/v1"; kind: "PodMonitor"; metadata: Meta; spec: PodMonitorSpec };
 
 /**
  * Kubernetes expands `$(VAR)` in command, args and env values, and reads `$$` as `$`. Doubling

@@ -27,8 +27,11 @@ export function k8sResource(o: K8sObject, opts: pulumi.CustomResourceOptions): p
       return new k8s.rbac.v1.Role(name, o, opts);
     case "RoleBinding":
       return new k8s.rbac.v1.RoleBinding(name, o, opts);
+    case "PodDisruptionBudget":
+      return new k8s.policy.v1.PodDisruptionBudget(name, o, opts);
     case "LeaderWorkerSet":
     case "InferencePool":
+    case "PodMonitor":
       return new k8s.apiextensions.CustomResource(name, o, opts);
   }
 }

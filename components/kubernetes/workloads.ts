@@ -100,15 +100,46 @@ function engineService(ctx: K8sContext, island: IslandPlan): K8sObject {
   };
 }
 
-/** Per replica: its workload (StatefulSet or LeaderWorkerSet); plus the island's headless Service. */
-export function engineObjects(
-  ctx: K8sContext,
-  island: IslandPlan,
-): { service: K8sObject; replicas: { workload: EngineWorkload; object: K8sObject }[] } {
+/**
+ * The replica's PodDisruptionBudget (issue 20 #8): `maxUnavailable: 0` over exactly the replica's
+ * pods, so a voluntary eviction (kubectl drain, the cluster autoscaler, a descheduler) of a serving
+ * engine waits instead of taking a replica out of an RL step; in a LeaderWorkerSet one evicted pod
+ * restarts the whole group anyway (RecreateGroupOnPodRestart). `AlwaysAllow`: a crashed or
+ * not-ready engine serves nothing, so it never blocks a drain (policy/v1 unhealthyPodEvictionPolicy).
+ * Only the eviction API honours a budget: the workload controllers' own rollouts and `pulumi destroy`
+ * delete pods directly and are not held up.
+ *
+ * The selector is the workload's own: our labels (fleet instance, island, role, replica), which
+ * the StatefulSet's template and both LWS templates carry. On a LeaderWorkerSet's pods they select
+ * the same set as LWS's own labels would (leaderworkerset.sigs.k8s.io/name, and group-index "0" of
+ * our one group: kubernetes-sigs/lws api/leaderworkerset/v1/leaderworkerset_types.go SetNameLabelKey,
+ * GroupIndexLabelKey), but are known from the rendered template, so tests can check them offline.
+ */
+function disruptionBudget(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload): K8sObject {
+  const selector = engineLabels(ctx, island.index, wl);
+  return {
+    apiVersion: "policy/v1",
+    kind: "PodDisruptionBudget",
+    metadata: meta(ctx, wl.name, selector),
+    spec: { maxUnavailable: 0, selector: { matchLabels: selector }, unhealthyPodEvictionPolicy: "AlwaysAllow" },
+  };
+}
+
+/** One engine replica: its workload (StatefulSet or LeaderWorkerSet) and, unless disabled, its disruption budget. */
+export interface ReplicaObjects {
+  workload: EngineWorkload;
+  object: K8sObject;
+  budget?: K8sObject;
+}
+
+/** Per replica: its workload and budget; plus the island's headless Service. */
+export function engineObjects(ctx: K8sContext, island: IslandPlan): { service: K8sObject; replicas: ReplicaObjects[] } {
   return {
     service: engineService(ctx, island),
-    replicas: ctx.names
-      .workloads(island)
-      .map((workload) => ({ workload, object: workloadObject(ctx, island, workload) })),
+    replicas: ctx.names.workloads(island).map((workload) => ({
+      workload,
+      object: workloadObject(ctx, island, workload),
+      ...(ctx.target.disruption_budget ? { budget: disruptionBudget(ctx, island, workload) } : {}),
+    })),
   };
 }

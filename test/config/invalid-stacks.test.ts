@@ -83,6 +83,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "llm-d P/D on Kubernetes shares one target port": ["rule-k8s-llmd-sidecar-port"],
   "dry_run is a SLURM notion": ["rule-dry-run-kubernetes", "multi-kubernetes"],
   "vllm-router on Kubernetes needs a router image": ["rule-k8s-vllm-router-image"],
+  "monitoring labels need monitoring": ["rule-k8s-monitoring-labels"],
   "per-rank engines each serve their API": ["rule-headless-per-rank"],
   "headless only for wide-EP": ["rule-headless-single-node", "rule-headless-multi-replica", "multi-rules-only"],
   "P/D sets all2all per role": ["rule-all2all-disaggregated"],

@@ -166,6 +166,45 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     expect(dflt.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
   });
 
+  // Issue 20 #8 and #11: a replica's budget belongs to it and follows its workload; monitors need only the namespace.
+  it.each(["k8s-single-node", "k8s-wide-ep", "k8s-disaggregated", "k8s-llm-d-pd"])(
+    "%s: one PodDisruptionBudget per replica, after its workload; with monitoring, the PodMonitors",
+    async (stack) => {
+      const overrides = JSON.stringify({
+        "kubernetes.monitoring": true,
+        "kubernetes.monitoring_labels": { release: "kps" },
+      });
+      const { registered } = await program(stack, { overrides });
+      const [ns] = registered.filter((r) => r.type === "kubernetes:core/v1:Namespace");
+      const workloads = registered.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind));
+      const budgets = registered.filter((r) => r.type === "kubernetes:policy/v1:PodDisruptionBudget");
+      expect(budgets.map((b) => b.name).sort()).toEqual(workloads.map((w) => w.name).sort());
+      for (const b of budgets) {
+        const w = workloads.find((w) => w.name === b.name)!;
+        expect(b.options.parent).toBe(w.options.parent);
+        expect(b.options.dependsOn).toEqual(expect.arrayContaining([urn(ns), urn(w)]));
+        expect(b.inputs.spec).toMatchObject({ maxUnavailable: 0, unhealthyPodEvictionPolicy: "AlwaysAllow" });
+      }
+      const monitors = registered.filter((r) => r.type === "kubernetes:monitoring.coreos.com/v1:PodMonitor");
+      expect(monitors.map((m) => m.inputs.metadata.labels["app.kubernetes.io/component"]).sort()).toEqual([
+        "engine",
+        "router",
+      ]);
+      for (const m of monitors) {
+        expect(m.inputs.metadata.labels.release).toBe("kps");
+        expect(m.options.dependsOn).toEqual([urn(ns)]);
+        expect(m.options.parent).toMatch(
+          m.inputs.metadata.labels["app.kubernetes.io/component"] === "router"
+            ? /vllm-fleet:fleet:Router::/
+            : /vllm-fleet:fleet:InferenceDeployment::/,
+        );
+      }
+      const off = await program(stack, { overrides: JSON.stringify({ "kubernetes.disruption_budget": false }) });
+      expect(off.registered.filter((r) => r.type === "kubernetes:policy/v1:PodDisruptionBudget")).toEqual([]);
+      expect(off.registered.filter((r) => r.type === "kubernetes:monitoring.coreos.com/v1:PodMonitor")).toEqual([]);
+    },
+  );
+
   it("the Mooncake store gets the engines' timeout budget (a multi-GB image; the engines wait for it)", async () => {
     const { registered } = await program("k8s-kv-offload-mooncake");
     const store = registered.filter((r) => r.inputs.metadata?.labels?.["app.kubernetes.io/component"] === "mooncake");

@@ -1,7 +1,8 @@
 /**
  * Schema validation for rendered Kubernetes objects: built-in kinds through the npm package
  * kubernetes-models (the Kubernetes OpenAPI schema), custom resources through the CRDs vendored in
- * test/fixtures/upstream/crds (by `npm run sync-upstream`) with ajv, strict about unknown fields as the API server's strict field
+ * test/fixtures/upstream/crds (by `npm run sync-upstream`) with ajv (the PodMonitor through the
+ * transcribed subset POD_MONITOR_V1 below), strict about unknown fields as the API server's strict field
  * validation is.
  */
 import Ajv from "ajv";
@@ -13,10 +14,11 @@ const CRD_DIR = path.resolve(__dirname, "..", "fixtures", "upstream", "crds");
 /** kubernetes-models is ESM-only; loaded once through dynamic import (untyped under commonjs). */
 async function models(): Promise<Record<string, any>> {
   const load = (m: string) => import(m as string);
-  const [core, apps, rbac] = await Promise.all([
+  const [core, apps, rbac, policy] = await Promise.all([
     load("kubernetes-models/v1"),
     load("kubernetes-models/apps/v1"),
     load("kubernetes-models/rbac.authorization.k8s.io/v1"),
+    load("kubernetes-models/policy/v1"),
   ]);
   return {
     "v1/Namespace": core.Namespace,
@@ -29,6 +31,7 @@ async function models(): Promise<Record<string, any>> {
     "apps/v1/Deployment": apps.Deployment,
     "rbac.authorization.k8s.io/v1/Role": rbac.Role,
     "rbac.authorization.k8s.io/v1/RoleBinding": rbac.RoleBinding,
+    "policy/v1/PodDisruptionBudget": policy.PodDisruptionBudget,
   };
 }
 
@@ -62,6 +65,45 @@ function crdValidators(): Record<string, (o: unknown) => string[]> {
   return out;
 }
 
+/**
+ * The part of prometheus-operator's PodMonitor CRD that the fleet uses, transcribed (the CRD is not
+ * vendored): prometheus-operator v0.93.0, example/prometheus-operator-crd/monitoring.coreos.com_podmonitors.yaml,
+ * version v1: spec requires selector (a LabelSelector: matchLabels is a map of strings);
+ * podMetricsEndpoints[] items have port (string: a container port's name), path (string) and scheme
+ * (enum http, https, HTTP, HTTPS). Strict: a field outside this subset fails, so a new one is
+ * checked against the CRD before it is added here.
+ */
+const POD_MONITOR_V1 = {
+  type: "object",
+  required: ["apiVersion", "kind", "metadata", "spec"],
+  properties: {
+    apiVersion: { const: "monitoring.coreos.com/v1" },
+    kind: { const: "PodMonitor" },
+    metadata: { type: "object" },
+    spec: {
+      type: "object",
+      required: ["selector"],
+      properties: {
+        selector: {
+          type: "object",
+          properties: { matchLabels: { type: "object", additionalProperties: { type: "string" } } },
+        },
+        podMetricsEndpoints: {
+          type: "array",
+          items: {
+            type: "object",
+            properties: {
+              port: { type: "string" },
+              path: { type: "string" },
+              scheme: { enum: ["http", "https", "HTTP", "HTTPS"], type: "string" },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
 export interface Validator {
   /** Problems with one object; [] when it is valid. Throws for a kind it cannot check. */
   (o: { apiVersion: string; kind: string; [k: string]: unknown }): string[];
@@ -70,6 +112,14 @@ export interface Validator {
 export async function k8sValidator(): Promise<Validator> {
   const builtin = await models();
   const crds = crdValidators();
+  {
+    const ajv = new Ajv({ strict: false, allErrors: true, logger: false });
+    const validate = ajv.compile(strict(POD_MONITOR_V1));
+    crds["monitoring.coreos.com/v1/PodMonitor"] = (o) =>
+      validate(o)
+        ? []
+        : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+  }
   const check: Validator = (o) => {
     const key = `${o.apiVersion}/${o.kind}`;
     if (crds[key]) {

@@ -272,6 +272,24 @@ const auxPlacement: Field[] = [
       ]),
   })),
 ];
+/** Labels on the PodMonitors (issue 20 #11): rendered only with monitoring on, so each payload turns it on. */
+const monitoringLabels: Field[] = [
+  {
+    id: "kubernetes.monitoring_labels.<key>",
+    covers: ["kubernetes.monitoring_labels.<key>"],
+    k8s: "k8s-llm-d",
+    prefix: true,
+    at: () => "kubernetes.monitoring_labels",
+    set: (r, v) => void Object.assign(r.kubernetes, { monitoring: true, monitoring_labels: { [v]: "x" } }),
+  },
+  {
+    id: "kubernetes.monitoring_labels.*",
+    covers: ["kubernetes.monitoring_labels.*"],
+    k8s: "k8s-multi-replica",
+    at: () => "kubernetes.monitoring_labels.inj",
+    set: (r, v) => void Object.assign(r.kubernetes, { monitoring: true, monitoring_labels: { inj: v } }),
+  },
+];
 const toleration = (["key", "value", "operator", "effect"] as const).map((k): Field => ({
   id: `kubernetes.tolerations[].${k}`,
   covers: [`kubernetes.tolerations[].${k}`],
@@ -1267,6 +1285,7 @@ export const FIELDS: Field[] = [
   ...toleration,
   ...resourceFields,
   ...auxPlacement,
+  ...monitoringLabels,
   {
     id: "kubernetes.model_cache.pvc",
     covers: ["kubernetes.model_cache.pvc"],

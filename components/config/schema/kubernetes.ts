@@ -194,6 +194,25 @@ export const kubernetesTable = table({
     .describe(
       "PriorityClass of every fleet pod (priorityClassName), so engines are not the first preempted or evicted; the class must exist (default none)",
     ),
+  // Issue 20 #8 and #11: engines' disruption budgets, and Prometheus Operator monitors (opt-in).
+  disruption_budget: z
+    .boolean()
+    .default(true)
+    .describe(
+      "One PodDisruptionBudget per engine replica (StatefulSet or LeaderWorkerSet) with maxUnavailable 0: a voluntary eviction of a serving engine (kubectl drain, the cluster autoscaler) then waits for `pulumi destroy` or for the operator (deleting the budget), so a run never loses a replica mid-step; a crashed or not-ready engine stays evictable (unhealthyPodEvictionPolicy AlwaysAllow). false leaves engines evictable (default true)",
+    ),
+  monitoring: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Prometheus Operator PodMonitors (monitoring.coreos.com/v1), per island one for the serving engines and one for the vllm-router or llm-d EPP, scraping /metrics on their named ports; the Prometheus Operator CRDs must be installed (default false)",
+    ),
+  monitoring_labels: z
+    .record(labelKey, labelValue)
+    .default({})
+    .describe(
+      "Labels added to the PodMonitors (with monitoring = true), so a Prometheus whose podMonitorSelector asks for them picks them up: kube-prometheus-stack selects release: <its Helm release> by default (default none)",
+    ),
   aux_node_selector: z
     .record(labelKey, labelValue)
     .default({})
