@@ -57,6 +57,19 @@ export function suiteBinDir(): string {
   return (suiteDir ??= launcherDir(pythonEnv(), "suite", REAL_IN_SUITE).dir);
 }
 
+/**
+ * A venv console script run through its interpreter. The test cluster's nodes share this machine's
+ * PID namespace, and a job's node cleanup kills this user's processes named like our programs (as
+ * is right on an exclusive node: templates/slurm/cleanup.sh.mustache), so a second job would kill
+ * the first one's real router. Started this way, the process is named after the interpreter, not
+ * the script; the stand-ins are Node scripts, named `node`, for the same reason.
+ */
+function interpreterWrapper(script: string): string {
+  const shebang = fs.readFileSync(script, "utf8").split("\n", 1)[0];
+  if (!shebang.startsWith("#!/")) return `#!/bin/sh\nexec '${script}' "$@"\n`;
+  return `#!/bin/sh\n# ${path.basename(script)} from the pinned venv (test/e2e/real-parts.ts)\nexec '${shebang.slice(2).trim()}' '${script}' "$@"\n`;
+}
+
 /** The programs a launcher folder holds; each comes from the venv (real) or test/fixtures/standins. */
 export const PROGRAMS = [
   "vllm",
@@ -88,7 +101,8 @@ export function launcherDir(
     const isReal = real.includes(p);
     const from = isReal ? path.join(env.FLEET_PYENV, "bin", p) : path.join(STANDINS, p);
     if (!fs.existsSync(from)) throw new Error(`${from} is missing: cannot put ${p} in ${dir}`);
-    fs.symlinkSync(from, path.join(dir, p));
+    if (isReal) fs.writeFileSync(path.join(dir, p), interpreterWrapper(from), { mode: 0o755 });
+    else fs.symlinkSync(from, path.join(dir, p));
     parts[p] = isReal ? "real" : "stand-in";
   }
   return { dir, parts };
