@@ -60,6 +60,10 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
     key: "kv_cache_offload",
     why: "the planner builds the connector JSON from kv_cache_offload and the deployment",
   },
+  // vec-inf serves dense models across nodes this way (docs/vec-inf.md); the planner does not yet.
+  pipeline_parallel_size: {
+    why: "pipeline parallelism is not planned: an engine would need tp x pp GPUs where the planner places tp",
+  },
   api_key: {
     why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values",
   },
