@@ -147,6 +147,8 @@ describe("[kubernetes] fabric settings (issue 20)", () => {
     expect(at('extra_resources = { "rdma/ib" = "one" }')).toEqual(["kubernetes.extra_resources.rdma/ib"]);
     expect(at('extra_resources = { "rdma/ib" = 0 }')).toEqual(["kubernetes.extra_resources.rdma/ib"]);
     expect(at('extra_resources = { "rdma/ib" = "0" }')).toEqual(["kubernetes.extra_resources.rdma/ib"]);
+    expect(at('extra_resources = { "rdma/ib" = "500m" }')).toEqual(["kubernetes.extra_resources.rdma/ib"]);
+    expect(bad('extra_resources = { "rdma/ib" = "1.5" }')[0].message).toMatch(/whole number/);
     expect(at('extra_resources = { "rdma ib" = "1" }')[0]).toMatch(/^kubernetes\.extra_resources/);
     expect(at('env = { "NCCL-IFNAME" = "eth0" }')[0]).toMatch(/^kubernetes\.env/);
     expect(at('pod_labels = { tier = "two words" }')).toEqual(["kubernetes.pod_labels.tier"]);

@@ -211,6 +211,19 @@ export const kubernetesTable = table({
   // NVSHMEM interface names. Engine pods only; rules.ts refuses names the fleet sets itself.
   extra_resources: z
     .record(z.string().refine(qualifiedName, QUALIFIED), z.union([z.number().int().min(1), quantity("1")]))
+    // Extended resources (a domain-prefixed name outside kubernetes.io, such as rdma/ib) are whole
+    // devices: the API server refuses a fraction (k8s.io/kubernetes pkg/apis/core/validation).
+    .superRefine((r, ctx) => {
+      for (const [k, v] of Object.entries(r))
+        if (
+          k.includes("/") &&
+          !/(^|\.)kubernetes\.io\//.test(k) &&
+          typeof v === "string" &&
+          QUANTITY.test(v) &&
+          !/^\d+$/.test(v)
+        )
+          ctx.addIssue({ code: "custom", path: [k], message: `must be a whole number: ${k} is an extended resource` });
+    })
     .default({})
     .describe(
       'Resources each engine container requests and is limited to beside GPUs, CPU and memory, such as the RDMA device plugin\'s { "rdma/ib" = "1" }: a quantity, or a whole number; engine pods only (default none)',
