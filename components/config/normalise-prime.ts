@@ -192,6 +192,8 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
       const checked = checkVllmExtra(rest, where, (c) => paths.user(c));
       issues.push(...checked.issues);
       roleExtra[role] = { ...(checked.values as Record<string, ExtraValue>), ...switches.values };
+      if (roleExtra[role].all2all_backend !== undefined)
+        paths.record(`role_vllm_extra.${role}.all2all_backend`, `${where}.all2all_backend`);
       if (!Object.keys(roleExtra[role]).length) delete roleExtra[role];
     }
   }

@@ -35,6 +35,14 @@ export const PROTECTED_ENV = [
   "MOONCAKE_CONFIG_PATH",
 ];
 
+/**
+ * P/D per-role settings, as prime-rl fixes them (ROLE_EXTRA in its
+ * src/prime_rl/templates/inference.sbatch.j2; its docs/inference.md, "Optimized P/D disaggregation
+ * deployment", says all2all cannot be customised for P/D). The planner passes them
+ * (plan/engine-argv.ts); the fabric rule below reads them.
+ */
+export const ROLE_ALL2ALL = { prefill: "deepep_high_throughput", decode: "deepep_low_latency" } as const;
+
 /** Credentials never belong in a stack file: they would land in scripts, logs and state. */
 const SECRET_ENV = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)$|^HF_TOKEN$|^HUGGING_FACE_HUB_TOKEN$/i;
 
@@ -146,6 +154,169 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
     if (cfg.max_lora_rank === undefined) return;
     const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
     cfg.max_lora_rank = ranks.find((r) => r >= cfg.max_lora_rank!) ?? cfg.max_lora_rank;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// [kubernetes] fabric (issue 20): extra_resources, pod_annotations, pod_labels, capabilities, env.
+
+/** Engine-pod labels the fleet (and LeaderWorkerSet, StatefulSet) set and select on: pod_labels cannot replace them. */
+const FLEET_LABELS =
+  /^(app\.kubernetes\.io\/(name|instance|component|managed-by)|vllm-fleet\/.+|llm-d\.ai\/role|leaderworkerset\.sigs\.k8s\.io\/.+|statefulset\.kubernetes\.io\/pod-name|apps\.kubernetes\.io\/pod-index|controller-revision-hash)$/;
+/** Engine-pod annotations the fleet (config-hash, secrets-digest) and LeaderWorkerSet set. */
+const FLEET_ANNOTATIONS = /^(vllm-fleet\/.+|leaderworkerset\.sigs\.k8s\.io\/.+)$/;
+/** Resources the fleet requests itself: kubernetes.gpu_resource is checked beside these. */
+const FLEET_RESOURCES = ["cpu", "memory", "ephemeral-storage"];
+/**
+ * Engine env the fleet sets on Kubernetes, or that belongs to another key: vLLM's own settings and
+ * the Hugging Face ones (env_vars), the launcher defaults of plan/env.ts (DEFAULT_ENV,
+ * PRIME_DEFAULT_ENV; test/kubernetes/fabric.test.ts checks every name they set is refused here), the
+ * pod's POD_IP and caches (kubernetes/engine-pod.ts), Mooncake's config path, and what
+ * LeaderWorkerSet injects (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX).
+ */
+const FLEET_ENV_PREFIX = /^(VLLM_|HF_|LWS_|MOONCAKE_|HUGGING_FACE_)/;
+const FLEET_ENV = new Set([
+  "POD_IP",
+  "PYTHONHASHSEED",
+  "CUDA_DEVICE_ORDER",
+  "PYTHONUNBUFFERED",
+  "OMP_NUM_THREADS",
+  "PYTORCH_CUDA_ALLOC_CONF",
+  "GIT_LFS_SKIP_SMUDGE",
+  "UCX_TLS",
+  ...PROTECTED_ENV,
+]);
+
+/**
+ * Each replica that spans pods on Kubernetes (a LeaderWorkerSet: wide-EP over several nodes, a P/D
+ * role over several nodes) with a DeepEP all2all backend, whose kernels reach the other pods' GPUs
+ * over RDMA (NVSHMEM): what it is, the backend, and the key that chose it.
+ */
+export function crossPodDeepEP(cfg: FleetConfig): { what: string; backend: string; key: string }[] {
+  if (cfg.target.kind !== "kubernetes") return [];
+  const d = cfg.deployment;
+  const out: { what: string; backend: string; key: string }[] = [];
+  const deepep = (b: unknown): b is string => typeof b === "string" && b.startsWith("deepep_");
+  if (shapeOf(cfg) === "wide_ep" && d.type === "multi_node" && d.num_nodes > 1) {
+    const [backend, key] =
+      cfg.vllm_extra.all2all_backend !== undefined
+        ? [cfg.vllm_extra.all2all_backend, "vllm_extra.all2all_backend"]
+        : [cfg.env_vars.VLLM_ALL2ALL_BACKEND, "env_vars.VLLM_ALL2ALL_BACKEND"];
+    if (deepep(backend)) out.push({ what: `the wide-EP replica (${d.num_nodes} pods)`, backend, key });
+  }
+  if (d.type === "disaggregated") {
+    for (const [role, nodes] of [
+      ["prefill", d.num_prefill_nodes],
+      ["decode", d.num_decode_nodes],
+    ] as const) {
+      if (nodes < 2) continue;
+      const own = cfg.role_vllm_extra?.[role]?.all2all_backend;
+      const [backend, key] =
+        own !== undefined ? [own, `role_vllm_extra.${role}.all2all_backend`] : [ROLE_ALL2ALL[role], `deployment.type`];
+      if (deepep(backend)) out.push({ what: `each ${role} replica (${nodes} pods)`, backend, key });
+    }
+  }
+  return out;
+}
+
+const FABRIC_HINT =
+  'set {key:kubernetes.extra_resources} to your RDMA device plugin\'s resource, e.g. extra_resources = { "rdma/ib" = "1" }, and as llm-d\'s wide-EP guide does {key:kubernetes.capabilities} = ["SYS_RAWIO"] (the fleet adds IPC_LOCK to these pods itself, for pinned memory) and {key:kubernetes.env} for the fabric, e.g. { NCCL_SOCKET_IFNAME = "eth0", GLOO_SOCKET_IFNAME = "eth0", NVSHMEM_HCA_PREFIX = "ibp" }';
+
+const FABRIC_RULES: Record<string, Rule> = {
+  "cross-pod DeepEP on Kubernetes needs the RDMA fabric": (cfg) => {
+    if (cfg.target.kind !== "kubernetes" || Object.keys(cfg.target.extra_resources).length) return [];
+    const found = crossPodDeepEP(cfg);
+    if (!found.length) return [];
+    const which = found.map(
+      ({ what, backend, key }) =>
+        `${what} runs ${backend} (${key === "deployment.type" ? "the P/D default" : `{key:${key}}`})`,
+    );
+    return fail(
+      "kubernetes.extra_resources",
+      `${which.join(" and ")}: a replica spanning pods is a LeaderWorkerSet, and DeepEP's kernels reach the other pods' GPUs over RDMA (NVSHMEM), but the engine pods get no RDMA device: ${FABRIC_HINT}; or choose another all2all backend`,
+      ...found.map((f) => f.key),
+      "kubernetes.capabilities",
+    );
+  },
+  "Mooncake over RDMA on Kubernetes needs the RDMA fabric": (cfg) =>
+    cfg.target.kind === "kubernetes" &&
+    cfg.kv_cache_offload?.type === "mooncake" &&
+    cfg.kv_cache_offload.protocol === "rdma" &&
+    !Object.keys(cfg.target.extra_resources).length
+      ? fail(
+          "kubernetes.extra_resources",
+          `Mooncake's {key:kv_cache_offload.protocol} = "rdma" needs an RDMA device in the engine pods, but they get none: ${FABRIC_HINT}; or set protocol = "tcp"`,
+          "kv_cache_offload.protocol",
+          "kubernetes.capabilities",
+        )
+      : [],
+  "kubernetes.pod_labels cannot replace the fleet's labels": (cfg) =>
+    cfg.target.kind !== "kubernetes"
+      ? []
+      : Object.keys(cfg.target.pod_labels)
+          .filter((k) => FLEET_LABELS.test(k))
+          .flatMap((k) =>
+            fail(
+              `kubernetes.pod_labels.${k}`,
+              `${k} is a label the fleet (or LeaderWorkerSet, or the StatefulSet controller) sets on engine pods and selects them by; choose another label key`,
+            ),
+          ),
+  "kubernetes.pod_annotations cannot replace the fleet's annotations": (cfg) =>
+    cfg.target.kind !== "kubernetes"
+      ? []
+      : Object.keys(cfg.target.pod_annotations)
+          .filter((k) => FLEET_ANNOTATIONS.test(k))
+          .flatMap((k) =>
+            fail(
+              `kubernetes.pod_annotations.${k}`,
+              `${k} is an annotation the fleet (or LeaderWorkerSet) sets on engine pods; choose another key`,
+            ),
+          ),
+  "kubernetes.extra_resources adds resources the fleet does not request": (cfg) => {
+    if (cfg.target.kind !== "kubernetes") return [];
+    const own = [...FLEET_RESOURCES, cfg.target.gpu_resource];
+    return Object.keys(cfg.target.extra_resources)
+      .filter((k) => own.includes(k))
+      .flatMap((k) =>
+        fail(
+          `kubernetes.extra_resources.${k}`,
+          !FLEET_RESOURCES.includes(k)
+            ? `${k} is the GPU resource ({key:kubernetes.gpu_resource}), which the fleet requests per engine from the plan; remove it here`
+            : `the fleet requests ${k} itself (cpu_per_gpu, memory_per_gpu, the cache sizes); set those instead`,
+          "kubernetes.gpu_resource",
+        ),
+      );
+  },
+  "kubernetes.env sets only what the fleet does not": (cfg) => {
+    if (cfg.target.kind !== "kubernetes") return [];
+    const d = cfg.deployment;
+    const elsewhere: [string, Record<string, string>][] = [
+      ["env_vars", cfg.env_vars],
+      ...(d.type === "disaggregated"
+        ? ([
+            ["deployment.prefill_env_vars", d.prefill_env_vars],
+            ["deployment.decode_env_vars", d.decode_env_vars],
+          ] as [string, Record<string, string>][])
+        : []),
+    ];
+    return Object.keys(cfg.target.env).flatMap((name) => {
+      const at = `kubernetes.env.${name}`;
+      if (FLEET_ENV_PREFIX.test(name) || FLEET_ENV.has(name))
+        return fail(
+          at,
+          `${name} is set by the fleet (or LeaderWorkerSet) in engine pods, or is a vLLM or Hugging Face setting, which belongs in {key:env_vars}; kubernetes.env is for the cluster's fabric (NCCL_*, GLOO_*, NVSHMEM_*, UCX_* ...)`,
+          "env_vars",
+        );
+      if (SECRET_ENV.test(name))
+        return fail(
+          at,
+          `${name} looks like a credential; secrets come from Pulumi config (pulumi config set --secret hfToken|apiKey ...), never from the stack file`,
+        );
+      const other = elsewhere.find(([, env]) => name in env);
+      return other
+        ? fail(at, `${name} is also set in {key:${other[0]}.${name}}; set it in one place`, `${other[0]}.${name}`)
+        : [];
+    });
   },
 };
 
@@ -430,6 +601,7 @@ export const RULES: Record<string, Rule> = {
     );
   },
   "ports do not collide": portCollisions,
+  ...FABRIC_RULES,
 };
 
 const rlInferNodes = (cfg: FleetConfig) => cfg.rl_deployment?.num_infer_nodes;

@@ -21,6 +21,7 @@ import {
 import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
 import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 import { cpuQuantity, quantityValue, sumBytes } from "./quantity";
+import { crossPodDeepEP } from "../config/rules";
 
 const START_RANK = "--data-parallel-start-rank";
 /** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */
@@ -65,10 +66,17 @@ export function kubernetesEngineFlags(e: Pick<EngineProcess, "argv" | "port" | "
 /**
  * The engine's bash script: clear /dev/shm (a crashed engine's leftover segments make every
  * restart fail, llm-d #352), then exec vLLM so it is PID 1 and receives SIGTERM. On LWS workers the
- * start rank comes from the worker index, which only exists at run time.
+ * start rank comes from the worker index, which only exists at run time; in LWS pods (`lwsLeader`:
+ * the group's leader node) the leader's address is the LWS_LEADER_ADDRESS that LWS injects.
  */
-export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, rankFromWorkerIndex?: number): string {
-  const words = e.argv.map((v) => scriptWord(ctx, island, v));
+export function engineScript(
+  ctx: K8sContext,
+  island: number,
+  e: EngineProcess,
+  rankFromWorkerIndex?: number,
+  lwsLeader?: number,
+): string {
+  const words = e.argv.map((v) => scriptWord(ctx, island, v, lwsLeader));
   if (rankFromWorkerIndex !== undefined) {
     const at = e.argv.indexOf(engineFlag(e.argv, START_RANK));
     if (at < 0) throw new Error(`internal error: ${e.id} has no ${START_RANK}`);
@@ -91,12 +99,12 @@ export function engineScript(ctx: K8sContext, island: number, e: EngineProcess, 
   ].join("\n");
 }
 
-function engineEnv(ctx: K8sContext, island: number, e: EngineProcess): EnvVar[] {
+function engineEnv(ctx: K8sContext, island: number, e: EngineProcess, lwsLeader?: number): EnvVar[] {
   const env: EnvVar[] = [fieldEnv("POD_IP", "status.podIP")];
   for (const [name, value] of e.env) {
     // NIXL must advertise the pod IP: VLLM_NIXL_SIDE_CHANNEL_HOST defaults to localhost (vLLM's
     // vllm/envs.py), and llm-d's P/D guide sets it from status.podIP too.
-    env.push(isSelf(value) ? fieldEnv(name, "status.podIP") : { name, value: k8sValue(ctx, island, value) });
+    env.push(isSelf(value) ? fieldEnv(name, "status.podIP") : { name, value: k8sValue(ctx, island, value, lwsLeader) });
   }
   const own = new Set(e.env.map(([name]) => name));
   const add = (name: string, value: string) => {
@@ -106,6 +114,8 @@ function engineEnv(ctx: K8sContext, island: number, e: EngineProcess): EnvVar[] 
   add("VLLM_CACHE_ROOT", VLLM_CACHE_ROOT);
   add("PYTHONHASHSEED", PYTHONHASHSEED);
   for (const s of ctx.secrets) env.push(secretEnv(ctx.names.secret, SECRET_KEYS[s]));
+  // The cluster's fabric (kubernetes.env): names the fleet sets are refused (config/rules.ts).
+  for (const [name, value] of Object.entries(ctx.target.env)) env.push({ name, value: k8sLiteral(value) });
   return env;
 }
 
@@ -194,6 +204,7 @@ function engineContainer(
   e: EngineProcess,
   script: string,
   mounts: VolumeMount[],
+  lwsLeader?: number,
 ): Container {
   const t = ctx.target;
   const cfg = ctx.plan.config;
@@ -223,21 +234,25 @@ function engineContainer(
           livenessProbe: { ...httpProbe("/health", e.port, 10, 6), timeoutSeconds: 10 },
           lifecycle: { preStop: { exec: { command: ["sleep", String(PRE_STOP_SLEEP_S)] } } },
         };
-  // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration.
-  const pinned = offload !== null || cfg.deployment.type === "disaggregated";
+  // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration, and DeepEP's NVSHMEM
+  // buffers across pods (RDMA registration is bounded by RLIMIT_MEMLOCK without IPC_LOCK).
+  const pinned = offload !== null || cfg.deployment.type === "disaggregated" || crossPodDeepEP(cfg).length > 0;
+  const capabilities = [...new Set([...(pinned ? ["IPC_LOCK"] : []), ...t.capabilities])];
+  // kubernetes.extra_resources (the RDMA device, ...): extended resources are requested and limited alike.
+  const extra = Object.fromEntries(Object.entries(t.extra_resources).map(([k, v]) => [k, String(v)]));
   return {
     name: "vllm",
     image: t.image,
     command: ["/bin/bash", "-c", k8sLiteral(script)],
-    env: engineEnv(ctx, island.index, e),
+    env: engineEnv(ctx, island.index, e, lwsLeader),
     ...(ports.length ? { ports } : {}),
     resources: {
-      limits: { [t.gpu_resource]: gpus, memory },
-      requests: { [t.gpu_resource]: gpus, cpu, memory, "ephemeral-storage": disk },
+      limits: { [t.gpu_resource]: gpus, memory, ...extra },
+      requests: { [t.gpu_resource]: gpus, cpu, memory, "ephemeral-storage": disk, ...extra },
     },
     volumeMounts: mounts,
     ...probes,
-    ...(pinned ? { securityContext: { capabilities: { add: ["IPC_LOCK"] } } } : {}),
+    ...(capabilities.length ? { securityContext: { capabilities: { add: capabilities } } } : {}),
   };
 }
 
@@ -273,27 +288,34 @@ export function enginePodTemplate(
   const t = ctx.target;
   const { volumes: vols, mounts } = volumes(ctx, island.index);
   const init = sidecars(ctx, island, e, mounts);
-  const script = engineScript(ctx, island.index, e, rankFromWorkerIndex);
-  // A changed Mooncake client config must restart the engines that read it.
-  const annotations = island.mooncake
-    ? {
-        "vllm-fleet/config-hash": createHash("sha256")
-          .update(mooncakeConfigText(ctx, island))
-          .digest("hex")
-          .slice(0, 16),
-      }
-    : undefined;
+  // LWS injects the leader's address into every pod of the group, leader included.
+  const lwsLeader = wl.kind === "LeaderWorkerSet" ? wl.engines[0].node : undefined;
+  const script = engineScript(ctx, island.index, e, rankFromWorkerIndex, lwsLeader);
+  // A changed Mooncake client config must restart the engines that read it; kubernetes.pod_annotations
+  // (Multus networks, ...) cannot name the fleet's own (config/rules.ts).
+  const annotations = {
+    ...t.pod_annotations,
+    ...(island.mooncake
+      ? {
+          "vllm-fleet/config-hash": createHash("sha256")
+            .update(mooncakeConfigText(ctx, island))
+            .digest("hex")
+            .slice(0, 16),
+        }
+      : {}),
+  };
   return {
     metadata: {
-      labels: engineLabels(ctx, island.index, wl, e.port !== undefined),
-      ...(annotations ? { annotations } : {}),
+      // kubernetes.pod_labels beside the fleet's, which they cannot replace (config/rules.ts).
+      labels: { ...t.pod_labels, ...engineLabels(ctx, island.index, wl, e.port !== undefined) },
+      ...(Object.keys(annotations).length ? { annotations } : {}),
     },
     spec: {
       ...placement(ctx, "engine"),
       terminationGracePeriodSeconds: terminationGraceSeconds(e.role),
       ...(t.service_account ? { serviceAccountName: t.service_account } : {}),
       ...(init.length ? { initContainers: init } : {}),
-      containers: [engineContainer(ctx, island, e, script, mounts)],
+      containers: [engineContainer(ctx, island, e, script, mounts, lwsLeader)],
       volumes: vols,
     },
   };

@@ -1,25 +1,46 @@
-import { partsOf, type Value } from "../plan/values";
+import { partsOf, type Part, type Value } from "../plan/values";
 import { shellWord } from "../shell";
 import { k8sRefs, type K8sContext } from "./render-context";
 import { k8sLiteral } from "./objects";
 
 /**
- * A plan Value as a command/args/env string: literal parts escaped for kubelet expansion, the
- * pod's own address as `$(POD_IP)` (which kubelet expands from the POD_IP env var), other
- * references as DNS names and mount paths.
+ * The variable LeaderWorkerSet's pod webhook puts first in every container's env of a group's pods:
+ * the leader pod's address through the group's headless Service, `<lws>-<group>.<subdomain>.<namespace>`
+ * (kubernetes-sigs/lws pkg/utils/pod/pod_utils.go AddLWSVariables, called from
+ * pkg/webhooks/pod_webhook.go). It names no cluster domain, so it resolves through the pod's DNS
+ * search path whatever kubernetes.cluster_domain is.
  */
-export function k8sValue(ctx: K8sContext, island: number, v: Value): string {
-  const resolve = k8sRefs(ctx, island, "$(POD_IP)");
+export const LWS_LEADER_ADDRESS = "LWS_LEADER_ADDRESS";
+
+/**
+ * A plan Value as a command/args/env string: literal parts escaped for kubelet expansion, the
+ * pod's own address as `$(POD_IP)` (which kubelet expands from the POD_IP env var), in a
+ * LeaderWorkerSet's pods the leader node's address as `$(LWS_LEADER_ADDRESS)` (`lwsLeader`: that
+ * node), other references as DNS names and mount paths.
+ */
+export function k8sValue(ctx: K8sContext, island: number, v: Value, lwsLeader?: number): string {
+  const leader = lwsLeader === undefined ? undefined : { node: lwsLeader, address: `$(${LWS_LEADER_ADDRESS})` };
+  const resolve = k8sRefs(ctx, island, "$(POD_IP)", leader);
+  const kubeletRef = (p: Exclude<Part, string>) => p.ref === "self" || (p.ref === "node" && p.node === lwsLeader);
   return partsOf(v)
-    .map((p) => (typeof p === "string" ? k8sLiteral(p) : p.ref === "self" ? resolve(p) : k8sLiteral(resolve(p))))
+    .map((p) => (typeof p === "string" ? k8sLiteral(p) : kubeletRef(p) ? resolve(p) : k8sLiteral(resolve(p))))
     .join("");
 }
 
 export const k8sArgv = (ctx: K8sContext, island: number, argv: Value[]) => argv.map((v) => k8sValue(ctx, island, v));
 
-/** The same references spelled for bash inside an engine script (`${POD_IP}` from the env). */
-export function scriptWord(ctx: K8sContext, island: number, v: Value): string {
-  return shellWord(v, k8sRefs(ctx, island, "${POD_IP}"));
+/**
+ * The same references spelled for bash inside an engine script (`${POD_IP}` from the env; in a
+ * LeaderWorkerSet's pods `${LWS_LEADER_ADDRESS}`, failing loudly if LWS did not inject it). Bash
+ * expands them, not kubelet: the script is one kubelet literal (every `$` doubled), and a kubelet
+ * `$(VAR)` left unexpanded would be a command substitution to bash.
+ */
+export function scriptWord(ctx: K8sContext, island: number, v: Value, lwsLeader?: number): string {
+  const leader =
+    lwsLeader === undefined
+      ? undefined
+      : { node: lwsLeader, address: `\${${LWS_LEADER_ADDRESS}:?set by the LeaderWorkerSet webhook}` };
+  return shellWord(v, k8sRefs(ctx, island, "${POD_IP}", leader));
 }
 
 /** True when a Value is exactly the pod's own address (then the env var reads status.podIP). */

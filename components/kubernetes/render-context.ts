@@ -65,12 +65,22 @@ function scratchUnsupported(): never {
   throw new Error("internal error: a Kubernetes plan has no per-rank engines, so no scratch directory");
 }
 
-/** Resolves a plan reference to a literal for a container running in island `island`'s pods. */
-export function k8sRefs(ctx: K8sContext, island: number, self: string): (ref: Ref) => string {
+/**
+ * Resolves a plan reference to a literal for a container running in island `island`'s pods; in a
+ * LeaderWorkerSet's pods `leader` spells the address of the group's leader node (which LWS injects).
+ */
+export function k8sRefs(
+  ctx: K8sContext,
+  island: number,
+  self: string,
+  leader?: { node: number; address: string },
+): (ref: Ref) => string {
   const plan = ctx.plan.islands[island];
   return (ref) =>
     ref.ref === "node"
-      ? ctx.names.pod(plan, ref.node).host
+      ? leader?.node === ref.node
+        ? leader.address
+        : ctx.names.pod(plan, ref.node).host
       : ref.ref === "self"
         ? self
         : ref.ref === "file"

@@ -1,19 +1,11 @@
 import type { FleetConfig, WeightBroadcastType } from "../config/types";
 import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
+import { ROLE_ALL2ALL } from "../config/rules";
 import { resolveParser } from "./parser-detection";
 import { resolvePrimeParser } from "./prime-parsers";
-import type { EngineProcess, Role } from "./deployment-plan";
+import type { EngineProcess } from "./deployment-plan";
 import type { Value } from "./values";
 
-/**
- * P/D per-role settings, as prime-rl fixes them (ROLE_EXTRA in its
- * src/prime_rl/templates/inference.sbatch.j2; its docs/inference.md, "Optimized P/D disaggregation
- * deployment", says all2all cannot be customised for P/D).
- */
-export const ROLE_ALL2ALL: Record<Exclude<Role, "replica">, string> = {
-  prefill: "deepep_high_throughput",
-  decode: "deepep_low_latency",
-};
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
 
 /** VllmConfig's max_cpu_loras default (packages/prime-rl-configs/src/prime_rl/configs/inference.py). */

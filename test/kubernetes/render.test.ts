@@ -9,6 +9,7 @@ import { expectShellcheckClean } from "../shellcheck";
 import { loadConfigText } from "../../components/config";
 import { buildPlan } from "../../components/plan/plan";
 import type { DeploymentPlan, EngineProcess } from "../../components/plan/deployment-plan";
+import { kubernetesEngineFlags } from "../../components/kubernetes";
 import {
   allK8sObjects,
   k8sEndpoints,
@@ -22,7 +23,7 @@ import { checkArgv } from "../../components/upstream/check";
 import eppManifest from "../../components/upstream/llm-d-epp.json";
 import { K8S_STACKS, load, runBuiltCli, SLURM_STACKS, stackText } from "../helpers";
 import { k8sValidator, kubeletExpand, type Validator } from "./validate";
-import { plannedPodArgv, POD_IP } from "./planned-argv";
+import { lwsEnv, plannedPodArgv, POD_IP } from "./planned-argv";
 import { ENGINE_READY_TIMEOUT_S } from "../../components/config/timeouts";
 import { WORKER_STARTUP_TIMEOUT_S } from "../../components/plan/router-plan";
 
@@ -41,7 +42,8 @@ function swapToKubernetes(text: string): string {
   const kept = [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].filter(
     (l) => !/^\s*(output_dir|dry_run)\s*=/.test(l),
   );
-  return `${kept.join("\n")}\n[kubernetes]\nrouter_image = "r.example/vllm-router:1"\n`;
+  // The RDMA device: cross-pod DeepEP (P/D, wide-EP) and Mooncake over RDMA are refused without it.
+  return `${kept.join("\n")}\n[kubernetes]\nrouter_image = "r.example/vllm-router:1"\nextra_resources = { "rdma/ib" = "1" }\n`;
 }
 
 /** Every pod template of a fleet with the engines it runs (LWS worker template: all workers). */
@@ -83,9 +85,12 @@ const allContainers = (objects: K8sObject[]): Container[] =>
     return [];
   });
 
-/** Env of a container as kubelet resolves it (downward API: POD_IP; secrets: placeholders). */
-function containerEnv(c: Container): Record<string, string> {
-  const env: Record<string, string> = {};
+/**
+ * Env of a container as kubelet resolves it (downward API: POD_IP; secrets: placeholders), after
+ * `injected` (LeaderWorkerSet's webhook puts its variables first: lwsEnv).
+ */
+function containerEnv(c: Container, injected: Record<string, string> = {}): Record<string, string> {
+  const env: Record<string, string> = { ...injected };
   for (const e of (c.env ?? []) as any[])
     env[e.name] =
       e.value !== undefined
@@ -96,9 +101,12 @@ function containerEnv(c: Container): Record<string, string> {
   return env;
 }
 
-/** Runs the engine container's exact command under bash with a recording `vllm` and a harmless `find`. */
-function runEngine(c: Container, extraEnv: Record<string, string>): string[] {
-  const env = { ...containerEnv(c), ...extraEnv };
+/**
+ * Runs the engine container's exact command under bash with a recording `vllm` and a harmless
+ * `find`; `lws`: what LeaderWorkerSet injects into the pod (lwsEnv), `extraEnv` overrides.
+ */
+function runEngine(c: Container, extraEnv: Record<string, string>, lws: Record<string, string> = {}): string[] {
+  const env = { ...containerEnv(c, lws), ...extraEnv };
   const [shell, flag, script] = (c.command as string[]).map((s) => kubeletExpand(s, env));
   expect([shell, flag]).toEqual(["/bin/bash", "-c"]);
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vllm-"));
@@ -135,10 +143,9 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
       const vllm = containers(template).find((c) => c.name === "vllm")!;
       engines.forEach((e, k) => {
         // The Secret's key reaches the pod as VLLM_API_KEY; the script hands it to --api-key at exec.
-        const argv = runEngine(vllm, {
-          VLLM_API_KEY: "k8s-test-key",
-          ...(worker ? { LWS_WORKER_INDEX: String(k + 1) } : {}),
-        });
+        const lws = lwsEnv(plan, e);
+        expect(lws?.LWS_WORKER_INDEX).toBe(worker ? String(k + 1) : lws && "0");
+        const argv = runEngine(vllm, { VLLM_API_KEY: "k8s-test-key" }, lws);
         // Serving engines also keep probes and scrapes out of their access log (issue 20 #9) and
         // drain in-flight requests within the pod's grace period (#8).
         expect(argv).toEqual([
@@ -561,9 +568,40 @@ describe("Kubernetes rendering details", () => {
     expect(spec.leaderWorkerTemplate.size).toBe(2);
     expect(spec.leaderWorkerTemplate.restartPolicy).toBe("RecreateGroupOnPodRestart");
     const worker = containers(spec.leaderWorkerTemplate.workerTemplate).find((c) => c.name === "vllm")!;
-    const argv = runEngine(worker, { LWS_WORKER_INDEX: "1" });
+    const argv = runEngine(worker, {}, lwsEnv(plan, fleet.islands[0].replicas[0].workload.engines[1]));
     expect(argv[argv.indexOf("--data-parallel-start-rank") + 1]).toBe("4");
-    expect(argv[argv.indexOf("--data-parallel-address") + 1]).toBe(k8sNames(plan).pod(plan.islands[0], 0).host);
+  });
+
+  // Issue 20: no hard-coded svc.<cluster domain> in a group's DP address; LWS gives the leader's.
+  it("LWS pods dial the leader at the LWS_LEADER_ADDRESS LeaderWorkerSet injects, which resolves to the leader pod", () => {
+    for (const stack of ["k8s-wide-ep", "k8s-disaggregated"]) {
+      const plan = k8sPlan(withKubernetes(stack, 'cluster_domain = "corp.example"'), stack);
+      for (const { workload, object } of renderK8sFleet(plan, []).islands.flatMap((i) => i.replicas)) {
+        if (object.kind !== "LeaderWorkerSet") continue;
+        const t = object.spec.leaderWorkerTemplate;
+        for (const [template, e] of [
+          [t.leaderTemplate, workload.engines[0]],
+          [t.workerTemplate, workload.engines[1]],
+        ] as const) {
+          const vllm = containers(template).find((c) => c.name === "vllm")!;
+          const script = kubeletExpand((vllm.command as string[])[2], {});
+          // Bash expands it from the env LWS injects (kubelet would leave an unset $(VAR) to bash as a
+          // command substitution); without it the script stops rather than dial nowhere.
+          expect(script).toContain('--data-parallel-address "${LWS_LEADER_ADDRESS:?');
+          expect(script, "no leader DNS name of the fleet's own").not.toContain(".svc.");
+          // As kubernetes-sigs/lws AddLWSVariables spells it: <lws>-<group>.<subdomain = lws>.<namespace>.
+          const lws = lwsEnv(plan, e)!;
+          expect(lws.LWS_LEADER_ADDRESS).toBe(`${object.metadata.name}-0.${object.metadata.name}.inference`);
+          // The leader pod's own name under the Service LWS creates (names.ts: <lws>-0.<lws>.<ns>.svc.<domain>).
+          expect(k8sNames(plan).pod(plan.islands[e.island], workload.engines[0].node).host).toBe(
+            `${lws.LWS_LEADER_ADDRESS}.svc.corp.example`,
+          );
+          const argv = runEngine(vllm, {}, lws);
+          expect(argv[argv.indexOf("--data-parallel-address") + 1]).toBe(lws.LWS_LEADER_ADDRESS);
+          expect(argv).toEqual([...plannedPodArgv(plan, e), ...kubernetesEngineFlags(e)]);
+        }
+      }
+    }
   });
 
   it("internal-LB wide-EP (headless workers): workers serve nothing, so they get no probes and no serving label", () => {
@@ -589,7 +627,9 @@ describe("Kubernetes rendering details", () => {
       undefined,
       undefined,
     ]);
-    expect(runEngine(c, { LWS_WORKER_INDEX: "1" })).toContain("--headless");
+    expect(
+      runEngine(c, {}, lwsEnv(plan, renderK8sFleet(plan, []).islands[0].replicas[0].workload.engines[1])),
+    ).toContain("--headless");
     expect(k8sEndpoints(plan)[0].adminUrls).toHaveLength(1);
   });
 

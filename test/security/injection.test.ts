@@ -37,7 +37,7 @@ import { ConfigError, FIXED_PORTS, loadCatalog, validate, type FleetConfig } fro
 import { catalogPath } from "../../components/config/catalog";
 import { catalogOverlayFile } from "../../components/config/schema/catalog";
 import { kubernetesTable } from "../../components/config/schema/kubernetes";
-import { plannedPodArgv, POD_IP } from "../kubernetes/planned-argv";
+import { lwsVariables, plannedPodArgv, POD_IP } from "../kubernetes/planned-argv";
 import { rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
 import { primeRlLayout, primeSftLayout, primeStandaloneLayout } from "../../components/config/schema/prime";
 import { parseToml } from "../../components/config/toml";
@@ -1307,6 +1307,76 @@ export const FIELDS: Field[] = [
     at: () => "kubernetes.model_cache.mount_path",
     set: (r, v) => void (r.kubernetes.model_cache = { host_path: "/mnt/hf-cache", mount_path: v }),
   },
+  // The fabric (issue 20), on engine pods: LeaderWorkerSets (P/D, wide-EP) and StatefulSets.
+  {
+    id: "kubernetes.extra_resources.<key>",
+    covers: ["kubernetes.extra_resources.<key>"],
+    k8s: "k8s-disaggregated",
+    prefix: true,
+    at: () => "kubernetes.extra_resources",
+    set: (r, v) => void (r.kubernetes.extra_resources = { "rdma/ib": "1", [v]: "1" }),
+  },
+  {
+    id: "kubernetes.extra_resources.*",
+    covers: ["kubernetes.extra_resources.*"],
+    k8s: "k8s-disaggregated",
+    closed: true,
+    at: () => "kubernetes.extra_resources.rdma/ib",
+    set: (r, v) => void (r.kubernetes.extra_resources = { "rdma/ib": v }),
+  },
+  {
+    id: "kubernetes.pod_annotations.<key>",
+    covers: ["kubernetes.pod_annotations.<key>"],
+    k8s: "k8s-kv-offload-mooncake",
+    prefix: true,
+    at: () => "kubernetes.pod_annotations",
+    set: (r, v) => void (r.kubernetes.pod_annotations = { [v]: "x" }),
+  },
+  {
+    id: "kubernetes.pod_annotations.*",
+    covers: ["kubernetes.pod_annotations.*"],
+    k8s: "k8s-wide-ep",
+    at: () => "kubernetes.pod_annotations.inj",
+    set: (r, v) => void (r.kubernetes.pod_annotations = { inj: v }),
+  },
+  {
+    id: "kubernetes.pod_labels.<key>",
+    covers: ["kubernetes.pod_labels.<key>"],
+    k8s: "k8s-llm-d-pd",
+    prefix: true,
+    at: () => "kubernetes.pod_labels",
+    set: (r, v) => void (r.kubernetes.pod_labels = { [v]: "x" }),
+  },
+  {
+    id: "kubernetes.pod_labels.*",
+    covers: ["kubernetes.pod_labels.*"],
+    k8s: "k8s-wide-ep",
+    at: () => "kubernetes.pod_labels.inj",
+    set: (r, v) => void (r.kubernetes.pod_labels = { inj: v }),
+  },
+  {
+    id: "kubernetes.capabilities[]",
+    covers: ["kubernetes.capabilities[]"],
+    k8s: "k8s-wide-ep",
+    closed: true,
+    at: () => "kubernetes.capabilities.0",
+    set: (r, v) => void (r.kubernetes.capabilities = [v]),
+  },
+  {
+    id: "kubernetes.env.<key>",
+    covers: ["kubernetes.env.<key>"],
+    k8s: "k8s-wide-ep",
+    prefix: true,
+    at: () => "kubernetes.env",
+    set: (r, v) => void (r.kubernetes.env = { [v]: "1" }),
+  },
+  {
+    id: "kubernetes.env.*",
+    covers: ["kubernetes.env.*"],
+    k8s: "k8s-disaggregated",
+    at: () => "kubernetes.env.INJ_VALUE",
+    set: (r, v) => void (r.kubernetes.env = { NCCL_SOCKET_IFNAME: "eth0", INJ_VALUE: v }),
+  },
   {
     id: "kubernetes.gpu_resource",
     covers: ["kubernetes.gpu_resource"],
@@ -1872,7 +1942,7 @@ function runEngineScript(
   dir: string,
 ): Promise<string[] | string> {
   // The script reads only these from its env (the rest passes through exec untouched): equal scripts run once.
-  const key = JSON.stringify([script, env.POD_IP, env.LWS_WORKER_INDEX, env.VLLM_API_KEY]);
+  const key = JSON.stringify([script, env.POD_IP, env.LWS_WORKER_INDEX, env.LWS_LEADER_ADDRESS, env.VLLM_API_KEY]);
   let found = engineRuns.get(key);
   if (!found) {
     totals.engineScriptRuns++;
@@ -1952,8 +2022,18 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
     const o = structuredClone(original);
     for (const [which, t] of podTemplates(o)) {
       if (t.metadata?.annotations) delete t.metadata.annotations["vllm-fleet/config-hash"];
+      // LeaderWorkerSet's webhook puts its variables first in every container of its pods.
+      const lws =
+        o.kind === "LeaderWorkerSet"
+          ? lwsVariables(
+              o.metadata.name,
+              o.metadata.namespace,
+              o.spec.leaderWorkerTemplate.size,
+              which === "worker" ? 1 : 0,
+            )
+          : {};
       for (const c of [...(t.spec.initContainers ?? []), ...t.spec.containers]) {
-        const vars: Record<string, string> = {};
+        const vars: Record<string, string> = { ...lws };
         for (const e of c.env ?? []) {
           const v =
             e.value !== undefined
@@ -1973,12 +2053,10 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
           c.command[2] = "<script>";
           const key = `${o.metadata.name}/${which}/${c.name}`;
           runs.push(
-            runEngineScript(script, which === "worker" ? { ...vars, LWS_WORKER_INDEX: "1" } : vars, bin, dir).then(
-              (argv) => {
-                engines[key] = argv;
-                if (typeof argv === "string") problems.push(`${key}: ${argv}`);
-              },
-            ),
+            runEngineScript(script, vars, bin, dir).then((argv) => {
+              engines[key] = argv;
+              if (typeof argv === "string") problems.push(`${key}: ${argv}`);
+            }),
           );
         }
       }

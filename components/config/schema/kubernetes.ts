@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { k8sName, table, text } from "./primitives";
+import { envVars, k8sName, table, text } from "./primitives";
 import { ENGINE_READY_TIMEOUT_S } from "../timeouts";
 
 /*
@@ -224,5 +224,61 @@ export const kubernetesTable = table({
     .default([])
     .describe(
       "Tolerations of the router, EPP + Envoy and Mooncake master pods; tolerations applies to engine pods only (default none)",
+    ),
+  // The fabric (issue 20): what cross-pod DeepEP, NIXL and Mooncake over RDMA need in an engine pod
+  // and no fleet can guess: the RDMA device plugin's resource, Multus networks, capabilities, NCCL /
+  // NVSHMEM interface names. Engine pods only; rules.ts refuses names the fleet sets itself.
+  extra_resources: z
+    .record(z.string().refine(qualifiedName, QUALIFIED), z.union([z.number().int().min(1), quantity("1")]))
+    // Extended resources (a domain-prefixed name outside kubernetes.io, such as rdma/ib) are whole
+    // devices: the API server refuses a fraction (k8s.io/kubernetes pkg/apis/core/validation).
+    .superRefine((r, ctx) => {
+      for (const [k, v] of Object.entries(r))
+        if (
+          k.includes("/") &&
+          !/(^|\.)kubernetes\.io\//.test(k) &&
+          typeof v === "string" &&
+          QUANTITY.test(v) &&
+          !/^\d+$/.test(v)
+        )
+          ctx.addIssue({ code: "custom", path: [k], message: `must be a whole number: ${k} is an extended resource` });
+    })
+    .default({})
+    .describe(
+      'Resources each engine container requests and is limited to beside GPUs, CPU and memory, such as the RDMA device plugin\'s { "rdma/ib" = "1" }: a quantity, or a whole number; engine pods only (default none)',
+    ),
+  pod_annotations: z
+    .record(
+      z.string().refine(qualifiedName, QUALIFIED),
+      z
+        .string()
+        .max(65536)
+        .refine((s) => !s.includes("\0"), "must not contain a NUL byte"),
+    )
+    .default({})
+    .describe(
+      'Annotations of the engine pods, such as Multus\'s { "k8s.v1.cni.cncf.io/networks" = "..." } for a secondary (RDMA) network; engine pods only (default none)',
+    ),
+  pod_labels: z
+    .record(labelKey, labelValue)
+    .default({})
+    .describe(
+      "Labels of the engine pods beside the fleet's own, which they cannot replace (app.kubernetes.io/name, instance and component, vllm-fleet/*, llm-d.ai/role, LeaderWorkerSet's); engine pods only (default none)",
+    ),
+  capabilities: z
+    .array(
+      z
+        .string()
+        .regex(/^[A-Z][A-Z0-9_]*$/, "must be a Linux capability name in upper case, such as IPC_LOCK or SYS_RAWIO")
+        .refine((s) => !s.startsWith("CAP_"), "must be named without the CAP_ prefix (IPC_LOCK, not CAP_IPC_LOCK)"),
+    )
+    .default([])
+    .describe(
+      "Linux capabilities added to the engine container (securityContext.capabilities.add), such as SYS_RAWIO; the fleet adds IPC_LOCK itself where engines pin memory (KV offload, P/D, cross-pod DeepEP); engine pods only (default none)",
+    ),
+  env: envVars
+    .default({})
+    .describe(
+      "Environment of the engine containers for the cluster's fabric, such as NCCL_SOCKET_IFNAME, GLOO_SOCKET_IFNAME, NCCL_IB_HCA or NVSHMEM_HCA_PREFIX; names the fleet sets (VLLM_*, HF_*, PYTHONHASHSEED, ...) or env_vars sets are refused; engine pods only (default none)",
     ),
 });
