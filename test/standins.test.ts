@@ -383,7 +383,7 @@ describe("flag checking against the upstream manifests", () => {
       expectRejected("mooncake_master", ["-rpc-port=50051"], "rpc-port"),
       expectRejected("mooncake_master", ["-rpc_port=abc"], "rpc_port"),
       expectRejected("mooncake_master", ["-enable_http_metadata_server=maybe"], "enable_http_metadata_server"),
-      expectRejected("mooncake_master", ["-logtostderr"], "logtostderr"),
+      expectRejected("mooncake_master", ["-log_to_stderr"], "log_to_stderr"),
       expectOk("mooncake_client", [
         "-host=10.0.0.1",
         "-port=50052",

