@@ -4,6 +4,7 @@
  * tiny model built there, behind the real vllm-router.
  *
  *   readiness overhead = endpoints line received by the bench - the engine's first /health 200
+ *   router lag         = the router's first /readiness 200 - the engine's first /health 200
  *   engine start       = the engine's first /health 200 - create started
  *
  * The engine's node is chosen by SLURM, so while create runs the bench polls /health on the engine
@@ -30,6 +31,7 @@ const TITLE = "SLURM test cluster, real vLLM (CPU build): endpoints reported vs 
 const RUNS = Math.max(1, Number(process.env.FLEET_BENCH_REAL_RUNS ?? 2));
 const POLL_MS = 50;
 const ENGINE_PORT = 8100;
+const ROUTER_PORT = 8000;
 const OVERHEAD_TARGET_S = 0.5;
 const log = (msg: string) => process.stderr.write(`bench ${ID}: ${msg}\n`);
 
@@ -40,15 +42,15 @@ function unavailable(): string | undefined {
   return undefined;
 }
 
-/** Polls /health on every node until stopped; resolves with the first 200's epoch ms. */
-function firstHealthy(ips: string[]): { stop: () => void; at: Promise<number | undefined> } {
+/** Polls `path` on `port` of every node until stopped; resolves with the first 200's epoch ms. */
+function firstOk(ips: string[], port: number, path: string): { stop: () => void; at: Promise<number | undefined> } {
   let stopped = false;
   const at = (async () => {
     while (!stopped) {
       const t = Date.now();
       const hits = await Promise.all(
         ips.map((ip) =>
-          fetch(`http://${ip}:${ENGINE_PORT}/health`, { signal: AbortSignal.timeout(1000) })
+          fetch(`http://${ip}:${port}${path}`, { signal: AbortSignal.timeout(1000) })
             .then((r) => r.status === 200)
             .catch(() => false),
         ),
@@ -94,11 +96,14 @@ async function measureAll(): Promise<Figure[]> {
   };
   const overhead: number[] = [];
   const start: number[] = [];
+  const routerLag: number[] = [];
   const create: number[] = [];
   ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
   for (let i = 1; i <= RUNS; i++) {
     const startedAt = Date.now();
-    const probe = firstHealthy(ips);
+    const probe = firstOk(ips, ENGINE_PORT, "/health");
+    // vllm-router's /readiness: 200 once it has healthy workers to route to.
+    const router = firstOk(ips, ROUTER_PORT, "/readiness");
     let printedAt: number | undefined;
     let run: RemoteRun;
     try {
@@ -107,19 +112,24 @@ async function measureAll(): Promise<Figure[]> {
       });
     } finally {
       probe.stop();
+      router.stop();
       ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete");
     }
     ok(run, "create");
     const healthyAt = await probe.at;
+    const routerAt = await router.at;
     const result = parseIslandResult(run.stdout);
     if (result.dryRun || result.adopted) throw new Error("expected a freshly submitted job");
-    if (printedAt === undefined || healthyAt === undefined)
-      throw new Error(`run ${i}: ${printedAt === undefined ? "no endpoints line" : "no /health 200 seen"}`);
+    if (printedAt === undefined || healthyAt === undefined || routerAt === undefined)
+      throw new Error(
+        `run ${i}: ${printedAt === undefined ? "no endpoints line" : healthyAt === undefined ? "no engine /health 200 seen" : "no router /readiness 200 seen"}`,
+      );
+    routerLag.push((routerAt - healthyAt) / 1000);
     overhead.push((printedAt - healthyAt) / 1000);
     start.push((healthyAt - startedAt) / 1000);
     create.push(run.ms / 1000);
     log(
-      `run ${i}/${RUNS}: overhead ${overhead.at(-1)!.toFixed(3)} s, engine start ${start.at(-1)!.toFixed(1)} s, create ${create.at(-1)!.toFixed(1)} s`,
+      `run ${i}/${RUNS}: overhead ${overhead.at(-1)!.toFixed(3)} s (router ready ${routerLag.at(-1)!.toFixed(3)} s after the engine), engine start ${start.at(-1)!.toFixed(1)} s, create ${create.at(-1)!.toFixed(1)} s`,
     );
   }
   const left = (await runRemote({ ...loginOf(env), privateKey }, "squeue -h -o '%i %j'")).stdout.trim();
@@ -132,6 +142,13 @@ async function measureAll(): Promise<Figure[]> {
       target: { op: "<=", value: OVERHEAD_TARGET_S },
       samples: overhead.map((x) => round(x)),
       note: `endpoints line received - the engine's first /health 200 (polled every ${POLL_MS} ms), median of ${RUNS}; vLLM ${py.FLEET_PYENV_VLLM} CPU build, tiny model`,
+    },
+    {
+      name: "real router ready after the engine (first /readiness 200 - engine's first /health 200)",
+      value: round(median(routerLag)),
+      unit: "s",
+      samples: routerLag.map((x) => round(x)),
+      note: "vllm-router checks its workers every --worker-startup-check-interval (1 s); create waits for the router too",
     },
     {
       name: "real engine start (create started -> first /health 200)",
