@@ -39,7 +39,13 @@ import { catalogOverlayFile } from "../../components/config/schema/catalog";
 import { kubernetesTable } from "../../components/config/schema/kubernetes";
 import { lwsVariables, plannedPodArgv, POD_IP } from "../kubernetes/planned-argv";
 import { rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
-import { primeRlLayout, primeSftLayout, primeStandaloneLayout } from "../../components/config/schema/prime";
+import {
+  PRIME_RL_IGNORED_TABLES,
+  PRIME_SFT_IGNORED_TABLES,
+  primeRlLayout,
+  primeSftLayout,
+  primeStandaloneLayout,
+} from "../../components/config/schema/prime";
 import { parseToml } from "../../components/config/toml";
 import { buildPlan } from "../../components/plan/plan";
 import type { DeploymentPlan, IslandPlan } from "../../components/plan/deployment-plan";
@@ -480,28 +486,7 @@ const primeRoleFields = (["prefill", "decode"] as const).flatMap((role): Field[]
   },
 ]);
 /** SFT tables of its trainer and evals: accepted, not acted on ([eval] must be there with [inference]). */
-const SFT_IGNORED = [
-  "tokenizer",
-  "renderer",
-  "data",
-  "val",
-  "eval",
-  "optim",
-  "scheduler",
-  "ckpt",
-  "resume",
-  "log",
-  "monitors",
-  "run",
-  "clean",
-  "matmul_precision",
-  "max_steps",
-  "memory_profiler_path",
-  "gc",
-  "trace_path",
-  "dist_timeout_seconds",
-  "heartbeat",
-];
+const SFT_IGNORED = PRIME_SFT_IGNORED_TABLES.filter((k) => k !== "weight_broadcast"); // weight_broadcast has fields of its own
 /** [vllm_fleet.slurm.launcher]: the older layout's launcher table, in a prime-rl file; one launcher per variant. */
 const fleetLauncher = (r: Raw, type: string, defaults: Raw = {}): Raw => {
   const s = sub(sub(r, "vllm_fleet"), "slurm");
@@ -569,19 +554,9 @@ const fleetLaunchers: Field[] = [
     set: (r, v) => void (fleetLauncher(r, "pyxis", { image: "vllm/vllm-openai:v0.32.0" }).mounts = [v]),
   },
 ];
-/** RL tables prime-rl's trainer, orchestrator and launcher read: accepted, not acted on. */
-const RL_IGNORED = [
-  "orchestrator",
-  "run",
-  "clean",
-  "log",
-  "ckpt",
-  "resume",
-  "monitors",
-  "max_steps",
-  "seq_len",
-  "rollout_transport",
-];
+/** RL tables prime-rl's trainer, orchestrator and launcher read: accepted, not acted on (the schema's list, less those with fields of their own). */
+const OWN_FIELDS_RL: ReadonlySet<string> = new Set(["trainer", "tokenizer", "weight_broadcast"]);
+const RL_IGNORED = PRIME_RL_IGNORED_TABLES.filter((k) => !OWN_FIELDS_RL.has(k));
 
 const PRIME_FIELDS: Field[] = [
   // On Kubernetes: the standalone file's engine is `vllm serve`, as in the older layout (whose
