@@ -1,12 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
-import { loadConfigFile, overridesFromObject, TARGETS, type Target } from "./components/config";
+import { loadConfigFile, overridesFromObject, TARGETS, type TargetKind } from "./components/config";
+import { deployTargetOf } from "./components/fleet/deploy-targets";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
-import { kubernetesProvider } from "./components/kubernetes/deploy";
 import { fleetEndpoints, plannedOutputs } from "./components/outputs";
-import { buildPlan } from "./components/plan/plan";
+import { buildPlan } from "./components/planner";
 import { NS, secretConfig } from "./components/pulumi-config";
-import { loginConnection } from "./components/slurm/deploy";
 import { resolveStackFile } from "./components/stack-file";
+import { allTargets, targetOf } from "./components/targets";
 
 // The stack file is stacks/<pulumi stack>.toml unless `pulumi config set stackFile ...` names another;
 // `overrides` tweaks it per environment with the same dotted keys as `npm run plan -- --key value`.
@@ -14,16 +14,21 @@ const config = new pulumi.Config();
 const { file } = resolveStackFile(config.get("stackFile") ?? pulumi.getStack());
 const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
 // `target` names the backend of a stack file without a [slurm] or [kubernetes] table (a prime-rl config).
-const target = config.get("target") as Target | undefined;
+const target = config.get("target") as TargetKind | undefined;
 if (target !== undefined && !TARGETS.includes(target))
   throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
 let cfg = loadConfigFile(file, overrides, { target });
 // `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
 const namespace = config.get("namespace");
 if (namespace !== undefined) {
-  if (cfg.target.kind !== "kubernetes")
-    throw new Error(`${NS}:namespace applies to Kubernetes stacks; ${file} targets SLURM`);
-  cfg = loadConfigFile(file, [...overrides, { path: ["kubernetes", "namespace"], value: namespace }], { target });
+  const { namespaceKey, title } = targetOf(cfg.target.kind);
+  if (!namespaceKey) {
+    const namespaced = allTargets()
+      .filter((t) => t.namespaceKey)
+      .map((t) => t.title);
+    throw new Error(`${NS}:namespace applies to ${namespaced.join(" or ")} stacks; ${file} targets ${title}`);
+  }
+  cfg = loadConfigFile(file, [...overrides, { path: namespaceKey, value: namespace }], { target });
 }
 // Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
 const plan = buildPlan(cfg, pulumi.getStack());
@@ -38,17 +43,8 @@ const fleet = new InferenceDeployment(pulumi.getStack(), {
   plan,
   secrets,
   secretKey: (name) => `${NS}:${name}`,
-  ...(plan.target === "slurm"
-    ? { connection: loginConnection(config) }
-    : {
-        kubernetes: {
-          provider: kubernetesProvider(
-            pulumi.getStack(),
-            config,
-            cfg.target.kind === "kubernetes" ? cfg.target.namespace : "default",
-          ),
-        },
-      }),
+  // SLURM: the login node; Kubernetes: the provider, from Pulumi config.
+  connection: deployTargetOf(plan.target).connect(config, pulumi.getStack(), plan),
 });
 
 /**

@@ -25,6 +25,7 @@ import { replaceHintText } from "../components/ops/replace-hint";
 import { endpointsText, metricsText, statusText } from "../components/ops/render-text";
 import { resolveSource, type SourceOptions } from "../components/ops/source";
 import { catalogCommand } from "../components/ops/catalog-list";
+import { targetOf } from "../components/targets";
 import { OVERRIDES_HELP, ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
 
 type Verb = "status" | "metrics" | "logs" | "endpoints" | "list";
@@ -152,9 +153,10 @@ function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: 
 }
 
 function needShell(src: ReturnType<typeof resolveSource>, cmd: Command) {
-  if (src.view.target === "slurm" && !src.shell) {
+  const target = targetOf(src.view.target);
+  if (target.fleet.loginShell && !src.shell) {
     throw new UsageError(
-      `${cmd.name()} on a SLURM fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`,
+      `${cmd.name()} on a ${target.title} fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`,
       cmd,
     );
   }

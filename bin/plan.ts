@@ -4,8 +4,8 @@
  * problem listed; `--help` prints the usage.
  */
 import * as fs from "node:fs";
-import { loadConfigFile, parseOverrides, TARGETS, type Target } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
+import { loadConfigFile, parseOverrides, TARGETS, type TargetKind } from "../components/config";
+import { buildPlan } from "../components/planner";
 import { planJson } from "../components/report/plan-json";
 import { planText } from "../components/report/plan-text";
 import { writePlanOut } from "../components/report/write-out";
@@ -40,24 +40,26 @@ export const planCommand: CommandFactory = (io, exit) => {
       "also write into <dir> what would be submitted: plan.json and, per island, the sbatch script, the files it generates and the create/delete commands (SLURM), or every Kubernetes object as YAML",
     )
     .addHelpText("after", () => `${OVERRIDES_HELP}\n\nStacks (under stacks/):\n${stacksList()}\n`)
-    .action((_stack: string | undefined, opts: { json?: boolean; out?: string; target?: Target }, self: Command) => {
-      // args holds the stack and the options commander does not know (the overrides, with their values).
-      const { overrides, rest } = parseOverrides(self.args);
-      if (rest.length !== 1)
-        throw new UsageError(
-          `${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`,
-          self,
-        );
-      const { file, stack } = resolveStackFile(rest[0]);
-      if (!fs.existsSync(file)) throw new UsageError(missingStack(rest[0]), self);
-      const plan = buildPlan(loadConfigFile(file, overrides, { target: opts.target }), stack);
-      io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
-      if (opts.out) {
-        const files = writePlanOut(plan, opts.out);
-        io.err(`wrote ${files.length} files to ${opts.out}\n`);
-      }
-      exit(0);
-    });
+    .action(
+      (_stack: string | undefined, opts: { json?: boolean; out?: string; target?: TargetKind }, self: Command) => {
+        // args holds the stack and the options commander does not know (the overrides, with their values).
+        const { overrides, rest } = parseOverrides(self.args);
+        if (rest.length !== 1)
+          throw new UsageError(
+            `${rest.length ? `one stack, not ${rest.length}: ${rest.join(" ")}` : "name a stack"}\nstacks: ${listStacks().join(", ")}`,
+            self,
+          );
+        const { file, stack } = resolveStackFile(rest[0]);
+        if (!fs.existsSync(file)) throw new UsageError(missingStack(rest[0]), self);
+        const plan = buildPlan(loadConfigFile(file, overrides, { target: opts.target }), stack);
+        io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
+        if (opts.out) {
+          const files = writePlanOut(plan, opts.out);
+          io.err(`wrote ${files.length} files to ${opts.out}\n`);
+        }
+        exit(0);
+      },
+    );
   return cmd;
 };
 

@@ -3,10 +3,10 @@ import type { SecretName } from "./credentials";
 import type { DeploymentPlan, IslandPlan, Role } from "./plan/deployment-plan";
 
 /*
- * What a backend (components/slurm, components/kubernetes) is to the rest of the program: one
- * island deployer for `pulumi up` and one renderer for `plan --out`. InferenceDeployment picks the
- * backend by the plan's target and creates the parts every target shares; the backend creates its
- * own resources and reports the island's outputs.
+ * What a target's Pulumi side (components/slurm/deploy.ts, components/kubernetes/deploy.ts) is to
+ * the rest of the program: InferenceDeployment looks it up by the plan's target
+ * (components/fleet/deploy-targets.ts) and creates the parts every target shares; the target
+ * creates its own resources and reports the island's outputs.
  */
 
 /** One engine as trainers see it: its id, role and admin base URL. */
@@ -18,32 +18,17 @@ export interface EngineEndpoint {
 
 /**
  * One island once it serves, as the `islands` stack output shows it: the router and admin URLs
- * every target reports, plus the target's own details (absent on the other target).
+ * every target reports. Each target extends it with its own details (SlurmIslandOutputs,
+ * KubernetesIslandOutputs); the deploy registry (components/fleet/deploy-targets.ts) unites them.
  */
-export interface IslandOutputs {
+export interface BaseIslandOutputs {
   island: number;
-  /** SLURM: the job's unique name. */
-  jobName?: string;
-  /** SLURM: the job id; null in a dry run. */
-  jobId?: string | null;
-  /** SLURM: a dry run submitted nothing. */
-  dryRun?: boolean;
-  /** SLURM: where a dry run left the script. */
-  script?: string | null;
-  /** SLURM: the job's nodes (none in a dry run). */
-  nodes?: { name: string; host: string; addr: string }[];
-  /** Kubernetes: the fleet's namespace. */
-  namespace?: string;
   /** The island's router (`.../v1`); null without one, or in a dry run. */
   routerUrl: string | null;
   /** Every engine's URL (`.../v1`) in the planner's order. */
   adminUrls: string[];
   /** The role of each admin URL, position by position. */
   roles: Role[];
-  /** Kubernetes: every engine pod with its DNS name, in node order. */
-  pods?: { node: number; pod: string; host: string }[];
-  /** Kubernetes: the Mooncake master's RPC address and metadata URL, when the island has a store. */
-  mooncake?: { master: string; metadata: string } | null;
 }
 
 /** What an island's logical parts report: the router's URL, every serving engine, the Mooncake store. */
@@ -79,12 +64,12 @@ export interface IslandContext {
 }
 
 /** Deploys one island under `parent`; the output resolves once the island serves. */
-export type IslandDeployer<Context extends IslandContext> = (
+export type IslandDeployer<Context extends IslandContext, Outputs extends BaseIslandOutputs> = (
   parent: pulumi.ComponentResource,
   plan: DeploymentPlan,
   island: IslandPlan,
   ctx: Context,
-) => pulumi.Output<IslandOutputs>;
+) => pulumi.Output<Outputs>;
 
 /** One file `plan --out` writes: its path under the output directory, its text and mode. */
 export interface PlanOutFile {
@@ -93,8 +78,20 @@ export interface PlanOutFile {
   mode?: number;
 }
 
-export interface Backend<Context extends IslandContext> {
-  deployIsland: IslandDeployer<Context>;
-  /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
-  planOut(plan: DeploymentPlan): PlanOutFile[];
+/**
+ * A target's Pulumi side, for `pulumi up` (its pure side is its `Target`, components/target.ts).
+ * `connect` runs in index.ts before the deployment exists, `fleetContext` once under it, and
+ * `deployIsland` per island.
+ */
+export interface DeployTarget<Connection, Context extends IslandContext, Outputs extends BaseIslandOutputs> {
+  /** What the target needs from Pulumi config: SLURM the login connection, Kubernetes the provider. `name`: the deployment's. */
+  connect(config: pulumi.Config, name: string, plan: DeploymentPlan): Connection;
+  /** The context every island of the fleet gets, with whatever the islands share (Kubernetes: namespace and Secret). */
+  fleetContext(
+    fleet: pulumi.ComponentResource,
+    plan: DeploymentPlan,
+    common: IslandContext,
+    connection: Connection,
+  ): Context;
+  deployIsland: IslandDeployer<Context, Outputs>;
 }

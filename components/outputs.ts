@@ -1,6 +1,6 @@
-import { k8sEndpoints } from "./kubernetes";
 import type { DeploymentPlan } from "./plan/deployment-plan";
 import { showUrl } from "./report/plan-json";
+import { targetOf } from "./targets";
 import type { FleetEndpoints, IslandEndpoints } from "./trainer/contract";
 import { trainerBlocks } from "./trainer/trainer-blocks";
 
@@ -52,12 +52,12 @@ function baseUrls(islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]): 
 }
 
 /**
- * Endpoints as planned. On SLURM nodes are not allocated yet, so hosts are symbolic (<i0-n0>); on
- * Kubernetes the names are chosen, so URLs are the real in-cluster ones. The order of admin URLs is
+ * Endpoints as planned. Where nodes are not allocated yet (SLURM) hosts are symbolic (<i0-n0>);
+ * where the target chooses names (Kubernetes) URLs are the real in-cluster ones. The order of admin URLs is
  * final either way: trainers can check the contract (count, roles, order) from a preview.
  */
 export function plannedOutputs(plan: DeploymentPlan) {
-  const k8s = plan.target === "kubernetes" ? k8sEndpoints(plan) : undefined;
+  const known = targetOf(plan.target).knownUrls?.(plan);
   return {
     model: plan.model,
     shape: plan.shape,
@@ -65,12 +65,14 @@ export function plannedOutputs(plan: DeploymentPlan) {
     totals: plan.totals,
     islands: plan.islands.map((island) => ({
       island: island.index,
-      routerUrl: k8s
-        ? k8s[island.index].routerUrl
+      routerUrl: known
+        ? known[island.index].routerUrl
         : island.endpoints.router
           ? showUrl(island.index, island.endpoints.router)
           : null,
-      adminUrls: k8s ? k8s[island.index].adminUrls : island.endpoints.engines.map((e) => showUrl(island.index, e.url)),
+      adminUrls: known
+        ? known[island.index].adminUrls
+        : island.endpoints.engines.map((e) => showUrl(island.index, e.url)),
       roles: island.endpoints.engines.map((e) => e.role),
     })),
   };

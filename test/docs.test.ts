@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigText } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
+import { buildPlan } from "../components/planner";
 import { ROOT, STACK_NAMES, stackText } from "./helpers";
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), "utf8");

@@ -4,7 +4,7 @@ import * as path from "node:path";
 import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
+import { buildPlan } from "../components/planner";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
 
 export const ROOT = path.resolve(__dirname, "..");

@@ -85,7 +85,7 @@ describe("import structure", () => {
   it("the walker sees the program's imports (sanity check of the check)", () => {
     const graph = importGraph(program);
     expect(graph.get("index.ts")).toContain("components/fleet/inference-deployment.ts");
-    expect(graph.get("components/fleet/inference-deployment.ts")).toEqual(
+    expect(graph.get("components/fleet/deploy-targets.ts")).toEqual(
       expect.arrayContaining(["components/slurm/deploy.ts", "components/kubernetes/deploy.ts"]),
     );
     expect(

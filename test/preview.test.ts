@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../components/config";
 import { plannedOutputs } from "../components/outputs";
-import { buildPlan } from "../components/plan/plan";
+import { buildPlan } from "../components/planner";
 import { resolveStackFile } from "../components/stack-file";
 import { STACK_NAMES } from "./helpers";
 import { drainRpcs, installMocks, isKnown, setConfig, settle, slurmConfig, value } from "./program-harness";

@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { loadConfigFile } from "../components/config";
-import { buildPlan } from "../components/plan/plan";
+import { buildPlan } from "../components/planner";
 import { showValue } from "../components/plan/values";
 
 const BIN = path.join(__dirname, "fixtures", "standins", "bin");

@@ -459,20 +459,23 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
 }
 
 export const TARGETS = ["slurm", "kubernetes"] as const;
-export type Target = (typeof TARGETS)[number];
+export type TargetKind = (typeof TARGETS)[number];
 
 export interface LoadOptions {
   /**
    * The backend named outside the file (`plan --target`, Pulumi config `vllm-fleet:target`), for a
    * file without a [slurm] or [kubernetes] table, such as one written for prime-rl.
    */
-  target?: Target;
+  target?: TargetKind;
 }
 
 /** The file with the named target's table added when it has neither; naming the other one's backend is an issue. */
-export function withTarget(doc: TomlTable, target: Target | undefined): { value: TomlTable; issues: ConfigIssue[] } {
+export function withTarget(
+  doc: TomlTable,
+  target: TargetKind | undefined,
+): { value: TomlTable; issues: ConfigIssue[] } {
   if (!target) return { value: doc, issues: [] };
-  const has = (k: Target) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
+  const has = (k: TargetKind) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
   const other = target === "slurm" ? "kubernetes" : "slurm";
   if (has(other))
     return {

@@ -1,11 +1,8 @@
-import type * as command from "@pulumi/command";
-import type * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { IslandContext, IslandOutputs } from "../backend";
+import type { IslandContext } from "../backend";
 import type { SecretName } from "../credentials";
-import { kubernetesBackend, kubernetesFleet } from "../kubernetes/deploy";
-import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
-import { slurmBackend } from "../slurm/deploy";
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import { deployTargetOf, type IslandOutputs } from "./deploy-targets";
 import { islandParts } from "./parts";
 
 export interface InferenceDeploymentArgs {
@@ -14,16 +11,14 @@ export interface InferenceDeploymentArgs {
   secrets?: Partial<Record<SecretName, pulumi.Output<string>>>;
   /** How a credential's config key is spelled in errors (e.g. vllm-fleet:apiKey). */
   secretKey?: (name: SecretName) => string;
-  /** SLURM stacks: the login node. */
-  connection?: pulumi.Input<command.types.input.remote.ConnectionArgs>;
-  /** Kubernetes stacks: the cluster. */
-  kubernetes?: { provider: k8s.Provider };
+  /** What the plan's target made from Pulumi config (`DeployTarget.connect`): SLURM the login node, Kubernetes the provider. */
+  connection: unknown;
 }
 
 /**
  * A whole fleet: per island the logical parts (router, replicas or a prefill/decode group, Mooncake
- * store), the same on every target, and the target's own resources from its backend. On SLURM one
- * job runs the island and the parts report its result line; on Kubernetes each part owns its
+ * store), the same on every target, and the target's own resources from its deploy side. On SLURM
+ * one job runs the island and the parts report its result line; on Kubernetes each part owns its
  * workloads and reports in-cluster URLs.
  */
 export class InferenceDeployment extends pulumi.ComponentResource {
@@ -41,17 +36,8 @@ export class InferenceDeployment extends pulumi.ComponentResource {
       secretKey: args.secretKey ?? ((n: SecretName) => n),
       parts: (island, outputs, dependsOn) => islandParts(this, name, plan, island, outputs, dependsOn),
     };
-    let deploy: (island: IslandPlan) => pulumi.Output<IslandOutputs>;
-    if (plan.target === "slurm") {
-      if (!args.connection) throw new Error("a SLURM fleet needs the login node connection");
-      const ctx = { ...common, connection: args.connection };
-      deploy = (island) => slurmBackend.deployIsland(this, plan, island, ctx);
-    } else {
-      if (!args.kubernetes) throw new Error("a Kubernetes fleet needs a provider");
-      const ctx = { ...common, ...kubernetesFleet(this, plan, args.kubernetes.provider, secrets) };
-      deploy = (island) => kubernetesBackend.deployIsland(this, plan, island, ctx);
-    }
-    this.islands = pulumi.all(plan.islands.map(deploy));
+    const deployIsland = deployTargetOf(plan.target).deployer(this, plan, common, args.connection);
+    this.islands = pulumi.all(plan.islands.map(deployIsland));
     this.registerOutputs({ islands: this.islands });
   }
 }

@@ -1,14 +1,23 @@
 /**
- * The Kubernetes backend's Pulumi side, for `pulumi up`: the island deployer, the fleet-wide
+ * The Kubernetes target's Pulumi side, for `pulumi up`: the island deployer, the fleet-wide
  * resources and the provider from Pulumi config. The pure side is ./index.
  */
-import type { Backend } from "../backend";
-import { deployKubernetesIsland, type KubernetesIslandContext } from "./island";
-import { kubernetesPlanOut } from "./plan-out";
+import type * as k8s from "@pulumi/kubernetes";
+import type { DeployTarget } from "../backend";
+import type { KubernetesTarget } from "../config/types";
+import type { K8sIslandEndpoints } from "./fleet-objects";
+import { deployKubernetesIsland, kubernetesFleet, type KubernetesIslandContext } from "./island";
+import { kubernetesProvider } from "./provider";
 
-export const kubernetesBackend: Backend<KubernetesIslandContext> = {
+export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIslandContext, K8sIslandEndpoints> = {
+  // The provider's default namespace is the one the plan's URLs were made with.
+  connect: (config, name, plan) => kubernetesProvider(name, config, (plan.config.target as KubernetesTarget).namespace),
+  fleetContext: (fleet, plan, common, provider) => ({
+    ...common,
+    ...kubernetesFleet(fleet, plan, provider, common.secrets),
+  }),
   deployIsland: deployKubernetesIsland,
-  planOut: kubernetesPlanOut,
 };
+export type { K8sIslandEndpoints as KubernetesIslandOutputs };
 export { kubernetesFleet, type KubernetesFleet, type KubernetesIslandContext } from "./island";
 export { kubernetesProvider } from "./provider";

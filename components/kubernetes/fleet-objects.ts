@@ -1,5 +1,5 @@
 import type { KubernetesTarget } from "../config/types";
-import type { IslandOutputs } from "../backend";
+import type { BaseIslandOutputs } from "../backend";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { labels, meta, type K8sContext } from "./render-context";
 import { mooncakeObjects } from "./mooncake-objects";
@@ -10,9 +10,14 @@ import { engineObjects, type ReplicaObjects } from "./workloads";
 import { monitoringObjects } from "./monitoring-objects";
 
 /** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
-export type K8sIslandEndpoints = Required<
-  Pick<IslandOutputs, "island" | "namespace" | "routerUrl" | "adminUrls" | "roles" | "pods" | "mooncake">
->;
+export interface K8sIslandEndpoints extends BaseIslandOutputs {
+  /** The fleet's namespace. */
+  namespace: string;
+  /** Every engine pod with its DNS name, in node order. */
+  pods: { node: number; pod: string; host: string }[];
+  /** The Mooncake master's RPC address and metadata URL, when the island has a store. */
+  mooncake: { master: string; metadata: string } | null;
+}
 
 export interface K8sIslandObjects {
   island: number;

@@ -16,3 +16,4 @@ export {
 export { mountedPath } from "./render-context";
 export { kubernetesEngineFlags } from "./engine-pod";
 export type { K8sObject } from "./objects";
+export { kubernetesTarget } from "./target";

@@ -4,7 +4,7 @@ import type { IslandContext, IslandDeployer } from "../backend";
 import type { KubernetesTarget } from "../config/types";
 import type { SecretName } from "../credentials";
 import type { DeploymentPlan } from "../plan/deployment-plan";
-import { renderK8sFleet, type K8sFleetObjects } from "./fleet-objects";
+import { renderK8sFleet, type K8sFleetObjects, type K8sIslandEndpoints } from "./fleet-objects";
 import { SECRET_KEYS, type K8sObject } from "./objects";
 import { k8sResource } from "./resource";
 import {
@@ -115,7 +115,12 @@ function withSecretsDigest(ctx: KubernetesIslandContext, o: K8sObject): K8sObjec
  * Each workload is a child of its logical part (VllmReplica, PrefillDecodeGroup, Router,
  * MooncakeStore), whose outputs are the in-cluster URLs.
  */
-export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext> = (parent, plan, island, ctx) => {
+export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8sIslandEndpoints> = (
+  parent,
+  plan,
+  island,
+  ctx,
+) => {
   const { provider } = ctx;
   const objects = ctx.objects.islands[island.index];
   const ep = objects.endpoints;

@@ -1,5 +1,5 @@
 import type { KubernetesTarget } from "../config/types";
-import { k8sBase, k8sIslandPrefix } from "../plan/k8s-names";
+import { k8sBase, k8sIslandPrefix } from "./base-name";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl, Role } from "../plan/deployment-plan";
 
 /** One engine workload: a replica's pods. One node: a StatefulSet; several: a LeaderWorkerSet. */

@@ -8,6 +8,7 @@ import {
   schedulerQueryScript,
   type JobReport,
 } from "../slurm";
+import { targetOf } from "../targets";
 import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { failureText, getText, probeAll } from "./http";
@@ -17,12 +18,12 @@ import { runChecked, type Shell } from "./remote";
 import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
 import { replaceHint, type ReplaceHint } from "./replace-hint";
 
-/** Asks SLURM about every island in one round trip; Kubernetes and endpoints-only views skip it. */
+/** Asks the scheduler (SLURM) about every island in one round trip; other targets and endpoints-only views skip it. */
 export async function querySchedulers(
   view: FleetView,
   shell: Shell | undefined,
 ): Promise<Map<number, JobReport> | undefined> {
-  if (!shell || view.target !== "slurm" || !view.islands.some((i) => i.jobName)) return undefined;
+  if (!shell || !targetOf(view.target).fleet.loginShell || !view.islands.some((i) => i.jobName)) return undefined;
   const stdout = await runChecked(shell, schedulerQueryScript(view.islands), "the scheduler query");
   return parseSchedulerReport(
     stdout,
@@ -76,7 +77,7 @@ const DNS_FAILURES = new Set(["ENOTFOUND", "EAI_AGAIN"]);
  * nobody observed: say where the command can see the fleet instead.
  */
 export function unresolvableHere(view: FleetView, probes: Map<string, Probe>): void {
-  if (view.target !== "kubernetes" || probes.size === 0) return;
+  if (!targetOf(view.target).fleet.inClusterUrls || probes.size === 0) return;
   if (![...probes.values()].every((p) => p.error !== undefined && DNS_FAILURES.has(p.error))) return;
   const host = new URL([...probes.keys()][0]).hostname;
   // <service>.<namespace>.svc... or, for a pod behind a headless Service, <pod>.<service>.<namespace>.svc...
@@ -189,13 +190,14 @@ export async function endpointsCommand(
   const missing: number[] = [];
   let islands: IslandUrls[];
   const planned = view.islands.every((i) => i.islandDir);
+  const loginShell = targetOf(view.target).fleet.loginShell;
   // A planned SLURM fleet has no host names until its job runs: only endpoints.json says where it is.
-  if (view.target === "slurm" && planned && !shell)
+  if (loginShell && planned && !shell)
     throw new Error(
       "the endpoints of a SLURM fleet are in each island's endpoints.json on the cluster, and nothing says how to read it: " +
         "pass --login user@host[:port] (or --local on the login node), set vllm-fleet:login in Pulumi.<stack>.yaml, or pass --endpoints <file>",
     );
-  if (view.target === "slurm" && shell && planned) {
+  if (loginShell && shell && planned) {
     const stdout = await runChecked(shell, endpointsScript(view), "reading endpoints.json");
     const found = new Map<number, IslandUrls>();
     for (const line of stdout.split("\n")) {

@@ -1,6 +1,7 @@
+import type { TargetKind } from "../config/load";
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
-import { k8sEndpoints } from "../kubernetes";
-import { islandDir, jobName, routerProcess } from "../slurm";
+import { routerProcess } from "../slurm";
+import { targetOf } from "../targets";
 
 /**
  * What the fleet CLI operates on, whichever way it learnt about the fleet. From a stack file (the
@@ -9,7 +10,7 @@ import { islandDir, jobName, routerProcess } from "../slurm";
  */
 export interface FleetView {
   model: string;
-  target: "slurm" | "kubernetes";
+  target: TargetKind;
   islands: IslandView[];
   /** The Pulumi stack the plan was made for (job names and resource URNs carry it); unknown from an endpoints file. */
   stack?: string;
@@ -40,21 +41,15 @@ export interface ProcessView {
 
 /** A plan's view: SLURM URLs wait for the scheduler's node addresses; Kubernetes URLs are names. */
 export function viewFromPlan(plan: DeploymentPlan): FleetView {
-  const k8s = plan.target === "kubernetes" ? k8sEndpoints(plan) : undefined;
+  const target = targetOf(plan.target);
+  const known = target.knownUrls?.(plan);
   return {
     model: plan.model,
     target: plan.target,
     stack: plan.stack,
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
-      const slurm =
-        plan.target === "slurm"
-          ? {
-              jobName: jobName(plan, island.index),
-              islandDir: islandDir(plan, island),
-              nodeCount: island.nodes.length,
-            }
-          : {};
+      const placement = target.fleet.island?.(plan, island) ?? {};
       const router =
         island.router && ep.router
           ? {
@@ -62,17 +57,17 @@ export function viewFromPlan(plan: DeploymentPlan): FleetView {
               role: "router" as const,
               kind: island.router.kind,
               at: ep.router,
-              url: k8s?.[island.index].routerUrl ?? undefined,
+              url: known?.[island.index].routerUrl ?? undefined,
             }
           : undefined;
       return {
         island: island.index,
-        ...slurm,
+        ...placement,
         engines: ep.engines.map((e, k) => ({
           id: e.id,
           role: e.role,
           at: e.url,
-          url: k8s?.[island.index].adminUrls[k],
+          url: known?.[island.index].adminUrls[k],
         })),
         ...(router ? { router } : {}),
       };

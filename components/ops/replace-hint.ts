@@ -8,7 +8,8 @@
 import * as fs from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { packagePath } from "../package-root";
-import { sbatchCommandUrn, type JobReport } from "../slurm";
+import type { JobReport } from "../slurm";
+import { targetOf } from "../targets";
 import type { FleetView } from "./fleet-view";
 
 export interface ReplaceHint {
@@ -48,8 +49,9 @@ export function replaceHint(
   project = pulumiProject(),
 ): ReplaceHint | undefined {
   const islands = jobsGone(jobs);
-  if (view.target !== "slurm" || !view.stack || !islands.length) return undefined;
-  const urns = islands.map((k) => `--replace '${sbatchCommandUrn(project, view.stack!, k)}'`);
+  const urn = targetOf(view.target).fleet.replaceUrn;
+  if (!urn || !view.stack || !islands.length) return undefined;
+  const urns = islands.map((k) => `--replace '${urn(project, view.stack!, k)}'`);
   return { islands, command: `pulumi up --stack ${view.stack} ${urns.join(" ")}` };
 }
 

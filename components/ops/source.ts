@@ -4,10 +4,11 @@ import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
 import { NS } from "../namespace";
-import { buildPlan } from "../plan/plan";
+import { buildPlan } from "../planner";
 import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
+import { targetOf } from "../targets";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
 
@@ -92,6 +93,12 @@ export function resolveSource(o: SourceOptions): FleetSource {
   if (o.login) login = { ...parseLoginFlag(o.login), options: [] };
   if (login)
     login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
-  const shell = view.target !== "slurm" ? undefined : o.local ? localShell() : login ? sshShell(login) : undefined;
+  const shell = !targetOf(view.target).fleet.loginShell
+    ? undefined
+    : o.local
+      ? localShell()
+      : login
+        ? sshShell(login)
+        : undefined;
   return { view, shell, describe };
 }

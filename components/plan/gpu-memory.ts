@@ -14,6 +14,7 @@ import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu
 import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
+import type { PlanHints } from "./target-hints";
 import type { Role } from "./roles";
 
 export interface GpuMemorySource {
@@ -64,21 +65,12 @@ export interface GpuMemoryPlan {
   roles: RoleMemory[];
 }
 
-/** The type a target names: the GRES type of `gpu:<type>:<n>`, or the product label on Kubernetes. */
-function targetHint(cfg: FleetConfig): { hint: string; from: string } | undefined {
-  const t = cfg.target;
-  if (t.kind === "slurm") {
-    const m = t.gres ? /(?:^|,)gpu:([A-Za-z][A-Za-z0-9_]*):\d+/.exec(t.gres) : null;
-    return m ? { hint: m[1], from: `slurm.gres = "${t.gres}"` } : undefined;
-  }
-  const product = t.node_selector["nvidia.com/gpu.product"];
-  return product
-    ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` }
-    : undefined;
-}
-
 /** `deployment.gpu_memory_gib`, else `deployment.gpu_type`, else the target's GPU type, else assumed. */
-export function gpuMemorySource(cfg: FleetConfig, userPath: (canonical: string) => string): GpuMemorySource {
+export function gpuMemorySource(
+  cfg: FleetConfig,
+  hints: PlanHints,
+  userPath: (canonical: string) => string,
+): GpuMemorySource {
   const d = cfg.deployment;
   if (d.gpu_memory_gib !== undefined)
     return {
@@ -91,7 +83,7 @@ export function gpuMemorySource(cfg: FleetConfig, userPath: (canonical: string) 
     const g = GPU_TYPES.find((x) => x.name === d.gpu_type)!;
     return { type: g.name, bytes: g.bytes, from: userPath("deployment.gpu_type"), assumed: false };
   }
-  const hint = targetHint(cfg);
+  const hint = hints.gpuTypeHint(cfg.target);
   const g = hint && gpuTypeFromHint(hint.hint);
   if (hint && g) return { type: g.name, bytes: g.bytes, from: hint.from, assumed: false };
   const set = `set ${userPath("deployment.gpu_type")} or ${userPath("deployment.gpu_memory_gib")}`;
@@ -222,11 +214,12 @@ const tokensIn = (bytes: number, perToken: number): number => Math.floor(bytes /
 export function gpuMemoryPlan(
   cfg: FleetConfig,
   shapes: ReplicaShape[],
+  hints: PlanHints,
   userPath: (canonical: string) => string,
 ): GpuMemoryPlan | undefined {
   const arch = cfg.catalog?.arch;
   if (!arch) return undefined;
-  const gpu = gpuMemorySource(cfg, userPath);
+  const gpu = gpuMemorySource(cfg, hints, userPath);
   const budgetBytes = gpu.bytes * cfg.gpu_memory_utilization;
   const compute = computeDtype(cfg, arch);
   const quant = extraString(cfg, "quantization") ?? arch.quantization;

@@ -8,8 +8,8 @@ import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
-import { k8sIslandPrefix } from "./k8s-names";
-import { llmdPlan, vllmRouterPlan, type PoolRef } from "./router-plan";
+import { llmdPlan, vllmRouterPlan } from "./router-plan";
+import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
 
@@ -180,20 +180,13 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
   return engines;
 }
 
-/** SLURM: a label and file discovery; Kubernetes: a real InferencePool in the fleet's namespace. */
-function poolRef(cfg: FleetConfig, stack: string, island: number): PoolRef {
-  return cfg.target.kind === "kubernetes"
-    ? { name: k8sIslandPrefix(stack, island), namespace: cfg.target.namespace, discovery: "pool" }
-    : { name: `vllm-fleet-i${island}`, namespace: "slurm", discovery: "file" };
-}
-
-function buildIsland(cfg: FleetConfig, stack: string, index: number): IslandPlan {
+function buildIsland(cfg: FleetConfig, hints: PlanHints, stack: string, index: number): IslandPlan {
   const engines = buildEngines(cfg, index);
   const router =
     cfg.router.type === "vllm-router"
       ? vllmRouterPlan(cfg, engines)
       : cfg.router.type === "llm-d"
-        ? llmdPlan(cfg, poolRef(cfg, stack, index), engines)
+        ? llmdPlan(cfg, hints.poolRef(cfg.target, stack, index), engines)
         : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
@@ -245,17 +238,18 @@ function assertArgv(program: Program, argv: Value[], where: string): void {
 /**
  * The deployment plan: islands x replicas x nodes x engine processes, with every port, GPU slice,
  * DP rank, environment, command line, router and store. Pure and deterministic; every backend and
- * output reads it, so nothing else computes topology.
+ * output reads it, so nothing else computes topology. `hints` is what the target tells the planner
+ * (components/planner.ts looks it up by the config's target).
  */
-export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
+export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints): DeploymentPlan {
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
   const paths = new UserPaths(cfg.layout);
   const userPath = (canonical: string) => paths.user(canonical);
-  const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), userPath);
+  const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), hints, userPath);
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
-  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, stack, i));
+  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, i));
   for (const island of islands) {
     for (const e of island.engines) assertArgv("vllm", vllmArgvOf(e.argv), e.id);
     if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);
@@ -275,8 +269,8 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
           `would not load on ${memory.gpu.type} GPUs (assumed; name the GPU to make this an error): ${i.path}: ${i.message}`,
       ),
     );
-  // SLURM allocates whole nodes; Kubernetes pods request exactly the GPUs their engine uses.
-  const wholeNodes = cfg.target.kind === "slurm";
+  // A target that allocates whole nodes leaves the GPUs its engines do not use idle.
+  const { wholeNodes } = hints;
   const idle = wholeNodes ? islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node) : [];
   if (idle.length) {
     const used = [...new Set(idle.map((n) => n.gpusUsed))].join("/");

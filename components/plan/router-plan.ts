@@ -1,4 +1,5 @@
 import type { FleetConfig } from "../config/types";
+import type { PoolRef } from "./target-hints";
 import { FIXED_PORTS } from "../config/rules";
 import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
@@ -52,16 +53,6 @@ export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Vllm
     argv.push("--worker-urls", ...serving.map(engineUrl));
   }
   return { kind: "vllm-router", node: 0, port, metricsPort, pd, argv };
-}
-
-/**
- * The InferencePool the EPP serves, one per island. On SLURM it is only a label (the EPP reads its
- * endpoints from a file); on Kubernetes it is a real object that selects the engine pods.
- */
-export interface PoolRef {
-  name: string;
-  namespace: string;
-  discovery: "file" | "pool";
 }
 
 /**

@@ -1,7 +1,7 @@
 import { gib, reserveTotal, type GpuMemoryPlan } from "../plan/gpu-memory";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { showValue, type Value } from "../plan/values";
-import { k8sNames } from "../kubernetes";
+import { targetOf } from "../targets";
 import { showUrl } from "./plan-json";
 import { textTable } from "./text-table";
 
@@ -65,19 +65,15 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     lines.push(`    $ ${cmd(m.clients[0].argv)}   # on every node`);
   }
   lines.push("  endpoints:");
-  if (plan.target === "kubernetes") {
-    // On Kubernetes names are chosen, not allocated: the pods and URLs are final.
-    const names = k8sNames(plan);
-    for (const w of names.workloads(island))
-      lines.push(`    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
-    if (island.endpoints.router) lines.push(`    router  ${names.routerUrl(island)}`);
-    for (const e of island.endpoints.engines)
-      lines.push(`    admin   ${names.url(island, e.url)}  (${e.role}, ${e.id})`);
-    return lines;
-  }
-  if (island.endpoints.router) lines.push(`    router  ${showUrl(island.index, island.endpoints.router)}`);
-  for (const e of island.endpoints.engines)
-    lines.push(`    admin   ${showUrl(island.index, e.url)}  (${e.role}, ${e.id})`);
+  // Where the target chooses names (Kubernetes) the placement and URLs are final; elsewhere hosts are symbolic.
+  const target = targetOf(plan.target);
+  const known = target.knownUrls?.(plan)[island.index];
+  lines.push(...(target.placementText?.(plan, island) ?? []));
+  const router = island.endpoints.router;
+  if (router) lines.push(`    router  ${known ? known.routerUrl : showUrl(island.index, router)}`);
+  island.endpoints.engines.forEach((e, k) =>
+    lines.push(`    admin   ${known ? known.adminUrls[k] : showUrl(island.index, e.url)}  (${e.role}, ${e.id})`),
+  );
   return lines;
 }
 

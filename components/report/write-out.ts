@@ -1,15 +1,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { Backend, IslandContext } from "../backend";
-import { kubernetesPlanOut } from "../kubernetes";
 import type { DeploymentPlan } from "../plan/deployment-plan";
-import { slurmPlanOut } from "../slurm";
+import { targetOf } from "../targets";
 import { planJson } from "./plan-json";
-
-const PLAN_OUT: Record<DeploymentPlan["target"], Backend<IslandContext>["planOut"]> = {
-  slurm: slurmPlanOut,
-  kubernetes: kubernetesPlanOut,
-};
 
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
@@ -26,6 +19,6 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
     written.push(file);
   };
   write("plan.json", JSON.stringify(planJson(plan), null, 2) + "\n");
-  for (const f of PLAN_OUT[plan.target](plan)) write(f.path, f.text, f.mode);
+  for (const f of targetOf(plan.target).planOut(plan)) write(f.path, f.text, f.mode);
   return written;
 }

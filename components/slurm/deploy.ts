@@ -1,11 +1,20 @@
 /**
- * The SLURM backend's Pulumi side, for `pulumi up`: the island deployer and the login connection
+ * The SLURM target's Pulumi side, for `pulumi up`: the island deployer and the login connection
  * from Pulumi config. The pure side is ./index.
  */
-import type { Backend } from "../backend";
-import { deploySlurmIsland, type SlurmIslandContext } from "./island";
-import { slurmPlanOut } from "./plan-out";
+import type * as command from "@pulumi/command";
+import type { DeployTarget } from "../backend";
+import { deploySlurmIsland, type SlurmIslandContext, type SlurmIslandOutputs } from "./island";
+import { loginConnection } from "./login-connection";
 
-export const slurmBackend: Backend<SlurmIslandContext> = { deployIsland: deploySlurmIsland, planOut: slurmPlanOut };
-export type { SlurmIslandContext };
+export const slurmDeployTarget: DeployTarget<
+  command.types.input.remote.ConnectionArgs,
+  SlurmIslandContext,
+  SlurmIslandOutputs
+> = {
+  connect: (config) => loginConnection(config),
+  fleetContext: (_fleet, _plan, common, connection) => ({ ...common, connection }),
+  deployIsland: deploySlurmIsland,
+};
+export type { SlurmIslandContext, SlurmIslandOutputs };
 export { connectionArgs, loginConnection } from "./login-connection";

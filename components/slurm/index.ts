@@ -26,3 +26,4 @@ export {
   type JobPhase,
   type JobReport,
 } from "./scheduler";
+export { slurmTarget } from "./target";

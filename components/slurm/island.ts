@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { IslandContext, IslandDeployer, IslandOutputs, PartOutputs } from "../backend";
+import type { BaseIslandOutputs, IslandContext, IslandDeployer, PartOutputs } from "../backend";
 import type { SecretName } from "../credentials";
 import { renderIslandJob } from "./island-job";
 import type { IslandResult } from "./island-result";
@@ -14,7 +14,21 @@ export interface SlurmIslandContext extends IslandContext {
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
 }
 
-function islandOutputs(r: IslandResult): IslandOutputs {
+/** A SLURM island in the `islands` stack output: the common URLs and its job. */
+export interface SlurmIslandOutputs extends BaseIslandOutputs {
+  /** The job's unique name. */
+  jobName: string;
+  /** The job id; null in a dry run. */
+  jobId: string | null;
+  /** A dry run submitted nothing. */
+  dryRun: boolean;
+  /** Where a dry run left the script. */
+  script: string | null;
+  /** The job's nodes (none in a dry run). */
+  nodes: { name: string; host: string; addr: string }[];
+}
+
+function islandOutputs(r: IslandResult): SlurmIslandOutputs {
   if (r.dryRun)
     return {
       island: r.island,
@@ -50,7 +64,12 @@ const partOutputs = (r: IslandResult): PartOutputs =>
  * logical parts it runs (router, replicas or a prefill/decode group, Mooncake store), whose
  * outputs come from that job's result line.
  */
-export const deploySlurmIsland: IslandDeployer<SlurmIslandContext> = (parent, plan, island, ctx) => {
+export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOutputs> = (
+  parent,
+  plan,
+  island,
+  ctx,
+) => {
   const base = slurmJobResourceName(ctx.name, island.index);
   const { secrets } = ctx;
   // A dry run starts no engine, so it puts no credential on the cluster.

@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { endpointsJsonSchema, primeJsonSchema, stackJsonSchema, stackKeyReference } from "../../bin/schema";
 import { loadConfigFile, readsAsPrime } from "../../components/config";
 import { fleetEndpoints, plannedOutputs } from "../../components/outputs";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
 import { ROOT, STACK_NAMES, stackText } from "../helpers";
 

@@ -22,7 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ConfigError, loadConfigText, type FleetConfig } from "../../components/config";
 import { parseToml, type TomlTable } from "../../components/config/toml";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 
 const ROOTS = ["configs", "examples", "k8s"];
 const DOCS = "docs/inference.md";

@@ -12,7 +12,7 @@ import { loadConfigFile, parseOverrides } from "../../components/config";
 import { readsAsPrime } from "../../components/config/load";
 import { parseToml } from "../../components/config/toml";
 import { PRIME_INFERENCE_PROGRAM } from "../../components/plan/engine-argv";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveValue } from "../../components/plan/values";
 import { listStacks, resolveStackFile } from "../../components/stack-file";
 import * as fs from "node:fs";

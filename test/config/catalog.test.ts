@@ -12,7 +12,7 @@ import {
   lookupModel,
   type CatalogEntry,
 } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { issuesOf, load, SLURM } from "../helpers";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catalog-test-"));

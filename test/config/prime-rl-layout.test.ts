@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfigFile, loadConfigText, parseOverrides } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { ROOT, runPlanCli } from "../helpers";
 import { drainRpcs, installMocks, setConfig, settle, slurmConfig } from "../program-harness";
 

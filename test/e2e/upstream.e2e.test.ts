@@ -30,7 +30,7 @@ import {
 } from "../../bin/sync-upstream";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
 import { engineFlag, vllmArgvOf } from "../../components/plan/engine-argv";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveValue, type Value } from "../../components/plan/values";
 import { load, STACK_NAMES, stackText } from "../helpers";
 import { pythonVenv } from "./python-env";

@@ -5,7 +5,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfigText } from "../../components/config";
 import type { Override } from "../../components/config/overrides";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import type { DeploymentPlan } from "../../components/plan/deployment-plan";
 import { allK8sObjects, renderK8sFleet, type K8sFleetObjects } from "../../components/kubernetes/fleet-objects";
 import { kubernetesPlanOut } from "../../components/kubernetes/plan-out";

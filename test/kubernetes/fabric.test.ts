@@ -7,7 +7,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfigText } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { DEFAULT_ENV, PRIME_DEFAULT_ENV } from "../../components/plan/env";
 import { allK8sObjects, renderK8sFleet } from "../../components/kubernetes/fleet-objects";
 import { podTemplates } from "../../components/kubernetes/rollout";

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { allK8sObjects, renderK8sFleet, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
 import { resolveStackFile } from "../../components/stack-file";
 import { K8S_STACKS } from "../helpers";

@@ -7,7 +7,7 @@ import YAML from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { loadConfigText } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import type { DeploymentPlan, EngineProcess } from "../../components/plan/deployment-plan";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
 import {

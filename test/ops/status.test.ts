@@ -3,7 +3,7 @@ import { loadConfigFile } from "../../components/config";
 import { viewFromEndpoints, viewFromPlan } from "../../components/ops/fleet-view";
 import type { JobReport } from "../../components/slurm";
 import { fleetStatus, islandStatus, type Probe } from "../../components/ops/status";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
 
 const plan = (stack: string) => buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);

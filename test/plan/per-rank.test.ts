@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile, loadConfigText, parseOverrides } from "../../components/config";
 import type { EngineProcess } from "../../components/plan/deployment-plan";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { showValue, type Value } from "../../components/plan/values";
 import { renderIslandScript } from "../../components/slurm";
 import { expectShellcheckClean } from "../shellcheck";

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { vllmArgvOf } from "../../components/plan/engine-argv";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveValue, showValue, type Value } from "../../components/plan/values";
 import { checkArgv } from "../../components/upstream/check";
 import { load, plan, SLURM, STACK_NAMES, stackText } from "../helpers";

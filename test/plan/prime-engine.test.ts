@@ -9,7 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile, loadConfigText, parseOverrides } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import {
   resolvePrimeParser,
   PRIME_REASONING_PARSERS,

@@ -47,7 +47,7 @@ import {
   primeStandaloneLayout,
 } from "../../components/config/schema/prime";
 import { parseToml } from "../../components/config/toml";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import type { DeploymentPlan, IslandPlan } from "../../components/plan/deployment-plan";
 import { resolveValue, type Value } from "../../components/plan/values";
 import { allK8sObjects, kubernetesEngineFlags, renderK8sFleet } from "../../components/kubernetes";

@@ -1,11 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { renderIslandJob } from "../../components/slurm/island-job";
 import { sbatchCommandUrn } from "../../components/slurm";
 import { resolveStackFile } from "../../components/stack-file";
-import type { IslandOutputs } from "../../components/backend";
+import type { SlurmIslandOutputs } from "../../components/slurm/deploy";
 import { SLURM_STACKS } from "../helpers";
 import {
   drainRpcs,
@@ -25,7 +25,7 @@ import {
 afterEach(drainRpcs);
 
 /** SLURM stacks export SLURM island outputs (job id, nodes); the export is typed for both targets. */
-const slurmIslands = (infra: { islands: any }) => value(infra.islands) as Promise<IslandOutputs[]>;
+const slurmIslands = (infra: { islands: any }) => value(infra.islands) as Promise<SlurmIslandOutputs[]>;
 
 /** Imports index.ts afresh under mocks for `stack`, with the given Pulumi config. */
 async function program(stack: string, config: Record<string, string>, opts: Parameters<typeof installMocks>[1] = {}) {

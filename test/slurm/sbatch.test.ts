@@ -4,7 +4,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { resolveValue } from "../../components/plan/values";
 import { generatedFiles, islandDir, renderIslandScript } from "../../components/slurm/sbatch";
 import { shq, shellWord } from "../../components/shell";

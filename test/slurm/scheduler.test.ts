@@ -5,7 +5,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile } from "../../components/config";
 import { viewFromPlan } from "../../components/ops/fleet-view";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { jobPhase, parseSchedulerReport, schedulerQueryScript } from "../../components/slurm/scheduler";
 import { resolveStackFile } from "../../components/stack-file";
 import { expectShellcheckClean } from "../shellcheck";

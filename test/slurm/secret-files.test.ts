@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../../components/config";
-import { buildPlan } from "../../components/plan/plan";
+import { buildPlan } from "../../components/planner";
 import { renderSecretFiles, secretFilesPayload } from "../../components/slurm/secret-files";
 import { resolveStackFile } from "../../components/stack-file";
 import { drainRpcs, installMocks, isSecret, setConfig, settle, slurmConfig, value } from "../program-harness";

@@ -1,10 +1,9 @@
 import { createHash } from "node:crypto";
 
 /*
- * The rule every Kubernetes object name starts from. It lives in the planner, not in
- * components/kubernetes: the plan writes the island's InferencePool name into the EPP's and the
- * routing sidecars' command lines, and the plan comes before any backend (config -> plan ->
- * backend). components/kubernetes/names.ts builds every other name on it.
+ * The rule every Kubernetes object name starts from. names.ts builds every other name on it, and
+ * the target's plan hints (target.ts) give the planner the island's InferencePool name, which the
+ * plan writes into the EPP's and the routing sidecars' command lines.
  */
 
 /** Longest base name: leaves room for `-i<k>-prefill<r>-0-<w>` inside a 63-character pod hostname. */

@@ -1,0 +1,39 @@
+import type { KubernetesTarget } from "../config/types";
+import type { Target } from "../target";
+import { k8sIslandPrefix } from "./base-name";
+import { k8sEndpoints } from "./fleet-objects";
+import { k8sNames } from "./names";
+import { kubernetesPlanOut } from "./plan-out";
+
+/** Kubernetes as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
+export const kubernetesTarget: Target = {
+  kind: "kubernetes",
+  title: "Kubernetes",
+  namespaceKey: ["kubernetes", "namespace"],
+  plan: {
+    // A real InferencePool in the fleet's namespace, named like the island's objects.
+    poolRef: (settings, stack, island) => ({
+      name: k8sIslandPrefix(stack, island),
+      namespace: (settings as KubernetesTarget).namespace,
+      discovery: "pool",
+    }),
+    // Pods request exactly the GPUs their engine uses.
+    wholeNodes: false,
+    gpuTypeHint: (settings) => {
+      const product = (settings as KubernetesTarget).node_selector["nvidia.com/gpu.product"];
+      return product
+        ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` }
+        : undefined;
+    },
+  },
+  planOut: kubernetesPlanOut,
+  // Names are chosen, not allocated: the URLs are final at plan time.
+  knownUrls: (plan) => k8sEndpoints(plan),
+  placementText: (plan, island) => {
+    const names = k8sNames(plan);
+    return names
+      .workloads(island)
+      .map((w) => `    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
+  },
+  fleet: { loginShell: false, inClusterUrls: true },
+};

@@ -1,0 +1,27 @@
+import type { FleetConfig } from "../config/types";
+
+/**
+ * The InferencePool the EPP serves, one per island. On SLURM it is only a label (the EPP reads its
+ * endpoints from a file); on Kubernetes it is a real object that selects the engine pods.
+ */
+export interface PoolRef {
+  name: string;
+  namespace: string;
+  discovery: "file" | "pool";
+}
+
+/** The target table a stack file resolved to (SLURM's or Kubernetes'), as the plan carries it. */
+export type TargetSettings = FleetConfig["target"];
+
+/**
+ * What the planner needs to know about the target, answered by the target itself (its folder's
+ * `Target.plan`), so the planner names no target.
+ */
+export interface PlanHints {
+  /** The InferencePool the llm-d EPP of island `island` serves: a label with file discovery, or a real pool. */
+  poolRef(settings: TargetSettings, stack: string, island: number): PoolRef;
+  /** Whether the target allocates whole nodes (idle GPUs stay allocated) or exactly the GPUs engines use. */
+  wholeNodes: boolean;
+  /** The GPU type the target's own settings name, and how to cite it, when they name one. */
+  gpuTypeHint(settings: TargetSettings): { hint: string; from: string } | undefined;
+}

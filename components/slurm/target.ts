@@ -1,0 +1,35 @@
+import type { Target } from "../target";
+import type { SlurmTarget } from "../config/types";
+import { slurmPlanOut } from "./plan-out";
+import { islandDir, jobName } from "./sbatch";
+import { sbatchCommandUrn } from "./urn";
+
+/** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
+function gresGpuType(t: SlurmTarget): { hint: string; from: string } | undefined {
+  const m = t.gres ? /(?:^|,)gpu:([A-Za-z][A-Za-z0-9_]*):\d+/.exec(t.gres) : null;
+  return m ? { hint: m[1], from: `slurm.gres = "${t.gres}"` } : undefined;
+}
+
+/** SLURM as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
+export const slurmTarget: Target = {
+  kind: "slurm",
+  title: "SLURM",
+  plan: {
+    // No InferencePool on SLURM: the name is a label and the EPP reads its endpoints from a file.
+    poolRef: (_settings, _stack, island) => ({ name: `vllm-fleet-i${island}`, namespace: "slurm", discovery: "file" }),
+    // sbatch allocates whole nodes.
+    wholeNodes: true,
+    gpuTypeHint: (settings) => gresGpuType(settings as SlurmTarget),
+  },
+  planOut: slurmPlanOut,
+  fleet: {
+    loginShell: true,
+    inClusterUrls: false,
+    island: (plan, island) => ({
+      jobName: jobName(plan, island.index),
+      islandDir: islandDir(plan, island),
+      nodeCount: island.nodes.length,
+    }),
+    replaceUrn: sbatchCommandUrn,
+  },
+};

@@ -1,0 +1,50 @@
+import type { PlanOutFile } from "./backend";
+import type { TargetKind } from "./config/load";
+import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
+import type { PlanHints } from "./plan/target-hints";
+
+/*
+ * What a target (components/slurm, components/kubernetes) is to the pure side of the program: the
+ * planner, `plan`, the outputs and the fleet CLI look a target up by kind in the registry
+ * (components/targets.ts) and ask it, so none of them names a target. The Pulumi side of a target
+ * is its `DeployTarget` (components/backend.ts), registered in components/fleet/deploy-targets.ts.
+ */
+
+/** One island's URLs when the target knows them before anything runs (names chosen, not allocated). */
+export interface KnownIslandUrls {
+  routerUrl: string | null;
+  /** Every engine's URL (`.../v1`) in the planner's order. */
+  adminUrls: string[];
+}
+
+/** What the fleet CLI (components/ops/) needs to know about a target. */
+export interface FleetSupport {
+  /**
+   * Islands run as scheduler jobs, watched through a shell on the login node: the CLI queries the
+   * scheduler, reads logs and endpoints.json there (components/ops/commands.ts).
+   */
+  loginShell: boolean;
+  /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
+  inClusterUrls: boolean;
+  /** An island's placement the CLI can follow before the island serves: its job name and directory. */
+  island?(plan: DeploymentPlan, island: IslandPlan): { jobName: string; islandDir: string; nodeCount: number };
+  /** The URN `pulumi up --replace` takes to start a new job for island `island` (a job that ended is invisible to refresh). */
+  replaceUrn?(project: string, stack: string, island: number): string;
+}
+
+export interface Target {
+  kind: TargetKind;
+  /** How messages name the target. */
+  title: string;
+  /** The stack-file key the Pulumi config shorthand `vllm-fleet:namespace` sets, when the target has namespaces. */
+  namespaceKey?: string[];
+  /** What the planner asks of the target. */
+  plan: PlanHints;
+  /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
+  planOut(plan: DeploymentPlan): PlanOutFile[];
+  /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */
+  knownUrls?(plan: DeploymentPlan): KnownIslandUrls[];
+  /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
+  placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
+  fleet: FleetSupport;
+}

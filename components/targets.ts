@@ -1,0 +1,21 @@
+import type { TargetKind } from "./config/load";
+import { kubernetesTarget } from "./kubernetes";
+import { slurmTarget } from "./slurm";
+import type { Target } from "./target";
+
+/**
+ * The registry of targets, pure side: every target's `Target` by kind. The rest of the program looks
+ * a target up here instead of naming one. Adding a target adds its line (and one in
+ * components/fleet/deploy-targets.ts for `pulumi up`).
+ */
+const TARGET_REGISTRY: Record<TargetKind, Target> = {
+  slurm: slurmTarget,
+  kubernetes: kubernetesTarget,
+};
+
+export function targetOf(kind: TargetKind): Target {
+  return TARGET_REGISTRY[kind];
+}
+
+/** Every registered target, in the registry's order. */
+export const allTargets = (): Target[] => Object.values(TARGET_REGISTRY);
