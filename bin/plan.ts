@@ -51,10 +51,11 @@ export const planCommand: CommandFactory = (io, exit) => {
           );
         const { file, stack } = resolveStackFile(rest[0]);
         if (!fs.existsSync(file)) throw new UsageError(missingStack(rest[0]), self);
-        const plan = buildPlan(loadConfigFile(file, overrides, { target: opts.target }), stack);
-        io.out((opts.json ? JSON.stringify(planJson(plan), null, 2) : planText(plan, file)) + "\n");
+        const cfg = loadConfigFile(file, overrides, { target: opts.target });
+        const plan = buildPlan(cfg, stack);
+        io.out((opts.json ? JSON.stringify(planJson(plan, cfg), null, 2) : planText(plan, file)) + "\n");
         if (opts.out) {
-          const files = writePlanOut(plan, opts.out);
+          const files = writePlanOut(plan, cfg, opts.out);
           io.err(`wrote ${files.length} files to ${opts.out}\n`);
         }
         exit(0);

@@ -114,6 +114,15 @@ describe("import structure", () => {
     expect(cycles(new Map([...graph].map(([k, v]) => [k, [...v]])))).toEqual([]);
   });
 
+  it("a target folder imports nothing from components/config/: it reads the plan (issue 26)", () => {
+    const violations = [...importGraph(program)].flatMap(([file, targets]) =>
+      BACKENDS.some((b) => file.startsWith(`${b}/`))
+        ? targets.filter((t) => t.startsWith("components/config/")).map((t) => `${file} -> ${t}`)
+        : [],
+    );
+    expect(violations).toEqual([]);
+  });
+
   it("a backend is imported only through its index (pure) or its deploy module (Pulumi), except by itself and its own tests", () => {
     const violations: string[] = [];
     for (const [file, targets] of importGraph(everything)) {

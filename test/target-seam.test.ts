@@ -59,6 +59,17 @@ describe("targets are looked up, not compared", () => {
     expect(comparisons("probe.ts", probe.join("\n"))).toHaveLength(3);
   });
 
+  it("nothing reads a config through the plan: the plan carries what the targets read", () => {
+    const everywhere = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
+    const reads = everywhere.flatMap((f) =>
+      fs
+        .readFileSync(path.join(ROOT, f), "utf8")
+        .split("\n")
+        .flatMap((line, k) => (/\bplan\.config\b/.test(line) ? [`${f}:${k + 1}`] : [])),
+    );
+    expect(reads).toEqual([]);
+  });
+
   it("no file outside the target folders and the registries compares a target's name", () => {
     expect(program.flatMap((f) => comparisons(f, fs.readFileSync(path.join(ROOT, f), "utf8")))).toEqual([]);
   });

@@ -188,12 +188,11 @@ const FLEET_ENV = new Set([
 ]);
 
 /**
- * Each replica that spans pods on Kubernetes (a LeaderWorkerSet: wide-EP over several nodes, a P/D
- * role over several nodes) with a DeepEP all2all backend, whose kernels reach the other pods' GPUs
- * over RDMA (NVSHMEM): what it is, the backend, and the key that chose it.
+ * Each replica that spans nodes (on Kubernetes pods of a LeaderWorkerSet: wide-EP over several
+ * nodes, a P/D role over several nodes) with a DeepEP all2all backend, whose kernels reach the
+ * other nodes' GPUs over RDMA (NVSHMEM): what it is, the backend, and the key that chose it.
  */
-export function crossPodDeepEP(cfg: FleetConfig): { what: string; backend: string; key: string }[] {
-  if (cfg.target.kind !== "kubernetes") return [];
+export function deepEpAcrossNodes(cfg: FleetConfig): { what: string; backend: string; key: string }[] {
   const d = cfg.deployment;
   const out: { what: string; backend: string; key: string }[] = [];
   const deepep = (b: unknown): b is string => typeof b === "string" && b.startsWith("deepep_");
@@ -225,7 +224,7 @@ const FABRIC_HINT =
 const FABRIC_RULES: Record<string, Rule> = {
   "cross-pod DeepEP on Kubernetes needs the RDMA fabric": (cfg) => {
     if (cfg.target.kind !== "kubernetes" || Object.keys(cfg.target.extra_resources).length) return [];
-    const found = crossPodDeepEP(cfg);
+    const found = deepEpAcrossNodes(cfg);
     if (!found.length) return [];
     const which = found.map(
       ({ what, backend, key }) =>

@@ -4,14 +4,14 @@
  */
 import type * as k8s from "@pulumi/kubernetes";
 import type { DeployTarget } from "../backend";
-import type { KubernetesTarget } from "../config/types";
 import type { K8sIslandEndpoints } from "./fleet-objects";
 import { deployKubernetesIsland, kubernetesFleet, type KubernetesIslandContext } from "./island";
 import { kubernetesProvider } from "./provider";
+import { kubernetesSettings } from "./settings";
 
 export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIslandContext, K8sIslandEndpoints> = {
   // The provider's default namespace is the one the plan's URLs were made with.
-  connect: (config, name, plan) => kubernetesProvider(name, config, (plan.config.target as KubernetesTarget).namespace),
+  connect: (config, name, plan) => kubernetesProvider(name, config, kubernetesSettings(plan).namespace),
   fleetContext: (fleet, plan, common, provider) => ({
     ...common,
     ...kubernetesFleet(fleet, plan, provider, common.secrets),

@@ -21,7 +21,6 @@ import {
 import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
 import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 import { cpuQuantity, quantityValue, sumBytes } from "./quantity";
-import { crossPodDeepEP } from "../config/rules";
 
 const START_RANK = "--data-parallel-start-rank";
 /** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */
@@ -121,7 +120,7 @@ function engineEnv(ctx: K8sContext, island: number, e: EngineProcess, lwsLeader?
 
 /** The disk tier's per-pod volume (StatefulSet and LeaderWorkerSet both stamp one out per pod). */
 export function diskClaims(ctx: K8sContext): PersistentVolumeClaim[] | undefined {
-  if (!ctx.plan.config.kv_cache_offload?.disk) return undefined;
+  if (ctx.plan.kvTiers?.diskPath === undefined) return undefined;
   const t = ctx.target;
   return [
     {
@@ -154,9 +153,9 @@ function volumes(ctx: K8sContext, island: number): { volumes: Volume[]; mounts: 
   }
   volumes.push({ name: "vllm-cache", emptyDir: { sizeLimit: t.compile_cache_size } });
   mounts.push({ name: "vllm-cache", mountPath: VLLM_CACHE_ROOT });
-  const offload = ctx.plan.config.kv_cache_offload;
-  if (offload?.disk) mounts.push({ name: "kv-disk", mountPath: offload.disk.path });
-  if (offload?.type === "mooncake") {
+  const tiers = ctx.plan.kvTiers;
+  if (tiers?.diskPath !== undefined) mounts.push({ name: "kv-disk", mountPath: tiers.diskPath });
+  if (tiers?.store === "mooncake") {
     volumes.push({ name: "mooncake-config", configMap: { name: mooncakeConfigMapName(ctx, island) } });
     mounts.push({ name: "mooncake-config", mountPath: MOUNTED_FILES["mooncake-config"].dir, readOnly: true });
   }
@@ -169,7 +168,7 @@ function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts:
   const mooncake = island.mooncake;
   const client = mooncake?.clients.find((c) => c.node === e.node);
   if (mooncake && client) {
-    const offload = ctx.plan.config.kv_cache_offload!;
+    const tiers = ctx.plan.kvTiers!;
     out.push({
       name: "mooncake-client",
       image: ctx.target.mooncake_image,
@@ -178,7 +177,7 @@ function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts:
       env: [fieldEnv("POD_IP", "status.podIP")],
       ports: [{ name: "mooncake", containerPort: mooncake.clientPort }],
       // The client holds this node's share of the store in DRAM, plus headroom for its allocator.
-      resources: resources("1", sumBytes(offload.cpu.num_bytes, ctx.target.offload_memory_headroom)),
+      resources: resources("1", sumBytes(tiers.cpuBytes, ctx.target.offload_memory_headroom)),
       startupProbe: tcpProbe(mooncake.clientPort, 2, 150),
       volumeMounts: mounts.filter((m) => m.name === "kv-disk"),
     });
@@ -207,15 +206,14 @@ function engineContainer(
   lwsLeader?: number,
 ): Container {
   const t = ctx.target;
-  const cfg = ctx.plan.config;
   const gpus = String(e.gpus.length);
-  const offload = cfg.kv_cache_offload;
+  const tiers = ctx.plan.kvTiers;
   // Per GPU (llm-d's P/D guide: 16 CPUs and 64Gi per 4 GPUs); memory-backed /dev/shm counts
   // against the memory limit, and native CPU offload pins its whole tier in the engine process.
   const memory = sumBytes(
     quantityValue(t.memory_per_gpu) * e.gpus.length,
     t.shm_size,
-    ...(offload?.type === "native" ? [offload.cpu.num_bytes, t.offload_memory_headroom] : []),
+    ...(tiers?.store === "native" ? [tiers.cpuBytes, t.offload_memory_headroom] : []),
   );
   const cpu = cpuQuantity(quantityValue(t.cpu_per_gpu) * e.gpus.length);
   const disk = sumBytes(t.compile_cache_size, ...(t.model_cache ? [] : [t.hf_cache_size]));
@@ -236,8 +234,7 @@ function engineContainer(
         };
   // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration, and DeepEP's NVSHMEM
   // buffers across pods (RDMA registration is bounded by RLIMIT_MEMLOCK without IPC_LOCK).
-  const pinned = offload !== null || cfg.deployment.type === "disaggregated" || crossPodDeepEP(cfg).length > 0;
-  const capabilities = [...new Set([...(pinned ? ["IPC_LOCK"] : []), ...t.capabilities])];
+  const capabilities = [...new Set([...(e.needs.pinsMemory ? ["IPC_LOCK"] : []), ...t.capabilities])];
   // kubernetes.extra_resources (the RDMA device, ...): extended resources are requested and limited alike.
   const extra = Object.fromEntries(Object.entries(t.extra_resources).map(([k, v]) => [k, String(v)]));
   return {

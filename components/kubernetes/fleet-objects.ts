@@ -1,4 +1,3 @@
-import type { KubernetesTarget } from "../config/types";
 import type { BaseIslandOutputs } from "../backend";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { labels, meta, type K8sContext } from "./render-context";
@@ -8,6 +7,7 @@ import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
 import { routerObjects } from "./router-objects";
 import { engineObjects, type ReplicaObjects } from "./workloads";
 import { monitoringObjects } from "./monitoring-objects";
+import { kubernetesSettings } from "./settings";
 
 /** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
 export interface K8sIslandEndpoints extends BaseIslandOutputs {
@@ -73,7 +73,7 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
     throw new Error(`internal error: renderK8sFleet needs a Kubernetes plan, not ${plan.target}`);
   const ctx: K8sContext = {
     plan,
-    target: plan.config.target as KubernetesTarget,
+    target: kubernetesSettings(plan),
     names: k8sNames(plan),
     secrets: [...new Set(secrets)].sort(),
   };

@@ -1,7 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandContext, IslandDeployer } from "../backend";
-import type { KubernetesTarget } from "../config/types";
 import type { SecretName } from "../credentials";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { renderK8sFleet, type K8sFleetObjects, type K8sIslandEndpoints } from "./fleet-objects";
@@ -16,6 +15,7 @@ import {
   SECRETS_DIGEST_ANNOTATION,
   secretsDigest,
 } from "./rollout";
+import { kubernetesSettings } from "./settings";
 
 /** What every island of a Kubernetes fleet shares: the cluster, the rendered objects, the namespace and the Secret. */
 export interface KubernetesFleet {
@@ -128,7 +128,7 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   const secretDeps = ctx.secret ? [ctx.secret] : [];
   // Engines load a model before they are Ready; give the provider the same budget as the probes.
   // The Mooncake store gets it too: its image is the multi-GB vLLM image, and the engines wait for it.
-  const startupTimeout = (plan.config.target as KubernetesTarget).startup_timeout;
+  const startupTimeout = kubernetesSettings(plan).startup_timeout;
   const slow = { create: `${startupTimeout + 600}s`, update: `${startupTimeout + 600}s`, delete: "10m" };
 
   // Part outputs are the planned in-cluster URLs; the island's output below waits for readiness.

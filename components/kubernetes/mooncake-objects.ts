@@ -1,4 +1,4 @@
-import { FIXED_PORTS } from "../config/rules";
+import { MOONCAKE_METRICS_PORT } from "../plan/mooncake";
 import type { IslandPlan } from "../plan/deployment-plan";
 import { partsOf, resolveDeep, type Value } from "../plan/values";
 import { labels, meta, singletonDeployment, type K8sContext } from "./render-context";
@@ -48,7 +48,7 @@ export function mooncakeObjects(ctx: K8sContext, island: IslandPlan): K8sObject[
   const ports = [
     { name: "rpc", port: m.masterPort },
     { name: "metadata", port: m.metadataPort },
-    { name: "metrics", port: FIXED_PORTS.mooncakeMetrics },
+    { name: "metrics", port: MOONCAKE_METRICS_PORT },
   ];
   const disk = m.diskPath;
   return [

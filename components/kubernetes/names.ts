@@ -1,6 +1,6 @@
-import type { KubernetesTarget } from "../config/types";
 import { k8sBase, k8sIslandPrefix } from "./base-name";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl, Role } from "../plan/deployment-plan";
+import { kubernetesSettings } from "./settings";
 
 /** One engine workload: a replica's pods. One node: a StatefulSet; several: a LeaderWorkerSet. */
 export interface EngineWorkload {
@@ -21,7 +21,7 @@ const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  * `<lws>-0-<k>` (workers) under the headless Service LWS names after itself.
  */
 export function k8sNames(plan: DeploymentPlan) {
-  const target = plan.config.target as KubernetesTarget;
+  const target = kubernetesSettings(plan);
   const ns = target.namespace;
   const base = k8sBase(plan.stack);
   const prefix = (island: number) => k8sIslandPrefix(plan.stack, island);

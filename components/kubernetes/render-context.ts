@@ -1,5 +1,4 @@
-import type { KubernetesTarget } from "../config/types";
-import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { DeploymentPlan, KubernetesSettings } from "../plan/deployment-plan";
 import type { GeneratedFile, Ref } from "../plan/values";
 import type { K8sNames } from "./names";
 import type { K8sObject, Meta, PodSpec, SecretName } from "./objects";
@@ -7,7 +6,7 @@ import type { K8sObject, Meta, PodSpec, SecretName } from "./objects";
 /** What every Kubernetes renderer reads: the plan, the [kubernetes] table, names, configured secrets. */
 export interface K8sContext {
   plan: DeploymentPlan;
-  target: KubernetesTarget;
+  target: KubernetesSettings;
   names: K8sNames;
   /** Secrets the stack configures (Pulumi config); only these are referenced. */
   secrets: SecretName[];

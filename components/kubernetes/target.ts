@@ -1,4 +1,4 @@
-import type { KubernetesTarget } from "../config/types";
+import type { KubernetesSettings } from "../plan/deployment-plan";
 import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
@@ -14,13 +14,13 @@ export const kubernetesTarget: Target = {
     // A real InferencePool in the fleet's namespace, named like the island's objects.
     poolRef: (settings, stack, island) => ({
       name: k8sIslandPrefix(stack, island),
-      namespace: (settings as KubernetesTarget).namespace,
+      namespace: (settings as KubernetesSettings).namespace,
       discovery: "pool",
     }),
     // Pods request exactly the GPUs their engine uses.
     wholeNodes: false,
     gpuTypeHint: (settings) => {
-      const product = (settings as KubernetesTarget).node_selector["nvidia.com/gpu.product"];
+      const product = (settings as KubernetesSettings).node_selector["nvidia.com/gpu.product"];
       return product
         ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` }
         : undefined;

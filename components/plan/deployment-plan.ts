@@ -1,9 +1,30 @@
-import type { FleetConfig, Shape } from "../config/types";
+import type { Shape } from "../config/types";
 import type { GpuMemoryPlan } from "./gpu-memory";
 import type { Role } from "./roles";
+import type { TargetSettings } from "./target-settings";
 import type { Value } from "./values";
 
 export type { Role } from "./roles";
+export type { KubernetesSettings, SlurmSettings, TargetSettings } from "./target-settings";
+
+/** What an engine process needs from its host beyond its GPUs, for the target to grant. */
+export interface EngineNeeds {
+  /**
+   * It pins host memory: offloaded KV blocks, NIXL/RDMA registration (P/D), or DeepEP's NVSHMEM
+   * buffers when its replica spans nodes (registration is bounded by RLIMIT_MEMLOCK).
+   */
+  pinsMemory: boolean;
+}
+
+/** The fleet's KV cache tiers beyond GPU memory, for the target to provide memory and volumes for. */
+export interface KvTiers {
+  /** native: the engine holds the CPU tier in its own process; mooncake: a store client per node does. */
+  store: "native" | "mooncake";
+  /** The CPU tier in bytes: per engine instance (native) or per node (mooncake). */
+  cpuBytes: number;
+  /** The disk tier's directory on every node, when there is one. */
+  diskPath?: string;
+}
 
 /**
  * One vLLM `serve` process: one per node serving all the node's DP ranks (internal or hybrid load
@@ -47,6 +68,7 @@ export interface EngineProcess {
   kvTransferConfig?: Record<string, unknown>;
   /** NIXL side-channel ports this process uses (one per local DP rank). */
   nixlPorts?: number[];
+  needs: EngineNeeds;
 }
 
 export interface NodePlan {
@@ -128,12 +150,21 @@ export interface DeploymentPlan {
   stack: string;
   model: string;
   shape: Shape;
-  target: FleetConfig["target"]["kind"];
+  target: TargetSettings["kind"];
   islands: IslandPlan[];
   totals: { nodes: number; gpus: number; gpusAllocated: number; routers: number; engines: number };
   /** Per GPU: weights, KV cache and its capacity; undefined when the catalog has no arch facts for the model. */
   memory?: GpuMemoryPlan;
   warnings: string[];
   notes: string[];
-  config: FleetConfig;
+  /** The target's own settings: everything a target reads besides the topology above. */
+  settings: TargetSettings;
+  /** GPUs per node (`deployment.gpus_per_node`): what a whole node offers. */
+  gpusPerNode: number;
+  /** `output_dir`: the fleet's folder on the cluster, when the stack file names one. */
+  outputDir?: string;
+  /** `dry_run`: render and upload the job script without submitting it. */
+  dryRun: boolean;
+  /** KV cache offload beyond GPU memory; null without. */
+  kvTiers: KvTiers | null;
 }

@@ -3,6 +3,9 @@ import type { OffloadConfig } from "../config/types";
 import type { MooncakePlan } from "./deployment-plan";
 import { nodeRef, selfRef, t, type Value } from "./values";
 
+/** The Mooncake master's Prometheus port (its --metrics_port), which the targets expose for scraping. */
+export const MOONCAKE_METRICS_PORT = FIXED_PORTS.mooncakeMetrics;
+
 /** Blocks must outlive their reuse; the 5 s default expired them before decode read them (prime-rl #2697). */
 export const MOONCAKE_LEASE_TTL_MS = 3_600_000;
 /** Each engine is a zero-segment client with a 4 GiB transfer buffer; the per-node client holds the DRAM. */
@@ -27,7 +30,7 @@ export function mooncakePlan(offload: Extract<OffloadConfig, { type: "mooncake" 
     `--http_metadata_server_port=${FIXED_PORTS.mooncakeMetadata}`,
     `--default_kv_lease_ttl=${MOONCAKE_LEASE_TTL_MS}`,
     "--enable_metric_reporting=true",
-    `--metrics_port=${FIXED_PORTS.mooncakeMetrics}`,
+    `--metrics_port=${MOONCAKE_METRICS_PORT}`,
     ...(disk ? ["--enable_offload=true", `--root_fs_dir=${disk}`] : []),
   ];
   const clients = Array.from({ length: nodes }, (_, node) => ({

@@ -1,6 +1,6 @@
 import { ConfigError } from "../config/issues";
 import { UserPaths } from "../config/paths";
-import { FIXED_PORTS, islandNodes, localRanks, perRankEngines } from "../config/rules";
+import { deepEpAcrossNodes, FIXED_PORTS, islandNodes, localRanks, perRankEngines } from "../config/rules";
 import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
 import { engineArgv, vllmArgvOf } from "./engine-argv";
@@ -10,7 +10,7 @@ import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
 import { llmdPlan, vllmRouterPlan } from "./router-plan";
 import type { PlanHints } from "./target-hints";
-import type { DeploymentPlan, EngineProcess, IslandPlan, NodePlan, Role } from "./deployment-plan";
+import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
 
 /** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */
@@ -96,6 +96,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
   const pd = cfg.deployment.type === "disaggregated";
   const kv = kvTransferConfig(pd, cfg.kv_cache_offload);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
+  const pinsMemory = cfg.kv_cache_offload !== null || pd || deepEpAcrossNodes(cfg).length > 0;
   let node = 0;
   for (const layout of replicaLayouts(cfg)) {
     const head = node;
@@ -171,6 +172,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
           argv: [],
           kvTransferConfig: kv,
           nixlPorts,
+          needs: { pinsMemory },
         };
         process.argv = engineArgv(cfg, process);
         engines.push(process);
@@ -299,6 +301,16 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
           ...cfg.notes,
           `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`,
         ],
-    config: cfg,
+    settings: cfg.target,
+    gpusPerNode: cfg.deployment.gpus_per_node,
+    ...(cfg.output_dir !== undefined && { outputDir: cfg.output_dir }),
+    dryRun: cfg.dry_run,
+    kvTiers: kvTiers(cfg),
   };
+}
+
+function kvTiers(cfg: FleetConfig): KvTiers | null {
+  const o = cfg.kv_cache_offload;
+  if (!o) return null;
+  return { store: o.type, cpuBytes: o.cpu.num_bytes, ...(o.disk?.path !== undefined && { diskPath: o.disk.path }) };
 }

@@ -1,4 +1,4 @@
-import type { FleetConfig } from "../config/types";
+import type { TargetSettings } from "./target-settings";
 
 /**
  * The InferencePool the EPP serves, one per island. On SLURM it is only a label (the EPP reads its
@@ -9,9 +9,6 @@ export interface PoolRef {
   namespace: string;
   discovery: "file" | "pool";
 }
-
-/** The target table a stack file resolved to (SLURM's or Kubernetes'), as the plan carries it. */
-export type TargetSettings = FleetConfig["target"];
 
 /**
  * What the planner needs to know about the target, answered by the target itself (its folder's

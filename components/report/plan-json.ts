@@ -1,3 +1,4 @@
+import type { FleetConfig } from "../config/types";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { resolveDeep, showRef, showValue, type Value } from "../plan/values";
 
@@ -42,9 +43,9 @@ function islandJson(i: IslandPlan) {
   };
 }
 
-/** The whole plan as one JSON-ready object (`npm run plan -- <stack> --json`). */
-export function planJson(plan: DeploymentPlan) {
-  const { explicit, ...config } = plan.config;
+/** The whole plan as one JSON-ready object (`npm run plan -- <stack> --json`), with the config it was made from. */
+export function planJson(plan: DeploymentPlan, cfg: FleetConfig) {
+  const { explicit, ...config } = cfg;
   return {
     stack: plan.stack,
     model: plan.model,

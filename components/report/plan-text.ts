@@ -19,7 +19,7 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     nodes.push([
       n.name,
       `${n.role}${n.replica}`,
-      `${n.gpusUsed}/${plan.config.deployment.gpus_per_node}`,
+      `${n.gpusUsed}/${plan.gpusPerNode}`,
       n.engines.join(" "),
       n.services.join(" ") || "-",
     ]);

@@ -1,5 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { FleetConfig } from "../config/types";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { targetOf } from "../targets";
 import { planJson } from "./plan-json";
@@ -9,7 +10,7 @@ import { planJson } from "./plan-json";
  * island what the target's backend would submit (SLURM: the sbatch script, the files the job
  * generates, the create and delete commands; Kubernetes: every object as YAML).
  */
-export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
+export function writePlanOut(plan: DeploymentPlan, cfg: FleetConfig, dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const write = (rel: string, text: string, mode = 0o644) => {
@@ -18,7 +19,7 @@ export function writePlanOut(plan: DeploymentPlan, dir: string): string[] {
     fs.writeFileSync(file, text, { mode });
     written.push(file);
   };
-  write("plan.json", JSON.stringify(planJson(plan), null, 2) + "\n");
+  write("plan.json", JSON.stringify(planJson(plan, cfg), null, 2) + "\n");
   for (const f of targetOf(plan.target).planOut(plan)) write(f.path, f.text, f.mode);
   return written;
 }

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import type { SlurmTarget } from "../config/types";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { dryRunLine, NODE_TOKENS, resultTemplate, TOKENS } from "./island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
@@ -8,6 +7,7 @@ import { SECRETS, type SecretName } from "../credentials";
 import { heredocDelimiter, loginShellArg, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "./templates";
 import { boundedOnLogin, type LoginBound } from "./login-bound";
+import { slurmSettings } from "./settings";
 
 /** Slack on top of the pending and ready timeouts for cancelling stale jobs, submitting and failing. */
 const CREATE_SLACK_S = 300;
@@ -101,9 +101,7 @@ export function createScriptView(
   island: IslandPlan,
   secrets: readonly SecretName[] = [],
 ): { view: object; scriptHash: string } {
-  const cfg = plan.config;
-  const t = cfg.target as SlurmTarget;
-  if (t.kind !== "slurm") throw new Error("renderIslandJob needs a SLURM target");
+  const t = slurmSettings(plan, "renderIslandJob");
   const name = jobName(plan, island.index);
   const dir = islandDir(plan, island);
   const { script } = renderIslandScript(plan, island, secrets);
@@ -124,7 +122,7 @@ export function createScriptView(
     readyTimeoutKey: "slurm.ready_timeout",
     script: script.trimEnd(),
     scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
-    dryRun: cfg.dry_run,
+    dryRun: plan.dryRun,
     dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
     probes: probes.map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
     modelEntry: shq(modelEntry),
@@ -147,8 +145,7 @@ export function renderIslandJob(
   secrets: readonly SecretName[] = [],
 ): IslandJob {
   const { view, scriptHash } = createScriptView(plan, island, secrets);
-  const cfg = plan.config;
-  const t = cfg.target as SlurmTarget;
+  const t = slurmSettings(plan, "renderIslandJob");
   const name = jobName(plan, island.index);
   const dir = islandDir(plan, island);
   const stdin = renderTemplate(CREATE_TEMPLATE, view);
@@ -168,7 +165,7 @@ export function renderIslandJob(
     stdin,
     delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(del)}`),
     scriptHash,
-    dryRun: cfg.dry_run,
+    dryRun: plan.dryRun,
     bounds,
   };
 }

@@ -73,7 +73,7 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   const base = slurmJobResourceName(ctx.name, island.index);
   const { secrets } = ctx;
   // A dry run starts no engine, so it puts no credential on the cluster.
-  const names = plan.config.dry_run ? [] : (Object.keys(secrets) as SecretName[]);
+  const names = plan.dryRun ? [] : (Object.keys(secrets) as SecretName[]);
   const values = pulumi.all(
     Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>,
   );

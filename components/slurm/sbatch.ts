@@ -1,12 +1,12 @@
 import YAML from "yaml";
-import type { SlurmTarget } from "../config/types";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineFlag, PRIME_INFERENCE_PROGRAM } from "../plan/engine-argv";
-import type { DeploymentPlan, EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import type { DeploymentPlan, EngineProcess, IslandPlan, SlurmSettings } from "../plan/deployment-plan";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "../shell";
 import { renderTemplate } from "./templates";
+import { slurmSettings } from "./settings";
 
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
 const MOONCAKE_WAIT_S = 120;
@@ -56,7 +56,7 @@ const tokenise = (data: unknown) => resolveDeep(data, token);
 
 /** The fleet's part of every job name: [slurm] job_name and the Pulumi stack (once when they are the same). */
 function jobBase(plan: DeploymentPlan): string {
-  const target = plan.config.target as SlurmTarget;
+  const target = slurmSettings(plan);
   const stack = plan.stack.replace(/[^A-Za-z0-9._-]/g, "-");
   return target.job_name === stack ? stack : `${target.job_name}-${stack}`;
 }
@@ -72,7 +72,7 @@ export function jobName(plan: DeploymentPlan, island: number): string {
  * folder and never remove each other's endpoints.json.
  */
 export function fleetDir(plan: DeploymentPlan): string {
-  return plan.config.output_dir ?? `vllm-fleet/${jobBase(plan)}`;
+  return plan.outputDir ?? `vllm-fleet/${jobBase(plan)}`;
 }
 
 /**
@@ -89,13 +89,12 @@ export function islandDir(plan: DeploymentPlan, island: IslandPlan): string {
 }
 
 function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
-  const cfg = plan.config;
-  const t = cfg.target as SlurmTarget;
+  const t = slurmSettings(plan);
   const d = [
     `--job-name=${jobName(plan, island.index)}`,
     `--nodes=${island.nodes.length}`,
     "--ntasks-per-node=1",
-    `--gres=${t.gres ?? `gpu:${cfg.deployment.gpus_per_node}`}`,
+    `--gres=${t.gres ?? `gpu:${plan.gpusPerNode}`}`,
     `--output=${islandDir(plan, island)}/slurm-%j.out`,
     // A fleet whose node failed must end and give its GPUs back: a requeued copy would come up on
     // other nodes, behind URLs the stack outputs no longer hold.
@@ -111,7 +110,7 @@ function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
 /** The launch body's (unexported) variable holding a secret read from its 0600 file. */
 const secretVar = (name: SecretName) => `FLEET_${SECRETS[name].file.toUpperCase()}`;
 
-function setupLines(t: SlurmTarget, offload: boolean, secrets: SecretName[], scratch: boolean): string[] {
+function setupLines(t: SlurmSettings, offload: boolean, secrets: SecretName[], scratch: boolean): string[] {
   const lines: string[] = [];
   if (scratch)
     lines.push("# Per-process scratch directories (VLLM_RPC_BASE_PATH): node-local, this job's own.", SCRATCH_BASE);
@@ -157,7 +156,7 @@ function startLine(
   return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
-function launcherWrap(t: SlurmTarget): string[] {
+function launcherWrap(t: SlurmSettings): string[] {
   if (t.launcher.type !== "apptainer") return [];
   const binds = t.launcher.binds.length ? ["--bind", shq(t.launcher.binds.join(","))] : [];
   return ["apptainer", "exec", "--nv", ...binds, shq(t.launcher.image)];
@@ -184,7 +183,7 @@ function writeLine(files: Record<string, string>, name: string): string {
 }
 
 function nodeLines(plan: DeploymentPlan, island: IslandPlan, node: number, secrets: SecretName[]): string[] {
-  const t = plan.config.target as SlurmTarget;
+  const t = slurmSettings(plan);
   const wrap = launcherWrap(t);
   const files = generatedFiles(island);
   const lines: string[] = [];
@@ -258,14 +257,12 @@ export function renderIslandScript(
   island: IslandPlan,
   configuredSecrets: readonly SecretName[] = [],
 ): IslandScript {
-  const cfg = plan.config;
-  const t = cfg.target;
-  if (t.kind !== "slurm") throw new Error("renderIslandScript needs a SLURM target");
+  const t = slurmSettings(plan, "renderIslandScript");
   const secrets = secretOrder(configuredSecrets);
   const launchBody = renderTemplate("slurm/launch.sh.mustache", {
     setup: setupLines(
       t,
-      cfg.kv_cache_offload !== null,
+      plan.kvTiers !== null,
       secrets,
       island.engines.some((e) => scratchDirs(e.env).length > 0),
     ),

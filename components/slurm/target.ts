@@ -1,11 +1,11 @@
 import type { Target } from "../target";
-import type { SlurmTarget } from "../config/types";
+import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
 import { islandDir, jobName } from "./sbatch";
 import { sbatchCommandUrn } from "./urn";
 
 /** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
-function gresGpuType(t: SlurmTarget): { hint: string; from: string } | undefined {
+function gresGpuType(t: SlurmSettings): { hint: string; from: string } | undefined {
   const m = t.gres ? /(?:^|,)gpu:([A-Za-z][A-Za-z0-9_]*):\d+/.exec(t.gres) : null;
   return m ? { hint: m[1], from: `slurm.gres = "${t.gres}"` } : undefined;
 }
@@ -19,7 +19,7 @@ export const slurmTarget: Target = {
     poolRef: (_settings, _stack, island) => ({ name: `vllm-fleet-i${island}`, namespace: "slurm", discovery: "file" }),
     // sbatch allocates whole nodes.
     wholeNodes: true,
-    gpuTypeHint: (settings) => gresGpuType(settings as SlurmTarget),
+    gpuTypeHint: (settings) => gresGpuType(settings as SlurmSettings),
   },
   planOut: slurmPlanOut,
   fleet: {

@@ -86,7 +86,7 @@ describe("Kubernetes quantities", () => {
 
   it("the rendered volume gets the quantity as written", () => {
     const p = plan(k8s("64G"));
-    expect(JSON.stringify(p.config.target)).toContain('"shm_size":"64G"');
+    expect(JSON.stringify(p.settings)).toContain('"shm_size":"64G"');
   });
 });
 

@@ -164,7 +164,7 @@ describe.each(K8S_STACKS)("%s: disruption budgets and monitors", (name) => {
 
 describe("the new [kubernetes] keys", () => {
   it("default: budgets on, monitoring off, no monitoring labels", () => {
-    const t = plan("k8s-single-node").config.target as any;
+    const t = plan("k8s-single-node").settings as any;
     expect([t.disruption_budget, t.monitoring, t.monitoring_labels]).toEqual([true, false, {}]);
   });
 

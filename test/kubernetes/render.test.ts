@@ -413,7 +413,7 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     const fleet = renderK8sFleet(stackPlan("k8s-kv-offload-mooncake"), []);
     const all = allContainers(allK8sObjects(fleet));
     const client = all.find((c) => c.name === "mooncake-client")!;
-    const tier = stackPlan("k8s-kv-offload-mooncake").config.kv_cache_offload!.cpu.num_bytes;
+    const tier = stackPlan("k8s-kv-offload-mooncake").kvTiers!.cpuBytes;
     expect((client.resources as any).requests.memory).toBe(`${Math.ceil((tier + 8 * 2 ** 30) / 2 ** 20)}Mi`);
     expect(all.find((c) => c.name === "mooncake-master")!.resources).toEqual({
       requests: { cpu: "1", memory: "2Gi" },

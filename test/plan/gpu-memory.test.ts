@@ -5,7 +5,7 @@ import { GPU_TYPES, gpuTypeFromHint } from "../../components/config/gpu-types";
 import { kvBytesPerToken, reserveTotal, weightBytesPerGpu } from "../../components/plan/gpu-memory";
 import { planText } from "../../components/report/plan-text";
 import { planJson } from "../../components/report/plan-json";
-import { issuesOf, plan, runPlanCli, SLURM } from "../helpers";
+import { issuesOf, load, plan, runPlanCli, SLURM } from "../helpers";
 import { drainRpcs, installMocks, setConfig, slurmConfig } from "../program-harness";
 
 // A finished test's outstanding Pulumi RPCs must not reach the next test's mocks.
@@ -106,12 +106,13 @@ describe("the plan's memory section", () => {
 
   it("`npm run plan` prints it, and --json carries it", () => {
     const p = plan(stack("Qwen/Qwen3-8B"));
+    const cfg = load(stack("Qwen/Qwen3-8B"));
     const text = planText(p, "test.toml");
     expect(text).toMatch(
       /GPU memory per GPU: H100 79\.2 GiB \(deployment\.gpu_type\) x 0\.9 = 71\.3 GiB budget; max_model_len 40960/,
     );
     expect(text).toMatch(/│ replica │ tp=1 dp=1 +│ 15\.3 GiB +│/);
-    expect(planJson(p).memory?.roles[0].kvBytesPerToken).toBe(36 * 8 * 128 * 2 * 2);
+    expect(planJson(p, cfg).memory?.roles[0].kvBytesPerToken).toBe(36 * 8 * 128 * 2 * 2);
   });
 
   it("a model the catalog does not describe is planned without a memory check, and the plan says so", () => {

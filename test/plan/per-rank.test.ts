@@ -24,19 +24,17 @@ const flag = (argv: Value[], name: string) => {
 const envOf = (e: EngineProcess) => new Map(e.env.map(([k, v]) => [k, showValue(v, e.island)]));
 const fixtureCfg = (name: string) => loadConfigFile(path.join(ROOT, "test/fixtures/prime-rl", `${name}.toml`), []);
 const fixture = (name: string) => buildPlan(fixtureCfg(name), name);
-const prime = (text: string, target?: "kubernetes") =>
-  buildPlan(
-    target
-      ? loadConfigText(
-          text,
-          "t.toml",
-          parseOverrides(["--kubernetes.router_image=r.example/vllm-router:1"]).overrides,
-          ROOT,
-          { target },
-        )
-      : loadConfigText(text + SLURM, "t.toml"),
-    "t",
-  );
+const primeCfg = (text: string, target?: "kubernetes") =>
+  target
+    ? loadConfigText(
+        text,
+        "t.toml",
+        parseOverrides(["--kubernetes.router_image=r.example/vllm-router:1"]).overrides,
+        ROOT,
+        { target },
+      )
+    : loadConfigText(text + SLURM, "t.toml");
+const prime = (text: string, target?: "kubernetes") => buildPlan(primeCfg(text, target), "t");
 /** A seed-layout stack (RL-embedded: [inference]) with engine_processes set. */
 const seedWith = (stack: string, value: string) =>
   buildPlan(load(stackText(stack).replace("[inference]\n", `[inference]\nengine_processes = "${value}"\n`)), stack);
@@ -311,7 +309,7 @@ describe("Kubernetes keeps one engine per node", () => {
   it("prime-rl's per_rank default becomes per_node there, with a note naming the key", () => {
     const text = `[vllm]\nmodel = "Qwen/Qwen3-8B"\ntensor_parallel_size = 2\n[deployment]\ntype = "multi_node"\n`;
     const p = prime(text, "kubernetes");
-    expect(p.config.engine_processes).toBe("per_node");
+    expect(primeCfg(text, "kubernetes").engine_processes).toBe("per_node");
     expect(p.islands[0].engines).toHaveLength(2);
     expect(p.islands[0].engines.every((e) => !envOf(e).has("VLLM_RPC_BASE_PATH"))).toBe(true);
     expect(p.notes.join("\n")).toContain('vllm_fleet.engine_processes is "per_rank", which applies on SLURM only');

@@ -1672,7 +1672,7 @@ interface SlurmRun {
 /** Runs an island's create and delete commands against the stand-ins, and reads what happened. */
 async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares: (() => void)[]): Promise<SlurmRun> {
   const island = plan.islands[0];
-  const t = plan.config.target;
+  const t = plan.settings;
   if (t.kind !== "slurm") throw new Error("expected a SLURM plan");
   const home = path.join(dir, "home");
   const rec = path.join(dir, "rec");

@@ -73,7 +73,7 @@ describe("stderr of the create and delete commands (util.LogOutput's 64 KiB line
 
 describe("the login-node bound (customTimeouts do not stop a running command)", () => {
   it("each command runs under timeout: create pending + ready + 300 s, delete 300 s, the credentials 60 s", () => {
-    const t = plan.config.target as { pending_timeout: number; ready_timeout: number };
+    const t = plan.settings as { pending_timeout: number; ready_timeout: number };
     expect(job.create).toBe(`timeout -k 120 ${t.pending_timeout + t.ready_timeout + 300} bash -s`);
     expect(job.create).toBe(boundedOnLogin(job.bounds.create, "bash -s"));
     expect(job.delete).toMatch(/^timeout -k 30 300 bash -c '/);

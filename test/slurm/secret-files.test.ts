@@ -133,10 +133,10 @@ describe("SLURM credentials under mocks", () => {
 });
 
 describe("the secrets command, run by real bash", () => {
-  const plan = buildPlan(
-    loadConfigFile(resolveStackFile("single-node").file, [{ path: ["output_dir"], value: "fleet-out/run.s" }]),
-    "single-node",
-  );
+  const cfg = loadConfigFile(resolveStackFile("single-node").file, [
+    { path: ["output_dir"], value: "fleet-out/run.s" },
+  ]);
+  const plan = buildPlan(cfg, "single-node");
   const island = plan.islands[0];
   const run = (command: string, home: string, stdin = "") =>
     spawnSync("bash", ["-c", command], {
@@ -183,7 +183,7 @@ describe("the secrets command, run by real bash", () => {
     const mine = renderSecretFiles(plan, island, ["apiKey"]);
     expect(run(mine.create, home, secretFilesPayload({ apiKey: API_KEY }, String)).status).toBe(0);
     expect(fs.readFileSync(path.join(dir, "../owner"), "utf8")).toBe("single-node-i0\n");
-    const other = buildPlan(plan.config, "prod");
+    const other = buildPlan(cfg, "prod");
     const theirs = renderSecretFiles(other, other.islands[0], ["apiKey"]);
     const refused = run(theirs.create, home, secretFilesPayload({ apiKey: "theirs" }, String));
     expect(refused.status).toBe(1);

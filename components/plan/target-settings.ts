@@ -1,0 +1,13 @@
+import type { FleetConfig, KubernetesTarget, SlurmTarget } from "../config/types";
+
+/*
+ * The target tables as the plan carries them: the targets read their settings here, off the plan,
+ * and import nothing from components/config/.
+ */
+
+/** The target table a stack file resolved to (SLURM's or Kubernetes'), defaults in. */
+export type TargetSettings = FleetConfig["target"];
+/** `[slurm]`, its output_dir lifted to the plan's `outputDir`. */
+export type SlurmSettings = SlurmTarget;
+/** `[kubernetes]`. */
+export type KubernetesSettings = KubernetesTarget;
