@@ -1,50 +1,61 @@
+import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
 import { loadConfigFile, overridesFromObject, TARGETS, type TargetKind } from "./components/config";
 import { deployTargetOf } from "./components/fleet/deploy-targets";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
 import { fleetEndpoints, plannedOutputs } from "./components/outputs";
 import { buildPlan } from "./components/planner";
-import { NS, secretConfig } from "./components/pulumi-config";
-import { resolveStackFile } from "./components/stack-file";
+import { assertBuildFresh } from "./components/build-freshness";
+import { PACKAGE_ROOT } from "./components/package-root";
+import { NS, secretConfig, userStep } from "./components/pulumi-config";
+import { missingStack, resolveStackFile } from "./components/stack-file";
 import { allTargets, targetOf } from "./components/targets";
 
-// The stack file is stacks/<pulumi stack>.toml unless `pulumi config set stackFile ...` names another;
-// `overrides` tweaks it per environment with the same dotted keys as `npm run plan -- --key value`.
+// The stack file is stacks/<pulumi stack>.toml unless `pulumi config set stackFile ...` names another
+// (Pulumi.yaml declares it with an empty default, which means the same; a relative path is taken from
+// this project's folder); `overrides` tweaks it per environment with the same dotted keys as `npm
+// run plan -- --key value`. A mistake in either is reported as its message alone (userStep).
 const config = new pulumi.Config();
-const { file } = resolveStackFile(config.get("stackFile") ?? pulumi.getStack());
-const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
-// `target` names the backend of a stack file without a [slurm] or [kubernetes] table (a prime-rl config).
-const target = config.get("target") as TargetKind | undefined;
-if (target !== undefined && !TARGETS.includes(target))
-  throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
-let cfg = loadConfigFile(file, overrides, { target });
-// `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
-const namespace = config.get("namespace");
-if (namespace !== undefined) {
-  const { namespaceKey, title } = targetOf(cfg.target.kind);
-  if (!namespaceKey) {
-    const namespaced = allTargets()
-      .filter((t) => t.namespaceKey)
-      .map((t) => t.title);
-    throw new Error(`${NS}:namespace applies to ${namespaced.join(" or ")} stacks; ${file} targets ${title}`);
+const plan = userStep(() => {
+  assertBuildFresh(PACKAGE_ROOT, __filename);
+  const named = config.get("stackFile") || pulumi.getStack();
+  const { file } = resolveStackFile(named, PACKAGE_ROOT);
+  if (!fs.existsSync(file))
+    throw new Error(`${missingStack(named, PACKAGE_ROOT)}\n(${NS}:stackFile names the stack file)`);
+  const overrides = overridesFromObject(config.getObject<unknown>("overrides"), `${NS}:overrides`);
+  // `target` names the backend of a stack file without a [slurm] or [kubernetes] table (a prime-rl config).
+  const target = config.get("target") as TargetKind | undefined;
+  if (target !== undefined && !TARGETS.includes(target))
+    throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
+  let cfg = loadConfigFile(file, overrides, { target });
+  // `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
+  const namespace = config.get("namespace");
+  if (namespace !== undefined) {
+    const { namespaceKey, title } = targetOf(cfg.target.kind);
+    if (!namespaceKey) {
+      const namespaced = allTargets()
+        .filter((t) => t.namespaceKey)
+        .map((t) => t.title);
+      throw new Error(`${NS}:namespace applies to ${namespaced.join(" or ")} stacks; ${file} targets ${title}`);
+    }
+    cfg = loadConfigFile(file, [...overrides, { path: namespaceKey, value: namespace }], { target });
   }
-  cfg = loadConfigFile(file, [...overrides, { path: namespaceKey, value: namespace }], { target });
-}
-// Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
-const plan = buildPlan(cfg, pulumi.getStack());
+  // Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
+  return buildPlan(cfg, pulumi.getStack());
+});
 
 export const planned = plannedOutputs(plan);
 
 // Credentials come only from Pulumi config secrets (a plain-text value is refused).
-const apiKeySecret = secretConfig(config, "apiKey", "<key>");
-const secrets = { hfToken: secretConfig(config, "hfToken", "<token>"), apiKey: apiKeySecret };
+const apiKeySecret = userStep(() => secretConfig(config, "apiKey", "<key>"));
+const secrets = { hfToken: userStep(() => secretConfig(config, "hfToken", "<token>")), apiKey: apiKeySecret };
 
 const fleet = new InferenceDeployment(pulumi.getStack(), {
   plan,
   secrets,
   secretKey: (name) => `${NS}:${name}`,
   // SLURM: the login node; Kubernetes: the provider, from Pulumi config.
-  connection: deployTargetOf(plan.target).connect(config, pulumi.getStack(), plan),
+  connection: userStep(() => deployTargetOf(plan.target).connect(config, pulumi.getStack(), plan)),
 });
 
 /**

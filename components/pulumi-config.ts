@@ -23,3 +23,17 @@ function isConfigSecret(fullKey: string): boolean {
   const runtime = require("@pulumi/pulumi/runtime/config") as { isConfigSecret?: (k: string) => boolean };
   return runtime.isConfigSecret ? runtime.isConfigSecret(fullKey) : true;
 }
+
+/**
+ * Runs a step of the program whose errors are the user's to fix (the stack file, Pulumi config):
+ * they reach `pulumi up` as a RunError, which the SDK prints as its message alone, without a
+ * stack trace of our code (@pulumi/pulumi errors.ts, RunError; cmd/run/run.ts prints its message).
+ */
+export function userStep<T>(step: () => T): T {
+  try {
+    return step();
+  } catch (e) {
+    if (e instanceof Error && !(e instanceof pulumi.RunError)) throw new pulumi.RunError(e.message);
+    throw e;
+  }
+}

@@ -12,9 +12,13 @@ const looksLikePath = (s: string) => s.includes("/") || s.includes(path.sep) || 
 
 /**
  * `multi-replica` (or `multi-replica.toml`) -> stacks/multi-replica.toml; an existing file is used
- * as is. A name that is neither gives the file it would be (which `missingStack` explains).
+ * as is. A name that is neither gives the file it would be (which `missingStack` explains). A
+ * relative path is taken from `base` when given (the project folder, for a path in Pulumi config,
+ * whichever folder the program or the CLI runs in), else from the current folder.
  */
-export function resolveStackFile(nameOrFile: string): { file: string; stack: string } {
+export function resolveStackFile(nameOrFile: string, base?: string): { file: string; stack: string } {
+  if (base !== undefined && looksLikePath(nameOrFile) && !path.isAbsolute(nameOrFile))
+    return resolveStackFile(path.join(base, nameOrFile));
   if (isFile(nameOrFile)) {
     return { file: nameOrFile, stack: path.basename(nameOrFile).replace(/\.toml$/, "") };
   }
@@ -56,12 +60,13 @@ export function nearStacks(name: string, stacks = listStacks()): string[] {
 
 /**
  * Why `nameOrFile` names no stack file, in the user's own words: a path is reported as typed (and
- * where it resolves), a name as the stack under stacks/ it would be; near stack names are suggested.
+ * where it resolves, from `base` or the current folder), a name as the stack under stacks/ it
+ * would be; near stack names are suggested.
  */
-export function missingStack(nameOrFile: string): string {
+export function missingStack(nameOrFile: string, base?: string): string {
   const near = nearStacks(nameOrFile);
   const hint = near.length ? ` (did you mean ${near.map((s) => `"${s}"`).join(" or ")}?)` : "";
-  const resolved = path.resolve(nameOrFile);
+  const resolved = base === undefined ? path.resolve(nameOrFile) : path.resolve(base, nameOrFile);
   const where = looksLikePath(nameOrFile)
     ? `no stack file ${nameOrFile}: no such file${resolved !== nameOrFile ? ` (${resolved})` : ""}`
     : `no stack "${nameOrFile}": no file ${nameOrFile} here, and no stacks/${nameOrFile.replace(/\.toml$/, "")}.toml`;

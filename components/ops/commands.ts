@@ -11,6 +11,7 @@ import {
 import { targetOf } from "../targets";
 import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
+import { apiKeyBesideJob, envApiKey, refusedProbes, type ApiKey } from "./api-key";
 import { failureText, getText, probeAll } from "./http";
 import type { Probe } from "./status";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
@@ -55,8 +56,15 @@ export async function statusCommand(view: FleetView, shell: Shell | undefined): 
       .map((p) => processUrl(p, addrsOf(jobs, i)))
       .filter((u): u is string => !!u);
   });
-  const probes = await probeAll(urls, view.model);
+  let key = envApiKey();
+  let probes = await probeAll(urls, view.model, key?.value);
+  // A fleet with an API key answers /v1/models with 401 to a probe without it: find the key and ask again.
+  if (!key && refusedProbes(probes).length) {
+    key = await apiKeyBesideJob(view, shell);
+    if (key) probes = await probeAll(urls, view.model, key.value);
+  }
   unresolvableHere(view, probes);
+  refusedHere(probes, key);
   const islands = view.islands.map((i) => islandStatus(i, jobs?.get(i.island), probes));
   const replace = replaceHint(view, jobs);
   return {
@@ -87,6 +95,22 @@ export function unresolvableHere(view: FleetView, probes: Map<string, Probe>): v
     `none of the fleet's in-cluster names resolves from here (${host}: ${[...probes.values()][0].error}), so no state was observed. ` +
       `Run fleet status where they resolve (in a pod of the cluster, e.g. kubectl run -it --rm fleet-status -n ${namespace} --image=node:20 -- bash), ` +
       `or read the pods' state with kubectl get pods,leaderworkersets -n ${namespace}.`,
+  );
+}
+
+/**
+ * Engines that refuse the probe's key were seen up (their /health answers) but not seen serving: a
+ * LAUNCHING there would be a state nobody observed. Say what refused and how to give the key.
+ */
+export function refusedHere(probes: Map<string, Probe>, key: ApiKey | undefined): void {
+  const refused = refusedProbes(probes);
+  if (!refused.length) return;
+  const what = `${refused.length} of ${probes.size} endpoint(s) refused GET /v1/models with ${probes.get(refused[0])!.models} (${refused[0]}${refused.length > 1 ? ", ..." : ""})`;
+  throw new Error(
+    key
+      ? `${what} with the API key from ${key.from}: the fleet runs with another key, so whether it serves was not observed. Export the fleet's key as VLLM_API_KEY (pulumi stack output apiKey --show-secrets).`
+      : `${what}: the fleet demands an API key, so whether it serves was not observed. Export it as VLLM_API_KEY=$(pulumi stack output apiKey --show-secrets)` +
+          `, or give fleet status a login (SLURM), from which it reads the key file beside the job.`,
   );
 }
 

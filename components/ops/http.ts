@@ -6,8 +6,8 @@ import type { Probe } from "./status";
 export const HTTP_TIMEOUT_MS = 3000;
 
 /** The API key the engines were given, if the caller has it: vLLM checks it on /v1 routes. */
-const authHeaders = (): Record<string, string> =>
-  process.env.VLLM_API_KEY ? { authorization: `Bearer ${process.env.VLLM_API_KEY}` } : {};
+const authHeaders = (apiKey: string | undefined): Record<string, string> =>
+  apiKey ? { authorization: `Bearer ${apiKey}` } : {};
 
 /** The error a request that missed its deadline fails with (failureText names it). */
 class TimeoutError extends Error {
@@ -20,7 +20,11 @@ class TimeoutError extends Error {
  * its own header lists) costs about three times the CPU, which is what grows with the engine count.
  * The default agents keep connections alive, so `metrics --watch` reuses them between scrapes.
  */
-export function getText(url: string, timeoutMs = HTTP_TIMEOUT_MS): Promise<{ status: number; body: string }> {
+export function getText(
+  url: string,
+  timeoutMs = HTTP_TIMEOUT_MS,
+  apiKey = process.env.VLLM_API_KEY,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     if (u.protocol !== "http:" && u.protocol !== "https:") return reject(new Error(`${url}: not an http(s) URL`));
@@ -29,7 +33,7 @@ export function getText(url: string, timeoutMs = HTTP_TIMEOUT_MS): Promise<{ sta
       clearTimeout(timer);
       reject(err);
     };
-    const req = (u.protocol === "https:" ? https : http).get(u, { headers: authHeaders() }, (res) => {
+    const req = (u.protocol === "https:" ? https : http).get(u, { headers: authHeaders(apiKey) }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => (body += chunk));
@@ -56,12 +60,12 @@ export const failureText = (err: unknown): string => {
   return e.code ?? e.cause?.code ?? e.message ?? String(err);
 };
 
-/** /health on the origin and /v1/models under the base URL, both at once. */
-export async function probe(baseUrl: string, model: string): Promise<Probe> {
+/** /health on the origin and /v1/models under the base URL (with the fleet's key, when known), both at once. */
+export async function probe(baseUrl: string, model: string, apiKey?: string): Promise<Probe> {
   const origin = new URL(baseUrl).origin;
   const [health, models] = await Promise.allSettled([
-    getText(`${origin}/health`),
-    getText(`${baseUrl.replace(/\/$/, "")}/models`),
+    getText(`${origin}/health`, HTTP_TIMEOUT_MS, apiKey),
+    getText(`${baseUrl.replace(/\/$/, "")}/models`, HTTP_TIMEOUT_MS, apiKey),
   ]);
   let listsModel = false;
   if (models.status === "fulfilled" && models.value.status === 200) {
@@ -75,14 +79,15 @@ export async function probe(baseUrl: string, model: string): Promise<Probe> {
   const error = health.status === "rejected" && models.status === "rejected" ? failureText(health.reason) : undefined;
   return {
     health: health.status === "fulfilled" ? health.value.status : null,
+    models: models.status === "fulfilled" ? models.value.status : null,
     listsModel,
     ...(error ? { error } : {}),
   };
 }
 
 /** Probes every URL in parallel (one round, however many engines). */
-export async function probeAll(urls: string[], model: string): Promise<Map<string, Probe>> {
+export async function probeAll(urls: string[], model: string, apiKey?: string): Promise<Map<string, Probe>> {
   const unique = [...new Set(urls)];
-  const results = await Promise.all(unique.map((u) => probe(u, model)));
+  const results = await Promise.all(unique.map((u) => probe(u, model, apiKey)));
   return new Map(unique.map((u, i) => [u, results[i]]));
 }

@@ -70,7 +70,10 @@ export function resolveSource(o: SourceOptions): FleetSource {
     if (!o.stack) throw new Error("name a stack (or a stack file), or pass --endpoints <file>");
     const settings = pulumiSettings(o.pulumiConfig, o.stack);
     const pulumiStack = settings ? path.basename(settings.file).replace(/^Pulumi\.|\.yaml$/g, "") : undefined;
-    const { file, stack } = resolveStackFile(settings?.stackFile ?? o.stack);
+    // A stackFile in Pulumi config is relative to the project (where Pulumi.<stack>.yaml lives), as the program reads it.
+    const { file, stack } = settings?.stackFile
+      ? resolveStackFile(settings.stackFile, path.dirname(settings.file))
+      : resolveStackFile(o.stack);
     if (!fs.existsSync(file))
       throw new ConfigError([{ path: "", message: `no stack "${o.stack}": ${file} does not exist` }], file);
     const overrides = [

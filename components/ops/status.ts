@@ -8,6 +8,8 @@ export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
 /** One HTTP check of a process: /health and whether /v1/models lists the served model. */
 export interface Probe {
   health: number | null;
+  /** /v1/models' HTTP status: 401 when the engines demand an API key the probe did not have. */
+  models: number | null;
   listsModel: boolean;
   error?: string;
 }

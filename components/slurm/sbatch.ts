@@ -282,8 +282,9 @@ export function renderIslandScript(
       : [];
   const script = renderTemplate("slurm/island.sbatch.mustache", {
     stack: plan.stack,
+    // Nothing here may depend on the island count: the script's hash replaces the island's job, and
+    // adding an island must leave the others running (issue 25).
     island: island.name,
-    islands: plan.islands.length,
     summary: `${island.nodes.length} node(s), ${island.engines.length} engine(s), model ${plan.model}`.replace(
       /\n/g,
       " ",

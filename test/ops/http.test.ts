@@ -52,9 +52,18 @@ describe("HTTP for the fleet CLI", () => {
 
   it("probes /health and /v1/models of every URL at once", async () => {
     const probes = await probeAll([`${base}/v1`, `${base}/v1/`, "http://127.0.0.1:9/v1"], "m");
-    expect(probes.get(`${base}/v1`)).toEqual({ health: 200, listsModel: true });
-    expect(probes.get(`${base}/v1/`)).toEqual({ health: 200, listsModel: true });
-    expect(probes.get("http://127.0.0.1:9/v1")).toEqual({ health: null, listsModel: false, error: "ECONNREFUSED" });
-    expect((await probeAll([`${base}/v1`], "other")).get(`${base}/v1`)).toEqual({ health: 200, listsModel: false });
+    expect(probes.get(`${base}/v1`)).toEqual({ health: 200, models: 200, listsModel: true });
+    expect(probes.get(`${base}/v1/`)).toEqual({ health: 200, models: 200, listsModel: true });
+    expect(probes.get("http://127.0.0.1:9/v1")).toEqual({
+      health: null,
+      models: null,
+      listsModel: false,
+      error: "ECONNREFUSED",
+    });
+    expect((await probeAll([`${base}/v1`], "other")).get(`${base}/v1`)).toEqual({
+      health: 200,
+      models: 200,
+      listsModel: false,
+    });
   });
 });

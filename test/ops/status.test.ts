@@ -24,7 +24,7 @@ const job = (over: Partial<JobReport>): JobReport => ({
   ],
   ...over,
 });
-const ok: Probe = { health: 200, listsModel: true };
+const ok: Probe = { health: 200, models: 200, listsModel: true };
 const serving = (urls: string[]) => new Map(urls.map((u) => [u, ok]));
 
 describe("island status: scheduler first, then the servers", () => {
@@ -41,8 +41,8 @@ describe("island status: scheduler first, then the servers", () => {
   it("LAUNCHING until every engine and the router serve; then READY", () => {
     const partial = new Map<string, Probe>([
       [urls[0], ok],
-      [urls[1], { health: 200, listsModel: false }],
-      [urls[2], { health: null, listsModel: false, error: "ECONNREFUSED" }],
+      [urls[1], { health: 200, models: 200, listsModel: false }],
+      [urls[2], { health: null, models: null, listsModel: false, error: "ECONNREFUSED" }],
     ]);
     const launching = islandStatus(view, job({}), partial);
     expect(launching.status).toBe("LAUNCHING");
@@ -160,7 +160,7 @@ describe("island status: scheduler first, then the servers", () => {
     const s = islandStatus(
       v.islands[0],
       undefined,
-      new Map([["http://h:1/v1", { health: null, listsModel: false, error: "ENOTFOUND" }]]),
+      new Map([["http://h:1/v1", { health: null, models: null, listsModel: false, error: "ENOTFOUND" }]]),
     );
     expect(s).toMatchObject({
       status: "LAUNCHING",

@@ -1,3 +1,4 @@
+import * as os from "node:os";
 import * as pulumi from "@pulumi/pulumi";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../../components/config";
@@ -228,6 +229,35 @@ describe("the Pulumi program under mocks (SLURM)", () => {
     const { infra } = await program("dev", slurmConfig({ stackFile: "single-node" }));
     const islands = await slurmIslands(infra);
     expect(islands[0].jobName).toBe("single-node-dev-i0");
+  });
+
+  it("deploys stacks/<pulumi stack>.toml when stackFile is unset or empty (Pulumi.yaml's default is empty)", async () => {
+    for (const stackFile of [undefined, ""]) {
+      const { infra, registered } = await program(
+        "multi-replica",
+        slurmConfig(stackFile === undefined ? {} : { stackFile }),
+      );
+      expect((await slurmIslands(infra)).map((i) => i.jobName)).toEqual(["multi-replica-i0"]);
+      await settle(registered);
+    }
+  });
+
+  it("takes a relative stackFile from the project folder, wherever the program runs (dist/ under Pulumi)", async () => {
+    const cwd = process.cwd();
+    process.chdir(os.tmpdir());
+    try {
+      const { infra, registered } = await program("dev", slurmConfig({ stackFile: "./stacks/single-node.toml" }));
+      expect((await slurmIslands(infra))[0].jobName).toBe("single-node-dev-i0");
+      await settle(registered);
+      installMocks("dev");
+      setConfig(slurmConfig({ stackFile: "./stacks/single-nod.toml" }));
+      vi.resetModules();
+      await expect(import("../../index")).rejects.toThrow(
+        /no stack file \.\/stacks\/single-nod\.toml: no such file \(.*\/stacks\/single-nod\.toml\) \(did you mean .*"single-node"\?\)/,
+      );
+    } finally {
+      process.chdir(cwd);
+    }
   });
 
   it("refuses an invalid stack file before registering anything", async () => {

