@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { EngineEndpoint, IslandParts, PartOutputs } from "../backend";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import { islandName } from "../plan/naming";
 
 /*
  * The logical parts of an island. On SLURM the island's one job runs them all, so these carry the
@@ -74,7 +75,7 @@ export function islandParts(
   outputs: pulumi.Input<PartOutputs>,
   dependsOn?: pulumi.Resource,
 ): IslandParts {
-  const base = `${name}-i${island.index}`;
+  const base = islandName(name, plan.service, island.index);
   const opts: pulumi.ComponentResourceOptions = dependsOn ? { parent, dependsOn } : { parent };
   const out = pulumi.output(outputs) as pulumi.Output<PartOutputs>;
   const engines = out.apply((o) => o.engines);

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { islandName } from "../plan/naming";
 
 /*
  * The rule every Kubernetes object name starts from. names.ts builds every other name on it, and
@@ -27,4 +28,5 @@ export function k8sBase(stack: string): string {
 }
 
 /** Prefix of one island's objects; also the name of its InferencePool. */
-export const k8sIslandPrefix = (stack: string, island: number) => `${k8sBase(stack)}-i${island}`;
+export const k8sIslandPrefix = (stack: string, island: number, service?: string) =>
+  islandName(k8sBase(stack), service, island);

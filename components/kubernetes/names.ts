@@ -24,7 +24,7 @@ export function k8sNames(plan: DeploymentPlan) {
   const target = kubernetesSettings(plan);
   const ns = target.namespace;
   const base = k8sBase(plan.stack);
-  const prefix = (island: number) => k8sIslandPrefix(plan.stack, island);
+  const prefix = (island: number) => k8sIslandPrefix(plan.stack, island, plan.service);
   // <name>.<namespace>.svc.<cluster domain>: the kubelet's clusterDomain, cluster.local unless the cluster says otherwise.
   const svc = (name: string) => `${name}.${ns}.svc.${target.cluster_domain}`;
   const check = (name: string): string => {

@@ -12,8 +12,8 @@ export const kubernetesTarget: Target = {
   namespaceKey: ["kubernetes", "namespace"],
   plan: {
     // A real InferencePool in the fleet's namespace, named like the island's objects.
-    poolRef: (settings, stack, island) => ({
-      name: k8sIslandPrefix(stack, island),
+    poolRef: (settings, { stack, service }, island) => ({
+      name: k8sIslandPrefix(stack, island, service),
       namespace: (settings as KubernetesSettings).namespace,
       discovery: "pool",
     }),

@@ -148,6 +148,8 @@ export interface IslandPlan {
 
 export interface DeploymentPlan {
   stack: string;
+  /** The service of the stack this plan deploys; undefined for a stack's one service (naming.ts). */
+  service?: string;
   model: string;
   shape: Shape;
   target: TargetSettings["kind"];

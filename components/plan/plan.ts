@@ -12,6 +12,7 @@ import { llmdPlan, vllmRouterPlan } from "./router-plan";
 import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
+import { islandFolder } from "./naming";
 
 /** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */
 interface ReplicaLayout {
@@ -182,13 +183,19 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
   return engines;
 }
 
-function buildIsland(cfg: FleetConfig, hints: PlanHints, stack: string, index: number): IslandPlan {
+function buildIsland(
+  cfg: FleetConfig,
+  hints: PlanHints,
+  stack: string,
+  service: string | undefined,
+  index: number,
+): IslandPlan {
   const engines = buildEngines(cfg, index);
   const router =
     cfg.router.type === "vllm-router"
       ? vllmRouterPlan(cfg, engines)
       : cfg.router.type === "llm-d"
-        ? llmdPlan(cfg, hints.poolRef(cfg.target, stack, index), engines)
+        ? llmdPlan(cfg, hints.poolRef(cfg.target, { stack, service }, index), engines)
         : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
@@ -213,7 +220,7 @@ function buildIsland(cfg: FleetConfig, hints: PlanHints, stack: string, index: n
   const serving = engines.filter((e) => e.port !== undefined);
   return {
     index,
-    name: `island-${index}`,
+    name: islandFolder(service, index),
     nodes,
     engines,
     router,
@@ -244,6 +251,8 @@ function assertArgv(program: Program, argv: Value[], where: string): void {
  * (components/planner.ts looks it up by the config's target).
  */
 export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints): DeploymentPlan {
+  // One service per stack for now: unnamed, so every name is what it has always been (naming.ts).
+  const service: string | undefined = undefined;
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
   const paths = new UserPaths(cfg.layout);
   const userPath = (canonical: string) => paths.user(canonical);
@@ -251,7 +260,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
-  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, i));
+  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i));
   for (const island of islands) {
     for (const e of island.engines) assertArgv("vllm", vllmArgvOf(e.argv), e.id);
     if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);

@@ -16,7 +16,7 @@ export interface PoolRef {
  */
 export interface PlanHints {
   /** The InferencePool the llm-d EPP of island `island` serves: a label with file discovery, or a real pool. */
-  poolRef(settings: TargetSettings, stack: string, island: number): PoolRef;
+  poolRef(settings: TargetSettings, owner: { stack: string; service?: string }, island: number): PoolRef;
   /** Whether the target allocates whole nodes (idle GPUs stay allocated) or exactly the GPUs engines use. */
   wholeNodes: boolean;
   /** The GPU type the target's own settings name, and how to cite it, when they name one. */

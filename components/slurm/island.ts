@@ -70,7 +70,7 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   island,
   ctx,
 ) => {
-  const base = slurmJobResourceName(ctx.name, island.index);
+  const base = slurmJobResourceName(ctx.name, island.index, plan.service);
   const { secrets } = ctx;
   // A dry run starts no engine, so it puts no credential on the cluster.
   const names = plan.dryRun ? [] : (Object.keys(secrets) as SecretName[]);

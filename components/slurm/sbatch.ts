@@ -7,6 +7,7 @@ import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shellWord, shellWords, shq, type RefSpelling } from "../shell";
 import { renderTemplate } from "./templates";
 import { slurmSettings } from "./settings";
+import { islandName } from "../plan/naming";
 
 /** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
 const MOONCAKE_WAIT_S = 120;
@@ -63,7 +64,7 @@ function jobBase(plan: DeploymentPlan): string {
 
 /** The unique SLURM job name of an island: adoption and scancel find the job by it. */
 export function jobName(plan: DeploymentPlan, island: number): string {
-  return `${jobBase(plan)}-i${island}`;
+  return islandName(jobBase(plan), plan.service, island);
 }
 
 /**

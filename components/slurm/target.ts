@@ -3,6 +3,7 @@ import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
 import { islandDir, jobName } from "./sbatch";
 import { sbatchCommandUrn } from "./urn";
+import { islandName } from "../plan/naming";
 
 /** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
 function gresGpuType(t: SlurmSettings): { hint: string; from: string } | undefined {
@@ -16,7 +17,11 @@ export const slurmTarget: Target = {
   title: "SLURM",
   plan: {
     // No InferencePool on SLURM: the name is a label and the EPP reads its endpoints from a file.
-    poolRef: (_settings, _stack, island) => ({ name: `vllm-fleet-i${island}`, namespace: "slurm", discovery: "file" }),
+    poolRef: (_settings, { service }, island) => ({
+      name: islandName("vllm-fleet", service, island),
+      namespace: "slurm",
+      discovery: "file",
+    }),
     // sbatch allocates whole nodes.
     wholeNodes: true,
     gpuTypeHint: (settings) => gresGpuType(settings as SlurmSettings),

@@ -2,6 +2,7 @@
  * The names and types of an island's resources in the Pulumi program, and the URN of its sbatch
  * command, which `pulumi up --replace` takes. Pure, so the fleet CLI (no Pulumi SDK) can print it.
  */
+import { islandName } from "../plan/naming";
 
 /** components/fleet/inference-deployment.ts; index.ts names the deployment after the Pulumi stack. */
 export const FLEET_TYPE = "vllm-fleet:fleet:InferenceDeployment";
@@ -9,8 +10,9 @@ export const FLEET_TYPE = "vllm-fleet:fleet:InferenceDeployment";
 export const SLURM_JOB_TYPE = "vllm-fleet:slurm:Job";
 const COMMAND_TYPE = "command:remote:Command";
 
-/** The SlurmJob component of island `island` in fleet `fleet`. */
-export const slurmJobResourceName = (fleet: string, island: number): string => `${fleet}-i${island}`;
+/** The SlurmJob component of island `island` (of service `service`, when named) in fleet `fleet`. */
+export const slurmJobResourceName = (fleet: string, island: number, service?: string): string =>
+  islandName(fleet, service, island);
 /** The remote.Command that submits a SlurmJob's job. */
 export const sbatchCommandName = (slurmJob: string): string => `${slurmJob}-sbatch`;
 
