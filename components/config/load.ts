@@ -25,6 +25,7 @@ import {
 } from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
 import type { FleetConfig } from "./types";
+import { otherTargets, TARGETS, type TargetKind } from "./target-kinds";
 
 export type Layout = "standalone" | "rl";
 
@@ -124,6 +125,7 @@ function fromZod(error: z.ZodError, layout: Layout, prime = false): SchemaIssue[
           message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
         } else if (layout === "rl" && path === "" && key in (prime ? primeInferenceShape : inferenceShape)) {
           message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
+          // not a target: prime-rl's own [slurm] table
         } else if (prime && path === "slurm" && key in primeFleetSlurmTable.shape) {
           message = `"${key}" is a vllm-fleet key that prime-rl's [slurm] does not have: put it under [vllm_fleet.slurm] (prime-rl's SlurmConfig forbids extra keys)`;
         } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
@@ -390,18 +392,18 @@ function resolveIn(raw: TomlTable, baseDir: string, layout: Layout, prime: boole
       }
       if (isUnder(found.path, removed)) continue; // its table is gone already this pass
       // A table with a bad discriminator cannot be read at all: set the whole table aside.
-      let target = found.path === "type" ? "" : found.path.endsWith(".type") ? parentOf(found.path) : found.path;
-      if (target === "") {
+      let aside = found.path === "type" ? "" : found.path.endsWith(".type") ? parentOf(found.path) : found.path;
+      if (aside === "") {
         data = {};
-      } else if (!deletePath(data, target)) {
+      } else if (!deletePath(data, aside)) {
         // Nothing there to remove (a required key is missing): set its table aside instead.
-        target = parentOf(target);
-        if (target === "") data = {};
-        else deletePath(data, target);
+        aside = parentOf(aside);
+        if (aside === "") data = {};
+        else deletePath(data, aside);
       }
-      removed.push(target);
+      removed.push(aside);
       // An unknown key changes nothing a rule reads; only rejected values keep rules from running.
-      if (!unknownKey) setAside.push(target);
+      if (!unknownKey) setAside.push(aside);
     }
   }
   if (!parsed) return { issues: schemaIssues, unknown };
@@ -458,8 +460,7 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-export const TARGETS = ["slurm", "kubernetes"] as const;
-export type TargetKind = (typeof TARGETS)[number];
+export { TARGETS, type TargetKind } from "./target-kinds";
 
 export interface LoadOptions {
   /**
@@ -476,8 +477,8 @@ export function withTarget(
 ): { value: TomlTable; issues: ConfigIssue[] } {
   if (!target) return { value: doc, issues: [] };
   const has = (k: TargetKind) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
-  const other = target === "slurm" ? "kubernetes" : "slurm";
-  if (has(other))
+  const other = otherTargets(target).find(has);
+  if (other)
     return {
       value: doc,
       issues: [
@@ -522,7 +523,8 @@ export function loadConfigText(
 function namesTarget(doc: TomlTable): boolean {
   const inference = isTable(doc.inference) ? doc.inference : {};
   const fleet = isTable(doc.vllm_fleet) ? doc.vllm_fleet : {};
-  return ["slurm", "kubernetes"].some((k) => k in doc || k in inference) || "slurm" in fleet;
+  // prime-rl's RL layout has its own [vllm_fleet.slurm] table.
+  return TARGETS.some((k) => k in doc || k in inference) || "slurm" in fleet;
 }
 
 export function loadConfigFile(file: string, overrides: Override[] = [], options: LoadOptions = {}): FleetConfig {

@@ -251,7 +251,8 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     slurm = defined(Object.fromEntries(SLURM_MAPPED.map((k) => [k, s[k]])));
     for (const k of Object.keys(s)) {
       if (!SLURM_MAPPED.includes(k)) ignored.push(`${slurmFrom}.${k}`);
-      else if (slurmFrom !== "slurm") paths.record(`slurm.${k}`, `${slurmFrom}.${k}`);
+      // Read from an RL file's [inference.slurm]: errors name it there.
+      else if (rl && file.slurm === undefined) paths.record(`slurm.${k}`, `${slurmFrom}.${k}`);
     }
   }
   // [vllm_fleet.slurm]: our SLURM keys prime-rl's [slurm] has no place for (launcher, timeouts, ...).

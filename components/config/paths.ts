@@ -1,5 +1,6 @@
 import { rlLayout } from "./schema/layouts";
 import { VLLM_CANONICAL_KEYS } from "./schema/prime";
+import { TARGETS } from "./target-kinds";
 
 /**
  * Translates canonical config paths (the standalone layout's names) into the TOML path the user
@@ -56,7 +57,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (head === "islands") return "deployment.num_infer_replicas";
   if (head === "rl_deployment") return "deployment" + tail;
   if (head === "engine_processes") return "vllm_fleet.engine_processes";
-  if (["slurm", "kubernetes", "output_dir", "dry_run"].includes(head)) return canonical;
+  if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")
     return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);
   if (head === "parallel")

@@ -2,6 +2,7 @@ import eppManifest from "../upstream/llm-d-epp.json";
 import { KNOWN_SCORERS } from "./schema/router";
 import { FleetConfig, shapeOf } from "./types";
 import { VLLM_FLAGS } from "./vllm-flags";
+import { settingsFor } from "./target-kinds";
 
 /** A rule violation in canonical terms; `involves` lists every key the rule read (for suppression). */
 export interface RuleIssue {
@@ -85,7 +86,7 @@ export interface SetupContext {
 export function perRankEngines(cfg: FleetConfig): boolean {
   return (
     cfg.engine_processes === "per_rank" &&
-    cfg.target.kind === "slurm" &&
+    settingsFor(cfg, "slurm") !== undefined &&
     cfg.router.type !== "none" &&
     (cfg.deployment.type !== "single_node" || cfg.rl_deployment?.type === "multi_node")
   );
@@ -122,7 +123,7 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
   // One container per pod (a LeaderWorkerSet group spans the nodes of a replica); prime-rl's own
   // Kubernetes chart also runs one server per pod. Per-rank processes are a SLURM launch layout.
   "Kubernetes runs one engine process per node": (cfg, { paths }) => {
-    if (cfg.target.kind !== "kubernetes" || cfg.engine_processes !== "per_rank") return;
+    if (!settingsFor(cfg, "kubernetes") || cfg.engine_processes !== "per_rank") return;
     cfg.engine_processes = "per_node";
     if (cfg.deployment.type !== "single_node" || cfg.rl_deployment?.type === "multi_node")
       cfg.notes.push(
@@ -223,7 +224,8 @@ const FABRIC_HINT =
 
 const FABRIC_RULES: Record<string, Rule> = {
   "cross-pod DeepEP on Kubernetes needs the RDMA fabric": (cfg) => {
-    if (cfg.target.kind !== "kubernetes" || Object.keys(cfg.target.extra_resources).length) return [];
+    const kube = settingsFor(cfg, "kubernetes");
+    if (!kube || Object.keys(kube.extra_resources).length) return [];
     const found = deepEpAcrossNodes(cfg);
     if (!found.length) return [];
     const which = found.map(
@@ -237,44 +239,51 @@ const FABRIC_RULES: Record<string, Rule> = {
       "kubernetes.capabilities",
     );
   },
-  "Mooncake over RDMA on Kubernetes needs the RDMA fabric": (cfg) =>
-    cfg.target.kind === "kubernetes" &&
-    cfg.kv_cache_offload?.type === "mooncake" &&
-    cfg.kv_cache_offload.protocol === "rdma" &&
-    !Object.keys(cfg.target.extra_resources).length
+  "Mooncake over RDMA on Kubernetes needs the RDMA fabric": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return kube &&
+      cfg.kv_cache_offload?.type === "mooncake" &&
+      cfg.kv_cache_offload.protocol === "rdma" &&
+      !Object.keys(kube.extra_resources).length
       ? fail(
           "kubernetes.extra_resources",
           `Mooncake's {key:kv_cache_offload.protocol} = "rdma" needs an RDMA device in the engine pods, but they get none: ${FABRIC_HINT}; or set protocol = "tcp"`,
           "kv_cache_offload.protocol",
           "kubernetes.capabilities",
         )
-      : [],
-  "kubernetes.pod_labels cannot replace the fleet's labels": (cfg) =>
-    cfg.target.kind !== "kubernetes"
+      : [];
+  },
+  "kubernetes.pod_labels cannot replace the fleet's labels": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return !kube
       ? []
-      : Object.keys(cfg.target.pod_labels)
+      : Object.keys(kube.pod_labels)
           .filter((k) => FLEET_LABELS.test(k))
           .flatMap((k) =>
             fail(
               `kubernetes.pod_labels.${k}`,
               `${k} is a label the fleet (or LeaderWorkerSet, or the StatefulSet controller) sets on engine pods and selects them by; choose another label key`,
             ),
-          ),
-  "kubernetes.pod_annotations cannot replace the fleet's annotations": (cfg) =>
-    cfg.target.kind !== "kubernetes"
+          );
+  },
+  "kubernetes.pod_annotations cannot replace the fleet's annotations": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return !kube
       ? []
-      : Object.keys(cfg.target.pod_annotations)
+      : Object.keys(kube.pod_annotations)
           .filter((k) => FLEET_ANNOTATIONS.test(k))
           .flatMap((k) =>
             fail(
               `kubernetes.pod_annotations.${k}`,
               `${k} is an annotation the fleet (or LeaderWorkerSet) sets on engine pods; choose another key`,
             ),
-          ),
+          );
+  },
   "kubernetes.extra_resources adds resources the fleet does not request": (cfg) => {
-    if (cfg.target.kind !== "kubernetes") return [];
-    const own = [...FLEET_RESOURCES, cfg.target.gpu_resource];
-    return Object.keys(cfg.target.extra_resources)
+    const kube = settingsFor(cfg, "kubernetes");
+    if (!kube) return [];
+    const own = [...FLEET_RESOURCES, kube.gpu_resource];
+    return Object.keys(kube.extra_resources)
       .filter((k) => own.includes(k))
       .flatMap((k) =>
         fail(
@@ -287,7 +296,8 @@ const FABRIC_RULES: Record<string, Rule> = {
       );
   },
   "kubernetes.env sets only what the fleet does not": (cfg) => {
-    if (cfg.target.kind !== "kubernetes") return [];
+    const kube = settingsFor(cfg, "kubernetes");
+    if (!kube) return [];
     const d = cfg.deployment;
     const elsewhere: [string, Record<string, string>][] = [
       ["env_vars", cfg.env_vars],
@@ -298,7 +308,7 @@ const FABRIC_RULES: Record<string, Rule> = {
           ] as [string, Record<string, string>][])
         : []),
     ];
-    return Object.keys(cfg.target.env).flatMap((name) => {
+    return Object.keys(kube.env).flatMap((name) => {
       const at = `kubernetes.env.${name}`;
       if (FLEET_ENV_PREFIX.test(name) || FLEET_ENV.has(name))
         return fail(
@@ -467,7 +477,7 @@ export const RULES: Record<string, Rule> = {
     // The InferencePool lists one set of target ports for every pod: prefill engines and decode
     // sidecars must listen on the same one (as in llm-d's P/D guide), or the EPP picks dead endpoints.
     const d = cfg.deployment;
-    if (cfg.target.kind !== "kubernetes" || cfg.router.type !== "llm-d" || d.type !== "disaggregated") return [];
+    if (!settingsFor(cfg, "kubernetes") || cfg.router.type !== "llm-d" || d.type !== "disaggregated") return [];
     return cfg.router.decode_sidecar_port !== d.prefill_port
       ? fail(
           "router.decode_sidecar_port",
@@ -479,25 +489,29 @@ export const RULES: Record<string, Rule> = {
   },
   // vllm-project/router publishes no container image (its docs build one, or pip install vllm-router):
   // there is no reference to default to, so a Kubernetes fleet with vllm-router must name its own.
-  "vllm-router on Kubernetes needs a router image": (cfg) =>
-    cfg.target.kind === "kubernetes" && cfg.router.type === "vllm-router" && cfg.target.router_image === undefined
+  "vllm-router on Kubernetes needs a router image": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return kube && cfg.router.type === "vllm-router" && kube.router_image === undefined
       ? fail(
           "kubernetes.router_image",
           "vllm-router on Kubernetes needs kubernetes.router_image: vllm-project/router publishes no container image, so build one (its Dockerfile, or pip install vllm-router on a Python base), push it, and set kubernetes.router_image to it pinned by tag or digest",
           "router.type",
         )
-      : [],
+      : [];
+  },
   // The labels go only on the PodMonitors, which exist only with monitoring on: set alone they would do nothing.
-  "monitoring labels need monitoring": (cfg) =>
-    cfg.target.kind === "kubernetes" && !cfg.target.monitoring && Object.keys(cfg.target.monitoring_labels).length > 0
+  "monitoring labels need monitoring": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return kube && !kube.monitoring && Object.keys(kube.monitoring_labels).length > 0
       ? fail(
           "kubernetes.monitoring_labels",
           "kubernetes.monitoring_labels label the PodMonitors, which only kubernetes.monitoring = true creates: set monitoring = true, or remove monitoring_labels",
           "kubernetes.monitoring",
         )
-      : [],
+      : [];
+  },
   "dry_run is a SLURM notion": (cfg) =>
-    cfg.dry_run && cfg.target.kind === "kubernetes"
+    cfg.dry_run && settingsFor(cfg, "kubernetes")
       ? fail(
           "dry_run",
           "dry_run uploads an sbatch script without submitting it; for Kubernetes use `pulumi preview` or `npm run plan -- <stack> --out <dir>`",

@@ -1,0 +1,25 @@
+import type { FleetConfig } from "./types";
+
+/*
+ * The config layer's view of the targets: which kinds exist (each selected by its own table, e.g.
+ * `[slurm]`, `[kubernetes]`) and the one place it tells them apart. Validation and defaults that
+ * apply to one target ask `settingsFor`, so a new target is never taken for another one. (The
+ * rest of a target lives in its folder and is registered in components/targets.ts.)
+ */
+
+/** Every target kind, in the order messages list them; each is also the name of its stack-file table. */
+export const TARGETS = ["slurm", "kubernetes"] as const;
+export type TargetKind = (typeof TARGETS)[number];
+
+type SettingsOf<K extends TargetKind> = Extract<FleetConfig["target"], { kind: K }>;
+
+/** The target's settings when the config targets `kind`; undefined when it targets another. */
+export function settingsFor<K extends TargetKind>(
+  cfg: Pick<FleetConfig, "target">,
+  kind: K,
+): SettingsOf<K> | undefined {
+  return cfg.target.kind === kind ? (cfg.target as SettingsOf<K>) : undefined;
+}
+
+/** The other targets than `kind`. */
+export const otherTargets = (kind: TargetKind): TargetKind[] => TARGETS.filter((k) => k !== kind);
