@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { TARGETS } from "../components/config/target-kinds";
 import { ROOT } from "./helpers";
 
 /*
@@ -11,7 +12,8 @@ import { ROOT } from "./helpers";
  * are read with the TypeScript compiler's own pre-processor, type-only ones included.
  */
 
-const BACKENDS = ["components/slurm", "components/kubernetes"];
+/** Every target's folder: components/<kind>. */
+const BACKENDS = TARGETS.map((kind) => `components/${kind}`);
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {

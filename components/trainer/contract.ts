@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { TARGETS } from "../config/target-kinds";
 import { ROLES } from "../plan/roles";
 
 /*
@@ -53,7 +54,7 @@ export const islandEndpointsSchema = z
 export const fleetEndpointsSchema = z
   .object({
     model: z.string().describe("the served model id (what `/v1/models` lists)"),
-    target: z.enum(["slurm", "kubernetes"]).describe("where the fleet runs"),
+    target: z.enum(TARGETS).describe("where the fleet runs"),
     baseUrls: urls(
       "where OpenAI-style requests go: each island's router (`.../v1`), or each engine of a router-less island",
     ),
