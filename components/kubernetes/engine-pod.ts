@@ -1,6 +1,7 @@
 import { engineFlag } from "../plan/engine-argv";
 import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import { engineNamed } from "../plan/engines";
 import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
 import type { EngineWorkload } from "./names";
 import {
@@ -221,15 +222,16 @@ function engineContainer(
     ...(e.port !== undefined ? [{ name: "http", containerPort: e.port }] : []),
     ...(e.nixlPorts ?? []).map((p, r) => ({ name: `nixl-${r}`, containerPort: p })),
   ];
+  const { health } = engineNamed(e.engine).routes;
   const probes =
     e.port === undefined
       ? {}
       : {
-          startupProbe: httpProbe("/health", e.port, STARTUP_PERIOD_S, Math.ceil(t.startup_timeout / STARTUP_PERIOD_S)),
-          readinessProbe: httpProbe("/health", e.port, 5, 3),
+          startupProbe: httpProbe(health, e.port, STARTUP_PERIOD_S, Math.ceil(t.startup_timeout / STARTUP_PERIOD_S)),
+          readinessProbe: httpProbe(health, e.port, 5, 3),
           // /health, not the port: a hung engine keeps its port open. A minute of failures (and a
           // generous timeout, under a full batch) before a restart, which costs a model load.
-          livenessProbe: { ...httpProbe("/health", e.port, 10, 6), timeoutSeconds: 10 },
+          livenessProbe: { ...httpProbe(health, e.port, 10, 6), timeoutSeconds: 10 },
           lifecycle: { preStop: { exec: { command: ["sleep", String(PRE_STOP_SLEEP_S)] } } },
         };
   // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration, and DeepEP's NVSHMEM

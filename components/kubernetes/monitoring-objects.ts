@@ -1,4 +1,5 @@
 import type { IslandPlan } from "../plan/deployment-plan";
+import { engineNamed } from "../plan/engines";
 import { labels, meta, type Component, type K8sContext } from "./render-context";
 import { servingSelector } from "./engine-pod";
 import type { K8sObject } from "./objects";
@@ -13,6 +14,7 @@ function podMonitor(
   island: number,
   selector: Record<string, string>,
   port: string,
+  path: string,
 ): K8sObject {
   // The stack's monitoring_labels first: a Prometheus selects monitors by them, ours still identify the fleet.
   const own = { ...ctx.target.monitoring_labels, ...labels(ctx, component, island) };
@@ -21,7 +23,7 @@ function podMonitor(
     kind: "PodMonitor",
     metadata: meta(ctx, name, own),
     // No namespaceSelector: a PodMonitor selects pods in its own namespace, the fleet's.
-    spec: { selector: { matchLabels: selector }, podMetricsEndpoints: [{ port, path: "/metrics", scheme: "http" }] },
+    spec: { selector: { matchLabels: selector }, podMetricsEndpoints: [{ port, path, scheme: "http" }] },
   };
 }
 
@@ -38,11 +40,15 @@ function podMonitor(
 export function monitoringObjects(ctx: K8sContext, island: IslandPlan): K8sObject[] {
   if (!ctx.target.monitoring) return [];
   const i = island.index;
-  const out = [podMonitor(ctx, ctx.names.engineService(i), "engine", i, servingSelector(ctx, i), METRICS_PORTS.engine)];
+  // Every engine of an island runs the same engine: its metrics route on the API port.
+  const enginePath = engineNamed(island.engines[0].engine).routes.metrics;
+  const out = [
+    podMonitor(ctx, ctx.names.engineService(i), "engine", i, servingSelector(ctx, i), METRICS_PORTS.engine, enginePath),
+  ];
   const r = island.router;
   if (r) {
     const name = r.kind === "vllm-router" ? ctx.names.routerService(i) : ctx.names.eppService(i);
-    out.push(podMonitor(ctx, name, "router", i, labels(ctx, "router", i), METRICS_PORTS.router));
+    out.push(podMonitor(ctx, name, "router", i, labels(ctx, "router", i), METRICS_PORTS.router, "/metrics"));
   }
   return out;
 }

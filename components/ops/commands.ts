@@ -1,5 +1,6 @@
 import { fleetEndpoints, type IslandUrls } from "../outputs";
 import type { Role } from "../plan/deployment-plan";
+import { sharedRoutes } from "../plan/engines";
 import { shq } from "../shell";
 import {
   parseIslandResult,
@@ -145,7 +146,7 @@ export async function scrapeAll(engines: EngineTarget[]): Promise<(Scrape | stri
   return Promise.all(
     engines.map(async (e) => {
       try {
-        const res = await getText(`${new URL(e.url).origin}/metrics`);
+        const res = await getText(`${new URL(e.url).origin}${sharedRoutes().metrics}`);
         return res.status === 200 ? parseScrape(res.body, Date.now()) : `/metrics answered ${res.status}`;
       } catch (err) {
         return failureText(err);

@@ -1,4 +1,5 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
+import { sharedMetrics } from "../plan/engines";
 
 /**
  * One scrape of an engine's /metrics, reduced to what a person watching a fleet needs. Series are
@@ -19,17 +20,8 @@ export interface Scrape {
   preemptions: number;
 }
 
-export const METRIC_NAMES = {
-  running: "vllm:num_requests_running",
-  waiting: "vllm:num_requests_waiting",
-  kvUsage: "vllm:kv_cache_usage_perc",
-  promptTokens: "vllm:prompt_tokens_total",
-  generationTokens: "vllm:generation_tokens_total",
-  prefixQueries: "vllm:prefix_cache_queries_total",
-  prefixHits: "vllm:prefix_cache_hits_total",
-  requests: "vllm:request_success_total",
-  preemptions: "vllm:num_preemptions_total",
-} as const;
+/** The engines' metric names (the same for every registered engine: the CLI may not know which one serves a URL). */
+export const METRIC_NAMES = sharedMetrics();
 
 /** The client library strips `_total` from counter family names; samples keep the full name in text. */
 const familyName = (name: string) => name.replace(/_total$/, "");

@@ -7,6 +7,9 @@ import type { Value } from "./values";
 export type { Role } from "./roles";
 export type { KubernetesSettings, SlurmSettings, TargetSettings } from "./target-settings";
 
+/** The inference engines a plan can run (engines.ts): vLLM, and prime-rl's server around it. */
+export type EngineName = "vllm" | "prime-rl";
+
 /** What an engine process needs from its host beyond its GPUs, for the target to grant. */
 export interface EngineNeeds {
   /**
@@ -31,6 +34,8 @@ export interface KvTiers {
  * balancing), or with engine_processes = "per_rank" one per DP rank (external load balancing).
  */
 export interface EngineProcess {
+  /** The engine it runs (engines.ts), whose routes and metrics the targets and the fleet CLI read. */
+  engine: EngineName;
   /** Stable id, e.g. `i0-prefill1-n0`: island, role, replica of that role, node within the replica. */
   id: string;
   island: number;

@@ -1,17 +1,14 @@
 import type { FleetConfig, WeightBroadcastType } from "../config/types";
 import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
 import { ROLE_ALL2ALL } from "../config/rules";
-import { resolveParser } from "./parser-detection";
-import { resolvePrimeParser } from "./prime-parsers";
-import type { EngineProcess } from "./deployment-plan";
+import type { EngineLayout } from "./engine";
+import { resolveParserWith, type ParserTable } from "./parser-detection";
 import type { Value } from "./values";
 
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
 
 /** VllmConfig's max_cpu_loras default (packages/prime-rl-configs/src/prime_rl/configs/inference.py). */
 export const PRIME_MAX_CPU_LORAS = 100;
-
-type Layout = Pick<EngineProcess, "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig">;
 
 /** `--flag value` tokens for one vllm_extra entry, following the manifest's type. */
 export function extraArgs(key: string, value: ExtraValue): string[] {
@@ -25,10 +22,15 @@ export function extraArgs(key: string, value: ExtraValue): string[] {
 
 /**
  * The complete `vllm serve` command line for one engine process: model, bind address, parallel
- * layout, the user's model and feature keys, the KV connector, then vllm_extra. Every flag exists
- * in the vLLM manifest (checked by the planner before it returns).
+ * layout, the user's model and feature keys (`parsers`: the tables "auto" parsers come from), the KV
+ * connector, then vllm_extra. Every flag exists in the vLLM manifest (checked by the planner before
+ * it returns). The vLLM engine's `argv` (engines/vllm.ts).
  */
-export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
+export function vllmServeArgv(
+  cfg: FleetConfig,
+  p: EngineLayout,
+  parsers: { tool: ParserTable; reasoning: ParserTable },
+): Value[] {
   const m = cfg.model;
   const argv: Value[] = ["vllm", "serve", m.name];
   const add = (...tokens: Value[]) => argv.push(...tokens);
@@ -65,7 +67,8 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
   if (m.dtype) add("--dtype", m.dtype);
   if (m.trust_remote_code) add("--trust-remote-code");
   if (m.chat_template) add("--chat-template", m.chat_template);
-  const parser = cfg.prime_rl ? resolvePrimeParser : resolveParser;
+  const parser = (kind: "tool" | "reasoning", setting: string | undefined, model: string) =>
+    resolveParserWith(parsers, kind, setting, model);
   const toolParser = parser("tool", m.tool_call_parser, m.name);
   if (toolParser) add("--enable-auto-tool-choice", "--tool-call-parser", toolParser);
   const reasoningParser = parser("reasoning", m.reasoning_parser, m.name);
@@ -89,7 +92,7 @@ export function engineArgv(cfg: FleetConfig, p: Layout): Value[] {
   Object.assign(extra, roleExtra);
   if (cfg.prime_engine) Object.assign(extra, primeServerExtra(cfg.prime_engine, extra));
   for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
-  return cfg.prime_engine?.engine === "prime-rl" ? primeInferenceArgv(argv, cfg.prime_engine.weight_broadcast) : argv;
+  return argv;
 }
 
 /**

@@ -15,6 +15,9 @@ import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
 import type { PlanHints } from "./target-hints";
+import { reserveTotal, type Reserve, type ReserveEstimate } from "./memory-reserve";
+
+export { reserveTotal, type Reserve } from "./memory-reserve";
 import type { Role } from "./roles";
 
 export interface GpuMemorySource {
@@ -42,7 +45,7 @@ export interface RoleMemory {
   /** Expert-parallel size when routed experts are spread over the replica's GPUs. */
   ep?: number;
   weightBytes: number;
-  /** Estimated; see `reserveFor`. */
+  /** Estimated by the engine (`Engine.memoryReserve`). */
   reserve: Reserve;
   kvCacheBytes: number;
   kvBytesPerToken: number;
@@ -169,44 +172,6 @@ export function kvBytesPerToken(arch: ArchFacts, elementBytes: number, tp: numbe
   return arch.layers * Math.ceil(arch.kv_heads! / tp) * arch.head_dim! * 2 * elementBytes;
 }
 
-/** Memory vLLM keeps on each GPU outside weights and KV cache, by the parts its profiler reports. */
-export interface Reserve {
-  /** CUDA context growth, NCCL and custom all-reduce buffers ("non-torch forward increase"). */
-  nonTorchBytes: number;
-  /** Peak of the profiling forward pass and sampler ("torch peak memory increase"). */
-  activationBytes: number;
-  /** CUDA graphs, charged to the budget since vLLM 0.21 (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS). */
-  cudaGraphBytes: number;
-  /** The smallest plausible total, for refusals: non-torch memory at its least. */
-  lowBytes: number;
-}
-
-export const reserveTotal = (r: Reserve): number => r.nonTorchBytes + r.activationBytes + r.cudaGraphBytes;
-
-/**
- * The reserve, fitted to vLLM 0.19's profiling logs on H100 (README, GPU-memory planner): the
- * sampler's float32 logits over `max_num_seqs` dominate the activation peak (~3.5 copies, not split
- * by TP: logits are gathered), plus ~3 hidden-state copies of the `max_num_batched_tokens` batch and,
- * for MoE, fused MoE's intermediate caches (the expert width follows from `expert_params`);
- * non-torch memory is 0.25 GiB on one GPU and ~2.1 GiB once TP needs communication buffers; CUDA
- * graphs grow with depth.
- */
-export function reserveFor(arch: ArchFacts, cfg: FleetConfig, tp: number, gpuBytes: number): Reserve {
-  const bigGpu = gpuBytes >= 70 * GIB;
-  // vLLM's serve defaults: 8192 batched tokens and 1024 sequences on >= 70 GiB GPUs, else 2048 and 256.
-  const tokens = extraNumber(cfg, "max_num_batched_tokens") ?? (bigGpu ? 8192 : 2048);
-  const seqs = extraNumber(cfg, "max_num_seqs") ?? (bigGpu ? 1024 : 256);
-  const nonTorchBytes = (tp > 1 ? 2.1 : 0.25) * GIB;
-  let activationBytes = 3.5 * seqs * arch.vocab_size * 4 + 3 * tokens * arch.hidden_size * 2;
-  if (arch.experts !== undefined && arch.expert_params !== undefined && arch.experts_per_token !== undefined) {
-    // Fused MoE's three intermediate caches per routed token: gate+up (2 x I / tp), down input (I / tp), output (H).
-    const moeIntermediate = arch.expert_params / (arch.layers * arch.experts * 3 * arch.hidden_size);
-    activationBytes += tokens * arch.experts_per_token * ((3 * moeIntermediate) / tp + arch.hidden_size) * 2;
-  }
-  const cudaGraphBytes = cfg.model.enforce_eager ? 0 : (0.4 + 0.016 * arch.layers) * GIB;
-  return { nonTorchBytes, activationBytes, cudaGraphBytes, lowBytes: (tp > 1 ? 1.5 : 0.2) * GIB };
-}
-
 /** The tokens a KV cache of `bytes` holds: vLLM hands out whole 16-token blocks. */
 const tokensIn = (bytes: number, perToken: number): number => Math.floor(bytes / perToken / 16) * 16;
 
@@ -215,6 +180,7 @@ export function gpuMemoryPlan(
   cfg: FleetConfig,
   shapes: ReplicaShape[],
   hints: PlanHints,
+  engineReserve: ReserveEstimate,
   userPath: (canonical: string) => string,
 ): GpuMemoryPlan | undefined {
   const arch = cfg.catalog?.arch;
@@ -233,7 +199,7 @@ export function gpuMemoryPlan(
   const tp = cfg.parallel.tp;
   const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
   // Only the expert sharding differs between kinds of replica; the rest follows from tp.
-  const reserve = reserveFor(arch, cfg, tp, gpu.bytes);
+  const reserve = engineReserve(arch, cfg, tp, gpu.bytes);
   const perToken = kvBytesPerToken(arch, kvElement, tp);
 
   const seen = new Set<string>();

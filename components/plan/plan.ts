@@ -3,9 +3,8 @@ import { UserPaths } from "../config/paths";
 import { deepEpAcrossNodes, FIXED_PORTS, islandNodes, localRanks, perRankEngines } from "../config/rules";
 import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
-import { engineArgv, vllmArgvOf } from "./engine-argv";
+import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
-import { layerEnv } from "./env";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
 import { llmdPlan, vllmRouterPlan } from "./router-plan";
@@ -98,6 +97,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
   const kv = kvTransferConfig(pd, cfg.kv_cache_offload);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
   const pinsMemory = cfg.kv_cache_offload !== null || pd || deepEpAcrossNodes(cfg).length > 0;
+  const engine = engineOf(cfg);
   let node = 0;
   for (const layout of replicaLayouts(cfg)) {
     const head = node;
@@ -157,6 +157,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
           }
         }
         const process: EngineProcess = {
+          engine: engine.name,
           id: `i${island}-${layout.role}${layout.replica}-n${k}${ranks > 1 ? `-r${r}` : ""}`,
           island,
           role: layout.role,
@@ -169,13 +170,13 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
           port,
           apiServerCount: headless ? 0 : cfg.enable_lora || perRank ? 1 : layout.dpLocal,
           headless,
-          env: layerEnv(cfg, layout.role, perProcess),
+          env: engine.env(cfg, layout.role, perProcess),
           argv: [],
           kvTransferConfig: kv,
           nixlPorts,
           needs: { pinsMemory },
         };
-        process.argv = engineArgv(cfg, process);
+        process.argv = engine.argv(cfg, process);
         engines.push(process);
       }
     }
@@ -228,7 +229,11 @@ function buildIsland(
     endpoints: {
       island: index,
       router: router ? { node: router.node, port: router.port, path: "/v1" } : undefined,
-      engines: serving.map((e) => ({ id: e.id, role: e.role, url: { node: e.node, port: e.port!, path: "/v1" } })),
+      engines: serving.map((e) => ({
+        id: e.id,
+        role: e.role,
+        url: { node: e.node, port: e.port!, path: engineNamed(e.engine).routes.api },
+      })),
     },
   };
 }
@@ -236,8 +241,9 @@ function buildIsland(
 /** Placeholder addresses used only to check generated command lines against the manifests. */
 const probe = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r.file}` : "10.0.0.1"));
 
-function assertArgv(program: Program, argv: Value[], where: string): void {
-  const problems = checkArgv(program, argv.slice(program === "vllm" ? 2 : 1).map(probe));
+/** `args`: the arguments after the program's name (an engine's come from `Engine.manifestArgs`). */
+function assertArgv(program: Program, args: Value[], where: string): void {
+  const problems = checkArgv(program, args.map(probe));
   if (problems.length)
     throw new Error(
       `internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`,
@@ -256,18 +262,20 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
   const paths = new UserPaths(cfg.layout);
   const userPath = (canonical: string) => paths.user(canonical);
-  const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), hints, userPath);
+  const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), hints, engineOf(cfg).memoryReserve, userPath);
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
   const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i));
   for (const island of islands) {
-    for (const e of island.engines) assertArgv("vllm", vllmArgvOf(e.argv), e.id);
-    if (island.router?.kind === "vllm-router") assertArgv("vllm-router", island.router.argv, `${island.name} router`);
-    if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv, `${island.name} epp`);
+    for (const e of island.engines) assertArgv("vllm", engineOf(cfg).manifestArgs(e.argv), e.id);
+    if (island.router?.kind === "vllm-router")
+      assertArgv("vllm-router", island.router.argv.slice(1), `${island.name} router`);
+    if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv.slice(1), `${island.name} epp`);
     if (island.mooncake) {
-      assertArgv("mooncake_master", island.mooncake.master.argv, `${island.name} mooncake_master`);
-      for (const c of island.mooncake.clients) assertArgv("mooncake_client", c.argv, `${island.name} mooncake_client`);
+      assertArgv("mooncake_master", island.mooncake.master.argv.slice(1), `${island.name} mooncake_master`);
+      for (const c of island.mooncake.clients)
+        assertArgv("mooncake_client", c.argv.slice(1), `${island.name} mooncake_client`);
     }
   }
   const nodesPerIsland = islandNodes(cfg);

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
+import { engineNamed } from "../plan/engines";
 import { dryRunLine, NODE_TOKENS, resultTemplate, TOKENS } from "./island-result";
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
@@ -47,8 +48,9 @@ export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
   const probes: ReadinessProbe[] = [];
   for (const e of island.engines) {
     if (e.port === undefined) continue;
-    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: "/health" }, model: false });
-    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: "/v1/models" }, model: true });
+    const { health, models } = engineNamed(e.engine).routes;
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: health }, model: false });
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: models }, model: true });
   }
   const r = island.router;
   if (r) {

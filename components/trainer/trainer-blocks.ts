@@ -1,6 +1,7 @@
 import * as TOML from "@iarna/toml";
 import { stringify as toYaml } from "yaml";
 import type { Role } from "../plan/deployment-plan";
+import { sharedRoutes } from "../plan/engines";
 import type { TrainerBlocks } from "./contract";
 
 export interface TrainerBlockInput {
@@ -26,6 +27,12 @@ function primeRl({ baseUrls, adminUrls, roles }: TrainerBlockInput): string {
   return TOML.stringify({ orchestrator });
 }
 
+/** A base URL without the engines' API path (`/v1`), for clients that append it themselves. */
+function withoutApiPath(url: string): string {
+  const { api } = sharedRoutes();
+  return url.endsWith(api) ? url.slice(0, -api.length) : url;
+}
+
 /**
  * NexRL's OpenAI client appends `/v1` to `base_url` itself and takes one server. Its config is
  * OmegaConf, so the key is read from the environment by interpolation rather than written here.
@@ -35,7 +42,7 @@ function nexrl({ model, baseUrls, apiKeyRequired }: TrainerBlockInput): string {
   return toYaml({
     inference_service: {
       api_key: apiKeyRequired ? "${oc.env:VLLM_API_KEY}" : "EMPTY",
-      base_url: base === undefined ? null : base.replace(/\/v1$/, ""),
+      base_url: base === undefined ? null : withoutApiPath(base),
       model,
       tokenizer: model,
       freeze_for_weight_sync: true,

@@ -1,0 +1,60 @@
+import type { FleetConfig } from "../config/types";
+import type { EngineName, EngineProcess, Role } from "./deployment-plan";
+import type { ReserveEstimate } from "./memory-reserve";
+import type { ParserTable } from "./parser-detection";
+import type { Value } from "./values";
+
+/*
+ * What an inference engine is to the rest of the program: how it is started and checked, and how
+ * it answers. The planner asks the config's engine (engines.ts) for the command line, environment,
+ * parsers and memory reserve; the targets and the fleet CLI read its routes and metric names.
+ * vLLM is the implementation (engines/vllm.ts); prime-rl's server is a variant of it
+ * (engines/prime-rl.ts).
+ */
+
+/** The layout facts an engine's command line is built from. */
+export type EngineLayout = Pick<
+  EngineProcess,
+  "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig"
+>;
+
+/** HTTP paths on an engine's API port. */
+export interface EngineRoutes {
+  /** 200 once the engine serves (liveness, readiness). */
+  health: string;
+  /** Lists the served model: the model is loaded and routable. */
+  models: string;
+  /** Prometheus exposition. */
+  metrics: string;
+  /** The OpenAI-compatible API base, which trainers also use as the admin base (weight updates, LoRA). */
+  api: string;
+}
+
+/** The Prometheus series `fleet metrics` reads. */
+export interface EngineMetricNames {
+  running: string;
+  waiting: string;
+  kvUsage: string;
+  promptTokens: string;
+  generationTokens: string;
+  prefixQueries: string;
+  prefixHits: string;
+  requests: string;
+  preemptions: string;
+}
+
+export interface Engine {
+  name: EngineName;
+  /** The full command line of one engine process. */
+  argv(cfg: FleetConfig, layout: EngineLayout): Value[];
+  /** The arguments of `argv` the upstream vLLM manifest checks (components/upstream/check.ts). */
+  manifestArgs(argv: Value[]): Value[];
+  /** The environment in export order, `perProcess` last but for what the engine sets in-process. */
+  env(cfg: FleetConfig, role: Role, perProcess: [string, Value][]): [string, Value][];
+  /** The tables `tool_call_parser = "auto"` and `reasoning_parser = "auto"` pick from. */
+  parsers(cfg: FleetConfig): { tool: ParserTable; reasoning: ParserTable };
+  /** What the engine keeps on each GPU outside weights and KV cache. */
+  memoryReserve: ReserveEstimate;
+  routes: EngineRoutes;
+  metrics: EngineMetricNames;
+}

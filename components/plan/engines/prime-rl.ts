@@ -1,0 +1,18 @@
+import type { Engine } from "../engine";
+import { primeInferenceArgv, vllmArgvOf } from "../engine-argv";
+import { vllmEngine } from "./vllm";
+
+/**
+ * prime-rl's server (`engine = "prime-rl"`): vLLM under prime-rl's `inference` entrypoint, with its
+ * worker extension and admin routes. It answers like vLLM; only the command line differs.
+ */
+export const primeRlEngine: Engine = {
+  ...vllmEngine,
+  name: "prime-rl",
+  argv: (cfg, layout) => {
+    if (!cfg.prime_engine) throw new Error("internal error: the prime-rl engine needs prime-rl's [inference] settings");
+    return primeInferenceArgv(vllmEngine.argv(cfg, layout), cfg.prime_engine.weight_broadcast);
+  },
+  // Checked as the `vllm serve` command line it stands for.
+  manifestArgs: (argv) => vllmEngine.manifestArgs(vllmArgvOf(argv)),
+};

@@ -1,0 +1,39 @@
+import type { Engine, EngineMetricNames, EngineRoutes } from "../engine";
+import { vllmServeArgv } from "../engine-argv";
+import { layerEnv } from "../env";
+import { REASONING_PARSERS, TOOL_CALL_PARSERS } from "../parser-detection";
+import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../prime-parsers";
+import { vllmReserve } from "./vllm-reserve";
+
+/** vLLM's OpenAI-compatible server (vllm/entrypoints/openai/api_server.py). */
+const VLLM_ROUTES: EngineRoutes = { health: "/health", models: "/v1/models", metrics: "/metrics", api: "/v1" };
+
+/** vLLM V1's metric names (vllm/v1/metrics/loggers.py). */
+const VLLM_METRICS: EngineMetricNames = {
+  running: "vllm:num_requests_running",
+  waiting: "vllm:num_requests_waiting",
+  kvUsage: "vllm:kv_cache_usage_perc",
+  promptTokens: "vllm:prompt_tokens_total",
+  generationTokens: "vllm:generation_tokens_total",
+  prefixQueries: "vllm:prefix_cache_queries_total",
+  prefixHits: "vllm:prefix_cache_hits_total",
+  requests: "vllm:request_success_total",
+  preemptions: "vllm:num_preemptions_total",
+};
+
+/** `vllm serve`. */
+export const vllmEngine: Engine = {
+  name: "vllm",
+  argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
+  // `vllm serve` itself is not a flag.
+  manifestArgs: (argv) => argv.slice(2),
+  env: layerEnv,
+  // A file in prime-rl's layout picks parsers as prime-rl does, whichever program serves.
+  parsers: (cfg) =>
+    cfg.prime_rl
+      ? { tool: PRIME_TOOL_CALL_PARSERS, reasoning: PRIME_REASONING_PARSERS }
+      : { tool: TOOL_CALL_PARSERS, reasoning: REASONING_PARSERS },
+  memoryReserve: vllmReserve,
+  routes: VLLM_ROUTES,
+  metrics: VLLM_METRICS,
+};
