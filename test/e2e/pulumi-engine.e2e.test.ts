@@ -15,7 +15,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
-import { leftOnNodes, suiteBinDir } from "./real-parts";
+import { launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const toolchain = pulumiToolchain();
@@ -188,6 +188,133 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
     expect(await squeue()).toBe("");
     await project.ok(["stack", "rm", "--yes", "dev"]);
   });
+
+  it("scaling 1 -> 2 -> 1 islands keeps island 0's job; a job cancelled behind Pulumi's back: fleet status, then up --replace with its URN; a key rotation (old key 401, new key 200)", async () => {
+    const stack = "scale";
+    await project.ok(["stack", "init", stack]);
+    await configure({ ...overridesFor("multi-replica"), "deployment.num_infer_replicas": 1 });
+    await project.ok(["config", "set", "stackFile", "multi-replica"]);
+    await project.ok(["config", "set", "--secret", "apiKey", "sk-scale-one"]);
+    const model = "PrimeIntellect/INTELLECT-3";
+    const jobs = async () => (await islandsOf()).map((i) => i.jobId);
+    const setIslands = (n: number) =>
+      project.ok(["config", "set", "--path", 'overrides["deployment.num_infer_replicas"]', String(n)]);
+
+    await project.ok(["up", "--yes"]);
+    const [first] = await jobs();
+    await setIslands(2);
+    const two = await project.ok(["up", "--yes"]);
+    expect(two.stdout).not.toMatch(/scale-i0-sbatch\s+replac/);
+    const afterTwo = await jobs();
+    expect(afterTwo[0], "island 0's job across 1 -> 2").toBe(first);
+    expect(afterTwo).toHaveLength(2);
+    for (const i of await islandsOf()) await traffic(i.routerUrl!, model, "sk-scale-one");
+    summary.push(`scale 1 -> 2: island 0 kept job ${first}; island 1 got job ${afterTwo[1]}`);
+
+    // Island 1's job ends behind Pulumi's back; fleet status sees it and names the URN to replace.
+    await runRemote(conn(), `scancel --name=${(await islandsOf())[1].jobName}`);
+    for (let t = 0; t < 50 && (await squeue("scale-i1")) !== ""; t++) await new Promise((r) => setTimeout(r, 200));
+    const status = await project.bash(`npm run -s fleet -- status ${stack} -i ${cluster.FLEET_E2E_SSH_KEY} --json`);
+    const report = JSON.parse(status.stdout);
+    expect(report.islands.map((i: { status: string }) => i.status)).toEqual(["READY", "SHUTDOWN"]);
+    const urn = /--replace '([^']+)'/.exec(report.replace.command)![1];
+    expect(urn).toMatch(/::scale-i1-sbatch$/);
+    await project.ok(["up", "--yes", "--replace", urn]);
+    const replaced = await jobs();
+    expect(replaced[0], "island 0's job across up --replace of island 1").toBe(first);
+    expect(replaced[1]).not.toBe(afterTwo[1]);
+    summary.push(
+      `scancel island 1 -> fleet status SHUTDOWN -> up --replace ${urn}: job ${replaced[1]}, island 0 kept ${first}`,
+    );
+
+    // A new key replaces the jobs (running engines read it only at start); the old one is refused.
+    await project.ok(["config", "set", "--secret", "apiKey", "sk-scale-two"]);
+    await project.ok(["up", "--yes"]);
+    const routerUrl = (await islandsOf())[0].routerUrl!;
+    const withKey = (key: string) =>
+      fetch(`${routerUrl}/models`, { headers: { authorization: `Bearer ${key}` } }).then((r) => r.status);
+    expect(await withKey("sk-scale-one")).toBe(401);
+    expect(await withKey("sk-scale-two")).toBe(200);
+    await traffic(routerUrl, model, "sk-scale-two");
+    const rotated = await jobs();
+    summary.push(`key rotation: old key 401, new key 200 (jobs ${rotated.join(",")})`);
+
+    await setIslands(1);
+    const one = await project.ok(["up", "--yes"]);
+    expect(one.stdout).not.toMatch(/scale-i0-sbatch\s+replac/);
+    expect(await jobs(), "island 0's job across 2 -> 1").toEqual([rotated[0]]);
+    expect(await squeue("scale-i1")).toBe("");
+    summary.push(`scale 2 -> 1: island 0 kept job ${rotated[0]}; island 1's job cancelled`);
+    await destroyAndCheck(stack);
+  });
+
+  it("a double interrupt during up leaves a pending create; refresh --clear-pending-creates, then up adopts or resubmits: one job, and destroy leaves none", async () => {
+    const stack = "interrupt";
+    await project.ok(["stack", "init", stack]);
+    // Engines that take 20 s to listen, so the interrupts land while create waits for readiness.
+    await configure(overridesFor("single-node"));
+    await project.ok(["config", "set", "stackFile", "single-node"]);
+    await project.ok([
+      "config",
+      "set",
+      "--path",
+      "--type",
+      "string",
+      'overrides["env_vars.STANDIN_STARTUP_DELAY_MS"]',
+      "20000",
+    ]);
+    const interrupted = await project.pulumi(["up", "--yes"], {
+      onStart: (child) => {
+        const poll = setInterval(async () => {
+          if ((await squeue(`single-node-${stack}-i0`).catch(() => "")) === "") return;
+          clearInterval(poll);
+          child.kill("SIGINT");
+          setTimeout(() => child.kill("SIGINT"), 1000);
+        }, 300);
+        child.on("close", () => clearInterval(poll));
+      },
+    });
+    expect(interrupted.code).not.toBe(0);
+    const warned = await project.pulumi(["preview"]);
+    expect(warned.stdout + warned.stderr).toMatch(/pending/i);
+    await project.ok(["refresh", "--yes", "--clear-pending-creates"]);
+    const up = await project.ok(["up", "--yes"]);
+    expect(up.stdout + up.stderr).not.toMatch(/pending create/i);
+    const jobsNow = (await squeue(`single-node-${stack}-i0`)).split("\n").filter(Boolean);
+    expect(jobsNow, "one job after the recovery").toHaveLength(1);
+    await project.ok(["up", "--yes", "--expect-no-changes"]);
+    summary.push(
+      `double interrupt: exit ${interrupted.code}; after refresh --clear-pending-creates and up: ${jobsNow[0]}`,
+    );
+    await destroyAndCheck(stack);
+  });
+
+  it("single-node with the real vLLM (CPU build) behind the real vllm-router: up, completions with logprobs through the router, destroy", async () => {
+    const stack = "real-vllm";
+    const env = pythonEnv();
+    const { dir } = launcherDir(env, "pulumi-real", ["vllm", "vllm-router"]);
+    await project.ok(["stack", "init", stack]);
+    await configure({
+      ...overridesFor("single-node", dir),
+      "model.name": env.FLEET_TINY_MODEL,
+      "parallel.tp": 1,
+      "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
+      "slurm.ready_timeout": 900,
+    });
+    await project.ok(["config", "set", "stackFile", "single-node"]);
+    const up = await project.ok(["up", "--yes"], { timeoutMs: 1_200_000 });
+    const [island] = await islandsOf();
+    const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
+    const completion = await client.completions.create({
+      model: env.FLEET_TINY_MODEL,
+      prompt: "the fleet serves",
+      max_tokens: 6,
+      logprobs: 2,
+    });
+    expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(6);
+    summary.push(`real vLLM ${env.FLEET_PYENV_VLLM}: up ${(up.ms / 1000).toFixed(1)} s, job ${island.jobId}`);
+    await destroyAndCheck(stack);
+  }, 1_500_000);
 
   for (const stack of SLURM_STACKS) {
     it(`${stack}: no stackFile set, so stacks/${stack}.toml; up, traffic through the router, a second up changes nothing, destroy leaves no job and no process`, async () => {
