@@ -23,7 +23,7 @@ import {
   requireProgramFresh,
   standinOverrides,
 } from "../test/e2e/program-capture";
-import { PulumiProject, pulumiToolchain } from "../test/e2e/pulumi-cli";
+import { configPairs, PulumiProject, pulumiToolchain } from "../test/e2e/pulumi-cli";
 import { runRemote } from "../test/e2e/ssh";
 import { median, round, type Section } from "./report";
 
@@ -46,13 +46,14 @@ export async function run(): Promise<Section> {
   const project = new PulumiProject(toolchain);
   try {
     await project.ok(["stack", "init", pulumiStack]);
-    const set = ["config", "set-all", "--path", "--plaintext", `stackFile=${STACK}`];
-    for (const [k, v] of Object.entries({ ...login })) set.push("--plaintext", `login.${k}=${v}`);
-    for (const [k, v] of Object.entries(overrides))
-      if (v && typeof v === "object")
-        for (const [kk, vv] of Object.entries(v)) set.push("--plaintext", `overrides["${k}"].${kk}=${vv}`);
-      else set.push("--plaintext", `overrides["${k}"]=${v}`);
-    await project.ok(set);
+    await project.ok([
+      "config",
+      "set-all",
+      "--path",
+      "--plaintext",
+      `stackFile=${STACK}`,
+      ...configPairs(login, overrides),
+    ]);
     await project.ok(["config", "set", "--secret", "sshPrivateKey"], { input: privateKey });
     const { commands } = await captureCommands({
       stackFile: STACK,
@@ -96,41 +97,22 @@ export async function run(): Promise<Section> {
     fs.writeFileSync(yamlFile, yaml);
     await project.ok(["destroy", "--yes", "--skip-preview"]);
     const overhead = up.map((u, i) => u - bare[i]);
+    const seconds = (name: string, xs: number[]) => ({
+      name,
+      value: round(median(xs)),
+      unit: "s",
+      samples: xs.map((x) => round(x)),
+    });
     return {
       id: ID,
       title: TITLE,
       figures: [
-        {
-          name: "pulumi preview, unchanged stack, compiled program (dist/)",
-          value: round(median(compiled)),
-          unit: "s",
-          samples: compiled.map((x) => round(x)),
-        },
-        {
-          name: "pulumi preview, unchanged stack, ts-node (the old runtime)",
-          value: round(median(tsNode)),
-          unit: "s",
-          samples: tsNode.map((x) => round(x)),
-        },
+        seconds("pulumi preview, unchanged stack, compiled program (dist/)", compiled),
+        seconds("pulumi preview, unchanged stack, ts-node (the old runtime)", tsNode),
         { name: "preview ts-node / compiled", value: round(median(tsNode) / median(compiled), 2), unit: "x" },
-        {
-          name: "pulumi up of a new stack (1 island)",
-          value: round(median(up)),
-          unit: "s",
-          samples: up.map((x) => round(x)),
-        },
-        {
-          name: "its create command alone over ssh",
-          value: round(median(bare)),
-          unit: "s",
-          samples: bare.map((x) => round(x)),
-        },
-        {
-          name: "pulumi up overhead over the create command",
-          value: round(median(overhead)),
-          unit: "s",
-          samples: overhead.map((x) => round(x)),
-        },
+        seconds("pulumi up of a new stack (1 island)", up),
+        seconds("its create command alone over ssh", bare),
+        seconds("pulumi up overhead over the create command", overhead),
       ],
     };
   } finally {

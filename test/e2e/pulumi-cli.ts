@@ -238,3 +238,19 @@ export class PulumiProject {
     fs.rmSync(this.state, { recursive: true, force: true });
   }
 }
+
+/**
+ * `--plaintext key=value` pairs for `pulumi config set-all --path`, as a user types them: the login
+ * connection under `login.*` and each override under `overrides["<dotted key>"]` (objects one
+ * level deep, such as slurm.launcher).
+ */
+export function configPairs(login: Record<string, unknown>, overrides: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(login)) out.push("--plaintext", `login.${k}=${v}`);
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v && typeof v === "object")
+      for (const [kk, vv] of Object.entries(v)) out.push("--plaintext", `overrides["${k}"].${kk}=${vv}`);
+    else out.push("--plaintext", `overrides["${k}"]=${v}`);
+  }
+  return out;
+}

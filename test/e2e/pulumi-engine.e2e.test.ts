@@ -14,7 +14,7 @@ import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
-import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
+import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
 import { launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
@@ -49,22 +49,8 @@ function plannedNodes(stack: string): number {
  * `overrides["<dotted key>"]`. No stackFile: the Pulumi stack is named after stacks/<stack>.toml.
  */
 async function configure(overrides: Record<string, unknown>) {
-  const args = ["config", "set-all", "--path"];
-  for (const [k, v] of Object.entries({ host: login.host, port: login.port, user: login.user, hostKey: login.hostKey }))
-    args.push("--plaintext", `login.${k}=${v}`);
-  await project.ok([...args, ...overridePairs(overrides)]);
+  await project.ok(["config", "set-all", "--path", ...configPairs(login, overrides)]);
   await project.ok(["config", "set", "--secret", "sshPrivateKey"], { input: privateKey });
-}
-
-/** `--plaintext overrides["k"]=v` pairs for `pulumi config set-all --path` (objects one level deep). */
-function overridePairs(overrides: Record<string, unknown>): string[] {
-  const out: string[] = [];
-  for (const [k, v] of Object.entries(overrides)) {
-    if (v && typeof v === "object")
-      for (const [kk, vv] of Object.entries(v)) out.push("--plaintext", `overrides["${k}"].${kk}=${vv}`);
-    else out.push("--plaintext", `overrides["${k}"]=${v}`);
-  }
-  return out;
 }
 
 /** One completion and one chat completion through the router, as trainers send them. */
@@ -185,7 +171,7 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       const r3 = await project.bash(setup);
       expect(r3.code, r3.stderr).toBe(0);
       // The test cluster's partition and stand-in engines, as a user adds overrides for their cluster.
-      await project.ok(["config", "set-all", "--path", ...overridePairs(overridesFor("quickstart", "dev"))]);
+      await project.ok(["config", "set-all", "--path", ...configPairs({}, overridesFor("quickstart", "dev"))]);
       const preview = await project.ok(["preview"]);
       expect(preview.stdout).toMatch(/\+ .*command:remote:Command\s+dev-i0-sbatch\s+create/);
       // Step 4, line by line as written, but for the fleet CLI (next) and destroy (last).
