@@ -83,11 +83,9 @@ export function pulumiToolchain(): Toolchain | { missing: string } {
       if (!fs.existsSync(path.join(dir, b))) return { missing: `${dir} has no ${b}` };
     // The language host beside the CLI, the provider apart: on PATH it would be used instead of
     // the installed plugin, with a warning on every run.
-    const bin = path.join(dir, "bin");
-    if (!fs.existsSync(path.join(bin, "pulumi"))) {
-      fs.mkdirSync(bin, { recursive: true });
-      for (const b of ["pulumi", "pulumi-language-nodejs"]) fs.symlinkSync(path.join(dir, b), path.join(bin, b));
-    }
+    // (Linked from a folder of its own: the given one may be read-only, as the shared folder is in CI.)
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-pulumi-bin-"));
+    for (const b of ["pulumi", "pulumi-language-nodejs"]) fs.symlinkSync(path.join(dir, b), path.join(bin, b));
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-pulumi-home-"));
     const env = baseEnv({ bin, home, from: given });
     execFileSync(
