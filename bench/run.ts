@@ -7,6 +7,7 @@
  *   readiness-real  the same with a real vLLM engine (CPU build, tiny model) behind the real router
  *   fleet-cli  `fleet status` and `fleet metrics` over 64 stand-in engines against one
  *   cli-start  `plan <stack>` as a process for every stack: compiled JS (dist/) vs tsx
+ *   pulumi     the real Pulumi engine: preview of an unchanged stack (dist/ vs ts-node), up over create
  *
  * Sections run one after another so they never compete for the machine's cores.
  */
@@ -20,6 +21,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   "readiness-real": async () => (await import("./readiness-real")).run(),
   "fleet-cli": async () => (await import("./fleet-cli")).run(),
   "cli-start": async () => (await import("./cli-start")).run(),
+  pulumi: async () => (await import("./pulumi")).run(),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -33,7 +33,10 @@ export function userStep<T>(step: () => T): T {
   try {
     return step();
   } catch (e) {
-    if (e instanceof Error && !(e instanceof pulumi.RunError)) throw new pulumi.RunError(e.message);
-    throw e;
+    if (!(e instanceof Error) || e instanceof pulumi.RunError) throw e;
+    // The SDK recognises a RunError by a marker, not by name: the original name (ConfigError) stays.
+    const user = new pulumi.RunError(e.message);
+    user.name = e.name;
+    throw user;
   }
 }

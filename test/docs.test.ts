@@ -116,7 +116,7 @@ describe("links and references", () => {
 
   it("the path check sees stale paths, and leaves commands, URLs, packages and run-time paths alone", () => {
     const page = [
-      "`components/render/shell.ts` `report/island-result.ts` `test/program*.test.ts` `components/k8s/` `render/k8s/names.ts`",
+      "`components/render/shell.ts` `report/island-result.ts` `test/programme*.test.ts` `components/k8s/` `render/k8s/names.ts`",
       "`components/shell.ts` `test/**/*.test.ts` `stacks/<name>.toml` `plan/values.ts` `rules.ts` `templates/slurm/create/` `.ci/run`",
       "`@pulumi/command` `nvidia.com/gpu` `Qwen/Qwen3-8B` `<output_dir>/island-<k>/endpoints.json` `logs/latest` `/health`",
       "`npm run plan -- dir/x.ts` `http://<i0-n0>:8000/v1` `~/.kube/config` `create.sh`",
@@ -125,7 +125,7 @@ describe("links and references", () => {
     expect(repoPathClaims(page).filter((claim) => !claimHolds(claim))).toEqual([
       "components/render/shell.ts",
       "report/island-result.ts",
-      "test/program*.test.ts",
+      "test/programme*.test.ts",
       "components/k8s/",
       "render/k8s/names.ts",
     ]);

@@ -83,11 +83,9 @@ export function pulumiToolchain(): Toolchain | { missing: string } {
       if (!fs.existsSync(path.join(dir, b))) return { missing: `${dir} has no ${b}` };
     // The language host beside the CLI, the provider apart: on PATH it would be used instead of
     // the installed plugin, with a warning on every run.
-    const bin = path.join(dir, "bin");
-    if (!fs.existsSync(path.join(bin, "pulumi"))) {
-      fs.mkdirSync(bin, { recursive: true });
-      for (const b of ["pulumi", "pulumi-language-nodejs"]) fs.symlinkSync(path.join(dir, b), path.join(bin, b));
-    }
+    // (Linked from a folder of its own: the given one may be read-only, as the shared folder is in CI.)
+    const bin = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-pulumi-bin-"));
+    for (const b of ["pulumi", "pulumi-language-nodejs"]) fs.symlinkSync(path.join(dir, b), path.join(bin, b));
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-pulumi-home-"));
     const env = baseEnv({ bin, home, from: given });
     execFileSync(
@@ -237,4 +235,20 @@ export class PulumiProject {
     fs.rmSync(this.dir, { recursive: true, force: true });
     fs.rmSync(this.state, { recursive: true, force: true });
   }
+}
+
+/**
+ * `--plaintext key=value` pairs for `pulumi config set-all --path`, as a user types them: the login
+ * connection under `login.*` and each override under `overrides["<dotted key>"]` (objects one
+ * level deep, such as slurm.launcher).
+ */
+export function configPairs(login: Record<string, unknown>, overrides: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(login)) out.push("--plaintext", `login.${k}=${v}`);
+  for (const [k, v] of Object.entries(overrides)) {
+    if (v && typeof v === "object")
+      for (const [kk, vv] of Object.entries(v)) out.push("--plaintext", `overrides["${k}"].${kk}=${vv}`);
+    else out.push("--plaintext", `overrides["${k}"]=${v}`);
+  }
+  return out;
 }
