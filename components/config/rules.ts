@@ -2,7 +2,9 @@ import eppManifest from "../upstream/llm-d-epp.json";
 import { KNOWN_SCORERS } from "./schema/router";
 import { FleetConfig, shapeOf } from "./types";
 import { VLLM_FLAGS } from "./vllm-flags";
+import { FIXED_PORTS } from "./fixed-ports";
 import { settingsFor } from "./target-kinds";
+import { deepEpAcrossNodes, islandNodes, localRanks, perRankEngines } from "./topology";
 
 /** A rule violation in canonical terms; `involves` lists every key the rule read (for suppression). */
 export interface RuleIssue {
@@ -36,14 +38,6 @@ export const PROTECTED_ENV = [
   "MOONCAKE_CONFIG_PATH",
 ];
 
-/**
- * P/D per-role settings, as prime-rl fixes them (ROLE_EXTRA in its
- * src/prime_rl/templates/inference.sbatch.j2; its docs/inference.md, "Optimized P/D disaggregation
- * deployment", says all2all cannot be customised for P/D). The planner passes them
- * (plan/engine-argv.ts); the fabric rule below reads them.
- */
-export const ROLE_ALL2ALL = { prefill: "deepep_high_throughput", decode: "deepep_low_latency" } as const;
-
 /** Credentials never belong in a stack file: they would land in scripts, logs and state. */
 const SECRET_ENV = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)$|^HF_TOKEN$|^HUGGING_FACE_HUB_TOKEN$/i;
 
@@ -74,22 +68,6 @@ export interface SetupContext {
   rlDeployment?: { gpus_per_node?: number };
   /** A canonical key as the stack file spells it (for notes). */
   paths: (canonical: string) => string;
-}
-
-/**
- * Whether the engines run one process per DP rank: engine_processes = "per_rank" on SLURM, for a
- * launch prime-rl runs per rank (a multi_node or disaggregated deployment, or any island of an RL
- * multi_node run: its templates/inference.sbatch.j2 and multi_node_rl.sbatch.j2 start every rank
- * with _launch_rank.sh.j2), behind a router. A single-node deployment is one engine with internal
- * load balancing, as prime-rl runs it.
- */
-export function perRankEngines(cfg: FleetConfig): boolean {
-  return (
-    cfg.engine_processes === "per_rank" &&
-    settingsFor(cfg, "slurm") !== undefined &&
-    cfg.router.type !== "none" &&
-    (cfg.deployment.type !== "single_node" || cfg.rl_deployment?.type === "multi_node")
-  );
 }
 
 /**
@@ -187,37 +165,6 @@ const FLEET_ENV = new Set([
   "UCX_TLS",
   ...PROTECTED_ENV,
 ]);
-
-/**
- * Each replica that spans nodes (on Kubernetes pods of a LeaderWorkerSet: wide-EP over several
- * nodes, a P/D role over several nodes) with a DeepEP all2all backend, whose kernels reach the
- * other nodes' GPUs over RDMA (NVSHMEM): what it is, the backend, and the key that chose it.
- */
-export function deepEpAcrossNodes(cfg: FleetConfig): { what: string; backend: string; key: string }[] {
-  const d = cfg.deployment;
-  const out: { what: string; backend: string; key: string }[] = [];
-  const deepep = (b: unknown): b is string => typeof b === "string" && b.startsWith("deepep_");
-  if (shapeOf(cfg) === "wide_ep" && d.type === "multi_node" && d.num_nodes > 1) {
-    const [backend, key] =
-      cfg.vllm_extra.all2all_backend !== undefined
-        ? [cfg.vllm_extra.all2all_backend, "vllm_extra.all2all_backend"]
-        : [cfg.env_vars.VLLM_ALL2ALL_BACKEND, "env_vars.VLLM_ALL2ALL_BACKEND"];
-    if (deepep(backend)) out.push({ what: `the wide-EP replica (${d.num_nodes} pods)`, backend, key });
-  }
-  if (d.type === "disaggregated") {
-    for (const [role, nodes] of [
-      ["prefill", d.num_prefill_nodes],
-      ["decode", d.num_decode_nodes],
-    ] as const) {
-      if (nodes < 2) continue;
-      const own = cfg.role_vllm_extra?.[role]?.all2all_backend;
-      const [backend, key] =
-        own !== undefined ? [own, `role_vllm_extra.${role}.all2all_backend`] : [ROLE_ALL2ALL[role], `deployment.type`];
-      if (deepep(backend)) out.push({ what: `each ${role} replica (${nodes} pods)`, backend, key });
-    }
-  }
-  return out;
-}
 
 const FABRIC_HINT =
   'set {key:kubernetes.extra_resources} to your RDMA device plugin\'s resource, e.g. extra_resources = { "rdma/ib" = "1" }, and as llm-d\'s wide-EP guide does {key:kubernetes.capabilities} = ["SYS_RAWIO"] (the fleet adds IPC_LOCK to these pods itself, for pinned memory) and {key:kubernetes.env} for the fabric, e.g. { NCCL_SOCKET_IFNAME = "eth0", GLOO_SOCKET_IFNAME = "eth0", NVSHMEM_HCA_PREFIX = "ibp" }';
@@ -619,44 +566,6 @@ export const RULES: Record<string, Rule> = {
 
 const rlInferNodes = (cfg: FleetConfig) => cfg.rl_deployment?.num_infer_nodes;
 const rlType = (cfg: FleetConfig) => cfg.rl_deployment?.type;
-
-/** Nodes in one island. */
-export function islandNodes(cfg: FleetConfig): number {
-  const d = cfg.deployment;
-  if (d.type === "single_node") return 1;
-  if (d.type === "multi_node") return d.num_nodes;
-  return d.num_prefill_nodes * d.num_prefill_replicas + d.num_decode_nodes * d.num_decode_replicas;
-}
-
-/**
- * Fixed ports the planner reserves, by who uses them. The values are prime-rl's: the DP RPC port is
- * its data_parallel_rpc_port (packages/prime-rl-configs/src/prime_rl/configs/inference.py), the
- * others are in its src/prime_rl/templates/ (inference.sbatch.j2, _launch_router.sh.j2,
- * _mooncake_store.sh.j2, llmd/envoy.yaml.j2).
- */
-export const FIXED_PORTS = {
-  dpRpc: 13345,
-  nixlSideChannel: 5600,
-  mooncakeMaster: 50051,
-  mooncakeMetadata: 8080,
-  mooncakeMetrics: 9003,
-  mooncakeClient: 50052,
-  eppGrpc: 9002,
-  eppHealth: 9013,
-  eppMetrics: 9090,
-  envoyAdmin: 9901,
-  routerMetricsOffset: 21000,
-} as const;
-
-/** DP ranks on one node: the engine processes a node runs with per-rank engines (plan.ts replicaLayouts). */
-export function localRanks(cfg: FleetConfig): number {
-  const { tp, dp } = cfg.parallel;
-  const d = cfg.deployment;
-  if (d.type === "disaggregated")
-    return cfg.explicit.has("parallel.dp") ? dp : Math.max(1, Math.floor(d.gpus_per_node / tp));
-  if (d.type === "multi_node" && cfg.enable_expert_parallel) return Math.max(1, Math.floor(dp / d.num_nodes));
-  return dp;
-}
 
 /** Every port a node kind binds, with the stack-file key that chose it; duplicates on one node are errors. */
 function portCollisions(cfg: FleetConfig): RuleIssue[] {

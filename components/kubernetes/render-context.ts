@@ -59,7 +59,7 @@ export function meta(
   };
 }
 
-/** Scratch directories belong to per-rank engine processes, which only SLURM runs (rules.ts perRankEngines). */
+/** Scratch directories belong to per-rank engine processes, which only SLURM runs (config/topology.ts perRankEngines). */
 function scratchUnsupported(): never {
   throw new Error("internal error: a Kubernetes plan has no per-rank engines, so no scratch directory");
 }

@@ -1,4 +1,4 @@
-import { FIXED_PORTS } from "../config/rules";
+import { FIXED_PORTS } from "../config/fixed-ports";
 import type { OffloadConfig } from "../config/types";
 import type { MooncakePlan } from "./deployment-plan";
 import { nodeRef, selfRef, t, type Value } from "./values";

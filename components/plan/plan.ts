@@ -1,6 +1,7 @@
 import { ConfigError } from "../config/issues";
 import { UserPaths } from "../config/paths";
-import { deepEpAcrossNodes, FIXED_PORTS, islandNodes, localRanks, perRankEngines } from "../config/rules";
+import { FIXED_PORTS } from "../config/fixed-ports";
+import { deepEpAcrossNodes, islandNodes, localRanks, perRankEngines } from "../config/topology";
 import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
 import { engineNamed, engineOf } from "./engines";
@@ -72,7 +73,7 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
 /**
  * How a replica's DP ranks run. Per node (engine_processes = "per_node"): one process per node
  * serving the node's ranks. Per rank (engine_processes = "per_rank" where it applies,
- * rules.ts perRankEngines): one process per DP rank on port + k with its own tp GPUs, each its own
+ * config/topology.ts perRankEngines): one process per DP rank on port + k with its own tp GPUs, each its own
  * API server and router worker, as prime-rl's launcher starts them (src/prime_rl/templates/
  * _launch_rank.sh.j2 from inference.sbatch.j2 and multi_node_rl.sbatch.j2). Ranks of an
  * expert-parallel replica, and every prefill or decode sub-replica, form one external-LB DP group

@@ -1,6 +1,6 @@
 import type { FleetConfig } from "../config/types";
 import type { PoolRef } from "./target-hints";
-import { FIXED_PORTS } from "../config/rules";
+import { FIXED_PORTS } from "../config/fixed-ports";
 import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
