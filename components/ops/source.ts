@@ -8,7 +8,7 @@ import { buildPlan } from "../planner";
 import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
-import { targetOf } from "../targets";
+import { allTargets, targetOf } from "../targets";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
 
@@ -59,6 +59,14 @@ function knownHostsFor(host: string, port: number, hostKey: string): string {
   return file;
 }
 
+/** The stack-file key `vllm-fleet:namespace` sets: the one target with namespaces has it. */
+function namespaceKey(): string[] {
+  const keys = allTargets().flatMap((t) => (t.namespaceKey ? [t.namespaceKey] : []));
+  if (keys.length !== 1)
+    throw new Error("internal error: vllm-fleet:namespace needs exactly one target with namespaces");
+  return keys[0];
+}
+
 export function resolveSource(o: SourceOptions): FleetSource {
   let view: FleetView;
   let describe: string;
@@ -78,7 +86,8 @@ export function resolveSource(o: SourceOptions): FleetSource {
       throw new ConfigError([{ path: "", message: `no stack "${o.stack}": ${file} does not exist` }], file);
     const overrides = [
       ...(settings?.overrides ?? []),
-      ...(settings?.namespace ? [{ path: ["kubernetes", "namespace"], value: settings.namespace }] : []),
+      // vllm-fleet:namespace sets the namespaced target's key, as index.ts does.
+      ...(settings?.namespace ? [{ path: namespaceKey(), value: settings.namespace }] : []),
       ...o.overrides,
     ];
     // Job names carry the Pulumi stack's name, as in index.ts.
