@@ -1,5 +1,5 @@
 import type { PlanOutFile } from "./backend";
-import type { TargetKind } from "./config/load";
+import type { TargetKind } from "./config/target-kinds";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
 import type { PlanHints } from "./plan/target-hints";
 

@@ -1,4 +1,4 @@
-import type { TargetKind } from "./config/load";
+import type { TargetKind } from "./config/target-kinds";
 import { kubernetesTarget } from "./kubernetes";
 import { slurmTarget } from "./slurm";
 import type { Target } from "./target";

@@ -1,6 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeployTarget, IslandContext } from "../backend";
-import type { TargetKind } from "../config/load";
+import type { TargetKind } from "../config/target-kinds";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { kubernetesDeployTarget, type KubernetesIslandOutputs } from "../kubernetes/deploy";
 import { slurmDeployTarget, type SlurmIslandOutputs } from "../slurm/deploy";

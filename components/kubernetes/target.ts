@@ -1,9 +1,9 @@
-import type { KubernetesSettings } from "../plan/deployment-plan";
 import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
 import { k8sNames } from "./names";
 import { kubernetesPlanOut } from "./plan-out";
+import { kubernetesSettings } from "./settings";
 
 /** Kubernetes as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
 export const kubernetesTarget: Target = {
@@ -14,13 +14,13 @@ export const kubernetesTarget: Target = {
     // A real InferencePool in the fleet's namespace, named like the island's objects.
     poolRef: (settings, { stack, service }, island) => ({
       name: k8sIslandPrefix(stack, island, service),
-      namespace: (settings as KubernetesSettings).namespace,
+      namespace: kubernetesSettings({ settings }).namespace,
       discovery: "pool",
     }),
     // Pods request exactly the GPUs their engine uses.
     wholeNodes: false,
     gpuTypeHint: (settings) => {
-      const product = (settings as KubernetesSettings).node_selector["nvidia.com/gpu.product"];
+      const product = kubernetesSettings({ settings }).node_selector["nvidia.com/gpu.product"];
       return product
         ? { hint: product, from: `kubernetes.node_selector."nvidia.com/gpu.product" = "${product}"` }
         : undefined;

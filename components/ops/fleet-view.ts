@@ -1,4 +1,4 @@
-import type { TargetKind } from "../config/load";
+import type { TargetKind } from "../config/target-kinds";
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
 import { routerProcess } from "../slurm";
 import { targetOf } from "../targets";

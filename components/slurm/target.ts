@@ -2,6 +2,7 @@ import type { Target } from "../target";
 import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
 import { islandDir, jobName } from "./sbatch";
+import { slurmSettings } from "./settings";
 import { sbatchCommandUrn } from "./urn";
 import { islandName } from "../plan/naming";
 
@@ -24,7 +25,7 @@ export const slurmTarget: Target = {
     }),
     // sbatch allocates whole nodes.
     wholeNodes: true,
-    gpuTypeHint: (settings) => gresGpuType(settings as SlurmSettings),
+    gpuTypeHint: (settings) => gresGpuType(slurmSettings({ settings })),
   },
   planOut: slurmPlanOut,
   fleet: {
