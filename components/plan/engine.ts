@@ -1,4 +1,5 @@
 import type { FleetConfig } from "../config/types";
+import type { Program } from "../upstream/check";
 import type { EngineName, EngineProcess, Role } from "./deployment-plan";
 import type { ReserveEstimate } from "./memory-reserve";
 import type { ParserTable } from "./parser-detection";
@@ -47,7 +48,9 @@ export interface Engine {
   name: EngineName;
   /** The full command line of one engine process. */
   argv(cfg: FleetConfig, layout: EngineLayout): Value[];
-  /** The arguments of `argv` the upstream vLLM manifest checks (components/upstream/check.ts). */
+  /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */
+  manifest: Program;
+  /** The arguments of `argv` that manifest checks. */
   manifestArgs(argv: Value[]): Value[];
   /** The environment in export order, `perProcess` last but for what the engine sets in-process. */
   env(cfg: FleetConfig, role: Role, perProcess: [string, Value][]): [string, Value][];

@@ -269,7 +269,10 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
   const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i));
   for (const island of islands) {
-    for (const e of island.engines) assertArgv("vllm", engineOf(cfg).manifestArgs(e.argv), e.id);
+    for (const e of island.engines) {
+      const engine = engineNamed(e.engine);
+      assertArgv(engine.manifest, engine.manifestArgs(e.argv), e.id);
+    }
     if (island.router?.kind === "vllm-router")
       assertArgv("vllm-router", island.router.argv.slice(1), `${island.name} router`);
     if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv.slice(1), `${island.name} epp`);

@@ -25,6 +25,7 @@ const VLLM_METRICS: EngineMetricNames = {
 export const vllmEngine: Engine = {
   name: "vllm",
   argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
+  manifest: "vllm",
   // `vllm serve` itself is not a flag.
   manifestArgs: (argv) => argv.slice(2),
   env: layerEnv,
