@@ -317,7 +317,8 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       expect(jobsNow, "one job after the recovery").toHaveLength(1);
       await project.ok(["up", "--yes", "--expect-no-changes"]);
       summary.push(
-        `double interrupt: exit ${interrupted.code}, a pending create, ${left.length} job(s) left queued or running; after refresh --clear-pending-creates and up: ${jobsNow[0]}`,
+        `double interrupt: exit ${interrupted.code}, a pending create, left queued or running: [${left.join("; ")}]; ` +
+          `after refresh --clear-pending-creates and up: ${jobsNow[0]} (${left.includes(jobsNow[0]) ? "adopted" : "submitted afresh"})`,
       );
       await destroyAndCheck(stack);
     });
