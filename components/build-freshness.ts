@@ -6,11 +6,14 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 
-/** The sources dist/ is built from (tsconfig.build.json's include, less the CLIs). */
-const SOURCES = ["index.ts", "components"];
+/** What the program in dist/ is built from (tsconfig.build.json's include, less the CLIs). */
+export const PROGRAM_SOURCES = ["index.ts", "components"];
 
-/** The first source under `root` modified after `built` (a file's path), or undefined. */
-export function newerSource(root: string, built: string): string | undefined {
+/** A file tsc compiles or copies into dist/ (JSON modules, such as the upstream flag subsets, too). */
+const BUILT = /\.(ts|json)$/;
+
+/** The first source under `root` (in `sources`) modified after `built` (a file's path), or undefined. */
+export function newerSource(root: string, built: string, sources = PROGRAM_SOURCES): string | undefined {
   const builtAt = fs.statSync(built).mtimeMs;
   const walk = (p: string): string | undefined => {
     const stat = fs.statSync(p, { throwIfNoEntry: false });
@@ -22,9 +25,9 @@ export function newerSource(root: string, built: string): string | undefined {
       }
       return undefined;
     }
-    return p.endsWith(".ts") && stat.mtimeMs > builtAt ? p : undefined;
+    return BUILT.test(p) && stat.mtimeMs > builtAt ? p : undefined;
   };
-  for (const s of SOURCES) {
+  for (const s of sources) {
     const found = walk(path.join(root, s));
     if (found) return found;
   }

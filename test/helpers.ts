@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
+import { newerSource, PROGRAM_SOURCES } from "../components/build-freshness";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
 import { buildPlan } from "../components/planner";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
@@ -54,20 +55,8 @@ export function runPlanCli(args: string[]): { code: number; stdout: string; stde
   return { code, stdout, stderr };
 }
 
-/** Newest modification time of the TypeScript (and build config) that `npm run build` compiles into dist/. */
-function newestSource(): number {
-  const files = ["index.ts", "tsconfig.json", "tsconfig.build.json", "package.json"].map((f) => path.join(ROOT, f));
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      const p = path.join(dir, e.name);
-      if (e.isDirectory()) walk(p);
-      else if (/\.(ts|json)$/.test(e.name)) files.push(p);
-    }
-  };
-  walk(path.join(ROOT, "components"));
-  walk(path.join(ROOT, "bin"));
-  return Math.max(...files.map((f) => fs.statSync(f).mtimeMs));
-}
+/** What `npm run build` compiles into dist/: the program, the CLIs and the build's own configuration. */
+const BUILD_SOURCES = [...PROGRAM_SOURCES, "bin", "tsconfig.json", "tsconfig.build.json", "package.json"];
 
 let checkedDist = false;
 
@@ -85,8 +74,11 @@ export function runBuiltCli(
   if (!checkedDist) {
     if (!fs.existsSync(file))
       throw new Error(`${path.relative(ROOT, file)} is missing: run \`npm run build\` (npm test does)`);
-    if (fs.statSync(file).mtimeMs < newestSource())
-      throw new Error("dist/ is older than the TypeScript it is built from: run `npm run build` (npm test does)");
+    const newer = newerSource(ROOT, file, BUILD_SOURCES);
+    if (newer)
+      throw new Error(
+        `dist/ is older than ${path.relative(ROOT, newer)}, which it is built from: run \`npm run build\` (npm test does)`,
+      );
     checkedDist = true;
   }
   return spawnSync(process.execPath, [file, ...args], { cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000 });

@@ -1,5 +1,6 @@
 import * as http from "node:http";
 import * as https from "node:https";
+import { sharedRoutes } from "../plan/engines";
 import type { Probe } from "./status";
 
 /** Every HTTP call the CLI makes has a deadline: a hung engine must not hang `fleet status`. */
@@ -60,12 +61,16 @@ export const failureText = (err: unknown): string => {
   return e.code ?? e.cause?.code ?? e.message ?? String(err);
 };
 
-/** /health on the origin and /v1/models under the base URL (with the fleet's key, when known), both at once. */
+/**
+ * The engine's health and model-list routes on the URL's origin (with the fleet's key, when known),
+ * both at once. Routers answer on the same OpenAI-compatible paths as the engines behind them.
+ */
 export async function probe(baseUrl: string, model: string, apiKey?: string): Promise<Probe> {
   const origin = new URL(baseUrl).origin;
+  const routes = sharedRoutes();
   const [health, models] = await Promise.allSettled([
-    getText(`${origin}/health`, HTTP_TIMEOUT_MS, apiKey),
-    getText(`${baseUrl.replace(/\/$/, "")}/models`, HTTP_TIMEOUT_MS, apiKey),
+    getText(`${origin}${routes.health}`, HTTP_TIMEOUT_MS, apiKey),
+    getText(`${origin}${routes.models}`, HTTP_TIMEOUT_MS, apiKey),
   ]);
   let listsModel = false;
   if (models.status === "fulfilled" && models.value.status === 200) {
