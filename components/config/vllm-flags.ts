@@ -71,6 +71,10 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
 
 export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
 
+/** A numeric vllm_extra entry (`max_num_seqs`, `kv_cache_memory_bytes`, ...), or undefined when unset or not a number. */
+export const extraNumber = (extra: Record<string, ExtraValue>, key: string): number | undefined =>
+  typeof extra[key] === "number" ? (extra[key] as number) : undefined;
+
 /**
  * Checks `vllm_extra` against the real `vllm serve` flag manifest. Returns the entries keyed by
  * canonical snake_case name, with JSON-flag strings parsed, plus every problem found.

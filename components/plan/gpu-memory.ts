@@ -14,6 +14,7 @@ import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu
 import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
+import { extraNumber } from "../config/vllm-flags";
 import type { PlanHints } from "./target-hints";
 import { reserveTotal, type Reserve, type ReserveEstimate } from "./memory-reserve";
 
@@ -148,8 +149,6 @@ function computeDtype(cfg: FleetConfig, arch: ArchFacts): { name: string; bytes:
 
 const extraString = (cfg: FleetConfig, key: string) =>
   typeof cfg.vllm_extra[key] === "string" ? (cfg.vllm_extra[key] as string) : undefined;
-const extraNumber = (cfg: FleetConfig, key: string) =>
-  typeof cfg.vllm_extra[key] === "number" ? (cfg.vllm_extra[key] as number) : undefined;
 
 /** Weight bytes on one GPU: dense parts split by TP, routed experts by TP or, with EP, by TP x DP. */
 export function weightBytesPerGpu(
@@ -194,8 +193,8 @@ export function gpuMemoryPlan(
   const kvName = extraString(cfg, "kv_cache_dtype") ?? "auto";
   const kvElement = kvName === "auto" ? compute.bytes : (KV_DTYPE_BYTES[kvName] ?? compute.bytes);
   const maxModelLen = cfg.model.max_model_len ?? arch.max_position_embeddings;
-  const fixedKv = extraNumber(cfg, "kv_cache_memory_bytes");
-  const offload = (extraNumber(cfg, "cpu_offload_gb") ?? 0) * GIB;
+  const fixedKv = extraNumber(cfg.vllm_extra, "kv_cache_memory_bytes");
+  const offload = (extraNumber(cfg.vllm_extra, "cpu_offload_gb") ?? 0) * GIB;
   const tp = cfg.parallel.tp;
   const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
   // Only the expert sharding differs between kinds of replica; the rest follows from tp.

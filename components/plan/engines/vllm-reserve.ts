@@ -1,9 +1,6 @@
 import { GIB } from "../../config/gpu-types";
-import type { FleetConfig } from "../../config/types";
+import { extraNumber } from "../../config/vllm-flags";
 import type { ReserveEstimate } from "../memory-reserve";
-
-const extraNumber = (cfg: FleetConfig, key: string) =>
-  typeof cfg.vllm_extra[key] === "number" ? (cfg.vllm_extra[key] as number) : undefined;
 
 /**
  * The reserve, fitted to vLLM 0.19's profiling logs on H100 (README, GPU-memory planner): the
@@ -16,8 +13,8 @@ const extraNumber = (cfg: FleetConfig, key: string) =>
 export const vllmReserve: ReserveEstimate = (arch, cfg, tp, gpuBytes) => {
   const bigGpu = gpuBytes >= 70 * GIB;
   // vLLM's serve defaults: 8192 batched tokens and 1024 sequences on >= 70 GiB GPUs, else 2048 and 256.
-  const tokens = extraNumber(cfg, "max_num_batched_tokens") ?? (bigGpu ? 8192 : 2048);
-  const seqs = extraNumber(cfg, "max_num_seqs") ?? (bigGpu ? 1024 : 256);
+  const tokens = extraNumber(cfg.vllm_extra, "max_num_batched_tokens") ?? (bigGpu ? 8192 : 2048);
+  const seqs = extraNumber(cfg.vllm_extra, "max_num_seqs") ?? (bigGpu ? 1024 : 256);
   const nonTorchBytes = (tp > 1 ? 2.1 : 0.25) * GIB;
   let activationBytes = 3.5 * seqs * arch.vocab_size * 4 + 3 * tokens * arch.hidden_size * 2;
   if (arch.experts !== undefined && arch.expert_params !== undefined && arch.experts_per_token !== undefined) {
