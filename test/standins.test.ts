@@ -29,6 +29,8 @@ interface Proc {
   stdout: () => string;
   stderr: () => string;
   exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Its stdout and stderr were read to the end (after `exit`: Node may still hold their last data). */
+  drained: Promise<void>;
 }
 const procs: Proc[] = [];
 
@@ -41,7 +43,8 @@ function start(prog: string, args: string[], env: Record<string, string> = {}): 
   const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     proc.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  const p: Proc = { proc, name: prog, stdout: () => out, stderr: () => err, exit };
+  const drained = new Promise<void>((resolve) => proc.on("close", () => resolve()));
+  const p: Proc = { proc, name: prog, stdout: () => out, stderr: () => err, exit, drained };
   procs.push(p);
   return p;
 }
@@ -55,6 +58,9 @@ async function runToExit(prog: string, args: string[], env: Record<string, strin
     p.proc.kill("SIGKILL");
     throw new Error(`${prog} ${args.join(" ")} did not exit within ${timeoutMs} ms\n${p.stderr()}`);
   }
+  // 'exit' can come before the last of stderr is read (seen under load: exit 2 with an empty
+  // stderr); wait for the streams to close, bounded, as a grandchild may hold them open.
+  await Promise.race([p.drained, sleep(2000)]);
   return { code: res.code, signal: res.signal, stdout: p.stdout(), stderr: p.stderr() };
 }
 
