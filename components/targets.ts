@@ -1,5 +1,6 @@
 import type { TargetKind } from "./config/target-kinds";
 import { kubernetesTarget } from "./kubernetes";
+import { localTarget } from "./local";
 import { slurmTarget } from "./slurm";
 import type { Target } from "./target";
 
@@ -11,6 +12,7 @@ import type { Target } from "./target";
 const TARGET_REGISTRY: Record<TargetKind, Target> = {
   slurm: slurmTarget,
   kubernetes: kubernetesTarget,
+  local: localTarget,
 };
 
 export function targetOf(kind: TargetKind): Target {

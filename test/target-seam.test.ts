@@ -13,6 +13,7 @@ import { ROOT } from "./helpers";
 const ALLOWED = [
   "components/slurm/",
   "components/kubernetes/",
+  "components/local/",
   "components/targets.ts",
   "components/fleet/deploy-targets.ts",
   // The config layer's list of kinds, and the one place it tells them apart (settingsFor).

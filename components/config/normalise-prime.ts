@@ -288,6 +288,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     engine_processes: vllmFleetTable.parse(file.vllm_fleet ?? {}).engine_processes,
     slurm,
     kubernetes: file.kubernetes,
+    local: file.local,
     output_dir: outputDir,
     dry_run: dryRun,
   });

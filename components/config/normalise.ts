@@ -6,6 +6,7 @@ import { AUTO_SETUP } from "./rules";
 import { catalogEntry } from "./schema/catalog";
 import { inferenceShape, inferenceTable } from "./schema/inference";
 import { kubernetesTable } from "./schema/kubernetes";
+import { localLauncherTable, localTable } from "./schema/local";
 import { rlDeploymentTable, standaloneLayout, type RlLayout, type StandaloneLayout } from "./schema/layouts";
 import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
@@ -358,24 +359,37 @@ export function applyDefaults(
 function resolveTarget(
   values: z.output<typeof standaloneLayout>,
   paths: UserPaths,
-): [SlurmTarget | KubernetesTarget | undefined, ConfigIssue[]] {
-  const { slurm: s, kubernetes: k } = values;
-  if (s && k)
+): [FleetConfig["target"] | undefined, ConfigIssue[]] {
+  const { slurm: s, kubernetes: k, local: l } = values;
+  const named = (
+    [
+      ["slurm", s],
+      ["kubernetes", k],
+      ["local", l],
+    ] as const
+  ).filter(([, t]) => t !== undefined);
+  if (named.length > 1) {
+    const [first, second] = named.map(([n]) => paths.user(n));
     return [
       undefined,
       [
         {
-          path: "kubernetes",
-          message: `a stack file targets one backend: keep either [${paths.user("slurm")}] or [kubernetes], not both`,
+          path: named[1][0],
+          message: `a stack file targets one backend: keep either [${first}] or [${second}], not both`,
         },
       ],
     ];
+  }
   if (k) return [{ kind: "kubernetes", ...everyKey(kubernetesTable, k) }, []];
-  if (!s)
-    return [
-      undefined,
-      [{ path: "", message: "no target: add a [slurm] table (SLURM through a login node) or a [kubernetes] table" }],
-    ];
+  // No table names a target: the fleet runs on this machine, as prime-rl runs a file without [slurm].
+  if (!s) {
+    const local = everyKey(localTable, l ?? localTable.parse({}));
+    const issues: ConfigIssue[] =
+      local.device === "cpu" && local.gpus !== undefined
+        ? [{ path: "local.gpus", message: 'names GPUs, but local.device = "cpu" runs the engines without any' }]
+        : [];
+    return [{ kind: "local", ...local, launcher: everyKey(localLauncherTable, local.launcher) }, issues];
+  }
   const { output_dir, ...slurm } = everyKey(slurmTable, s);
   const issues: ConfigIssue[] = [];
   if (values.output_dir !== undefined && output_dir !== undefined && output_dir !== values.output_dir) {

@@ -8,7 +8,7 @@ import type { FleetConfig } from "./types";
  */
 
 /** Every target kind, in the order messages list them; each is also the name of its stack-file table. */
-export const TARGETS = ["slurm", "kubernetes"] as const;
+export const TARGETS = ["slurm", "kubernetes", "local"] as const;
 export type TargetKind = (typeof TARGETS)[number];
 
 type SettingsOf<K extends TargetKind> = Extract<FleetConfig["target"], { kind: K }>;

@@ -3,6 +3,7 @@ import type { CatalogEntry } from "./schema/catalog";
 import type { deploymentTable } from "./schema/deployment";
 import type { inferenceTable } from "./schema/inference";
 import type { kubernetesTable } from "./schema/kubernetes";
+import type { localTable } from "./schema/local";
 import type { modelTable } from "./schema/model";
 import type { offloadTable } from "./schema/offload";
 import type { routerTable } from "./schema/router";
@@ -37,7 +38,7 @@ export interface FleetConfig extends Omit<
   backend_port: number;
   /** Copies of the whole inference island, each behind its own router (RL num_infer_replicas). */
   islands: number;
-  target: SlurmTarget | KubernetesTarget;
+  target: SlurmTarget | KubernetesTarget | LocalTarget;
   /**
    * The top-level output_dir or slurm.output_dir; unset, each island's folder is under
    * vllm-fleet/<job name> (components/slurm/sbatch.ts fleetDir), which carries the Pulumi stack.
@@ -120,6 +121,11 @@ export interface SlurmTarget extends Omit<z.output<typeof slurmTable>, "output_d
 
 export interface KubernetesTarget extends z.output<typeof kubernetesTable> {
   kind: "kubernetes";
+}
+
+/** `[local]`: the machine that runs Pulumi. */
+export interface LocalTarget extends z.output<typeof localTable> {
+  kind: "local";
 }
 
 /** The four deployment shapes (docs/shapes.md): single node, independent replicas, wide-EP, P/D. */

@@ -4,9 +4,10 @@ import type { TargetKind } from "../config/target-kinds";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { kubernetesDeployTarget, type KubernetesIslandOutputs } from "../kubernetes/deploy";
 import { slurmDeployTarget, type SlurmIslandOutputs } from "../slurm/deploy";
+import { localDeployTarget, type LocalIslandOutputs } from "../local/deploy";
 
 /** One island in the `islands` stack output, as the target that deployed it reports it. */
-export type IslandOutputs = SlurmIslandOutputs | KubernetesIslandOutputs;
+export type IslandOutputs = SlurmIslandOutputs | KubernetesIslandOutputs | LocalIslandOutputs;
 
 /** A `DeployTarget` with its own connection and context types hidden, so targets can share one registry. */
 export interface RegisteredDeployTarget {
@@ -41,6 +42,7 @@ function register<Connection, Context extends IslandContext, Outputs extends Isl
 const DEPLOY_TARGETS: Record<TargetKind, RegisteredDeployTarget> = {
   slurm: register(slurmDeployTarget),
   kubernetes: register(kubernetesDeployTarget),
+  local: register(localDeployTarget),
 };
 
 export function deployTargetOf(kind: TargetKind): RegisteredDeployTarget {

@@ -1,6 +1,6 @@
 import type { TargetKind } from "../config/target-kinds";
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
-import { routerProcess } from "../slurm";
+import { routerProcess } from "../host/processes";
 import { targetOf } from "../targets";
 
 /**

@@ -5,7 +5,7 @@ import type { TargetSettings } from "./target-settings";
 import type { Value } from "./values";
 
 export type { Role } from "./roles";
-export type { KubernetesSettings, SlurmSettings, TargetSettings } from "./target-settings";
+export type { KubernetesSettings, LocalSettings, SlurmSettings, TargetSettings } from "./target-settings";
 
 /** The inference engines a plan can run (engines.ts): vLLM, and prime-rl's server around it. */
 export type EngineName = "vllm" | "prime-rl";

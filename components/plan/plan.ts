@@ -92,7 +92,13 @@ function enginePort(cfg: FleetConfig, role: Role): number {
   return cfg.router.type === "none" ? cfg.server.port : cfg.backend_port;
 }
 
-function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
+/**
+ * On a shared host (PlanHints.sharedHost) node k's engines listen on their configured ports + k x
+ * this: far enough apart for a node's DP ranks (port + r) and NIXL side channels (5600 + r).
+ */
+export const SHARED_HOST_PORT_STRIDE = 100;
+
+function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): EngineProcess[] {
   const engines: EngineProcess[] = [];
   const pd = cfg.deployment.type === "disaggregated";
   const kv = kvTransferConfig(pd, cfg.kv_cache_offload);
@@ -105,6 +111,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
     const { perRank, group } = rankLayout(cfg, layout);
     const ranks = perRank ? layout.dpLocal : 1;
     for (let k = 0; k < layout.nodes; k++, node++) {
+      const shift = sharedHost ? node * SHARED_HOST_PORT_STRIDE : 0;
       const headless = !perRank && layout.mode === "internal" && layout.nodes > 1 && k > 0;
       for (let r = 0; r < ranks; r++) {
         const address = { parts: [nodeRef(head)] } as Value;
@@ -115,7 +122,7 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
                 local: 1,
                 startRank: k * layout.dpLocal + r,
                 address,
-                rpcPort: FIXED_PORTS.dpRpc,
+                rpcPort: FIXED_PORTS.dpRpc + (sharedHost ? head * SHARED_HOST_PORT_STRIDE : 0),
                 mode: "external",
               }
             : undefined
@@ -125,18 +132,18 @@ function buildEngines(cfg: FleetConfig, island: number): EngineProcess[] {
                 local: layout.dpLocal,
                 startRank: k * layout.dpLocal,
                 address,
-                rpcPort: FIXED_PORTS.dpRpc,
+                rpcPort: FIXED_PORTS.dpRpc + (sharedHost ? head * SHARED_HOST_PORT_STRIDE : 0),
                 mode: layout.mode,
               }
             : undefined;
         const slice = perRank ? cfg.parallel.tp : cfg.parallel.tp * layout.dpLocal;
         const gpus = Array.from({ length: slice }, (_, g) => r * slice + g);
-        const port = headless ? undefined : enginePort(cfg, layout.role) + r;
+        const port = headless ? undefined : enginePort(cfg, layout.role) + shift + r;
         // NIXL: one side channel per local rank (5600 + k); a per-rank process has rank k's only.
         const nixlPorts = pd
           ? perRank
-            ? [FIXED_PORTS.nixlSideChannel + r]
-            : Array.from({ length: layout.dpLocal }, (_, i) => FIXED_PORTS.nixlSideChannel + i)
+            ? [FIXED_PORTS.nixlSideChannel + shift + r]
+            : Array.from({ length: layout.dpLocal }, (_, i) => FIXED_PORTS.nixlSideChannel + shift + i)
           : undefined;
         const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
         if (pd)
@@ -192,7 +199,7 @@ function buildIsland(
   service: string | undefined,
   index: number,
 ): IslandPlan {
-  const engines = buildEngines(cfg, index);
+  const engines = buildEngines(cfg, index, hints.sharedHost === true);
   const router =
     cfg.router.type === "vllm-router"
       ? vllmRouterPlan(cfg, engines)
@@ -301,7 +308,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       `${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`,
     );
   }
-  return {
+  const plan: DeploymentPlan = {
     stack,
     model: cfg.model.name,
     shape: shapeOf(cfg),
@@ -328,6 +335,9 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
   };
+  const refusals = hints.refusals?.(plan) ?? [];
+  if (refusals.length) throw new ConfigError(refusals);
+  return plan;
 }
 
 function kvTiers(cfg: FleetConfig): KvTiers | null {

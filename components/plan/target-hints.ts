@@ -1,3 +1,5 @@
+import type { ConfigIssue } from "../config/issues";
+import type { DeploymentPlan } from "./deployment-plan";
 import type { TargetSettings } from "./target-settings";
 
 /**
@@ -21,4 +23,11 @@ export interface PlanHints {
   wholeNodes: boolean;
   /** The GPU type the target's own settings name, and how to cite it, when they name one. */
   gpuTypeHint(settings: TargetSettings): { hint: string; from: string } | undefined;
+  /**
+   * Every node of an island is the same host (the local target): the planner gives each node's
+   * engines their own ports (node k's are the configured ones + k x SHARED_HOST_PORT_STRIDE).
+   */
+  sharedHost?: boolean;
+  /** Why the target cannot run a plan (e.g. more nodes than it has), each naming its key; checked before anything starts. */
+  refusals?(plan: DeploymentPlan): ConfigIssue[];
 }

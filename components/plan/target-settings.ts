@@ -1,4 +1,4 @@
-import type { FleetConfig, KubernetesTarget, SlurmTarget } from "../config/types";
+import type { FleetConfig, KubernetesTarget, LocalTarget, SlurmTarget } from "../config/types";
 
 /*
  * The target tables as the plan carries them: the targets read their settings here, off the plan,
@@ -11,3 +11,7 @@ export type TargetSettings = FleetConfig["target"];
 export type SlurmSettings = SlurmTarget;
 /** `[kubernetes]`. */
 export type KubernetesSettings = KubernetesTarget;
+/** How the targets that start processes themselves (SLURM, local) find the programs: slurm.launcher, local.launcher. */
+export type Launcher = SlurmSettings["launcher"];
+/** `[local]`. */
+export type LocalSettings = LocalTarget;

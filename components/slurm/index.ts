@@ -6,10 +6,11 @@
  */
 export { slurmPlanOut } from "./plan-out";
 export { parseLogin, type Login } from "./login";
-export { generatedFiles, islandDir, jobName, renderIslandScript, routerProcess } from "./sbatch";
+export { islandDir, jobName, renderIslandScript } from "./sbatch";
+export { generatedFiles, routerProcess } from "../host/processes";
 export { renderIslandJob, STDERR_LINE_BOUND } from "./island-job";
 export { renderSecretFiles } from "./secret-files";
-export { renderTemplate } from "./templates";
+export { renderTemplate } from "../templates";
 export { sbatchCommandUrn } from "./urn";
 export {
   islandResultSchema,
@@ -17,7 +18,7 @@ export {
   RESULT_FORMAT,
   type IslandResult,
   type RunningIsland,
-} from "./island-result";
+} from "../host/island-result";
 export {
   jobPhase,
   nodeLost,

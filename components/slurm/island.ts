@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { BaseIslandOutputs, IslandContext, IslandDeployer, PartOutputs } from "../backend";
 import type { SecretName } from "../credentials";
 import { renderIslandJob } from "./island-job";
-import type { IslandResult } from "./island-result";
+import type { IslandResult } from "../host/island-result";
 import { renderSecretFiles, secretFilesPayload } from "./secret-files";
 import { SlurmJob } from "./slurm-job";
 import { slurmJobResourceName } from "./urn";

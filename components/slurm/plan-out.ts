@@ -1,7 +1,8 @@
 import type { PlanOutFile } from "../backend";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { renderIslandJob } from "./island-job";
-import { generatedFiles, jobName, renderIslandScript } from "./sbatch";
+import { generatedFiles } from "../host/processes";
+import { jobName, renderIslandScript } from "./sbatch";
 
 /**
  * `plan --out` on SLURM, per island: the sbatch script, the config files the job generates on its

@@ -1,5 +1,5 @@
 import { shq } from "../shell";
-import { renderTemplate } from "./templates";
+import { renderTemplate } from "../templates";
 
 /**
  * What SLURM says about one island's job, gathered on the login node in one ssh round trip:

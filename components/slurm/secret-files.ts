@@ -2,7 +2,7 @@ import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { islandDir, jobName } from "./sbatch";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { loginShellArg, shq } from "../shell";
-import { renderOneLine } from "./templates";
+import { renderOneLine } from "../templates";
 import { boundedOnLogin, type LoginBound } from "./login-bound";
 
 /** The island's secrets directory (0700) beside its script and logs; one 0600 file per secret. */

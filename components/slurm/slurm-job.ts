@@ -2,7 +2,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandJob } from "./island-job";
 import type { SecretFilesJob } from "./secret-files";
-import { parseIslandResult, type IslandResult } from "./island-result";
+import { parseIslandResult, type IslandResult } from "../host/island-result";
 import { providerTimeoutSeconds, type LoginBound } from "./login-bound";
 import { sbatchCommandName, SLURM_JOB_TYPE } from "./urn";
 

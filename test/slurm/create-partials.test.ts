@@ -6,8 +6,8 @@ import Mustache from "mustache";
 import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { CREATE_TEMPLATE, createScriptView, renderIslandJob } from "../../components/slurm/island-job";
-import { readTemplate, renderTemplate } from "../../components/slurm/templates";
-import { NODE_TOKENS, parseIslandResult, TOKENS } from "../../components/slurm/island-result";
+import { readTemplate, renderTemplate } from "../../components/templates";
+import { NODE_TOKENS, parseIslandResult, TOKENS } from "../../components/host/island-result";
 import { plan as planOf, ROOT, SLURM_STACKS, stackText } from "../helpers";
 
 /** The partials create.sh includes, in order, by their names under templates/. */
@@ -42,10 +42,12 @@ function expectCompleteShell(text: string, shellcheckArgs: string[]): void {
 }
 
 describe("the create script's partials", () => {
-  it("are the files under templates/slurm/create/, each included once", () => {
+  it("are the files under templates/slurm/create/ and templates/host/readiness/ (shared with the local target), each included once", () => {
     expect(PARTIALS.length).toBeGreaterThan(5);
     expect(new Set(PARTIALS).size).toBe(PARTIALS.length);
-    const files = fs.readdirSync(path.join(ROOT, "templates/slurm/create")).map((f) => `slurm/create/${f}`);
+    const files = ["slurm/create", "host/readiness"].flatMap((dir) =>
+      fs.readdirSync(path.join(ROOT, "templates", dir)).map((f) => `${dir}/${f}`),
+    );
     expect([...PARTIALS].sort()).toEqual(files.sort());
   });
 
@@ -85,7 +87,7 @@ describe("the create script's partials", () => {
       `hosts=(${hosts.join(" ")})`,
       `addrs=(${addrs.join(" ")})`,
     ].join("\n");
-    const partial = renderTemplate("slurm/create/result.sh.mustache", createScriptView(p, island).view);
+    const partial = renderTemplate("host/readiness/result.sh.mustache", createScriptView(p, island).view);
     const run = spawnSync("bash", ["-c", `${facts}\n${partial}`], { encoding: "utf8" });
     expect(run.status).toBe(0);
     const result = parseIslandResult(run.stdout);

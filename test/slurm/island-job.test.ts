@@ -1,11 +1,12 @@
 import { spawnSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
-import { renderIslandJob, readinessProbes } from "../../components/slurm/island-job";
+import { renderIslandJob } from "../../components/slurm/island-job";
+import { readinessProbes } from "../../components/host/readiness";
 import { boundedOnLogin } from "../../components/slurm/login-bound";
 import { renderIslandScript } from "../../components/slurm/sbatch";
 import { renderSecretFiles } from "../../components/slurm/secret-files";
-import { parseIslandResult, resultTemplate } from "../../components/slurm/island-result";
+import { parseIslandResult, resultTemplate } from "../../components/host/island-result";
 import { checkArgv } from "../../components/upstream/check";
 import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
 import { fakeCreateStdout } from "../program-harness";

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { inferenceShape, inferenceTable } from "./inference";
 import { kubernetesTable } from "./kubernetes";
+import { localTable } from "./local";
 import { count, filePath, modelId, outputDir, table } from "./primitives";
 import { slurmTable } from "./slurm";
 
@@ -8,6 +9,7 @@ import { slurmTable } from "./slurm";
 export const targetShape = {
   slurm: slurmTable.optional(),
   kubernetes: kubernetesTable.optional(),
+  local: localTable.optional(),
   /** Or slurm.output_dir; unset, the plan uses vllm-fleet/<job name> (components/slurm/sbatch.ts fleetDir). */
   output_dir: outputDir
     .optional()

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { kubernetesTable } from "./kubernetes";
+import { localTable } from "./local";
 import { llmdRouter, vllmRouter } from "./router";
 import { serverTable } from "./server";
 import {
@@ -223,7 +224,11 @@ export const vllmFleetTable = table({
 });
 
 /** vllm-fleet's own tables, beside prime-rl's: the target ([kubernetes]) and [vllm_fleet]. */
-const ours = { kubernetes: kubernetesTable.optional(), vllm_fleet: vllmFleetTable.optional() };
+const ours = {
+  kubernetes: kubernetesTable.optional(),
+  local: localTable.optional(),
+  vllm_fleet: vllmFleetTable.optional(),
+};
 
 export const primeStandaloneLayout = table({ ...primeInferenceShape, ...ours });
 

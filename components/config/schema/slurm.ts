@@ -21,14 +21,14 @@ const listEntry = (flag: string) =>
   );
 
 /** `type` may be omitted: this is the table's default launcher. */
-const plainLauncher = table({
+export const plainLauncher = table({
   type: z.literal("vllm").default("vllm"),
   bin_dir: absolutePath
     .refine((s) => !s.includes(":"), "must not contain ':' (it goes on PATH, where ':' separates directories)")
     .optional()
     .describe("Directory holding vllm, vllm-router, ... (default: whatever is on PATH)"),
 });
-const venvLauncher = table({
+export const venvLauncher = table({
   type: z.literal("venv"),
   path: filePath.describe("Python virtual environment to activate on every node"),
 });

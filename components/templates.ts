@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Mustache from "mustache";
-import { packagePath } from "../package-root";
+import { packagePath } from "./package-root";
 
 const TEMPLATES = packagePath("templates");
 

@@ -1,0 +1,38 @@
+import { z } from "zod";
+import { table, typeChoices } from "./primitives";
+import { plainLauncher, venvLauncher } from "./slurm";
+
+/** How the engine, router and store programs are found on this machine: on PATH (or bin_dir), or in a venv. */
+export const localLauncherTable = z.discriminatedUnion(
+  "type",
+  [plainLauncher, venvLauncher],
+  typeChoices("vllm", "venv"),
+);
+
+/** A GPU index as `nvidia-smi -L` and CUDA_VISIBLE_DEVICES number them. */
+const gpuIndex = z.number().int().min(0).max(1023);
+
+/** `[local]`: run the fleet's processes on the machine that runs Pulumi (prime-rl's default, without [slurm]). */
+export const localTable = table({
+  device: z
+    .enum(["gpu", "cpu"])
+    .default("gpu")
+    .describe(
+      'What the engines run on: "gpu" (each engine gets its CUDA_VISIBLE_DEVICES slice) or "cpu" (vLLM\'s CPU build on a machine without GPUs; no GPU is counted or assigned). Default "gpu"',
+    ),
+  gpus: z
+    .array(gpuIndex)
+    .refine((a) => new Set(a).size === a.length, "must not name a GPU twice")
+    .optional()
+    .describe(
+      "The GPUs the fleet may use, as nvidia-smi -L numbers them, e.g. [0, 1, 2, 3] (default: every GPU nvidia-smi -L lists when the fleet starts)",
+    ),
+  ready_timeout: z
+    .number()
+    .int()
+    .min(10)
+    .max(7 * 86400)
+    .default(3600)
+    .describe("Seconds to wait for every endpoint to serve once the processes started (default 3600)"),
+  launcher: localLauncherTable.prefault({}),
+});

@@ -1,0 +1,244 @@
+import YAML from "yaml";
+import { SECRETS, type SecretName } from "../credentials";
+import { engineFlag } from "../plan/engine-argv";
+import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
+import type { Launcher } from "../plan/target-settings";
+import { resolveDeep, type Ref, type Value } from "../plan/values";
+import { shellWord, shellWords, shq, type RefSpelling } from "../shell";
+
+/*
+ * An island's processes as bash starts them on a host: the shared part of the targets that run
+ * processes themselves (SLURM on each allocated node, local on this machine). Each target wraps
+ * these lines in its own script (templates/slurm/launch.sh.mustache, templates/local/supervisor.sh.mustache).
+ */
+
+/** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
+export const MOONCAKE_WAIT_S = 120;
+
+/** How run-time references are spelled inside the per-node launch body. */
+const spell: RefSpelling = (ref: Ref) => {
+  if (ref.ref === "node") return `\${NODE_ADDR[${ref.node}]}`;
+  if (ref.ref === "self") return "${SELF_ADDR}";
+  if (ref.ref === "scratch") return `\${FLEET_SCRATCH}-${ref.name}`;
+  return `\${NODE_DIR}/${GENERATED_FILES[ref.file]}`;
+};
+
+/** Whether a process of the island names a scratch directory (then the setup sets FLEET_SCRATCH). */
+export const needsScratch = (island: IslandPlan): boolean => island.engines.some((e) => scratchDirs(e.env).length > 0);
+
+/** The scratch directories an environment names (the backend creates them before the process starts). */
+function scratchDirs(env: [string, Value][]): Value[] {
+  return env
+    .map(([, v]) => v)
+    .filter((v) => typeof v !== "string" && v.parts.some((p) => typeof p !== "string" && p.ref === "scratch"));
+}
+
+const GENERATED_FILES = {
+  "mooncake-config": "mooncake.json",
+  "epp-config": "epp.yaml",
+  "epp-endpoints": "endpoints.yaml",
+  "envoy-config": "envoy.yaml",
+} as const;
+
+/** Inside generated files, references become tokens that fleet_write fills in on the node. */
+const token = (p: Ref) => {
+  if (p.ref === "scratch") throw new Error("internal error: a generated file cannot name a scratch directory");
+  return p.ref === "node"
+    ? `__FLEET_NODE_ADDR_${p.node}__`
+    : p.ref === "file"
+      ? `__FLEET_NODE_DIR__/${GENERATED_FILES[p.file]}`
+      : "__FLEET_SELF__";
+};
+const tokenise = (data: unknown) => resolveDeep(data, token);
+
+/**
+ * The name of the process that answers on the island's router URL: its log is <name>.log and its
+ * exit marker <name>.exit, which `fleet status` and `fleet logs` find by this name.
+ */
+export function routerProcess(kind: "vllm-router" | "llm-d"): string {
+  return kind === "llm-d" ? "envoy" : "router";
+}
+
+/** The launch body's (unexported) variable holding a secret read from its 0600 file. */
+const secretVar = (name: SecretName) => `FLEET_${SECRETS[name].file.toUpperCase()}`;
+
+/**
+ * The lines before any process starts: the scratch base (`scratchBase`, an assignment of
+ * FLEET_SCRATCH, when a process names a scratch directory), the credentials from their files, the
+ * launcher (PATH or venv) and the pinned-memory limit.
+ */
+export function setupLines(
+  launcher: Launcher,
+  offload: boolean,
+  secrets: SecretName[],
+  scratchBase: string | undefined,
+): string[] {
+  const lines: string[] = [];
+  if (scratchBase)
+    lines.push("# Per-process scratch directories (VLLM_RPC_BASE_PATH): node-local, this job's own.", scratchBase);
+  if (secrets.length) lines.push("# Credentials: read from their 0600 files, never written into this script.");
+  for (const s of secrets) lines.push(`${secretVar(s)}=$(<"$FLEET_SECRETS_DIR/${SECRETS[s].file}") || exit 1`);
+  const l = launcher;
+  if (l.type === "vllm" && l.bin_dir) lines.push(`export PATH=${shq(l.bin_dir)}:"$PATH"`);
+  if (l.type === "venv") lines.push(`# shellcheck disable=SC1091`, `source ${shq(l.path + "/bin/activate")} || exit 1`);
+  if (offload) lines.push("# Offloaded KV blocks are pinned memory.", "ulimit -l unlimited 2>/dev/null || true");
+  return lines;
+}
+
+/** What an engine gets of the configured secrets: HF_TOKEN in its env, the API key as --api-key. */
+interface SecretUse {
+  env: SecretName[];
+  apiKey: boolean;
+}
+const NO_SECRETS: SecretUse = { env: [], apiKey: false };
+
+/**
+ * `( [before;] export ...; exec cmd ) >> log &`: each process in its own subshell with its own env
+ * and log; `before` is a command the subshell runs first (a wait), logged with the process.
+ */
+function startLine(
+  name: string,
+  env: [string, Value][],
+  argv: Value[],
+  wrap: string[],
+  secrets: SecretUse,
+  before?: string,
+): string {
+  const exports = env.map(([k, v]) =>
+    k === "CUDA_VISIBLE_DEVICES" && typeof v === "string"
+      ? `${k}="$(fleet_gpus ${shq(v)})"; export ${k}`
+      : `export ${k}=${shellWord(v, spell)}`,
+  );
+  for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
+  const cmd = [
+    ...wrap,
+    shellWords(argv, spell),
+    ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
+  ].join(" ");
+  return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+}
+
+/**
+ * How a host starts its processes: `wrap` goes before every command (a container launcher); with
+ * `recordDirs` each process's node directory is kept in FLEET_DIRS, for a host that runs several
+ * nodes' processes (local), where the exit marker goes beside the process's own log.
+ */
+export interface HostLaunch {
+  wrap: string[];
+  recordDirs?: boolean;
+}
+
+/** Starts one process in the background and logs its pid to the job output. */
+function startLines(
+  name: string,
+  env: [string, Value][],
+  argv: Value[],
+  host: HostLaunch,
+  secrets = NO_SECRETS,
+  before?: string,
+): string[] {
+  const dir = host.recordDirs ? ' FLEET_DIRS+=("$NODE_DIR");' : "";
+  return [
+    startLine(name, env, argv, host.wrap, secrets, before),
+    `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)});${dir} echo "[fleet] ${name} started (pid $!)"`,
+  ];
+}
+
+/** Writes one of the island's generated files on this node (see generatedFiles). */
+function writeLine(files: Record<string, string>, name: string): string {
+  return `fleet_write "$NODE_DIR/${name}" ${shq(files[name])}`;
+}
+
+/**
+ * The lines that start node `node`'s processes (store, engines, router) in the background, each in
+ * its own subshell with its own env and log under $NODE_DIR. `wrap` is put before every command
+ * (a container launcher). The lines use the helpers of templates/host/helpers.sh.mustache and a
+ * fleet_gpus of the target's own (planned GPU indices to the devices it has).
+ */
+export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[], host: HostLaunch): string[] {
+  const files = generatedFiles(island);
+  const lines: string[] = [];
+  const m = island.mooncake;
+  if (m) {
+    const head = `"\${NODE_ADDR[${m.headNode}]}"`;
+    if (node === m.headNode) lines.push(...startLines("mooncake_master", [], m.master.argv, host));
+    lines.push(
+      `fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`,
+      `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`,
+    );
+    const client = m.clients.find((c) => c.node === node)!;
+    lines.push(...startLines("mooncake_client", [], client.argv, host));
+    lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
+    lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
+  }
+  // Only engines hold secrets: the router passes the client's Authorization through, so a router
+  // holding the key would let any caller in without one.
+  const engineSecrets = (e: EngineProcess): SecretUse => ({
+    env: secrets.filter((s) => s === "hfToken"),
+    apiKey: secrets.includes("apiKey") && e.port !== undefined,
+  });
+  for (const e of island.engines.filter((x) => x.node === node)) {
+    const dirs = scratchDirs(e.env);
+    const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
+    lines.push(...startLines(e.id, e.env, e.argv, host, engineSecrets(e), mkdir));
+  }
+  const r = island.router;
+  if (r?.kind === "llm-d") {
+    for (const s of r.sidecars.filter((x) => x.node === node))
+      lines.push(...startLines("pd-sidecar", [], s.argv, host));
+  }
+  if (r && r.node === node) {
+    if (r.kind === "vllm-router") {
+      // vllm-router checks its workers once at start, then every --worker-startup-check-interval
+      // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
+      const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
+      lines.push(
+        ...startLines(
+          routerProcess(r.kind),
+          [],
+          r.argv,
+          host,
+          NO_SECRETS,
+          `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`,
+        ),
+      );
+    } else {
+      lines.push(
+        writeLine(files, GENERATED_FILES["epp-endpoints"]),
+        writeLine(files, GENERATED_FILES["epp-config"]),
+        writeLine(files, GENERATED_FILES["envoy-config"]),
+        ...startLines("epp", [], r.epp.argv, host),
+        ...startLines(routerProcess(r.kind), [], r.envoy.argv, host),
+      );
+    }
+  }
+  return lines;
+}
+
+/** YAML without anchors and aliases: a shared sub-object is written out in full at each use. */
+const plainYaml = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
+
+/**
+ * The config files the job writes on its nodes, with node addresses as tokens that fleet_write fills
+ * in at run time. The launch body and `plan --out` both use this, so readers see what is written.
+ */
+export function generatedFiles(island: IslandPlan): Record<string, string> {
+  const files: Record<string, string> = {};
+  const r = island.router;
+  if (r?.kind === "llm-d") {
+    const endpoints = r.endpoints.map((e) => ({
+      name: e.name,
+      address: tokenise(e.address),
+      port: String(e.port),
+      namespace: "default",
+      labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) },
+    }));
+    files[GENERATED_FILES["epp-endpoints"]] = plainYaml({ endpoints });
+    files[GENERATED_FILES["epp-config"]] = plainYaml(tokenise(r.epp.config));
+    files[GENERATED_FILES["envoy-config"]] = plainYaml(r.envoy.config);
+  }
+  if (island.mooncake)
+    files[GENERATED_FILES["mooncake-config"]] = JSON.stringify(tokenise(island.mooncake.engineConfig), null, 2);
+  return files;
+}

@@ -1,0 +1,78 @@
+import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
+import { engineNamed } from "../plan/engines";
+import { shq } from "../shell";
+import { NODE_TOKENS, resultTemplate, TOKENS } from "./island-result";
+
+/*
+ * What "serving" means for an island, and the view the readiness partials
+ * (templates/host/readiness/) render from, for every target whose create command waits for its
+ * own processes (SLURM, local). Each target's create script defines, before them: say, note's
+ * clock, fail, job_state and final_state, hosts and addrs.
+ */
+
+/**
+ * The longest line, in characters, the create and delete commands write to stderr (SLURM's over ssh, local's on this machine). remote.Command
+ * logs stderr through a bufio.Scanner with the default 64 KiB token limit (pulumi-command v1.2.1,
+ * provider/pkg/provider/util/util.go LogOutput, fed by remote/commandOutputs.go run through an
+ * io.Pipe): at a longer line the scanner stops reading, the pipe's writer blocks, and `pulumi up`
+ * hangs for good, even after the command ended. 2000 characters stay under 64 KiB in any encoding.
+ */
+export const STDERR_LINE_BOUND = 2000;
+
+/** One endpoint the create command waits for. */
+export interface ReadinessProbe {
+  /** Who answers: an engine id or "router". */
+  name: string;
+  url: NodeUrl;
+  /** The body must list the served model (a /v1/models call). */
+  model: boolean;
+}
+
+/**
+ * What "serving" means for an island: every engine with an API answers /health and lists the model
+ * in /v1/models; the router answers through its own /health (vllm-router) and lists the model
+ * through its proxy path, which proves it reaches a worker. Envoy routes only the API, so llm-d is
+ * checked by /v1/models through the listener (Envoy → EPP → engine).
+ */
+export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
+  const probes: ReadinessProbe[] = [];
+  for (const e of island.engines) {
+    if (e.port === undefined) continue;
+    const { health, models } = engineNamed(e.engine).routes;
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: health }, model: false });
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: models }, model: true });
+  }
+  const r = island.router;
+  if (r) {
+    if (r.kind === "vllm-router")
+      probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/health" }, model: false });
+    probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/v1/models" }, model: true });
+  }
+  return probes;
+}
+
+/** The result protocol's tokens (TOKENS) as the result partial writes them; a node's are prefix, `${k}`, end. */
+const RESULT_TOKENS = {
+  jobId: shq(TOKENS.jobId),
+  adopted: shq(TOKENS.adopted),
+  submittedAt: shq(TOKENS.submittedAt),
+  runningAt: shq(TOKENS.runningAt),
+  readyAt: shq(TOKENS.readyAt),
+  hostPrefix: shq(NODE_TOKENS.host),
+  addrPrefix: shq(NODE_TOKENS.addr),
+  nodeEnd: shq(NODE_TOKENS.end),
+};
+
+const probeUrl = (u: NodeUrl) => `"http://\${addrs[${u.node}]}"${shq(`:${u.port}${u.path}`)}`;
+
+/** The readiness partials' view: what to probe, the model to find, the key file, and the result line with its tokens. */
+export function readinessView(plan: DeploymentPlan, island: IslandPlan, name: string, apiKeyFile: string | undefined) {
+  const modelEntry = JSON.stringify({ id: plan.model }).slice(1, -1).replace(/\s/g, "");
+  return {
+    probes: readinessProbes(island).map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
+    modelEntry: shq(modelEntry),
+    apiKeyFile: apiKeyFile === undefined ? undefined : shq(apiKeyFile),
+    resultTemplate: shq(resultTemplate(plan, island, name)),
+    tokens: RESULT_TOKENS,
+  };
+}

@@ -1,0 +1,11 @@
+/**
+ * The local target: an island's processes run on the machine that runs Pulumi, started detached by
+ * a supervisor script (templates/local/) through @pulumi/command's local.Command. Everything outside
+ * this folder imports it from here (the pure renderers) or from ./deploy (for `pulumi up`).
+ */
+export { localPlanOut } from "./plan-out";
+export { localCreateView, renderLocalRun, secretEnv, type LocalRun } from "./island-run";
+export { islandDir, runName } from "./names";
+export { localRefusals } from "./refusals";
+export { renderSupervisor } from "./supervisor";
+export { localTarget } from "./target";

@@ -1,0 +1,123 @@
+import { createHash } from "node:crypto";
+import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import { dryRunLine } from "../host/island-result";
+import { readinessView, STDERR_LINE_BOUND } from "../host/readiness";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import { heredocDelimiter, shq } from "../shell";
+import { renderTemplate } from "../templates";
+import { islandDir, runName } from "./names";
+import { localSettings } from "./settings";
+import { gpusNeeded, renderSupervisor } from "./supervisor";
+
+/** Slack on top of the ready timeout for stopping an older run, starting and failing. */
+const CREATE_SLACK_S = 120;
+/** Room for create's cleanup after the SIGTERM of its bound: the logs' tails and at most 40 s of stopping. */
+const CREATE_KILL_AFTER_S = 60;
+/** delete waits at most 40 s for the run to go. */
+const DELETE_BOUND = { seconds: 120, killAfter: 10 };
+
+/**
+ * A time bound, as on the SLURM login node: local.Command's customTimeouts end the provider's
+ * context, and exec.CommandContext then kills only the `/bin/sh -c` it started (pulumi-command
+ * v1.2.1 provider/pkg/provider/local/commandOutputs.go run), so a create that hangs would keep
+ * `pulumi up` waiting. coreutils `timeout` sends SIGTERM to the whole create (which stops what it
+ * started) and SIGKILL `killAfter` seconds later.
+ */
+export interface RunBound {
+  seconds: number;
+  killAfter: number;
+}
+const bounded = (b: RunBound, command: string) => `timeout -k ${b.killAfter} ${b.seconds} ${command}`;
+
+/** The environment variable a credential reaches the create command in (a secret input of local.Command). */
+export const secretEnv = (name: SecretName) => `FLEET_SECRET_${SECRETS[name].file.toUpperCase()}`;
+
+/** Everything one island's local.Command needs. */
+export interface LocalRun {
+  runName: string;
+  islandDir: string;
+  /** `timeout ... bash -s`: the create script comes on stdin. */
+  create: string;
+  stdin: string;
+  /** `timeout ... bash -c '<delete script>'`. */
+  delete: string;
+  /** Hash of the supervisor script: a new hash means a new run (the old one is stopped first). */
+  scriptHash: string;
+  dryRun: boolean;
+  bounds: { create: RunBound; delete: RunBound };
+}
+
+/** The create script's view (every value shell-quoted) and the supervisor's hash. */
+export function localCreateView(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  secrets: readonly SecretName[] = [],
+): { view: object; scriptHash: string } {
+  const t = localSettings(plan, "renderLocalRun");
+  const name = runName(plan, island.index);
+  const dir = islandDir(plan, island);
+  const script = renderSupervisor(plan, island, secrets);
+  const scriptHash = createHash("sha256").update(name).update("\0").update(script).digest("hex").slice(0, 16);
+  const scriptName = `${name}.sh`;
+  const ordered = secretOrder(secrets);
+  const view = {
+    runName: shq(name),
+    island: island.name,
+    islandDir: shq(dir),
+    scriptName: shq(scriptName),
+    scriptHash,
+    readyTimeout: t.ready_timeout,
+    readyTimeoutKey: "local.ready_timeout",
+    gpusNeeded: gpusNeeded(plan, island),
+    cpu: t.device === "cpu",
+    gpuList: t.gpus ? t.gpus.join(" ") : undefined,
+    gpuSource: t.gpus ? "local.gpus" : "nvidia-smi -L",
+    script: script.trimEnd(),
+    scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
+    dryRun: plan.dryRun,
+    dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
+    hasSecrets: ordered.length > 0,
+    secretFiles: ordered.map((s) => ({
+      env: secretEnv(s),
+      file: SECRETS[s].file,
+      value: `"\${${secretEnv(s)}:?the credential is not in the environment}"`,
+    })),
+    nodes: island.nodes.map((n) => ({ index: n.index })),
+    // The readiness partials read the key from its file in the island's folder (run.sh wrote it).
+    ...readinessView(
+      plan,
+      island,
+      name,
+      ordered.includes("apiKey") ? `${dir}/secrets/${SECRETS.apiKey.file}` : undefined,
+    ),
+    lineBound: STDERR_LINE_BOUND,
+  };
+  return { view, scriptHash };
+}
+
+/** The create and delete commands of one island on this machine (pure; the LocalRun component runs them). */
+export function renderLocalRun(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  secrets: readonly SecretName[] = [],
+): LocalRun {
+  const t = localSettings(plan, "renderLocalRun");
+  const { view, scriptHash } = localCreateView(plan, island, secrets);
+  const name = runName(plan, island.index);
+  const dir = islandDir(plan, island);
+  const del = renderTemplate("local/delete.sh.mustache", { runName: shq(name), islandDir: shq(dir) });
+  const bounds = {
+    create: { seconds: t.ready_timeout + CREATE_SLACK_S, killAfter: CREATE_KILL_AFTER_S },
+    delete: DELETE_BOUND,
+  };
+  return {
+    runName: name,
+    islandDir: dir,
+    create: bounded(bounds.create, "bash -s"),
+    stdin: renderTemplate("local/create.sh.mustache", view),
+    delete: bounded(bounds.delete, `bash -c ${shq(del)}`),
+    scriptHash,
+    dryRun: plan.dryRun,
+    bounds,
+  };
+}

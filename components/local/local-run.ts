@@ -1,0 +1,69 @@
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import { parseIslandResult, type IslandResult } from "../host/island-result";
+import type { LocalRun, RunBound } from "./island-run";
+
+/** components/local/local-run.ts */
+export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
+
+/**
+ * customTimeouts past a command's own bound, so `timeout` (island-run.ts) is the one that acts and
+ * the cleanup's last lines still reach `pulumi up`.
+ */
+const after = (b: RunBound) => `${b.seconds + b.killAfter + 60}s`;
+
+export interface LocalRunArgs {
+  /** The rendered create/delete commands of one island (island-run.ts). */
+  run: LocalRun;
+  /** The island's credentials, each in its environment variable (secretEnv), and their fingerprint. */
+  secrets?: { environment: pulumi.Output<Record<string, string>>; fingerprint: pulumi.Output<string> };
+}
+
+/**
+ * One island's run on this machine, with the semantics of a SLURM island's job:
+ *
+ * - Create starts the supervisor detached (or adopts the one this same script started) and returns
+ *   only when every endpoint serves; an engine that dies at start fails it, named, with its log tail,
+ *   and nothing is left running.
+ * - A new script hash (any change to what runs) or a new credential replaces the run, the old one
+ *   stopped first (deleteBeforeReplace). Any other change is an in-place update that re-runs
+ *   create, which adopts the running fleet.
+ * - Delete stops exactly the recorded run (pid, start time, log folder) and succeeds when it is gone.
+ * - Credentials reach create in its environment (a secret input, kept encrypted in the state), and
+ *   it writes them to 0600 files; no command line holds them.
+ */
+export class LocalIslandRun extends pulumi.ComponentResource {
+  public readonly result: pulumi.Output<IslandResult>;
+  public readonly command: command.local.Command;
+
+  constructor(name: string, args: LocalRunArgs, opts?: pulumi.ComponentResourceOptions) {
+    super(LOCAL_RUN_TYPE, name, {}, opts);
+    const { run, secrets } = args;
+    this.command = new command.local.Command(
+      `${name}-run`,
+      {
+        create: run.create,
+        stdin: run.stdin,
+        delete: run.delete,
+        ...(secrets ? { environment: pulumi.secret(secrets.environment) } : {}),
+        triggers: secrets
+          ? [run.scriptHash, run.dryRun, pulumi.secret(secrets.fingerprint)]
+          : [run.scriptHash, run.dryRun],
+        addPreviousOutputInEnv: false,
+        // Progress on stderr reaches `pulumi up`; stdout is the result line the program parses.
+        logging: "stderr",
+      },
+      {
+        parent: this,
+        deleteBeforeReplace: true,
+        customTimeouts: {
+          create: after(run.bounds.create),
+          update: after(run.bounds.create),
+          delete: after(run.bounds.delete),
+        },
+      },
+    );
+    this.result = this.command.stdout.apply(parseIslandResult);
+    this.registerOutputs({ result: this.result });
+  }
+}

@@ -1,0 +1,47 @@
+import type { Target } from "../target";
+import type { NodeUrl } from "../plan/deployment-plan";
+import { islandName } from "../plan/naming";
+import { localPlanOut } from "./plan-out";
+import { islandDir, runName } from "./names";
+import { localRefusals } from "./refusals";
+
+/** Every node of the plan is this machine: its processes answer on the loopback address. */
+const here = (u: NodeUrl) => `http://127.0.0.1:${u.port}${u.path}`;
+
+/** The local target as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
+export const localTarget: Target = {
+  kind: "local",
+  title: "local",
+  plan: {
+    // No InferencePool here: the name is a label and the EPP reads its endpoints from a file.
+    poolRef: (_settings, { service }, island) => ({
+      name: islandName("vllm-fleet", service, island),
+      namespace: "local",
+      discovery: "file",
+    }),
+    // The engines take exactly the GPUs they use; the rest stay free for other work.
+    wholeNodes: false,
+    gpuTypeHint: () => undefined,
+    sharedHost: true,
+    refusals: localRefusals,
+  },
+  planOut: localPlanOut,
+  // Ports are planned and the host is this one: the URLs are final at plan time.
+  knownUrls: (plan) =>
+    plan.islands.map((island) => ({
+      routerUrl: island.endpoints.router ? here(island.endpoints.router) : null,
+      adminUrls: island.endpoints.engines.map((e) => here(e.url)),
+    })),
+  placementText: (plan, island) => [
+    `    on this machine, in ~/${islandDir(plan, island)} (run ${runName(plan, island.index)})`,
+  ],
+  fleet: {
+    loginShell: false,
+    inClusterUrls: false,
+    island: (plan, island) => ({
+      jobName: runName(plan, island.index),
+      islandDir: islandDir(plan, island),
+      nodeCount: island.nodes.length,
+    }),
+  },
+};
