@@ -39,6 +39,7 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
       router,
       slurm: s.slurm,
       kubernetes: s.kubernetes,
+      local: s.local,
       output_dir: outputDir(s as Raw, paths),
       dry_run: s.dry_run,
     });
@@ -67,6 +68,7 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
     rl_model_name: inf.model !== undefined && r.model ? r.model.name : undefined,
     slurm: r.slurm,
     kubernetes: r.kubernetes,
+    local: r.local,
     output_dir: outputDir(r as Raw, paths),
     dry_run: r.dry_run,
   });

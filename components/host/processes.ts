@@ -127,6 +127,8 @@ function startLine(
 export interface HostLaunch {
   wrap: string[];
   recordDirs?: boolean;
+  /** The engines get the API key as VLLM_API_KEY (vLLM reads it when --api-key is unset), off their command line. */
+  apiKeyInEnv?: boolean;
 }
 
 /** Starts one process in the background and logs its pid to the job output. */
@@ -174,10 +176,13 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   }
   // Only engines hold secrets: the router passes the client's Authorization through, so a router
   // holding the key would let any caller in without one.
-  const engineSecrets = (e: EngineProcess): SecretUse => ({
-    env: secrets.filter((s) => s === "hfToken"),
-    apiKey: secrets.includes("apiKey") && e.port !== undefined,
-  });
+  const engineSecrets = (e: EngineProcess): SecretUse => {
+    const key = secrets.includes("apiKey") && e.port !== undefined;
+    return {
+      env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && key && host.apiKeyInEnv)),
+      apiKey: key && !host.apiKeyInEnv,
+    };
+  };
   for (const e of island.engines.filter((x) => x.node === node)) {
     const dirs = scratchDirs(e.env);
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;

@@ -56,7 +56,7 @@ export function localRefusals(plan: DeploymentPlan): ConfigIssue[] {
   const island = plan.islands[0];
   const spans = new Map<string, Set<number>>();
   for (const e of island.engines) {
-    const key = `${e.role} replica ${e.replica}`;
+    const key = e.role === "replica" ? `replica ${e.replica}` : `${e.role} replica ${e.replica}`;
     spans.set(key, (spans.get(key) ?? new Set()).add(e.node));
   }
   const wide = [...spans].filter(([, nodes]) => nodes.size > 1);
@@ -76,8 +76,14 @@ export function localRefusals(plan: DeploymentPlan): ConfigIssue[] {
       path: "local.gpus",
       message: `gives the fleet ${t.gpus.length} GPU(s), and the plan needs ${needed} (${island.engines.length} engine(s) over ${island.nodes.length} node(s))`,
     });
+  const m = island.mooncake;
+  if (m && m.clients.length > 1)
+    issues.push({
+      path: "kv_cache_offload.type",
+      message: `= "mooncake" runs a store client on each of the plan's ${m.clients.length} nodes, all on port ${m.clientPort}, and on the local target they are one machine: put the engines on one node, use type = "native", or ${elsewhere}`,
+    });
   const seen = new Map<number, string>();
-  for (const l of listeners(island)) {
+  for (const l of issues.length ? [] : listeners(island)) {
     const first = seen.get(l.port);
     if (first === undefined) seen.set(l.port, l.who);
     else {

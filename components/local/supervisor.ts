@@ -53,7 +53,7 @@ export function renderSupervisor(
     nodes: island.nodes.map((n) => ({
       index: n.index,
       gpuOffset: offsets[n.index],
-      lines: nodeLines(island, n.index, secrets, { wrap: [], recordDirs: true }),
+      lines: nodeLines(island, n.index, secrets, { wrap: [], recordDirs: true, apiKeyInEnv: true }),
     })),
     exitDir: "${FLEET_DIRS[$k]}",
   });
