@@ -154,7 +154,7 @@ function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: 
 
 function needShell(src: ReturnType<typeof resolveSource>, cmd: Command) {
   const target = targetOf(src.view.target);
-  if (target.fleet.loginShell && !src.shell) {
+  if (target.fleet.shell === "login" && !src.shell) {
     throw new UsageError(
       `${cmd.name()} on a ${target.title} fleet needs the login node: --login user@host[:port], --local on the login node, or vllm-fleet:login in Pulumi.<stack>.yaml`,
       cmd,
@@ -273,7 +273,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
   fleetVerb(
     "logs",
     "the tail of each engine's (and the router's) log; --job adds the batch output",
-    "The tail of each engine's and the router's log in the job's latest attempt, read on the login node (SLURM fleets only; on Kubernetes use kubectl logs).",
+    "The tail of each engine's and the router's log in the job's (or local run's) latest attempt, read on the login node or this machine (on Kubernetes use kubectl logs).",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
@@ -281,7 +281,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       needShell(src, cmd);
       if (!src.shell)
         throw new UsageError(
-          "logs reads the job's log files on the login node: SLURM fleets only (Kubernetes: kubectl logs)",
+          "logs reads the log files where the fleet runs (the login node for SLURM, this machine for local); on Kubernetes use kubectl logs",
           cmd,
         );
       if (src.view.islands.some((i) => !i.islandDir))

@@ -1,6 +1,7 @@
 import type { PlanOutFile } from "./backend";
 import type { TargetKind } from "./config/target-kinds";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
+import type { IslandJobRef, JobReport } from "./host/job-report";
 import type { PlanHints } from "./plan/target-hints";
 
 /*
@@ -17,13 +18,29 @@ export interface KnownIslandUrls {
   adminUrls: string[];
 }
 
+/** The log files `fleet logs` shows for one island, each under its banner (shell-quoted). */
+export interface LogsIsland {
+  island: number;
+  jobName: string;
+  islandDir: string;
+  logs: { banner: string; file: string }[];
+}
+
 /** What the fleet CLI (components/ops/) needs to know about a target. */
 export interface FleetSupport {
   /**
-   * Islands run as scheduler jobs, watched through a shell on the login node: the CLI queries the
-   * scheduler, reads logs and endpoints.json there (components/ops/commands.ts).
+   * Where the CLI runs the target's scripts (the scheduler query, logs, endpoints.json, the key
+   * file): a shell on the login node (SLURM), this machine (local), or none (Kubernetes: URLs only).
    */
-  loginShell: boolean;
+  shell: "login" | "here" | "none";
+  /** Each island's job or run as the target's scheduler sees it, asked through the shell in one round trip. */
+  scheduler?: {
+    query(islands: IslandJobRef[]): string;
+    /** Throws when an island's state could not be observed: never a guess. */
+    parse(stdout: string, islands: number[]): Map<number, JobReport>;
+  };
+  /** `fleet logs`: the script that prints each island's log tails, and with `job` its batch output. */
+  logsScript?(islands: LogsIsland[], lines: number, job: boolean): string;
   /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
   inClusterUrls: boolean;
   /** An island's placement the CLI can follow before the island serves: its job name and directory. */

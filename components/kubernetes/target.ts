@@ -35,5 +35,5 @@ export const kubernetesTarget: Target = {
       .workloads(island)
       .map((w) => `    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
   },
-  fleet: { loginShell: false, inClusterUrls: true },
+  fleet: { shell: "none", inClusterUrls: true },
 };

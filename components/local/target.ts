@@ -4,6 +4,8 @@ import { islandName } from "../plan/naming";
 import { localPlanOut } from "./plan-out";
 import { islandDir, runName } from "./names";
 import { localRefusals } from "./refusals";
+import { parseRunReport, runQueryScript } from "./run-query";
+import { renderTemplate } from "../templates";
 
 /** Every node of the plan is this machine: its processes answer on the loopback address. */
 const here = (u: NodeUrl) => `http://127.0.0.1:${u.port}${u.path}`;
@@ -36,7 +38,9 @@ export const localTarget: Target = {
     `    on this machine, in ~/${islandDir(plan, island)} (run ${runName(plan, island.index)})`,
   ],
   fleet: {
-    loginShell: false,
+    shell: "here",
+    scheduler: { query: runQueryScript, parse: parseRunReport },
+    logsScript: (islands, lines, job) => renderTemplate("local/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     island: (plan, island) => ({
       jobName: runName(plan, island.index),

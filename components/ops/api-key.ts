@@ -22,7 +22,7 @@ export const envApiKey = (): ApiKey | undefined =>
 
 /** The key file of the first island that has one (every island of a fleet gets the same key). */
 export async function apiKeyBesideJob(view: FleetView, shell: Shell | undefined): Promise<ApiKey | undefined> {
-  if (!shell || !targetOf(view.target).fleet.loginShell) return undefined;
+  if (!shell || targetOf(view.target).fleet.shell === "none") return undefined;
   const files = view.islands.flatMap((i) => (i.islandDir ? [`${i.islandDir}/secrets/${SECRETS.apiKey.file}`] : []));
   if (!files.length) return undefined;
   // The first readable file, on stdout only; nothing about a missing one (the caller says what it tried).

@@ -2,13 +2,9 @@ import { fleetEndpoints, type IslandUrls } from "../outputs";
 import type { Role } from "../plan/deployment-plan";
 import { sharedRoutes } from "../plan/engines";
 import { shq } from "../shell";
-import {
-  parseIslandResult,
-  parseSchedulerReport,
-  renderTemplate,
-  schedulerQueryScript,
-  type JobReport,
-} from "../slurm";
+import { parseIslandResult } from "../host/island-result";
+import type { JobReport } from "../host/job-report";
+import { renderTemplate } from "../templates";
 import { targetOf } from "../targets";
 import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
@@ -20,14 +16,18 @@ import { runChecked, type Shell } from "./remote";
 import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
 import { replaceHint, type ReplaceHint } from "./replace-hint";
 
-/** Asks the scheduler (SLURM) about every island in one round trip; other targets and endpoints-only views skip it. */
+/**
+ * Asks the target's scheduler (SLURM's squeue, local's run records) about every island in one
+ * round trip; targets without one (Kubernetes) and endpoints-only views skip it.
+ */
 export async function querySchedulers(
   view: FleetView,
   shell: Shell | undefined,
 ): Promise<Map<number, JobReport> | undefined> {
-  if (!shell || !targetOf(view.target).fleet.loginShell || !view.islands.some((i) => i.jobName)) return undefined;
-  const stdout = await runChecked(shell, schedulerQueryScript(view.islands), "the scheduler query");
-  return parseSchedulerReport(
+  const scheduler = targetOf(view.target).fleet.scheduler;
+  if (!shell || !scheduler || !view.islands.some((i) => i.jobName)) return undefined;
+  const stdout = await runChecked(shell, scheduler.query(view.islands), "the scheduler query");
+  return scheduler.parse(
     stdout,
     view.islands.map((i) => i.island),
   );
@@ -181,8 +181,10 @@ export function metricsRows(
   return { rows, total: totalMetrics(rows.filter((r) => !r.error)) };
 }
 
-/** `tail` of each selected process's log in the job's latest attempt, plus the batch output with `job` (slurm/logs.sh). */
+/** `tail` of each selected process's log in the job's latest attempt, plus the batch output with `job` (the target's script). */
 export function logsScript(view: FleetView, select: (id: string) => boolean, lines: number, job: boolean): string {
+  const script = targetOf(view.target).fleet.logsScript;
+  if (!script) throw new Error(`fleet logs cannot read a ${targetOf(view.target).title} fleet's logs`);
   const islands = view.islands.flatMap((i) => {
     if (!i.jobName || !i.islandDir) return [];
     const logs = processesOf(i).flatMap((p) => {
@@ -192,7 +194,7 @@ export function logsScript(view: FleetView, select: (id: string) => boolean, lin
     });
     return [{ island: i.island, jobName: shq(i.jobName), islandDir: shq(i.islandDir), logs }];
   });
-  return renderTemplate("slurm/logs.sh.mustache", { islands, lines, job });
+  return script(islands, lines, job);
 }
 
 /** The endpoints each island's job wrote (endpoints.json appears only once every endpoint serves; slurm/endpoints-read.sh). */
@@ -200,7 +202,7 @@ export function endpointsScript(view: FleetView): string {
   const islands = view.islands.flatMap((i) =>
     i.islandDir ? [{ island: i.island, file: shq(`${i.islandDir}/endpoints.json`) }] : [],
   );
-  return renderTemplate("slurm/endpoints-read.sh.mustache", { islands });
+  return renderTemplate("host/endpoints-read.sh.mustache", { islands });
 }
 
 /**
@@ -215,14 +217,15 @@ export async function endpointsCommand(
   const missing: number[] = [];
   let islands: IslandUrls[];
   const planned = view.islands.every((i) => i.islandDir);
-  const loginShell = targetOf(view.target).fleet.loginShell;
+  const { shell: where } = targetOf(view.target).fleet;
   // A planned SLURM fleet has no host names until its job runs: only endpoints.json says where it is.
-  if (loginShell && planned && !shell)
+  if (where === "login" && planned && !shell)
     throw new Error(
       "the endpoints of a SLURM fleet are in each island's endpoints.json on the cluster, and nothing says how to read it: " +
         "pass --login user@host[:port] (or --local on the login node), set vllm-fleet:login in Pulumi.<stack>.yaml, or pass --endpoints <file>",
     );
-  if (loginShell && shell && planned) {
+  // Where the target's shell reaches them, each island's endpoints.json: written once it serves.
+  if (where !== "none" && shell && planned) {
     const stdout = await runChecked(shell, endpointsScript(view), "reading endpoints.json");
     const found = new Map<number, IslandUrls>();
     for (const line of stdout.split("\n")) {

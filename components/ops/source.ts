@@ -28,7 +28,7 @@ export interface SourceOptions {
 
 export interface FleetSource {
   view: FleetView;
-  /** Where scheduler commands run; undefined for Kubernetes or when nothing says how to reach SLURM. */
+  /** Where the target's scripts run (FleetSupport.shell); undefined for Kubernetes or when nothing says how to reach SLURM. */
   shell?: Shell;
   describe: string;
 }
@@ -105,12 +105,16 @@ export function resolveSource(o: SourceOptions): FleetSource {
   if (o.login) login = { ...parseLoginFlag(o.login), options: [] };
   if (login)
     login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
-  const shell = !targetOf(view.target).fleet.loginShell
-    ? undefined
-    : o.local
+  const where = targetOf(view.target).fleet.shell;
+  const shell =
+    where === "here"
       ? localShell()
-      : login
-        ? sshShell(login)
-        : undefined;
+      : where === "none"
+        ? undefined
+        : o.local
+          ? localShell()
+          : login
+            ? sshShell(login)
+            : undefined;
   return { view, shell, describe };
 }

@@ -1,35 +1,9 @@
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
-/**
- * What SLURM says about one island's job, gathered on the login node in one ssh round trip:
- * squeue while the job is queued or running; `scontrol show job` once it has left the queue (kept
- * for MinJobAge, 300 s by default); sacct after that, where accounting runs. Plus the node
- * addresses of a running job and the exit markers its node scripts leave (launch.sh.mustache).
- */
-export interface JobReport {
-  island: number;
-  jobId: string | null;
-  /** SLURM's JobState as reported (PENDING, RUNNING, FAILED, ...), null when no job is known. */
-  state: string | null;
-  reason: string | null;
-  exitCode: string | null;
-  source: "squeue" | "scontrol" | "sacct" | "job_id file" | "none";
-  hosts: string[];
-  addrs: string[];
-  /** Processes that exited during this attempt: node index, process name, exit status. */
-  exits: { node: number; name: string; code: number }[];
-  /** Each of the job's nodes in node-index order with SLURM's state for it (sinfo: `down*`, `allocated`, ...). */
-  nodeStates: { host: string; state: string }[];
-}
+import type { IslandJobRef, JobReport } from "../host/job-report";
 
-/** What the query needs to find an island's job: its unique name, the island's directory, a job id if known. */
-export interface IslandJobRef {
-  island: number;
-  jobName?: string;
-  islandDir?: string;
-  jobId?: string;
-}
+export type { IslandJobRef, JobReport };
 
 /** Bash for the login node (slurm/scheduler-query.sh): one tab-separated record per fact, parsed by parseSchedulerReport. */
 export function schedulerQueryScript(islands: IslandJobRef[]): string {

@@ -3,6 +3,8 @@ import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
 import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
+import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
+import { renderTemplate } from "../templates";
 import { sbatchCommandUrn } from "./urn";
 import { islandName } from "../plan/naming";
 
@@ -29,7 +31,9 @@ export const slurmTarget: Target = {
   },
   planOut: slurmPlanOut,
   fleet: {
-    loginShell: true,
+    shell: "login",
+    scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },
+    logsScript: (islands, lines, job) => renderTemplate("slurm/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     island: (plan, island) => ({
       jobName: jobName(plan, island.index),

@@ -76,7 +76,7 @@ describe("fleet CLI (no cluster needed)", () => {
     });
     expect(await run(["logs", "k8s-single-node"])).toMatchObject({
       code: 2,
-      err: expect.stringContaining("SLURM fleets only"),
+      err: expect.stringContaining("on Kubernetes use kubectl logs"),
     });
     expect(
       await run([
