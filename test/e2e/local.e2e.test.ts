@@ -11,7 +11,7 @@ import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { drainRpcs } from "../program-harness";
-import { STANDINS } from "./program-capture";
+import { ROOT, STANDINS } from "./program-capture";
 import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import {
   captureLocal,
@@ -212,6 +212,57 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
     expect(again.jobId).toBe(pid);
     expect((await destroy(c, home)).code).toBe(0);
     expect(await leftUnder(home)).toEqual([]);
+  });
+
+  it("fleet status, endpoints, logs and metrics on a local fleet: READY from its run record and probes, FAILED naming the engine that died, SHUTDOWN after delete", async () => {
+    const home = freshHome("fleet-cli");
+    const text = stackWith(SHAPES["multi-replica (2 replicas behind vllm-router)"]);
+    const { commands } = await captureLocal(text);
+    const c = commands[0];
+    // The CLI finds the fleet as `pulumi up` deployed it: the stack file and the Pulumi stack's name.
+    const dir = fs.mkdtempSync(path.join(home, "project-"));
+    fs.writeFileSync(path.join(dir, "stack.toml"), text);
+    fs.writeFileSync(path.join(dir, "Pulumi.dev.yaml"), `config:\n  vllm-fleet:stackFile: ./stack.toml\n`);
+    const fleet = async (...args: string[]) => {
+      const r = await runLocal(
+        `node ${JSON.stringify(path.join(ROOT, "dist", "bin", "fleet.js"))} ${args.map((a) => JSON.stringify(a)).join(" ")}`,
+        { home },
+      );
+      return { ...r, json: () => JSON.parse(r.stdout) };
+    };
+    const cfg = ["--pulumi-config", path.join(dir, "Pulumi.dev.yaml"), path.join(dir, "stack.toml")];
+    const before = await fleet("status", "--json", ...cfg);
+    expect(before.code, before.stderr).toBe(0);
+    expect(before.json()).toMatchObject({ status: "SHUTDOWN", target: "local" });
+
+    const island = running(await create(c, home), "create");
+    const ready = (await fleet("status", "--json", ...cfg)).json();
+    expect(ready.status).toBe("READY");
+    expect(ready.islands[0]).toMatchObject({ jobId: island.jobId, schedulerState: "RUNNING" });
+    const endpoints = await fleet("endpoints", "--json", ...cfg);
+    expect(endpoints.code, endpoints.stderr).toBe(0);
+    expect(endpoints.json().islands[0]).toMatchObject({ routerUrl: island.routerUrl, adminUrls: island.adminUrls });
+    const logs = await fleet("logs", "--job", "-n", "5", ...cfg);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toContain("==> island 0: i0-replica1-n0");
+    expect(logs.stdout).toContain("TEST STAND-IN vllm serve");
+    expect(logs.stdout).toContain("supervisor output");
+    const metrics = await fleet("metrics", "--json", "--interval", "0.2", ...cfg);
+    expect(metrics.code, metrics.stderr).toBe(0);
+    expect(metrics.json().engines).toHaveLength(2);
+
+    // One engine dies: the supervisor stops the rest, and status names the one that exited.
+    const engine = processesUnder(home).find((p) => p.includes("--port 8200"))!;
+    process.kill(Number(engine.split(" ")[0]), "SIGKILL");
+    await leftUnder(home);
+    const failed = (await fleet("status", "--json", ...cfg)).json();
+    expect(failed.status).toBe("FAILED");
+    expect(failed.islands[0].detail).toContain("i0-replica1-n0 exited");
+
+    expect((await destroy(c, home)).code).toBe(0);
+    const gone = (await fleet("status", "--json", ...cfg)).json();
+    expect(gone.status).toBe("SHUTDOWN");
+    expect((await fleet("endpoints", ...cfg)).code).toBe(1);
   });
 
   it("refuses a plan needing more GPUs than local.gpus gives, and more than nvidia-smi lists, before anything starts", async () => {
