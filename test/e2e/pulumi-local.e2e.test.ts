@@ -1,0 +1,86 @@
+/**
+ * The local target under the real Pulumi engine (issue 27): the CLI, its Node language host and the
+ * command provider v1.2.1 (test/e2e/pulumi-cli.ts) on a copy of this project, as a user on one
+ * machine runs it: stack init, config set stackFile and a secret apiKey, preview, up, stack
+ * output, traffic through the router with the key, a second up that changes nothing, destroy.
+ * local.Command runs the create and delete commands itself here (no SLURM, no ssh). Engines and
+ * router are stand-ins (test/fixtures/standins).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import OpenAI from "openai";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { STANDINS } from "./program-capture";
+import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
+import { freshHome, leftUnder, processesUnder } from "./local-target";
+
+const toolchain = pulumiToolchain();
+const missing = "missing" in toolchain ? toolchain.missing : undefined;
+if (missing)
+  console.warn(
+    `\n*** SKIPPED: the local target under the real engine (pulumi-local.e2e.test.ts) needs a Pulumi toolchain: ${missing} ***\n`,
+  );
+
+describe.skipIf(!!missing)("the local target under the real Pulumi engine", () => {
+  let project: PulumiProject;
+  let home: string;
+
+  beforeAll(async () => {
+    project = new PulumiProject(toolchain as Toolchain);
+    home = freshHome("pulumi");
+  }, 600_000);
+
+  afterAll(async () => {
+    // Whatever failed, nothing of the stack stays running.
+    if (project && (await project.pulumi(["stack", "select", "local-e2e"])).code === 0) {
+      await project.pulumi(["destroy", "--yes", "--skip-preview"]);
+      await project.pulumi(["stack", "rm", "--yes", "--force"]);
+    }
+    console.log(`pulumi runs:\n${project?.log.join("\n")}`);
+    project?.dispose();
+  }, 600_000);
+
+  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing, destroy leaves no process", async () => {
+    const outputDir = path.join(home, "fleet");
+    fs.writeFileSync(
+      path.join(project.dir, "local-e2e.toml"),
+      [
+        `output_dir = ${JSON.stringify(outputDir)}`,
+        `[model]\nname = "Qwen/Qwen3-0.6B"`,
+        `[parallel]\ntp = 1`,
+        `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`,
+        `[local]\ngpus = [0, 1]\nready_timeout = 120`,
+        `[local.launcher]\nbin_dir = ${JSON.stringify(STANDINS)}`,
+      ].join("\n\n") + "\n",
+    );
+    const key = "sk-local-e2e-key";
+    await project.ok(["stack", "init", "local-e2e"]);
+    await project.ok(["config", "set", "stackFile", "./local-e2e.toml"]);
+    await project.ok(["config", "set", "--secret", "apiKey"], { input: key });
+    await project.ok(["preview"]);
+    const up = await project.ok(["up", "--yes"], { timeoutMs: 600_000 });
+    expect(up.stdout + up.stderr).not.toContain(key);
+    const out = await project.outputs();
+    const island = out.islands[0];
+    expect(island).toMatchObject({
+      routerUrl: "http://127.0.0.1:8000/v1",
+      adminUrls: ["http://127.0.0.1:8100/v1", "http://127.0.0.1:8200/v1"],
+      dryRun: false,
+    });
+    expect(processesUnder(outputDir).some((p) => p.startsWith(`${island.pid} bash `))).toBe(true);
+    const client = new OpenAI({ baseURL: island.routerUrl, apiKey: key, maxRetries: 0, timeout: 60_000 });
+    const completion = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
+    expect(completion.choices[0].text.length).toBeGreaterThan(0);
+    expect((await fetch(`${island.adminUrls[0]}/models`)).status).toBe(401);
+
+    await project.ok(["preview", "--expect-no-changes"]);
+    const again = await project.ok(["up", "--yes", "--expect-no-changes"]);
+    expect(again.code).toBe(0);
+    expect((await project.outputs()).islands[0].pid).toBe(island.pid);
+
+    await project.ok(["destroy", "--yes"]);
+    expect(await leftUnder(outputDir)).toEqual([]);
+    expect(fs.existsSync(path.join(outputDir, "island-0", "secrets"))).toBe(false);
+    await project.ok(["stack", "rm", "--yes"]);
+  }, 900_000);
+});
