@@ -11,6 +11,7 @@ import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { drainRpcs } from "../program-harness";
+import { PAYLOADS } from "../security/payloads";
 import { ROOT, STANDINS } from "./program-capture";
 import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import {
@@ -264,6 +265,59 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
     expect(gone.status).toBe("SHUTDOWN");
     expect((await fleet("endpoints", ...cfg)).code).toBe(1);
   });
+
+  it("injection: every payload of test/security/payloads.ts in an env value, the chat template and the launcher's folder name reaches the engine byte for byte, or is refused naming its key; no canary appears", async () => {
+    const home = freshHome("injection");
+    const outcomes: string[] = [];
+    for (const payload of PAYLOADS) {
+      const canary = path.join(home, `canary-${payload.id}`);
+      const text = payload.text(canary);
+      // The stand-ins under a folder whose name carries the payload (a path cannot hold NUL or a newline).
+      const bin = path.join(home, `bin-${payload.id}-${text.replace(/[\0\n\r/]/g, "_").slice(0, 80)}`);
+      fs.mkdirSync(path.dirname(bin), { recursive: true });
+      if (!fs.existsSync(bin)) fs.symlinkSync(STANDINS, bin);
+      const records = path.join(home, `rec-${payload.id}`);
+      const stack = [
+        `output_dir = "fleet-${PAYLOADS.indexOf(payload)}"`,
+        `[model]\nname = "Qwen/Qwen3-0.6B"\nchat_template = ${JSON.stringify(text)}`,
+        `[parallel]\ntp = 1`,
+        `[deployment]\ngpus_per_node = 1`,
+        `[env_vars]\nVLLM_FLEET_PAYLOAD = ${JSON.stringify(text)}\nSTANDIN_RECORD_DIR = ${JSON.stringify(records)}`,
+        `[local]\ngpus = [0]\nready_timeout = 60`,
+        `[local.launcher]\nbin_dir = ${JSON.stringify(bin)}`,
+      ].join("\n\n");
+      let commands: LocalCommand[];
+      try {
+        ({ commands } = await captureLocal(stack));
+      } catch (e) {
+        // Refused: the message names the key that holds the payload.
+        expect(String(e), payload.id).toMatch(
+          /model\.chat_template|env_vars\.VLLM_FLEET_PAYLOAD|local\.launcher\.bin_dir/,
+        );
+        outcomes.push(`${payload.id}: refused`);
+        continue;
+      }
+      const run = await create(commands[0], home);
+      try {
+        expect(run.code, `${payload.id}: ${run.stderr.slice(-2000)}`).toBe(0);
+        const vllm = fs
+          .readdirSync(records)
+          .filter((f) => f.startsWith("vllm-") && f.endsWith(".json"))
+          .map((f) => JSON.parse(fs.readFileSync(path.join(records, f), "utf8")));
+        expect(vllm, payload.id).toHaveLength(1);
+        expect(vllm[0].env.VLLM_FLEET_PAYLOAD, payload.id).toBe(text);
+        const argv: string[] = vllm[0].argv;
+        expect(argv[argv.indexOf("--chat-template") + 1], payload.id).toBe(text);
+        outcomes.push(`${payload.id}: served`);
+      } finally {
+        expect((await destroy(commands[0], home)).code).toBe(0);
+      }
+      expect(fs.existsSync(canary), `${payload.id} created its canary`).toBe(false);
+    }
+    expect(await leftUnder(home)).toEqual([]);
+    console.log(`local injection: ${outcomes.join(", ")}`);
+    expect(outcomes.filter((o) => o.endsWith("served")).length).toBeGreaterThan(PAYLOADS.length / 2);
+  }, 600_000);
 
   it("refuses a plan needing more GPUs than local.gpus gives, and more than nvidia-smi lists, before anything starts", async () => {
     await expect(captureLocal(stackWith(SHAPES["single-node (tp 2)"], "gpus = [0]"))).rejects.toThrow(
