@@ -70,7 +70,7 @@ describe("docs/shapes.md", () => {
     const plan = buildPlan(loadConfigText(stackText(name), `${name}.toml`), name);
     const [, target, shape, , nodes, engines, routers] = rows.get(name)!;
     expect({ target, shape, nodes: Number(nodes), engines: Number(engines), routers: Number(routers) }).toEqual({
-      target: plan.target === "slurm" ? "SLURM" : "Kubernetes",
+      target: { slurm: "SLURM", kubernetes: "Kubernetes", local: "local" }[plan.target],
       shape: plan.shape,
       nodes: plan.totals.nodes,
       engines: plan.totals.engines,

@@ -146,7 +146,7 @@ export function installMocks(
         });
         if (opts.preview && args.type !== "pulumi:pulumi:StackReference") return previewResult(args);
         const state =
-          args.type === "command:remote:Command"
+          args.type === "command:remote:Command" || args.type === "command:local:Command"
             ? { ...args.inputs, stdout: (opts.commandStdout ?? defaultStdout)(inputs), stderr: "" }
             : args.type === "pulumi:pulumi:StackReference"
               ? { ...args.inputs, ...(opts.stackOutputs?.[inputs.name] ?? { outputs: {}, secretOutputNames: [] }) }
