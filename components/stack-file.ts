@@ -44,6 +44,7 @@ export function nearStacks(name: string, stacks = listStacks()): string[] {
     .replace(/\.toml$/, "")
     .toLowerCase();
   const budget = Math.max(2, Math.floor(typed.length / 3));
+  // A typo of the whole name before names that merely contain it ("single-nod": single-node first).
   return stacks
     .map((s) => {
       const edits = distance(typed, s.toLowerCase());
@@ -51,7 +52,6 @@ export function nearStacks(name: string, stacks = listStacks()): string[] {
       return { s, d, edits };
     })
     .filter(({ d }) => d <= budget)
-    // A typo of the whole name before names that merely contain it ("single-nod": single-node first).
     .sort((a, b) => a.d - b.d || a.edits - b.edits || a.s.localeCompare(b.s))
     .slice(0, 3)
     .map(({ s }) => s);
