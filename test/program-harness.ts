@@ -71,11 +71,9 @@ export function scriptAssignment(script: string, name: string): string {
  * from its stdin with the tokens filled in (fake job id, hosts and addresses).
  */
 export function fakeCreateStdout(stdin: string): string {
-  if (stdin.includes("sbatch --test-only")) {
-    const line = stdin.split("\n").find((l) => l.startsWith("printf '%s\\n' ") && l.includes('"dryRun":true'));
-    if (!line) throw new Error("the dry-run create script prints no result line");
-    return (shellParse(line.slice("printf '%s\\n' ".length))[0] as string) + "\n";
-  }
+  // A dry run's script (SLURM's or local's) prints its result line as it is.
+  const dryRun = stdin.split("\n").find((l) => l.startsWith("printf '%s\\n' ") && l.includes('"dryRun":true'));
+  if (dryRun) return (shellParse(dryRun.slice("printf '%s\\n' ".length))[0] as string) + "\n";
   let result = scriptAssignment(stdin, "result");
   result = result.replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID).replaceAll("__FLEET_ADOPTED__", "false");
   for (const t of ["SUBMITTED", "RUNNING", "READY"]) result = result.replaceAll(`__FLEET_T_${t}__`, "1795000000.5");

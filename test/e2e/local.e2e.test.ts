@@ -1,0 +1,305 @@
+/**
+ * The local target end to end (issue 27), on this machine with no SLURM: the exact create and
+ * delete commands the Pulumi program hands local.Command, run as the provider runs them. Every
+ * shape that fits one machine with stand-in engines (test/fixtures/standins: they check their argv
+ * against the upstream manifests and serve the HTTP surface, no GPU kernels); single node and two
+ * replicas with the real vLLM CPU build and the real vllm-router from the pinned venv. Every test
+ * name says which parts are real.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import OpenAI from "openai";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { drainRpcs } from "../program-harness";
+import { STANDINS } from "./program-capture";
+import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
+import {
+  captureLocal,
+  create,
+  destroy,
+  freshHome,
+  LOCAL_E2E_HOMES,
+  leftUnder,
+  processesUnder,
+  running,
+  runLocal,
+  type LocalCommand,
+} from "./local-target";
+
+afterEach(drainRpcs);
+// A failed test must not leave its processes on the ports the next one uses.
+afterEach(() => {
+  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
+    try {
+      process.kill(Number(p.split(" ")[0]), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+});
+
+const timings: Record<string, { createMs: number; deleteMs: number }> = {};
+
+/** The `timeout` that bounds a create: `/bin/sh -c` itself when it exec'd it, else its child. */
+function timeoutOf(shell: number): number {
+  const comm = (pid: number | string) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim();
+  if (comm(shell) === "timeout") return shell;
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === shell && comm(pid) === "timeout")
+        return Number(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no timeout under /bin/sh ${shell}`);
+}
+
+/** A local stack file in vllm-fleet's standalone layout: `body` plus the [local] table with stand-ins. */
+function stackWith(body: string, local = `gpus = [0, 1, 2, 3]\nready_timeout = 90`, binDir = STANDINS): string {
+  return `${body.trim()}\n\n[local]\n${local}\n\n[local.launcher]\nbin_dir = ${JSON.stringify(binDir)}\n`;
+}
+
+const SHAPES: Record<string, string> = {
+  "single-node (tp 2)": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 2\n[deployment]\ngpus_per_node = 2`,
+  "single-node dp 2 + ep": `enable_expert_parallel = true\n[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\ndp = 2\n[deployment]\ngpus_per_node = 2`,
+  "multi-replica (2 replicas behind vllm-router)": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`,
+  "disaggregated (1 prefill + 1 decode, NIXL)": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ntype = "disaggregated"\nnum_prefill_nodes = 1\nnum_decode_nodes = 1\ngpus_per_node = 1`,
+  "kv-offload native": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ngpus_per_node = 1\n[kv_cache_offload]\ntype = "native"\n[kv_cache_offload.cpu]\nnum_bytes = 1_000_000_000`,
+  "kv-offload mooncake (one node)": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ngpus_per_node = 1\n[kv_cache_offload]\ntype = "mooncake"\n[kv_cache_offload.cpu]\nnum_bytes = 1_000_000_000`,
+  "llm-d (2 replicas behind Envoy + EPP)": `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1\n[deployment.router]\ntype = "llm-d"`,
+};
+
+/** create → every URL serves → a second create adopts → delete → nothing left → delete again succeeds. */
+async function upAndDown(
+  name: string,
+  c: LocalCommand,
+  home: string,
+  body?: (island: ReturnType<typeof running>) => Promise<void>,
+  apiKey?: string,
+) {
+  const first = await create(c, home);
+  try {
+    const island = running(first, `${name} create`);
+    expect(island.adopted).toBe(false);
+    for (const url of island.adminUrls) expect((await fetch(`${new URL(url).origin}/health`)).status).toBe(200);
+    if (island.routerUrl) {
+      const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
+      const models = (await (await fetch(`${island.routerUrl}/models`, { headers })).json()) as {
+        data: { id: string }[];
+      };
+      expect(models.data.map((m) => m.id)).toContain(island.model);
+    }
+    await body?.(island);
+    const again = running(await create(c, home), `${name} second create`);
+    expect(again).toMatchObject({ adopted: true, jobId: island.jobId });
+    timings[name] = { createMs: first.ms, deleteMs: 0 };
+  } finally {
+    const del = await destroy(c, home);
+    expect(del.code, del.stderr).toBe(0);
+    if (timings[name]) timings[name].deleteMs = del.ms;
+  }
+  expect(await leftUnder(home)).toEqual([]);
+  const twice = await destroy(c, home);
+  expect(twice.code, twice.stderr).toBe(0);
+}
+
+describe("local target end to end with stand-in engines and routers (no SLURM, no root)", () => {
+  afterAll(() => console.log(`local target timings (ms):\n${JSON.stringify(timings, null, 1)}`));
+
+  for (const [shape, body] of Object.entries(SHAPES)) {
+    it(`${shape}: create serves every URL on this machine, adopts on a second create, delete leaves no process`, async () => {
+      const home = freshHome(shape.replace(/[^a-z0-9]+/gi, "-"));
+      const { commands, planned } = await captureLocal(stackWith(body));
+      expect(planned.target).toBe("local");
+      expect(commands).toHaveLength(1);
+      await upAndDown(shape, commands[0], home, async (island) => {
+        expect(island.roles).toEqual(planned.islands[0].roles);
+        // Every engine has its own GPUs: the plan's slices, one after the other on this machine.
+        const gpus = processesUnder(home)
+          .map((p) => Number(p.split(" ")[0]))
+          .flatMap((pid) => {
+            const env = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+            const cvd = env.find((e) => e.startsWith("CUDA_VISIBLE_DEVICES="));
+            return cvd ? [cvd.slice("CUDA_VISIBLE_DEVICES=".length)] : [];
+          });
+        const used = gpus.flatMap((g) => g.split(",")).filter(Boolean);
+        expect(new Set(used).size, `GPU slices: ${gpus.join(" | ")}`).toBe(used.length);
+      });
+    });
+  }
+
+  it("credentials: the API key and HF token reach the engines as 0600 files and their environment, never a command line; probes authenticate", async () => {
+    const home = freshHome("credentials");
+    const key = "sk-local $(touch /tmp/pwned) 'quote\" `id` \\n";
+    const { commands } = await captureLocal(stackWith(SHAPES["multi-replica (2 replicas behind vllm-router)"]), {
+      secrets: { apiKey: key, hfToken: "hf_secret_local" },
+    });
+    const c = commands[0];
+    expect(c.stdin).not.toContain(key);
+    expect(c.create + c.delete).not.toContain(key);
+    await upAndDown(
+      "credentials",
+      c,
+      home,
+      async (island) => {
+        const dir = path.join(home, "vllm-fleet", "local-dev", "island-0", "secrets");
+        expect(fs.statSync(path.join(dir, "api_key")).mode & 0o777).toBe(0o600);
+        expect(fs.readFileSync(path.join(dir, "api_key"), "utf8")).toBe(key);
+        for (const p of processesUnder(home)) expect(p).not.toContain(key);
+        const url = island.adminUrls[0];
+        expect((await fetch(`${url}/models`)).status).toBe(401);
+        expect((await fetch(`${url}/models`, { headers: { authorization: `Bearer ${key}` } })).status).toBe(200);
+      },
+      key,
+    );
+    expect(fs.existsSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "secrets"))).toBe(false);
+    expect(fs.existsSync("/tmp/pwned")).toBe(false);
+  });
+
+  it("drill: an engine that exits at start fails the create, naming it with its log tail, and leaves nothing running", async () => {
+    const home = freshHome("exit-at-start");
+    const { commands } = await captureLocal(
+      stackWith(`${SHAPES["multi-replica (2 replicas behind vllm-router)"]}\n[env_vars]\nSTANDIN_EXIT_AT_START = "1"`),
+    );
+    const run = await create(commands[0], home);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/i0-replica\d-n0 exited/);
+    expect(run.stderr).toContain("simulated start-up failure");
+    expect(await leftUnder(home)).toEqual([]);
+    expect(fs.existsSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"))).toBe(false);
+    expect((await destroy(commands[0], home)).code).toBe(0);
+  });
+
+  it("drill: a create stopped by SIGTERM (its bound, or an interrupted pulumi up) stops what it started; the next create starts afresh and serves", async () => {
+    const home = freshHome("interrupted");
+    const { commands } = await captureLocal(stackWith(SHAPES["multi-replica (2 replicas behind vllm-router)"]), {
+      overrides: { "env_vars.STANDIN_STARTUP_DELAY_MS": "4000" },
+    });
+    const c = commands[0];
+    let shell = 0;
+    const stopped = runLocal(c.create, { home, stdin: c.stdin, env: c.environment, onStart: (pid) => (shell = pid) });
+    // Wait for the run to start, then SIGTERM the create's whole group, as `timeout` does.
+    const started = Date.now();
+    while (!processesUnder(home).length && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
+    expect(processesUnder(home).length).toBeGreaterThan(0);
+    // What the create's bound does when it runs out: `timeout` signals its own process group.
+    process.kill(timeoutOf(shell), "SIGTERM");
+    const first = await stopped;
+    expect(first.code).not.toBe(0);
+    expect(await leftUnder(home)).toEqual([]);
+    await upAndDown("interrupted, then re-run", c, home);
+  });
+
+  it("drill: a create killed outright (SIGKILL) leaves its run behind, and the next create adopts it instead of starting a second one", async () => {
+    const home = freshHome("killed");
+    const { commands } = await captureLocal(stackWith(SHAPES["single-node (tp 2)"]), {
+      overrides: { "env_vars.STANDIN_STARTUP_DELAY_MS": "3000" },
+    });
+    const c = commands[0];
+    let shell = 0;
+    const killed = runLocal(c.create, { home, stdin: c.stdin, env: c.environment, onStart: (pid) => (shell = pid) });
+    const started = Date.now();
+    while (!processesUnder(home).length && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
+    // timeout, the create and its probes die at once; the supervisor has its own session.
+    process.kill(-timeoutOf(shell), "SIGKILL");
+    await killed;
+    const [pid] = fs.readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8").split(" ");
+    expect(processesUnder(home).some((p) => p.startsWith(`${pid} bash `))).toBe(true);
+    const again = running(await create(c, home), "the create after the kill");
+    expect(again.adopted).toBe(true);
+    expect(again.jobId).toBe(pid);
+    expect((await destroy(c, home)).code).toBe(0);
+    expect(await leftUnder(home)).toEqual([]);
+  });
+
+  it("refuses a plan needing more GPUs than local.gpus gives, and more than nvidia-smi lists, before anything starts", async () => {
+    await expect(captureLocal(stackWith(SHAPES["single-node (tp 2)"], "gpus = [0]"))).rejects.toThrow(
+      /local\.gpus.*1 GPU\(s\).*needs 2/s,
+    );
+    // No local.gpus: the GPUs are counted with nvidia-smi -L; this one lists a single GPU.
+    const home = freshHome("nvidia-smi");
+    const bin = path.join(home, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "nvidia-smi"), "#!/bin/sh\necho 'GPU 0: NVIDIA H100 80GB HBM3 (UUID: GPU-0)'\n", {
+      mode: 0o755,
+    });
+    const { commands } = await captureLocal(stackWith(SHAPES["single-node (tp 2)"], "ready_timeout = 60"));
+    const run = await create(commands[0], home, { PATH: `${bin}:${process.env.PATH}` });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(
+      "the plan needs 2 GPU(s), this machine gives the fleet 1 (nvidia-smi -L); nothing was started",
+    );
+    expect(processesUnder(home)).toEqual([]);
+  });
+});
+
+describe("local target end to end with real parts (vLLM CPU build, vllm-router from the pinned venv)", () => {
+  let env: PythonEnv;
+  beforeAll(() => {
+    env = pythonEnv();
+  }, 40 * 60_000);
+
+  /** The tiny model on vLLM's CPU build: no GPU, a small fixed KV cache, room to start on 2 cores. */
+  const realStack = (name: string, deployment: string) => {
+    const { dir } = launcherDir(env, `local-${name}`, ["vllm", "vllm-router"]);
+    return stackWith(
+      `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${deployment}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
+      `device = "cpu"\nready_timeout = 900`,
+      dir,
+    );
+  };
+
+  it(
+    "single-node: real vLLM (CPU) behind the real vllm-router: completions with token ids through the openai client, adoption, delete leaves no process",
+    async () => {
+      const home = freshHome("real-single");
+      const { commands } = await captureLocal(realStack("single", `[deployment]\ngpus_per_node = 1`));
+      await upAndDown("real single-node", commands[0], home, async (island) => {
+        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
+        const completion = await client.completions.create({
+          model: island.model,
+          prompt: "the fleet serves",
+          max_tokens: 5,
+          logprobs: 1,
+          ...({ return_token_ids: true } as object),
+        });
+        expect((completion.choices[0] as unknown as { token_ids: number[] }).token_ids).toHaveLength(5);
+        expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(5);
+      });
+    },
+    40 * 60_000,
+  );
+
+  it(
+    "multi-replica: two real vLLM engines (CPU) behind the real vllm-router on one machine: chat through the router reaches both",
+    async () => {
+      const home = freshHome("real-two");
+      const { commands } = await captureLocal(
+        realStack("two", `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`),
+      );
+      await upAndDown("real multi-replica", commands[0], home, async (island) => {
+        expect(island.adminUrls).toEqual(["http://127.0.0.1:8100/v1", "http://127.0.0.1:8200/v1"]);
+        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
+        for (let s = 0; s < 8; s++) {
+          const chat = await client.chat.completions.create(
+            { model: island.model, messages: [{ role: "user", content: `hi ${s}` }], max_tokens: 2 },
+            { headers: { "X-Session-ID": `session-${s}` } },
+          );
+          expect(chat.choices).toHaveLength(1);
+        }
+        const served = await Promise.all(
+          island.adminUrls.map(async (u) => {
+            const text = await (await fetch(`${new URL(u).origin}/metrics`)).text();
+            const m = /^vllm:request_success_total\{[^}]*finished_reason="length"[^}]*\} (\d+(?:\.\d+)?)/m.exec(text);
+            return m ? Number(m[1]) : 0;
+          }),
+        );
+        expect(served.reduce((a, b) => a + b, 0)).toBe(8);
+        expect(Math.min(...served), `8 sessions over two engines: ${served}`).toBeGreaterThan(0);
+      });
+    },
+    40 * 60_000,
+  );
+});
