@@ -44,16 +44,15 @@ export function nearStacks(name: string, stacks = listStacks()): string[] {
     .replace(/\.toml$/, "")
     .toLowerCase();
   const budget = Math.max(2, Math.floor(typed.length / 3));
+  // A typo of the whole name before names that merely contain it ("single-nod": single-node first).
   return stacks
-    .map((s) => ({
-      s,
-      d: Math.min(
-        distance(typed, s.toLowerCase()),
-        typed.length >= 3 && (s.includes(typed) || typed.includes(s)) ? 1 : Infinity,
-      ),
-    }))
+    .map((s) => {
+      const edits = distance(typed, s.toLowerCase());
+      const d = Math.min(edits, typed.length >= 3 && (s.includes(typed) || typed.includes(s)) ? 1 : Infinity);
+      return { s, d, edits };
+    })
     .filter(({ d }) => d <= budget)
-    .sort((a, b) => a.d - b.d || a.s.localeCompare(b.s))
+    .sort((a, b) => a.d - b.d || a.edits - b.edits || a.s.localeCompare(b.s))
     .slice(0, 3)
     .map(({ s }) => s);
 }

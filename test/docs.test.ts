@@ -30,12 +30,26 @@ function blockAfter(text: string, marker: string, lang: string): string {
 }
 
 describe("README quickstart", () => {
-  it("its stack file plans without warnings", () => {
-    const toml = blockAfter(read("README.md"), "## Quickstart", "toml");
+  it.each([
+    ["## Quickstart on this machine", "local"],
+    ["## Quickstart on SLURM", "slurm"],
+  ])("the stack file after %s plans on %s without warnings", (marker, target) => {
+    const toml = blockAfter(read("README.md"), marker, "toml");
     const plan = buildPlan(loadConfigText(toml, "my-fleet.toml"), "dev");
     expect(plan.warnings).toEqual([]);
-    expect(plan.target).toBe("slurm");
+    expect(plan.target).toBe(target);
     expect(plan.totals.engines).toBe(1);
+  });
+
+  it("the local path is the first quickstart, then SLURM, then Kubernetes", () => {
+    const headings = read("README.md")
+      .split("\n")
+      .filter((l) => l.startsWith("## Quickstart"));
+    expect(headings).toEqual([
+      "## Quickstart on this machine (a GPU box, or CPU with a small model)",
+      "## Quickstart on SLURM (about 10 minutes)",
+      "## Quickstart on Kubernetes",
+    ]);
   });
 
   it("keeps the Test section and its command", () => {
@@ -70,7 +84,7 @@ describe("docs/shapes.md", () => {
     const plan = buildPlan(loadConfigText(stackText(name), `${name}.toml`), name);
     const [, target, shape, , nodes, engines, routers] = rows.get(name)!;
     expect({ target, shape, nodes: Number(nodes), engines: Number(engines), routers: Number(routers) }).toEqual({
-      target: plan.target === "slurm" ? "SLURM" : "Kubernetes",
+      target: { slurm: "SLURM", kubernetes: "Kubernetes", local: "local" }[plan.target],
       shape: plan.shape,
       nodes: plan.totals.nodes,
       engines: plan.totals.engines,

@@ -14,9 +14,10 @@ export const STACK_NAMES = fs
   .filter((f) => f.endsWith(".toml"))
   .map((f) => f.slice(0, -5))
   .sort();
-/** Stacks by target: k8s-* carry [kubernetes], the rest [slurm]. */
+/** Stacks by target: k8s-* carry [kubernetes], local-* [local], the rest [slurm]. */
 export const K8S_STACKS = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
-export const SLURM_STACKS = STACK_NAMES.filter((n) => !n.startsWith("k8s-"));
+export const LOCAL_STACKS = STACK_NAMES.filter((n) => n.startsWith("local-"));
+export const SLURM_STACKS = STACK_NAMES.filter((n) => !n.startsWith("k8s-") && !n.startsWith("local-"));
 
 export function stackText(name: string): string {
   return fs.readFileSync(path.join(ROOT, "stacks", `${name}.toml`), "utf8");

@@ -166,8 +166,9 @@ function* walk(l: Layout, table: Schema, at: string[], doc: Doc, skip?: string):
     if (key === skip) continue;
     const p = [...at, key];
     const name = p.join(".");
-    // A file targets one backend: the Kubernetes keys are walked without [slurm].
-    const here = at.length === 0 && key === "kubernetes" ? (({ slurm: _, ...rest }) => rest)(doc) : doc;
+    // A file targets one backend: the Kubernetes and local keys are walked without [slurm].
+    const here =
+      at.length === 0 && (key === "kubernetes" || key === "local") ? (({ slurm: _, ...rest }) => rest)(doc) : doc;
     const { inner, dflt } = unwrap(field);
     const needs = TABLE_NEEDS[p.slice(p.length - 1).join(".")] ?? {};
     if (isTable(inner)) {
@@ -231,6 +232,8 @@ describe.each(LAYOUTS)("every $name key the schema accepts reaches the canonical
     expect(leaves).toEqual(
       expect.arrayContaining([
         "kubernetes.startup_timeout",
+        "local.gpus",
+        "local.launcher.bin_dir",
         "slurm.launcher.binds",
         "slurm.pending_timeout",
         "output_dir",

@@ -1,7 +1,9 @@
 /**
  * prime-rl's current layout ([vllm], [deployment], [router], ... and whole RL files): every fixture
- * in test/fixtures/prime-rl is planned through `npm run plan` (with --target slurm when it names no
- * target) and must get the verdict, node and router counts its leading comments state. Those
+ * in test/fixtures/prime-rl is planned through `npm run plan` (with `--target <t>` when it states
+ * `# expect-target: <t>`) and must get the verdict, node and router counts its leading comments
+ * state; `# expect-default: <t>` says which target it plans on with no --target at all (local for a
+ * file without [slurm] that prime-rl runs on one machine), with the same counts. Those
  * expectations come from prime-rl's own rules (configs/inference.py, configs/rl.py, its sbatch
  * templates), not from this program's output.
  */
@@ -71,6 +73,13 @@ describe("prime-rl layout fixtures", () => {
     expect(plan.totals.nodes).toBe(Number(e.nodes[0]));
     expect(plan.totals.routers).toBe(Number(e.routers[0]));
     if (e.target) expect(plan.target).toBe(e.target[0]);
+    if (e.default) {
+      const plain = runPlanCli([file, "--json"]);
+      expect(plain.code, plain.stderr).toBe(0);
+      const onDefault = JSON.parse(plain.stdout);
+      expect(onDefault.target).toBe(e.default[0]);
+      expect(onDefault.totals).toMatchObject({ nodes: plan.totals.nodes, routers: plan.totals.routers });
+    }
 
     const cfg = loadConfigFile(file, [], { target: e.target?.[0] as "slurm" | undefined });
     expect(cfg.prime_rl).toBe(true);
@@ -93,7 +102,7 @@ describe("prime-rl layout fixtures", () => {
 });
 
 describe("prime-rl layout mapping", () => {
-  const load = (text: string, overrides: string[] = [], target?: "slurm" | "kubernetes") =>
+  const load = (text: string, overrides: string[] = [], target?: "slurm" | "kubernetes" | "local") =>
     loadConfigText(text, "t.toml", parseOverrides(overrides).overrides, ROOT, { target });
   const issues = (fn: () => unknown) => {
     try {
@@ -162,7 +171,9 @@ describe("prime-rl layout mapping", () => {
 
   it("the target can be named outside the file, and must not contradict it", () => {
     const text = `[vllm]\nmodel = "Qwen/Qwen3-8B"\n`;
-    expect(issues(() => load(text))[0].message).toContain("no target");
+    // Named nowhere: this machine, as prime-rl runs a file without [slurm].
+    expect(load(text).target.kind).toBe("local");
+    expect(load(text, [], "local").target.kind).toBe("local");
     // vllm-router (the default router) on Kubernetes needs an image, which has no default.
     expect(issues(() => load(text, [], "kubernetes"))[0]).toMatchObject({ path: "kubernetes.router_image" });
     expect(load(text, ["--kubernetes.router_image=r.example/vllm-router:1"], "kubernetes").target.kind).toBe(
@@ -337,8 +348,10 @@ describe("the Pulumi program names the target with vllm-fleet:target", () => {
     expect(registered.length).toBeGreaterThan(0);
   });
 
-  it("refuses it without a target, and an unknown target", async () => {
-    expect((await run({})).error?.message).toContain("no target");
+  it("deploys it on this machine without a target, and refuses an unknown target", async () => {
+    const local = await run({});
+    expect(local.error).toBeUndefined();
+    expect(local.registered.map((r) => r.type)).toContain("command:local:Command");
     expect((await run({ target: "nomad" })).error?.message).toContain("vllm-fleet:target must be slurm or kubernetes");
   });
 });

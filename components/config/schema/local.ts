@@ -34,5 +34,7 @@ export const localTable = table({
     .max(7 * 86400)
     .default(3600)
     .describe("Seconds to wait for every endpoint to serve once the processes started (default 3600)"),
-  launcher: localLauncherTable.prefault({}),
+  launcher: localLauncherTable
+    .prefault({})
+    .describe("How the engines, routers and stores are found on this machine: on PATH or bin_dir, or in a venv"),
 });

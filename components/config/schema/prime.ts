@@ -226,7 +226,11 @@ export const vllmFleetTable = table({
 /** vllm-fleet's own tables, beside prime-rl's: the target ([kubernetes]) and [vllm_fleet]. */
 const ours = {
   kubernetes: kubernetesTable.optional(),
-  local: localTable.optional(),
+  local: localTable
+    .optional()
+    .describe(
+      "Run the fleet on this machine (the default when the file names no target, as prime-rl runs a file without [slurm])",
+    ),
   vllm_fleet: vllmFleetTable.optional(),
 };
 
