@@ -1,12 +1,21 @@
 import type { FleetConfig } from "./config/types";
 import type { DeploymentPlan } from "./plan/deployment-plan";
 import { planDeployment } from "./plan/plan";
-import { targetOf } from "./targets";
+import { ConfigError } from "./config/issues";
+import { allTargets, targetOf } from "./targets";
 
 /**
- * The deployment plan of a config, with the hints its target gives the planner. Here, not in
+ * The deployment plan of a config, with the hints its target gives the planner, refused when the
+ * target cannot run it. Here, not in
  * components/plan/, because the targets read the plan's types: the planner cannot import them.
  */
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
-  return planDeployment(cfg, stack, targetOf(cfg.target.kind).plan);
+  const target = targetOf(cfg.target.kind);
+  const plan = planDeployment(cfg, stack, target.plan);
+  const elsewhere = allTargets()
+    .filter((t) => !t.plan.sharedHost)
+    .map((t) => t.kind);
+  const refusals = target.refusals?.(plan, elsewhere) ?? [];
+  if (refusals.length) throw new ConfigError(refusals);
+  return plan;
 }

@@ -49,6 +49,12 @@ export interface FleetSupport {
   replaceUrn?(project: string, stack: string, island: number): string;
 }
 
+/** Why a target cannot run a plan: the key (as the user's file spells it in the older layout) and the reason. */
+export interface PlanRefusal {
+  path: string;
+  message: string;
+}
+
 export interface Target {
   kind: TargetKind;
   /** How messages name the target. */
@@ -57,6 +63,12 @@ export interface Target {
   namespaceKey?: string[];
   /** What the planner asks of the target. */
   plan: PlanHints;
+  /**
+   * Why the target cannot run a plan (e.g. more machines than it has), each naming its key;
+   * checked before anything starts. `elsewhere`: the registered targets that run a fleet over
+   * several machines, for the message.
+   */
+  refusals?(plan: DeploymentPlan, elsewhere: TargetKind[]): PlanRefusal[];
   /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
   planOut(plan: DeploymentPlan): PlanOutFile[];
   /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */

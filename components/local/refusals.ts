@@ -1,16 +1,7 @@
-import type { ConfigIssue } from "../config/issues";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
-import { allTargets } from "../targets";
+import type { PlanRefusal } from "../target";
 import { localSettings } from "./settings";
 import { gpusNeeded } from "./supervisor";
-
-/** The targets that run a fleet over several machines, for the message that sends a shape there. */
-function clusterTargets(): string {
-  return allTargets()
-    .filter((t) => !t.plan.sharedHost)
-    .map((t) => `[${t.kind}]`)
-    .join(" or ");
-}
 
 /** Every port something of the island listens on, with who listens: on one machine none may repeat. */
 function listeners(island: IslandPlan): { port: number; who: string }[] {
@@ -49,10 +40,10 @@ function listeners(island: IslandPlan): { port: number; who: string }[] {
  * than one island, more GPUs than local.gpus gives, two processes on one port. Refused before
  * anything starts (the planner asks, components/plan/plan.ts).
  */
-export function localRefusals(plan: DeploymentPlan): ConfigIssue[] {
+export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): PlanRefusal[] {
   const t = localSettings(plan);
-  const issues: ConfigIssue[] = [];
-  const elsewhere = `deploy it with ${clusterTargets()} (or --target / vllm-fleet:target)`;
+  const issues: PlanRefusal[] = [];
+  const elsewhere = `deploy it with ${clusterTargets.map((t) => `[${t}]`).join(" or ")} (or --target / vllm-fleet:target)`;
   const island = plan.islands[0];
   const spans = new Map<string, Set<number>>();
   for (const e of island.engines) {

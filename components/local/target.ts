@@ -25,8 +25,8 @@ export const localTarget: Target = {
     wholeNodes: false,
     gpuTypeHint: () => undefined,
     sharedHost: true,
-    refusals: localRefusals,
   },
+  refusals: localRefusals,
   planOut: localPlanOut,
   // Ports are planned and the host is this one: the URLs are final at plan time.
   knownUrls: (plan) =>

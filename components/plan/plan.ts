@@ -308,7 +308,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       `${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`,
     );
   }
-  const plan: DeploymentPlan = {
+  return {
     stack,
     model: cfg.model.name,
     shape: shapeOf(cfg),
@@ -335,9 +335,6 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
   };
-  const refusals = hints.refusals?.(plan) ?? [];
-  if (refusals.length) throw new ConfigError(refusals);
-  return plan;
 }
 
 function kvTiers(cfg: FleetConfig): KvTiers | null {

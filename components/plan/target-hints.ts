@@ -1,5 +1,3 @@
-import type { ConfigIssue } from "../config/issues";
-import type { DeploymentPlan } from "./deployment-plan";
 import type { TargetSettings } from "./target-settings";
 
 /**
@@ -28,6 +26,4 @@ export interface PlanHints {
    * engines their own ports (node k's are the configured ones + k x SHARED_HOST_PORT_STRIDE).
    */
   sharedHost?: boolean;
-  /** Why the target cannot run a plan (e.g. more nodes than it has), each naming its key; checked before anything starts. */
-  refusals?(plan: DeploymentPlan): ConfigIssue[];
 }

@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { ConfigError, loadConfigFile, loadConfigText, type ConfigIssue } from "../../components/config";
 import { buildPlan } from "../../components/planner";
 import { issuesOf, load, LOCAL_STACKS, plan, ROOT, runPlanCli, stackText } from "../helpers";
+import { PAYLOADS } from "../security/payloads";
 
 const PRIME = path.join(ROOT, "test/fixtures/prime-rl");
 
@@ -110,6 +111,22 @@ describe("[local] keys", () => {
       ready_timeout: 3600,
       launcher: { type: "vllm" },
     });
+  });
+
+  it("every injection payload in the closed keys (local.device, local.launcher.type) is refused, naming the key", () => {
+    for (const payload of PAYLOADS) {
+      const text = payload.text("/tmp/canary");
+      for (const [table, key] of [
+        ["local", "device"],
+        ["local.launcher", "type"],
+      ]) {
+        const found = issuesOf(`${base}[${table}]\n${key} = ${JSON.stringify(text)}\n`);
+        expect(
+          found.map((i) => i.path),
+          `${payload.id} in ${table}.${key}`,
+        ).toContain(`${table}.${key}`);
+      }
+    }
   });
 
   it("local.gpus naming a GPU twice is refused", () => {

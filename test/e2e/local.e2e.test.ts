@@ -266,58 +266,67 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
     expect((await fleet("endpoints", ...cfg)).code).toBe(1);
   });
 
-  it("injection: every payload of test/security/payloads.ts in an env value, the chat template and the launcher's folder name reaches the engine byte for byte, or is refused naming its key; no canary appears", async () => {
+  it("injection: every payload of test/security/payloads.ts in an env value, the chat template and the launcher's folder (bin_dir, then a venv's path) reaches the engine byte for byte, or is refused naming its key; no canary appears", async () => {
     const home = freshHome("injection");
     const outcomes: string[] = [];
-    for (const payload of PAYLOADS) {
+    for (const [k, payload] of PAYLOADS.entries()) {
       const canary = path.join(home, `canary-${payload.id}`);
       const text = payload.text(canary);
-      // The stand-ins under a folder whose name carries the payload (a path cannot hold NUL or a newline).
-      const bin = path.join(home, `bin-${payload.id}-${text.replace(/[\0\n\r/]/g, "_").slice(0, 80)}`);
-      fs.mkdirSync(path.dirname(bin), { recursive: true });
+      // The stand-ins under folders whose names carry the payload (a path cannot hold NUL or a newline):
+      // a bin_dir, and a venv whose activate script puts them on PATH.
+      const folder = `${payload.id}-${text.replace(/[\0\n\r/]/g, "_").slice(0, 80)}`;
+      const bin = path.join(home, `bin-${folder}`);
       if (!fs.existsSync(bin)) fs.symlinkSync(STANDINS, bin);
-      const records = path.join(home, `rec-${payload.id}`);
-      const stack = [
-        `output_dir = "fleet-${PAYLOADS.indexOf(payload)}"`,
-        `[model]\nname = "Qwen/Qwen3-0.6B"\nchat_template = ${JSON.stringify(text)}`,
-        `[parallel]\ntp = 1`,
-        `[deployment]\ngpus_per_node = 1`,
-        `[env_vars]\nVLLM_FLEET_PAYLOAD = ${JSON.stringify(text)}\nSTANDIN_RECORD_DIR = ${JSON.stringify(records)}`,
-        `[local]\ngpus = [0]\nready_timeout = 60`,
-        `[local.launcher]\nbin_dir = ${JSON.stringify(bin)}`,
-      ].join("\n\n");
-      let commands: LocalCommand[];
-      try {
-        ({ commands } = await captureLocal(stack));
-      } catch (e) {
-        // Refused: the message names the key that holds the payload.
-        expect(String(e), payload.id).toMatch(
-          /model\.chat_template|env_vars\.VLLM_FLEET_PAYLOAD|local\.launcher\.bin_dir/,
-        );
-        outcomes.push(`${payload.id}: refused`);
-        continue;
+      const venv = path.join(home, `venv-${folder}`);
+      fs.mkdirSync(path.join(venv, "bin"), { recursive: true });
+      fs.writeFileSync(path.join(venv, "bin", "activate"), `export PATH=${JSON.stringify(STANDINS)}:"$PATH"\n`);
+      const launchers = [`bin_dir = ${JSON.stringify(bin)}`, `type = "venv"\npath = ${JSON.stringify(venv)}`];
+      for (const [l, launcher] of launchers.entries()) {
+        const records = path.join(home, `rec-${k}-${l}`);
+        const stack = [
+          `output_dir = "fleet-${k}-${l}"`,
+          `[model]\nname = "Qwen/Qwen3-0.6B"\nchat_template = ${JSON.stringify(text)}`,
+          `[parallel]\ntp = 1`,
+          `[deployment]\ngpus_per_node = 1`,
+          `[env_vars]\nVLLM_FLEET_PAYLOAD = ${JSON.stringify(text)}\nSTANDIN_RECORD_DIR = ${JSON.stringify(records)}`,
+          `[local]\ngpus = [0]\nready_timeout = 60`,
+          `[local.launcher]\n${launcher}`,
+        ].join("\n\n");
+        let commands: LocalCommand[];
+        try {
+          ({ commands } = await captureLocal(stack));
+        } catch (e) {
+          // Refused: the message names the key that holds the payload.
+          expect(String(e), payload.id).toMatch(
+            /model\.chat_template|env_vars\.VLLM_FLEET_PAYLOAD|local\.launcher\.(bin_dir|path)/,
+          );
+          outcomes.push(`${payload.id}/${l}: refused`);
+          continue;
+        }
+        const run = await create(commands[0], home);
+        try {
+          expect(run.code, `${payload.id}: ${run.stderr.slice(-2000)}`).toBe(0);
+          const vllm = fs
+            .readdirSync(records)
+            .filter((f) => f.startsWith("vllm-") && f.endsWith(".json"))
+            .map((f) => JSON.parse(fs.readFileSync(path.join(records, f), "utf8")));
+          expect(vllm, payload.id).toHaveLength(1);
+          expect(vllm[0].env.VLLM_FLEET_PAYLOAD, payload.id).toBe(text);
+          const argv: string[] = vllm[0].argv;
+          expect(argv[argv.indexOf("--chat-template") + 1], payload.id).toBe(text);
+          outcomes.push(`${payload.id}/${l}: served`);
+        } finally {
+          expect((await destroy(commands[0], home)).code).toBe(0);
+        }
+        expect(fs.existsSync(canary), `${payload.id} created its canary`).toBe(false);
       }
-      const run = await create(commands[0], home);
-      try {
-        expect(run.code, `${payload.id}: ${run.stderr.slice(-2000)}`).toBe(0);
-        const vllm = fs
-          .readdirSync(records)
-          .filter((f) => f.startsWith("vllm-") && f.endsWith(".json"))
-          .map((f) => JSON.parse(fs.readFileSync(path.join(records, f), "utf8")));
-        expect(vllm, payload.id).toHaveLength(1);
-        expect(vllm[0].env.VLLM_FLEET_PAYLOAD, payload.id).toBe(text);
-        const argv: string[] = vllm[0].argv;
-        expect(argv[argv.indexOf("--chat-template") + 1], payload.id).toBe(text);
-        outcomes.push(`${payload.id}: served`);
-      } finally {
-        expect((await destroy(commands[0], home)).code).toBe(0);
-      }
-      expect(fs.existsSync(canary), `${payload.id} created its canary`).toBe(false);
     }
     expect(await leftUnder(home)).toEqual([]);
     console.log(`local injection: ${outcomes.join(", ")}`);
-    expect(outcomes.filter((o) => o.endsWith("served")).length).toBeGreaterThan(PAYLOADS.length / 2);
-  }, 600_000);
+    // Both launchers served most payloads (the rest were refused by name above).
+    expect(outcomes.filter((o) => o.endsWith("/0: served")).length).toBeGreaterThan(PAYLOADS.length / 2);
+    expect(outcomes.filter((o) => o.endsWith("/1: served")).length).toBeGreaterThan(PAYLOADS.length / 2);
+  }, 900_000);
 
   it("refuses a plan needing more GPUs than local.gpus gives, and more than nvidia-smi lists, before anything starts", async () => {
     await expect(captureLocal(stackWith(SHAPES["single-node (tp 2)"], "gpus = [0]"))).rejects.toThrow(

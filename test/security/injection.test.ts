@@ -91,6 +91,8 @@ interface Field {
   unrendered?: string;
   /** Files a run needs for an accepted value (the venv's activate script). */
   prepare?: (value: string) => void;
+  /** Placed by another suite, named here (neither slurm nor k8s then): the target runs elsewhere. */
+  elsewhere?: string;
 }
 
 /**
@@ -811,7 +813,29 @@ const PRIME_FIELDS: Field[] = [
   },
 ];
 
+/**
+ * [local] runs on the machine that runs Pulumi, not through this file's SLURM harness: every payload
+ * goes through the local target's own create script in test/e2e/local.e2e.test.ts (launcher paths:
+ * bin_dir and the venv) and test/config/local-target.test.ts (the closed keys, refused by name).
+ */
+const LOCAL_FIELDS: Field[] = [
+  "local.device",
+  "local.launcher.type",
+  "local.launcher.bin_dir",
+  "local.launcher.path",
+].map((leaf) => ({
+  id: leaf,
+  covers: [leaf, ...["prime", "prime-rl", "prime-sft"].map((l) => `${l}:${leaf}`)],
+  at: () => leaf,
+  set: () => undefined,
+  elsewhere:
+    leaf.includes("launcher.") && !leaf.endsWith(".type")
+      ? "test/e2e/local.e2e.test.ts"
+      : "test/config/local-target.test.ts",
+}));
+
 export const FIELDS: Field[] = [
+  ...LOCAL_FIELDS,
   // The model and how vLLM serves it.
   {
     id: "model.name",
