@@ -14,7 +14,6 @@ import { launcherTable, slurmTable } from "./schema/slurm";
 import type {
   DeploymentConfig,
   FleetConfig,
-  KubernetesTarget,
   OffloadConfig,
   PrimeEngineConfig,
   SlurmTarget,
