@@ -11,13 +11,7 @@ import { rlDeploymentTable, standaloneLayout, type RlLayout, type StandaloneLayo
 import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
 import { launcherTable, slurmTable } from "./schema/slurm";
-import type {
-  DeploymentConfig,
-  FleetConfig,
-  OffloadConfig,
-  PrimeEngineConfig,
-  SlurmTarget,
-} from "./types";
+import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig, SlurmTarget } from "./types";
 import { checkVllmExtra } from "./vllm-flags";
 
 type Raw = Record<string, any>;
