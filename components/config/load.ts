@@ -25,7 +25,7 @@ import {
 } from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
 import type { FleetConfig } from "./types";
-import { otherTargets, TARGETS, type TargetKind } from "./target-kinds";
+import { DEFAULT_TARGET, otherTargets, TARGETS, type TargetKind } from "./target-kinds";
 
 export type Layout = "standalone" | "rl";
 
@@ -302,7 +302,7 @@ export function chooseLayout(
   if (asPrime) {
     const reading = resolveIn(raw, baseDir, layout, true);
     const why =
-      "a file with no [slurm] or [kubernetes] table of its own, deployed with --target / vllm-fleet:target, is read as prime-rl reads it; a file in vllm-fleet's older layout names its target in the file";
+      "a file with no [slurm], [kubernetes] or [local] table of its own (run on this machine, or on the target --target / vllm-fleet:target names) is read as prime-rl reads it; a file in vllm-fleet's older layout names its target in the file";
     const older = (p: string) => OLDER_ONLY.includes(p.replace(/^inference\./, ""));
     const issues = reading.issues.map((i) =>
       older(i.path)
@@ -505,16 +505,19 @@ export function loadConfigText(
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
   const layout = detectLayout(parsed.value);
-  const asPrime = options.target !== undefined && !namesTarget(parsed.value);
+  // A file naming no target runs on this machine, read as prime-rl reads it: prime-rl runs a file
+  // without [slurm] locally (issue 27). A target named outside the file takes its place.
+  const target = options.target ?? (namesTarget(parsed.value) ? undefined : DEFAULT_TARGET);
+  const asPrime = target !== undefined && !namesTarget(parsed.value);
   // Overrides are written in the file's layout: prime-rl's spellings are rewritten for an older-layout file.
-  const older = !asPrime && !readsAsPrime(withTarget(parsed.value, options.target).value, baseDir);
+  const older = !asPrime && !readsAsPrime(withTarget(parsed.value, target).value, baseDir);
   const { value, issues } = applyOverrides(
     parsed.value,
     older ? olderLayoutSpellings(parsed.value, overrides) : overrides,
     { layout, prime: !older },
   );
   if (issues.length) throw new ConfigError(issues, source);
-  const targeted = withTarget(value, options.target);
+  const targeted = withTarget(value, target);
   if (targeted.issues.length) throw new ConfigError(targeted.issues, source);
   return validate(targeted.value, source, baseDir, asPrime);
 }

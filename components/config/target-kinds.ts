@@ -23,3 +23,9 @@ export function settingsFor<K extends TargetKind>(
 
 /** The other targets than `kind`. */
 export const otherTargets = (kind: TargetKind): TargetKind[] => TARGETS.filter((k) => k !== kind);
+
+/**
+ * The target of a file that names none, as prime-rl runs a file without [slurm]: this machine. Such
+ * a file is read in prime-rl's layout (components/config/load.ts loadConfigText).
+ */
+export const DEFAULT_TARGET: TargetKind = "local";

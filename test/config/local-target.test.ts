@@ -28,28 +28,32 @@ function refusals(text: string): ConfigIssue[] {
   throw new Error("expected the plan to be refused, but it planned");
 }
 
-/** A shipped stack without its target table (and whatever follows it). */
-function withoutTarget(name: string, table: "slurm" | "kubernetes"): string {
+/** A shipped stack with its target table (and whatever follows it) replaced by `[local]`. */
+function onLocal(name: string, table: "slurm" | "kubernetes"): string {
   const text = stackText(name);
   const at = text.search(new RegExp(`^\\[${table}\\]`, "m"));
   expect(at, `stacks/${name}.toml has a [${table}] table`).toBeGreaterThan(0);
-  return text.slice(0, at);
+  return `${text.slice(0, at)}[local]\n`;
 }
 
 afterEach(() => vi.restoreAllMocks());
 
 describe("a file naming no target plans on the local target", () => {
-  it("in the standalone layout", () => {
-    const p = plan(`[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 2\n`);
+  it("in vllm-fleet's older layouts the file names it: [local]", () => {
+    const p = plan(`[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 2\n[local]\n`);
     expect(p.target).toBe("local");
     expect(p.settings).toMatchObject({ kind: "local", device: "gpu", ready_timeout: 3600 });
     expect(p.totals).toMatchObject({ nodes: 1, engines: 1, routers: 1 });
+    expect(load(`[inference]\nmodel = "Qwen/Qwen3-0.6B"\n[local]\n`).target.kind).toBe("local");
   });
 
-  it("in the RL layout", () => {
-    const cfg = load(`[inference]\nmodel = "Qwen/Qwen3-0.6B"\n`);
-    expect(cfg.target.kind).toBe("local");
-    expect(buildPlan(cfg, "t").target).toBe("local");
+  it("a file naming no target is read as prime-rl reads it (prime-rl refuses the older layout's [model], and so does this)", () => {
+    for (const text of [`[model]\nname = "Qwen/Qwen3-0.6B"\n`, `[inference]\nmodel = "Qwen/Qwen3-0.6B"\n`]) {
+      const found = issuesOf(text);
+      expect(found).toHaveLength(1);
+      expect(found[0].message).toContain("Extra inputs are not permitted");
+      expect(found[0].message).toContain("[local]");
+    }
   });
 
   it("in prime-rl's layout, through `npm run plan` without --target", () => {
@@ -153,7 +157,7 @@ describe("[local] keys", () => {
 
 describe("shapes that do not fit one machine are refused", () => {
   it("a replica over several nodes (wide-EP) names the node count and the cluster targets", () => {
-    const found = refusals(withoutTarget("wide-ep", "slurm"));
+    const found = refusals(onLocal("wide-ep", "slurm"));
     expect(found.map((i) => i.path)).toContain("deployment");
     const m = found.find((i) => i.path === "deployment")!.message;
     expect(m).toContain("spans 2 nodes");
@@ -161,7 +165,7 @@ describe("shapes that do not fit one machine are refused", () => {
   });
 
   it("several islands (num_infer_replicas) name the islands and the node count", () => {
-    const found = refusals(withoutTarget("disaggregated-x3", "slurm"));
+    const found = refusals(onLocal("disaggregated-x3", "slurm"));
     const m = found.find((i) => i.path === "deployment.num_infer_replicas")?.message;
     expect(m).toContain("3 islands");
     expect(m).toContain("18 nodes");
@@ -169,7 +173,7 @@ describe("shapes that do not fit one machine are refused", () => {
   });
 
   it("Mooncake over two nodes: one client port per node, and one machine", () => {
-    const found = refusals(withoutTarget("kv-offload-mooncake", "slurm"));
+    const found = refusals(onLocal("kv-offload-mooncake", "slurm"));
     expect(found.map((i) => i.path)).toContain("kv_cache_offload.type");
     expect(found.find((i) => i.path === "kv_cache_offload.type")!.message).toContain("2 nodes");
   });
@@ -179,7 +183,7 @@ describe("shapes that do not fit one machine are refused", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "vllm-fleet-local-"));
     try {
       const file = path.join(dir, "wide.toml");
-      fs.writeFileSync(file, withoutTarget("wide-ep", "slurm"));
+      fs.writeFileSync(file, onLocal("wide-ep", "slurm"));
       const { code, stderr } = runPlanCli([file]);
       expect(code).toBe(2);
       expect(stderr).toContain("spans 2 nodes");
