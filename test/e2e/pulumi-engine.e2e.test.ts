@@ -125,7 +125,7 @@ function overridesFor(stack: string, pulumiStack = stack, binDir = suiteBinDir()
 
 const SLURM_STACKS = fs
   .readdirSync(path.join(ROOT, "stacks"))
-  .filter((f) => f.endsWith(".toml") && !f.startsWith("k8s-"))
+  .filter((f) => f.endsWith(".toml") && !f.startsWith("k8s-") && !f.startsWith("local-"))
   .map((f) => f.slice(0, -5))
   .sort();
 
