@@ -35,3 +35,17 @@ export interface IslandJobRef {
   /** The island's node count, where the plan says it. */
   nodeCount?: number;
 }
+
+/** An island's report before the scheduler said anything about it: no job known. */
+export const emptyReport = (island: number): JobReport => ({
+  island,
+  jobId: null,
+  state: null,
+  reason: null,
+  exitCode: null,
+  source: "none",
+  hosts: [],
+  addrs: [],
+  exits: [],
+  nodeStates: [],
+});

@@ -1,4 +1,4 @@
-import type { IslandJobRef, JobReport } from "../host/job-report";
+import { emptyReport, type IslandJobRef, type JobReport } from "../host/job-report";
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
@@ -17,23 +17,8 @@ export function runQueryScript(islands: IslandJobRef[]): string {
 
 /** Parses runQueryScript's records; an island with none was not observed, and says so. */
 export function parseRunReport(text: string, islands: number[]): Map<number, JobReport> {
-  const reports = new Map<number, JobReport>(
-    islands.map((k) => [
-      k,
-      {
-        island: k,
-        jobId: null,
-        state: null,
-        reason: null,
-        exitCode: null,
-        source: "none",
-        hosts: [],
-        addrs: [],
-        exits: [],
-        nodeStates: [],
-      },
-    ]),
-  );
+  const reports = new Map<number, JobReport>(islands.map((k) => [k, emptyReport(k)]));
+
   const answered = new Set<number>();
   for (const line of text.split("\n")) {
     const [kind, k, ...rest] = line.split("\t");

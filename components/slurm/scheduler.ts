@@ -1,7 +1,7 @@
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
-import type { IslandJobRef, JobReport } from "../host/job-report";
+import { emptyReport, type IslandJobRef, type JobReport } from "../host/job-report";
 
 export type { IslandJobRef, JobReport };
 
@@ -30,23 +30,8 @@ function scontrolFields(line: string): Record<string, string> {
  * answer for an island, or an island has no record at all.
  */
 export function parseSchedulerReport(text: string, islands: number[]): Map<number, JobReport> {
-  const reports = new Map<number, JobReport>(
-    islands.map((k) => [
-      k,
-      {
-        island: k,
-        jobId: null,
-        state: null,
-        reason: null,
-        exitCode: null,
-        source: "none",
-        hosts: [],
-        addrs: [],
-        exits: [],
-        nodeStates: [],
-      },
-    ]),
-  );
+  const reports = new Map<number, JobReport>(islands.map((k) => [k, emptyReport(k)]));
+
   const answered = new Set<number>();
   const failures: string[] = [];
   for (const line of text.split("\n")) {

@@ -41,6 +41,19 @@ afterEach(() => {
 
 const timings: Record<string, { createMs: number; deleteMs: number }> = {};
 
+/** Starts a create and returns once its run has processes: the create's outcome, and its `timeout`'s pid. */
+async function createUntilStarted(
+  c: LocalCommand,
+  home: string,
+): Promise<{ done: ReturnType<typeof runLocal>; timeout: number }> {
+  let shell = 0;
+  const done = runLocal(c.create, { home, stdin: c.stdin, env: c.environment, onStart: (pid) => (shell = pid) });
+  const started = Date.now();
+  while (!processesUnder(home).length && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
+  expect(processesUnder(home).length, "the run started").toBeGreaterThan(0);
+  return { done, timeout: timeoutOf(shell) };
+}
+
 /** The `timeout` that bounds a create: `/bin/sh -c` itself when it exec'd it, else its child. */
 function timeoutOf(shell: number): number {
   const comm = (pid: number | string) => fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim();
@@ -179,14 +192,9 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
       overrides: { "env_vars.STANDIN_STARTUP_DELAY_MS": "4000" },
     });
     const c = commands[0];
-    let shell = 0;
-    const stopped = runLocal(c.create, { home, stdin: c.stdin, env: c.environment, onStart: (pid) => (shell = pid) });
-    // Wait for the run to start, then SIGTERM the create's whole group, as `timeout` does.
-    const started = Date.now();
-    while (!processesUnder(home).length && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
-    expect(processesUnder(home).length).toBeGreaterThan(0);
+    const { done: stopped, timeout } = await createUntilStarted(c, home);
     // What the create's bound does when it runs out: `timeout` signals its own process group.
-    process.kill(timeoutOf(shell), "SIGTERM");
+    process.kill(timeout, "SIGTERM");
     const first = await stopped;
     expect(first.code).not.toBe(0);
     expect(await leftUnder(home)).toEqual([]);
@@ -199,12 +207,9 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
       overrides: { "env_vars.STANDIN_STARTUP_DELAY_MS": "3000" },
     });
     const c = commands[0];
-    let shell = 0;
-    const killed = runLocal(c.create, { home, stdin: c.stdin, env: c.environment, onStart: (pid) => (shell = pid) });
-    const started = Date.now();
-    while (!processesUnder(home).length && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 100));
+    const { done: killed, timeout } = await createUntilStarted(c, home);
     // timeout, the create and its probes die at once; the supervisor has its own session.
-    process.kill(-timeoutOf(shell), "SIGKILL");
+    process.kill(-timeout, "SIGKILL");
     await killed;
     const [pid] = fs.readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8").split(" ");
     expect(processesUnder(home).some((p) => p.startsWith(`${pid} bash `))).toBe(true);

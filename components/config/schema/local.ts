@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { table, typeChoices } from "./primitives";
-import { plainLauncher, venvLauncher } from "./slurm";
+import { plainLauncher, slurmTable, venvLauncher } from "./slurm";
 
 /** How the engine, router and store programs are found on this machine: on PATH (or bin_dir), or in a venv. */
 export const localLauncherTable = z.discriminatedUnion(
@@ -27,13 +27,9 @@ export const localTable = table({
     .describe(
       "The GPUs the fleet may use, as nvidia-smi -L numbers them, e.g. [0, 1, 2, 3] (default: every GPU nvidia-smi -L lists when the fleet starts)",
     ),
-  ready_timeout: z
-    .number()
-    .int()
-    .min(10)
-    .max(7 * 86400)
-    .default(3600)
-    .describe("Seconds to wait for every endpoint to serve once the processes started (default 3600)"),
+  ready_timeout: slurmTable.shape.ready_timeout.describe(
+    "Seconds to wait for every endpoint to serve once the processes started (default 3600)",
+  ),
   launcher: localLauncherTable
     .prefault({})
     .describe("How the engines, routers and stores are found on this machine: on PATH or bin_dir, or in a venv"),
