@@ -40,6 +40,43 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     project?.dispose();
   }, 600_000);
 
+  it("the README's local quickstart as written (vllm and vllm-router on PATH: the stand-ins): stack init, config set, up, curl through the router, fleet status READY, destroy", async () => {
+    const readme = fs.readFileSync(path.join(project.dir, "README.md"), "utf8");
+    const blocks = [...readme.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
+    const toml = blocks.find((b) => b.lang === "toml" && b.body.includes("[local]"))!.body;
+    fs.writeFileSync(path.join(project.dir, "my-fleet.toml"), toml);
+    const steps = blocks.find((b) => b.lang === "bash" && b.body.includes("pulumi stack init local"))!.body;
+    const quickHome = freshHome("quickstart");
+    // The suite's state backend stands in for `pulumi login --local`; up and destroy do not ask.
+    const lines = steps
+      .split("\n")
+      .filter((l) => l.trim() && !l.startsWith("pulumi login"))
+      .map((l) => l.replace(/^pulumi (up|destroy)(\s|$)/, "pulumi $1 --yes$2"));
+    const prelude = `export HOME=${JSON.stringify(quickHome)} PATH=${JSON.stringify(STANDINS)}:"$PATH"`;
+    const until = (prefix: string) =>
+      lines.slice(
+        0,
+        lines.findIndex((l) => l.startsWith(prefix)),
+      );
+    try {
+      const up = await project.bash([prelude, ...until("npm run fleet")].join("\n"), { timeoutMs: 600_000 });
+      expect(up.code, up.stdout + up.stderr).toBe(0);
+      const answer = JSON.parse(up.stdout.trim().split("\n").pop()!);
+      expect(answer.choices[0].message.content.length).toBeGreaterThan(0);
+      const statusLine = lines.find((l) => l.startsWith("npm run fleet"))!.replace(/#.*$/, "");
+      const status = await project.bash(`${prelude}\n${statusLine} --json`);
+      expect(status.code, status.stderr).toBe(0);
+      expect(JSON.parse(status.stdout.slice(status.stdout.indexOf("{"))).status).toBe("READY");
+      const destroy = await project.bash(`${prelude}\n${lines.find((l) => l.startsWith("pulumi destroy"))!}`);
+      expect(destroy.code, destroy.stderr).toBe(0);
+      expect(await leftUnder(quickHome)).toEqual([]);
+    } finally {
+      if ((await project.pulumi(["stack", "select", "local"])).code === 0) {
+        await project.bash(`${prelude}\npulumi destroy --yes --skip-preview; pulumi stack rm --yes --force`);
+      }
+    }
+  }, 900_000);
+
   it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing, destroy leaves no process", async () => {
     const outputDir = path.join(home, "fleet");
     fs.writeFileSync(
