@@ -4,6 +4,7 @@ import { islandName } from "../plan/naming";
 import { localPlanOut } from "./plan-out";
 import { islandDir, runName } from "./names";
 import { localRefusals } from "./refusals";
+import { localSettings } from "./settings";
 import { parseRunReport, runQueryScript } from "./run-query";
 import { renderTemplate } from "../templates";
 
@@ -36,6 +37,9 @@ export const localTarget: Target = {
     })),
   placementText: (plan, island) => [
     `    on this machine, in ~/${islandDir(plan, island)} (run ${runName(plan, island.index)})`,
+    ...(localSettings(plan).device === "cpu"
+      ? ["    device = cpu: vLLM's CPU build; no GPU is counted, and CUDA_VISIBLE_DEVICES stays empty"]
+      : []),
   ],
   fleet: {
     shell: "here",
