@@ -10,6 +10,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { fleetEndpointsSchema } from "../../components/trainer/contract";
 import { STANDINS } from "./program-capture";
 import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
 import { freshHome, leftUnder, processesUnder } from "./local-target";
@@ -105,6 +106,17 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
       dryRun: false,
     });
     expect(processesUnder(outputDir).some((p) => p.startsWith(`${island.pid} bash `))).toBe(true);
+    // The trainer contract, as every target's: validated by its schema, with the trainer blocks.
+    const endpoints = fleetEndpointsSchema.parse(out.endpoints);
+    expect(endpoints).toMatchObject({
+      target: "local",
+      baseUrls: [island.routerUrl],
+      adminUrls: island.adminUrls,
+      apiKeyRequired: true,
+    });
+    expect(endpoints.trainers.primeRl).toMatch(
+      /admin_base_url = \[ *"http:\/\/127\.0\.0\.1:8100\/v1", *"http:\/\/127\.0\.0\.1:8200\/v1" *\]/,
+    );
     const client = new OpenAI({ baseURL: island.routerUrl, apiKey: key, maxRetries: 0, timeout: 60_000 });
     const completion = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
     expect(completion.choices[0].text.length).toBeGreaterThan(0);
