@@ -4,7 +4,7 @@ import type { FleetStatusReport, MetricsRow } from "./commands";
 import type { EngineMetrics } from "./metrics";
 
 export function statusText(r: FleetStatusReport): string {
-  const islands = textTable(["island", "status", "job", "slurm", "nodes", "detail"]);
+  const islands = textTable(["island", "status", "job", "scheduler", "nodes", "detail"]);
   for (const i of r.islands)
     islands.push([
       String(i.island),
