@@ -147,7 +147,11 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
 
   it("the README quickstart as written: stack init, config set, preview, up, stack output, curl with the key, fleet status READY, destroy", async () => {
     const readme = fs.readFileSync(path.join(project.dir, "README.md"), "utf8");
-    const blocks = [...readme.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
+    // The SLURM quickstart's section (the local one comes first: test/e2e/pulumi-local.e2e.test.ts runs it).
+    const start = readme.indexOf("## Quickstart on SLURM");
+    expect(start).toBeGreaterThan(0);
+    const section = readme.slice(start, readme.indexOf("\n## ", start + 1));
+    const blocks = [...section.matchAll(/```(\w+)\n([\s\S]*?)```/g)].map((m) => ({ lang: m[1], body: m[2] }));
     // Step 1's stack file, saved as the README says; steps 3 and 4 are the bash blocks naming stack init and up.
     const toml = blocks.find((b) => b.lang === "toml" && b.body.includes("[slurm]"))!.body;
     fs.writeFileSync(path.join(project.dir, "my-fleet.toml"), toml);
