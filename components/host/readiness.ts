@@ -1,5 +1,6 @@
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
+import { SECRETS, type SecretName } from "../credentials";
 import { shq } from "../shell";
 import { NODE_TOKENS, resultTemplate, TOKENS } from "./island-result";
 
@@ -65,14 +66,25 @@ const RESULT_TOKENS = {
 
 const probeUrl = (u: NodeUrl) => `"http://\${addrs[${u.node}]}"${shq(`:${u.port}${u.path}`)}`;
 
-/** The readiness partials' view: what to probe, the model to find, the key file, and the result line with its tokens. */
-export function readinessView(plan: DeploymentPlan, island: IslandPlan, name: string, apiKeyFile: string | undefined) {
+/**
+ * The readiness partials' view: what to probe, the model to find, the API key's file (in
+ * `secretsDir`, where the island's credentials are written, when the configured `secrets` hold the
+ * key), the result line with its tokens, and the stderr line bound.
+ */
+export function readinessView(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  name: string,
+  secrets: readonly SecretName[],
+  secretsDir: string,
+) {
   const modelEntry = JSON.stringify({ id: plan.model }).slice(1, -1).replace(/\s/g, "");
   return {
     probes: readinessProbes(island).map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
     modelEntry: shq(modelEntry),
-    apiKeyFile: apiKeyFile === undefined ? undefined : shq(apiKeyFile),
+    apiKeyFile: secrets.includes("apiKey") ? shq(`${secretsDir}/${SECRETS.apiKey.file}`) : undefined,
     resultTemplate: shq(resultTemplate(plan, island, name)),
     tokens: RESULT_TOKENS,
+    lineBound: STDERR_LINE_BOUND,
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { dryRunLine } from "../host/island-result";
-import { readinessView, STDERR_LINE_BOUND } from "../host/readiness";
+import { readinessView } from "../host/readiness";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { heredocDelimiter, shq } from "../shell";
 import { renderTemplate } from "../templates";
@@ -84,18 +84,12 @@ export function localCreateView(
     })),
     nodes: island.nodes.map((n) => ({ index: n.index })),
     // The readiness partials read the key from its file in the island's folder (run.sh wrote it).
-    ...readinessView(
-      plan,
-      island,
-      name,
-      ordered.includes("apiKey") ? `${dir}/secrets/${SECRETS.apiKey.file}` : undefined,
-    ),
-    lineBound: STDERR_LINE_BOUND,
+    ...readinessView(plan, island, name, ordered, `${dir}/secrets`),
   };
   return { view, scriptHash };
 }
 
-/** The create and delete commands of one island on this machine (pure; the LocalRun component runs them). */
+/** The create and delete commands of one island on this machine (pure; the LocalIslandRun component runs them). */
 export function renderLocalRun(
   plan: DeploymentPlan,
   island: IslandPlan,

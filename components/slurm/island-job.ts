@@ -6,7 +6,7 @@ import { readinessView, STDERR_LINE_BOUND } from "../host/readiness";
 export { STDERR_LINE_BOUND };
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
 import { secretsDir } from "./secret-files";
-import { SECRETS, type SecretName } from "../credentials";
+import type { SecretName } from "../credentials";
 import { heredocDelimiter, loginShellArg, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
 import { boundedOnLogin, type LoginBound } from "./login-bound";
@@ -71,13 +71,7 @@ export function createScriptView(
     scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
     dryRun: plan.dryRun,
     dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
-    ...readinessView(
-      plan,
-      island,
-      name,
-      secrets.includes("apiKey") ? `${secretsDir(dir)}/${SECRETS.apiKey.file}` : undefined,
-    ),
-    lineBound: STDERR_LINE_BOUND,
+    ...readinessView(plan, island, name, secrets, secretsDir(dir)),
   };
   return { view, scriptHash };
 }
