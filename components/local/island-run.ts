@@ -1,6 +1,7 @@
-import { createHash } from "node:crypto";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { dryRunLine } from "../host/island-result";
+import { scriptHash } from "../host/script-hash";
+import { underTimeout, type TimeBound } from "../host/time-bound";
 import { readinessView } from "../host/readiness";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { heredocDelimiter, shq } from "../shell";
@@ -13,21 +14,13 @@ import { gpusNeeded, renderSupervisor } from "./supervisor";
 const CREATE_SLACK_S = 120;
 /** Room for create's cleanup after the SIGTERM of its bound: the logs' tails and at most 40 s of stopping. */
 const CREATE_KILL_AFTER_S = 60;
-/** delete waits at most 40 s for the run to go. */
-const DELETE_BOUND = { seconds: 120, killAfter: 10 };
-
 /**
- * A time bound, as on the SLURM login node: local.Command's customTimeouts end the provider's
- * context, and exec.CommandContext then kills only the `/bin/sh -c` it started (pulumi-command
- * v1.2.1 provider/pkg/provider/local/commandOutputs.go run), so a create that hangs would keep
- * `pulumi up` waiting. coreutils `timeout` sends SIGTERM to the whole create (which stops what it
- * started) and SIGKILL `killAfter` seconds later.
+ * delete waits at most 40 s for the run to go. Both commands run under `timeout`
+ * (host/time-bound.ts): local.Command's customTimeouts end only the provider's context, and
+ * exec.CommandContext then kills the `/bin/sh -c` it started and nothing below it (pulumi-command
+ * v1.2.1 provider/pkg/provider/local/commandOutputs.go run).
  */
-export interface RunBound {
-  seconds: number;
-  killAfter: number;
-}
-const bounded = (b: RunBound, command: string) => `timeout -k ${b.killAfter} ${b.seconds} ${command}`;
+const DELETE_BOUND = { seconds: 120, killAfter: 10 };
 
 /** The environment variable a credential reaches the create command in (a secret input of local.Command). */
 export const secretEnv = (name: SecretName) => `FLEET_SECRET_${SECRETS[name].file.toUpperCase()}`;
@@ -44,7 +37,7 @@ export interface LocalRun {
   /** Hash of the supervisor script: a new hash means a new run (the old one is stopped first). */
   scriptHash: string;
   dryRun: boolean;
-  bounds: { create: RunBound; delete: RunBound };
+  bounds: { create: TimeBound; delete: TimeBound };
 }
 
 /** The create script's view (every value shell-quoted) and the supervisor's hash. */
@@ -57,7 +50,7 @@ export function localCreateView(
   const name = runName(plan, island.index);
   const dir = islandDir(plan, island);
   const script = renderSupervisor(plan, island, secrets);
-  const scriptHash = createHash("sha256").update(name).update("\0").update(script).digest("hex").slice(0, 16);
+  const hash = scriptHash(name, script);
   const scriptName = `${name}.sh`;
   const ordered = secretOrder(secrets);
   const view = {
@@ -65,7 +58,7 @@ export function localCreateView(
     island: island.name,
     islandDir: shq(dir),
     scriptName: shq(scriptName),
-    scriptHash,
+    scriptHash: hash,
     readyTimeout: t.ready_timeout,
     readyTimeoutKey: "local.ready_timeout",
     gpusNeeded: gpusNeeded(plan, island),
@@ -86,7 +79,7 @@ export function localCreateView(
     // The readiness partials read the key from its file in the island's folder (run.sh wrote it).
     ...readinessView(plan, island, name, ordered, `${dir}/secrets`),
   };
-  return { view, scriptHash };
+  return { view, scriptHash: hash };
 }
 
 /** The create and delete commands of one island on this machine (pure; the LocalIslandRun component runs them). */
@@ -96,7 +89,7 @@ export function renderLocalRun(
   secrets: readonly SecretName[] = [],
 ): LocalRun {
   const t = localSettings(plan, "renderLocalRun");
-  const { view, scriptHash } = localCreateView(plan, island, secrets);
+  const { view, scriptHash: hash } = localCreateView(plan, island, secrets);
   const name = runName(plan, island.index);
   const dir = islandDir(plan, island);
   const del = renderTemplate("local/delete.sh.mustache", { runName: shq(name), islandDir: shq(dir) });
@@ -107,10 +100,10 @@ export function renderLocalRun(
   return {
     runName: name,
     islandDir: dir,
-    create: bounded(bounds.create, "bash -s"),
+    create: underTimeout(bounds.create, "bash -s"),
     stdin: renderTemplate("local/create.sh.mustache", view),
-    delete: bounded(bounds.delete, `bash -c ${shq(del)}`),
-    scriptHash,
+    delete: underTimeout(bounds.delete, `bash -c ${shq(del)}`),
+    scriptHash: hash,
     dryRun: plan.dryRun,
     bounds,
   };

@@ -1,7 +1,8 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { parseIslandResult, type IslandResult } from "../host/island-result";
-import type { LocalRun, RunBound } from "./island-run";
+import type { TimeBound } from "../host/time-bound";
+import type { LocalRun } from "./island-run";
 
 /** components/local/local-run.ts */
 export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
@@ -10,7 +11,7 @@ export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
  * customTimeouts past a command's own bound, so `timeout` (island-run.ts) is the one that acts and
  * the cleanup's last lines still reach `pulumi up`.
  */
-const after = (b: RunBound) => `${b.seconds + b.killAfter + 60}s`;
+const after = (b: TimeBound) => `${b.seconds + b.killAfter + 60}s`;
 
 export interface LocalRunArgs {
   /** The rendered create/delete commands of one island (island-run.ts). */

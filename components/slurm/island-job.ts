@@ -1,6 +1,6 @@
-import { createHash } from "node:crypto";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { dryRunLine } from "../host/island-result";
+import { scriptHash } from "../host/script-hash";
 import { readinessView, STDERR_LINE_BOUND } from "../host/readiness";
 
 export { STDERR_LINE_BOUND };
@@ -54,14 +54,14 @@ export function createScriptView(
   const name = jobName(plan, island.index);
   const dir = islandDir(plan, island);
   const { script } = renderIslandScript(plan, island, secrets);
-  const scriptHash = createHash("sha256").update(name).update("\0").update(script).digest("hex").slice(0, 16);
+  const hash = scriptHash(name, script);
   const scriptName = `${name}.sbatch`;
   const view = {
     jobName: shq(name),
     island: island.name,
     islandDir: shq(dir),
     scriptName: shq(scriptName),
-    comment: shq(`vllm-fleet:${scriptHash}`),
+    comment: shq(`vllm-fleet:${hash}`),
     nodeCount: island.nodes.length,
     pendingTimeout: t.pending_timeout,
     readyTimeout: t.ready_timeout,
@@ -73,7 +73,7 @@ export function createScriptView(
     dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
     ...readinessView(plan, island, name, secrets, secretsDir(dir)),
   };
-  return { view, scriptHash };
+  return { view, scriptHash: hash };
 }
 
 /**
@@ -86,7 +86,7 @@ export function renderIslandJob(
   island: IslandPlan,
   secrets: readonly SecretName[] = [],
 ): IslandJob {
-  const { view, scriptHash } = createScriptView(plan, island, secrets);
+  const { view, scriptHash: hash } = createScriptView(plan, island, secrets);
   const t = slurmSettings(plan, "renderIslandJob");
   const name = jobName(plan, island.index);
   const dir = islandDir(plan, island);
@@ -106,7 +106,7 @@ export function renderIslandJob(
     create: boundedOnLogin(bounds.create, "bash -s"),
     stdin,
     delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(del)}`),
-    scriptHash,
+    scriptHash: hash,
     dryRun: plan.dryRun,
     bounds,
   };

@@ -1,3 +1,5 @@
+import { underTimeout, type TimeBound } from "../host/time-bound";
+
 /**
  * Time bounds on the login node. remote.Command's customTimeouts do not bound a running command:
  * pulumi-go-provider v1.3.0 turns them into the deadline of the request's context
@@ -7,19 +9,14 @@
  * takes no context (golang.org/x/crypto v0.48.0 ssh/session.go: Run is Start then Wait), so a
  * command that hangs keeps `pulumi up` waiting forever, deadline or not.
  *
- * So every command runs under coreutils `timeout` on the login node. When the bound runs out it
- * sends SIGTERM to the command's whole process group (a hung squeue or curl included; create's trap
- * then cancels what it submitted) and, `killAfter` seconds later, SIGKILL.
+ * So every command runs under coreutils `timeout` on the login node (components/host/time-bound.ts):
+ * when the bound runs out it sends SIGTERM to the command's whole process group (a hung squeue or
+ * curl included; create's trap then cancels what it submitted) and, `killAfter` seconds later, SIGKILL.
  */
-export interface LoginBound {
-  seconds: number;
-  killAfter: number;
-}
+export type LoginBound = TimeBound;
 
 /** `command` under `timeout` on the login node: a simple command, so any login shell runs it, csh included. */
-export function boundedOnLogin(bound: LoginBound, command: string): string {
-  return `timeout -k ${bound.killAfter} ${bound.seconds} ${command}`;
-}
+export const boundedOnLogin = underTimeout;
 
 /**
  * Room for the dial before the command starts: 10 tries of at most 15 s (login-connection.ts),
