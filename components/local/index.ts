@@ -4,8 +4,6 @@
  * this folder imports it from here (the pure renderers) or from ./deploy (for `pulumi up`).
  */
 export { localPlanOut } from "./plan-out";
-export { localCreateView, renderLocalRun, secretEnv, type LocalRun } from "./island-run";
-export { islandDir, runName } from "./names";
-export { localRefusals } from "./refusals";
+export { renderLocalRun, secretEnvironment } from "./island-run";
 export { renderSupervisor } from "./supervisor";
 export { localTarget } from "./target";

@@ -1,4 +1,4 @@
-import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import { SECRETS, secretOrder, secretValueProblem, type SecretName } from "../credentials";
 import { dryRunLine } from "../host/island-result";
 import { scriptHash } from "../host/script-hash";
 import { underTimeout, type TimeBound } from "../host/time-bound";
@@ -24,6 +24,24 @@ const DELETE_BOUND = { seconds: 120, killAfter: 10 };
 
 /** The environment variable a credential reaches the create command in (a secret input of local.Command). */
 export const secretEnv = (name: SecretName) => `FLEET_SECRET_${SECRETS[name].file.toUpperCase()}`;
+
+/**
+ * The create command's environment for the configured credentials, each under its secretEnv name.
+ * A value must be one line of text, as on SLURM (secretValueProblem); the error names the config
+ * key, never the value.
+ */
+export function secretEnvironment(
+  values: Partial<Record<SecretName, string>>,
+  configKey: (name: SecretName) => string,
+): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of secretOrder(Object.keys(values) as SecretName[])) {
+    const problem = secretValueProblem(values[name]!);
+    if (problem) throw new Error(`${configKey(name)} must be one non-empty line of text (it has ${problem})`);
+    env[secretEnv(name)] = values[name]!;
+  }
+  return env;
+}
 
 /** Everything one island's local.Command needs. */
 export interface LocalRun {

@@ -4,7 +4,7 @@ import type { BaseIslandOutputs, IslandContext, IslandDeployer, PartOutputs } fr
 import type { SecretName } from "../credentials";
 import type { IslandResult } from "../host/island-result";
 import { islandName } from "../plan/naming";
-import { renderLocalRun, secretEnv } from "./island-run";
+import { renderLocalRun, secretEnvironment } from "./island-run";
 import { LocalIslandRun } from "./local-run";
 
 /** A local island in the `islands` stack output: the common URLs and its run. */
@@ -34,15 +34,10 @@ const partOutputs = (r: IslandResult): PartOutputs =>
 export const deployLocalIsland: IslandDeployer<IslandContext, LocalIslandOutputs> = (parent, plan, island, ctx) => {
   // A dry run starts nothing, so it gets no credential.
   const names = plan.dryRun ? [] : (Object.keys(ctx.secrets) as SecretName[]);
-  const environment = pulumi
-    .all(Object.fromEntries(names.map((n) => [secretEnv(n), ctx.secrets[n]!])) as Record<string, pulumi.Output<string>>)
-    .apply((env) => {
-      for (const n of names) {
-        const v = env[secretEnv(n)];
-        if (v === "" || /\0/.test(v)) throw new Error(`${ctx.secretKey(n)} must not be empty or hold a NUL byte`);
-      }
-      return env;
-    });
+  const values = pulumi.all(
+    Object.fromEntries(names.map((n) => [n, ctx.secrets[n]!])) as Record<string, pulumi.Output<string>>,
+  );
+  const environment = values.apply((v) => secretEnvironment(v, ctx.secretKey));
   const secrets = names.length
     ? {
         environment,

@@ -1,6 +1,6 @@
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { islandDir, jobName } from "./sbatch";
-import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import { SECRETS, secretOrder, secretValueProblem, type SecretName } from "../credentials";
 import { loginShellArg, shq } from "../shell";
 import { renderOneLine } from "../templates";
 import { boundedOnLogin, type LoginBound } from "./login-bound";
@@ -62,10 +62,8 @@ export function secretFilesPayload(
   const lines: string[] = [];
   for (const name of secretOrder(Object.keys(values) as SecretName[])) {
     const v = values[name]!;
-    if (v === "" || /[\n\r\0]/.test(v))
-      throw new Error(
-        `${configKey(name)} must be one non-empty line of text (it has ${v === "" ? "no characters" : "a line break or NUL byte"})`,
-      );
+    const problem = secretValueProblem(v);
+    if (problem) throw new Error(`${configKey(name)} must be one non-empty line of text (it has ${problem})`);
     lines.push(`${SECRETS[name].file} ${v}`);
   }
   return lines.map((l) => `${l}\n`).join("");
