@@ -6,8 +6,8 @@ import { allTargets, targetOf } from "./targets";
 
 /**
  * The deployment plan of a config, with the hints its target gives the planner, refused when the
- * target cannot run it. Here, not in
- * components/plan/, because the targets read the plan's types: the planner cannot import them.
+ * target cannot run it. Here, not in components/plan/, because the targets read the plan's types:
+ * the planner cannot import them.
  */
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   const target = targetOf(cfg.target.kind);

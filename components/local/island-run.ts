@@ -52,6 +52,8 @@ export interface LocalRun {
   stdin: string;
   /** `timeout ... bash -c '<delete script>'`. */
   delete: string;
+  /** The supervisor script the create writes and starts. */
+  script: string;
   /** Hash of the supervisor script: a new hash means a new run (the old one is stopped first). */
   scriptHash: string;
   dryRun: boolean;
@@ -59,11 +61,11 @@ export interface LocalRun {
 }
 
 /** The create script's view (every value shell-quoted) and the supervisor's hash. */
-export function localCreateView(
+function localCreateView(
   plan: DeploymentPlan,
   island: IslandPlan,
-  secrets: readonly SecretName[] = [],
-): { view: object; scriptHash: string } {
+  secrets: readonly SecretName[],
+): { view: object; script: string; scriptHash: string } {
   const t = localSettings(plan, "renderLocalRun");
   const name = runName(plan, island.index);
   const dir = islandDir(plan, island);
@@ -97,7 +99,7 @@ export function localCreateView(
     // The readiness partials read the key from its file in the island's folder (run.sh wrote it).
     ...readinessView(plan, island, name, ordered, `${dir}/secrets`),
   };
-  return { view, scriptHash: hash };
+  return { view, script, scriptHash: hash };
 }
 
 /** The create and delete commands of one island on this machine (pure; the LocalIslandRun component runs them). */
@@ -107,7 +109,7 @@ export function renderLocalRun(
   secrets: readonly SecretName[] = [],
 ): LocalRun {
   const t = localSettings(plan, "renderLocalRun");
-  const { view, scriptHash: hash } = localCreateView(plan, island, secrets);
+  const { view, script, scriptHash: hash } = localCreateView(plan, island, secrets);
   const name = runName(plan, island.index);
   const dir = islandDir(plan, island);
   const del = renderTemplate("local/delete.sh.mustache", { runName: shq(name), islandDir: shq(dir) });
@@ -121,6 +123,7 @@ export function renderLocalRun(
     create: underTimeout(bounds.create, "bash -s"),
     stdin: renderTemplate("local/create.sh.mustache", view),
     delete: underTimeout(bounds.delete, `bash -c ${shq(del)}`),
+    script,
     scriptHash: hash,
     dryRun: plan.dryRun,
     bounds,

@@ -1,8 +1,11 @@
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { islandName } from "../plan/naming";
 
-/** The fleet's part of every run name: the Pulumi stack, made safe for file and process names. */
-const runBase = (plan: DeploymentPlan) => `vllm-fleet-${plan.stack.replace(/[^A-Za-z0-9._-]/g, "-")}`;
+/** The Pulumi stack, made safe for file and process names. */
+const safeStack = (plan: DeploymentPlan) => plan.stack.replace(/[^A-Za-z0-9._-]/g, "-");
+
+/** The fleet's part of every run name. */
+const runBase = (plan: DeploymentPlan) => `vllm-fleet-${safeStack(plan)}`;
 
 /** The unique name of an island's run: its folder's owner file and every message carry it. */
 export function runName(plan: DeploymentPlan, island: number): string {
@@ -15,7 +18,7 @@ export function runName(plan: DeploymentPlan, island: number): string {
  * stacks of one stack file (dev, prod) out of each other's folders.
  */
 export function fleetDir(plan: DeploymentPlan): string {
-  return plan.outputDir ?? `vllm-fleet/local-${plan.stack.replace(/[^A-Za-z0-9._-]/g, "-")}`;
+  return plan.outputDir ?? `vllm-fleet/local-${safeStack(plan)}`;
 }
 
 /** Where an island keeps its script, run record, logs and endpoints.json. */

@@ -2,8 +2,6 @@ import type { PlanOutFile } from "../backend";
 import { generatedFiles } from "../host/processes";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import { renderLocalRun } from "./island-run";
-import { runName } from "./names";
-import { renderSupervisor } from "./supervisor";
 
 /**
  * `plan --out` on the local target, per island: the supervisor script, the config files it writes,
@@ -15,7 +13,7 @@ export function localPlanOut(plan: DeploymentPlan): PlanOutFile[] {
   return plan.islands.flatMap((island) => {
     const run = renderLocalRun(plan, island);
     return [
-      { path: `${island.name}/${runName(plan, island.index)}.sh`, text: renderSupervisor(plan, island), mode: 0o755 },
+      { path: `${island.name}/${run.runName}.sh`, text: run.script, mode: 0o755 },
       ...Object.entries(generatedFiles(island)).map(([name, text]) => ({ path: `${island.name}/${name}`, text })),
       { path: `${island.name}/create.sh`, text: run.stdin, mode: 0o755 },
       { path: `${island.name}/delete.sh`, text: `${run.delete}\n`, mode: 0o755 },

@@ -43,7 +43,7 @@ function listeners(island: IslandPlan): { port: number; who: string }[] {
 export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): PlanRefusal[] {
   const t = localSettings(plan);
   const issues: PlanRefusal[] = [];
-  const elsewhere = `deploy it with ${clusterTargets.map((t) => `[${t}]`).join(" or ")} (or --target / vllm-fleet:target)`;
+  const elsewhere = `deploy it with ${clusterTargets.map((k) => `[${k}]`).join(" or ")} (or --target / vllm-fleet:target)`;
   const island = plan.islands[0];
   const spans = new Map<string, Set<number>>();
   for (const e of island.engines) {

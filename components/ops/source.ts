@@ -105,16 +105,10 @@ export function resolveSource(o: SourceOptions): FleetSource {
   if (o.login) login = { ...parseLoginFlag(o.login), options: [] };
   if (login)
     login = { ...login, ...(o.identity ? { identity: o.identity } : {}), options: [...login.options, ...o.sshOptions] };
+  // The target's scripts run on this machine (local, or --local on the login node) or over ssh.
   const where = targetOf(view.target).fleet.shell;
-  const shell =
-    where === "here"
-      ? localShell()
-      : where === "none"
-        ? undefined
-        : o.local
-          ? localShell()
-          : login
-            ? sshShell(login)
-            : undefined;
+  let shell: Shell | undefined;
+  if (where === "here" || (where === "login" && o.local)) shell = localShell();
+  else if (where === "login" && login) shell = sshShell(login);
   return { view, shell, describe };
 }

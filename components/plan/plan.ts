@@ -105,13 +105,15 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
   const pinsMemory = cfg.kv_cache_offload !== null || pd || deepEpAcrossNodes(cfg).length > 0;
   const engine = engineOf(cfg);
+  // A node's ports on a shared host: the configured ones moved past the earlier nodes'.
+  const portShift = (n: number) => (sharedHost ? n * SHARED_HOST_PORT_STRIDE : 0);
   let node = 0;
   for (const layout of replicaLayouts(cfg)) {
     const head = node;
     const { perRank, group } = rankLayout(cfg, layout);
     const ranks = perRank ? layout.dpLocal : 1;
     for (let k = 0; k < layout.nodes; k++, node++) {
-      const shift = sharedHost ? node * SHARED_HOST_PORT_STRIDE : 0;
+      const shift = portShift(node);
       const headless = !perRank && layout.mode === "internal" && layout.nodes > 1 && k > 0;
       for (let r = 0; r < ranks; r++) {
         const address = { parts: [nodeRef(head)] } as Value;
@@ -122,7 +124,7 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
                 local: 1,
                 startRank: k * layout.dpLocal + r,
                 address,
-                rpcPort: FIXED_PORTS.dpRpc + (sharedHost ? head * SHARED_HOST_PORT_STRIDE : 0),
+                rpcPort: FIXED_PORTS.dpRpc + portShift(head),
                 mode: "external",
               }
             : undefined
@@ -132,7 +134,7 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
                 local: layout.dpLocal,
                 startRank: k * layout.dpLocal,
                 address,
-                rpcPort: FIXED_PORTS.dpRpc + (sharedHost ? head * SHARED_HOST_PORT_STRIDE : 0),
+                rpcPort: FIXED_PORTS.dpRpc + portShift(head),
                 mode: layout.mode,
               }
             : undefined;
