@@ -3,6 +3,7 @@ import type { DeploymentPlan } from "./plan/deployment-plan";
 import { planDeployment } from "./plan/plan";
 import { ConfigError } from "./config/issues";
 import { allTargets, targetOf } from "./targets";
+import { stackTotals, type StackPlan } from "./plan/stack-plan";
 
 /**
  * The deployment plan of a config, with the hints its target gives the planner, refused when the
@@ -18,4 +19,10 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   const refusals = target.refusals?.(plan, elsewhere) ?? [];
   if (refusals.length) throw new ConfigError(refusals);
   return plan;
+}
+
+/** The plan of every service of a stack (one config per service, in the file's order). */
+export function buildStackPlan(services: FleetConfig[], stack: string): StackPlan {
+  const plans = services.map((cfg) => buildPlan(cfg, stack));
+  return { stack, services: plans, totals: stackTotals(plans) };
 }

@@ -23,6 +23,11 @@ export interface FleetConfig extends Omit<
   Inference,
   "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "backend_port"
 > {
+  /**
+   * The service of the stack this config serves (`[services.<name>]`); undefined for a file without
+   * [services], whose one service is unnamed so every name stays what it was (plan/naming.ts).
+   */
+  service?: string;
   /** Which stack-file layout the user wrote; error paths are reported in that layout's terms. */
   layout: "standalone" | "rl";
   /** The served model (the catalog's id when the file names an alias); name "" only while "no model" is reported. */

@@ -267,8 +267,8 @@ function assertArgv(program: Program, args: Value[], where: string): void {
  * (components/planner.ts looks it up by the config's target).
  */
 export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints): DeploymentPlan {
-  // One service per stack for now: unnamed, so every name is what it has always been (naming.ts).
-  const service: string | undefined = undefined;
+  // A file without [services] is one unnamed service: every name is what it has always been (naming.ts).
+  const { service } = cfg;
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
   const paths = new UserPaths(cfg.layout);
   const userPath = (canonical: string) => paths.user(canonical);
@@ -312,6 +312,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   }
   return {
     stack,
+    ...(service !== undefined && { service }),
     model: cfg.model.name,
     shape: shapeOf(cfg),
     target: cfg.target.kind,

@@ -4,7 +4,7 @@ import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shq } from "../shell";
 import { needsScratch, nodeLines, setupLines } from "../host/processes";
 import { renderTemplate } from "../templates";
-import { slurmSettings } from "./settings";
+import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 import { islandName } from "../plan/naming";
 
 /** Programs the pre-launch cleanup kills by exact name (one pkill: a single pass over the process table). */
@@ -49,16 +49,18 @@ function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
     `--job-name=${jobName(plan, island.index)}`,
     `--nodes=${island.nodes.length}`,
     "--ntasks-per-node=1",
-    `--gres=${t.gres ?? `gpu:${plan.gpusPerNode}`}`,
+    `--gres=${gresRequest(plan)}`,
     `--output=${islandDir(plan, island)}/slurm-%j.out`,
     // A fleet whose node failed must end and give its GPUs back: a requeued copy would come up on
     // other nodes, behind URLs the stack outputs no longer hold.
     "--no-requeue",
   ];
-  if (t.exclusive) d.push("--exclusive");
+  if (exclusiveNodes(plan)) d.push("--exclusive");
   for (const key of ["partition", "account", "qos", "time", "nodelist", "exclude", "constraint"] as const) {
     if (t[key]) d.push(`--${key}=${t[key]}`);
   }
+  if (t.mem !== undefined) d.push(`--mem=${t.mem}`);
+  if (t.cpus_per_task !== undefined) d.push(`--cpus-per-task=${t.cpus_per_task}`);
   return d;
 }
 
@@ -117,7 +119,7 @@ export function renderIslandScript(
     secretFiles: secrets.map((s) => SECRETS[s].file),
     hasSecrets: secrets.length > 0,
     nodeCount: island.nodes.length,
-    cleanup: t.exclusive,
+    cleanup: exclusiveNodes(plan),
     cleanupBody,
     cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
     srunExtra,

@@ -198,6 +198,8 @@ export const primeFleetSlurmTable = table({
   constraint,
   gres,
   exclusive: bare(slurmTable.shape.exclusive),
+  mem: slurmTable.shape.mem,
+  cpus_per_task: slurmTable.shape.cpus_per_task,
   pending_timeout: bare(slurmTable.shape.pending_timeout),
   ready_timeout: bare(slurmTable.shape.ready_timeout),
   launcher: launcherTable

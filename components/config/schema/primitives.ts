@@ -194,6 +194,11 @@ export const slurmTime = z
     "must be a SLURM time such as 60, 04:00:00 or 2-00:00:00",
   );
 
+/** sbatch --mem: a whole number with an optional unit K, M, G or T (M when none), as sbatch reads it. */
+export const slurmMemory = z
+  .string()
+  .regex(/^\d+[KMGT]?$/, "must be a SLURM memory size such as 64G, 500000M or 0 (all of the node's memory)");
+
 /** Kubernetes DNS-1123 label (names, namespaces). */
 export const k8sName = z
   .string()

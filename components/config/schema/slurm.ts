@@ -6,6 +6,7 @@ import {
   NOT_AN_OPTION,
   notAnOption,
   outputDir,
+  slurmMemory,
   slurmName,
   slurmTime,
   table,
@@ -73,7 +74,28 @@ export const slurmTable = table({
   output_dir: outputDir
     .optional()
     .describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
-  exclusive: z.boolean().default(true).describe("Request whole nodes (default true)"),
+  exclusive: z
+    .boolean()
+    .optional()
+    .describe(
+      "Request whole nodes (default: true when every replica fills its nodes' GPUs, else false so the rest of a node stays schedulable)",
+    ),
+  mem: slurmMemory
+    .optional()
+    .describe("Memory per node (sbatch --mem), e.g. 64G or 500000M; 0 asks for all of it (default: the partition's)"),
+  cpus_per_task: z
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .optional()
+    .describe("CPUs per node for its one task (sbatch --cpus-per-task; default: the partition's)"),
+  co_schedule: z
+    .boolean()
+    .optional()
+    .describe(
+      "Submit every island of every service as one heterogeneous job, started only once all of it is allocated (default: true with several [services], else false)",
+    ),
   gres: z
     .string()
     .regex(/^[A-Za-z0-9_:,]+$/, "must be a GRES spec such as gpu:8 or gpu:h100:8")
@@ -94,4 +116,22 @@ export const slurmTable = table({
     .default(3600)
     .describe("Seconds to wait for every endpoint to serve once running (default 3600)"),
   launcher: launcherTable.prefault({}),
+});
+
+/**
+ * `[services.<name>.slurm]`: what one service's job (or hetjob component) asks the scheduler for,
+ * over the file's `[slurm]`. The rest of `[slurm]` (login, launcher, timeouts, job name) is the stack's.
+ */
+export const serviceSlurmTable = table({
+  partition: slurmTable.shape.partition,
+  account: slurmTable.shape.account,
+  qos: slurmTable.shape.qos,
+  time: slurmTable.shape.time,
+  nodelist: slurmTable.shape.nodelist,
+  exclude: slurmTable.shape.exclude,
+  constraint: slurmTable.shape.constraint,
+  exclusive: slurmTable.shape.exclusive,
+  gres: slurmTable.shape.gres,
+  mem: slurmTable.shape.mem,
+  cpus_per_task: slurmTable.shape.cpus_per_task,
 });
