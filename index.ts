@@ -1,10 +1,10 @@
 import * as fs from "node:fs";
 import * as pulumi from "@pulumi/pulumi";
-import { loadConfigFile, overridesFromObject, TARGETS, type TargetKind } from "./components/config";
+import { loadStackFile, overridesFromObject, TARGETS, type TargetKind } from "./components/config";
 import { deployTargetOf } from "./components/fleet/deploy-targets";
 import { InferenceDeployment } from "./components/fleet/inference-deployment";
-import { fleetEndpoints, plannedOutputs } from "./components/outputs";
-import { buildPlan } from "./components/planner";
+import { stackEndpoints, plannedStackOutputs } from "./components/outputs";
+import { buildStackPlan } from "./components/planner";
 import { assertBuildFresh } from "./components/build-freshness";
 import { PACKAGE_ROOT } from "./components/package-root";
 import { NS, secretConfig, userStep } from "./components/pulumi-config";
@@ -27,24 +27,24 @@ const plan = userStep(() => {
   const target = config.get("target") as TargetKind | undefined;
   if (target !== undefined && !TARGETS.includes(target))
     throw new Error(`${NS}:target must be ${TARGETS.join(" or ")}, not "${target}"`);
-  let cfg = loadConfigFile(file, overrides, { target });
+  let services = loadStackFile(file, overrides, { target });
   // `namespace` is shorthand for the kubernetes.namespace override: URLs are planned with it.
   const namespace = config.get("namespace");
   if (namespace !== undefined) {
-    const { namespaceKey, title } = targetOf(cfg.target.kind);
+    const { namespaceKey, title } = targetOf(services[0].target.kind);
     if (!namespaceKey) {
       const namespaced = allTargets()
         .filter((t) => t.namespaceKey)
         .map((t) => t.title);
       throw new Error(`${NS}:namespace applies to ${namespaced.join(" or ")} stacks; ${file} targets ${title}`);
     }
-    cfg = loadConfigFile(file, [...overrides, { path: namespaceKey, value: namespace }], { target });
+    services = loadStackFile(file, [...overrides, { path: namespaceKey, value: namespace }], { target });
   }
   // Job and object names carry the Pulumi stack, so two Pulumi stacks deploying one stack file never collide.
-  return buildPlan(cfg, pulumi.getStack());
+  return buildStackPlan(services, pulumi.getStack());
 });
 
-export const planned = plannedOutputs(plan);
+export const planned = plannedStackOutputs(plan);
 
 // Credentials come only from Pulumi config secrets (a plain-text value is refused).
 const apiKeySecret = userStep(() => secretConfig(config, "apiKey", "<key>"));
@@ -55,7 +55,7 @@ const fleet = new InferenceDeployment(pulumi.getStack(), {
   secrets,
   secretKey: (name) => `${NS}:${name}`,
   // SLURM: the login node; Kubernetes: the provider, from Pulumi config.
-  connection: userStep(() => deployTargetOf(plan.target).connect(config, pulumi.getStack(), plan)),
+  connection: userStep(() => deployTargetOf(plan.services[0].target).connect(config, pulumi.getStack(), plan)),
 });
 
 /**
@@ -69,7 +69,9 @@ export const islands = fleet.islands;
  * and ready-made prime-rl / NexRL / OpenAI blocks. Read it with `pulumi stack output endpoints --json`
  * or from a trainer stack through a StackReference (components/trainer/fleet-reference.ts).
  */
-export const endpoints = fleet.islands.apply((islands) => fleetEndpoints(plan, islands, apiKeySecret !== undefined));
+export const endpoints = pulumi
+  .all(fleet.services)
+  .apply((islands) => stackEndpoints(plan, islands, apiKeySecret !== undefined));
 
 /** The engines' API key, as a secret output (absent when none is configured). */
 export const apiKey = apiKeySecret;

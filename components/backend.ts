@@ -1,6 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { SecretName } from "./credentials";
 import type { DeploymentPlan, IslandPlan, Role } from "./plan/deployment-plan";
+import type { StackPlan } from "./plan/stack-plan";
 
 /*
  * What a target's Pulumi side (components/slurm/deploy.ts, components/kubernetes/deploy.ts) is to
@@ -60,8 +61,26 @@ export interface IslandContext {
    * MooncakeStore) under the deployment, reporting `outputs`. `dependsOn`: the parts exist only
    * once that resource does (SLURM: the job that runs them).
    */
-  parts(island: IslandPlan, outputs: pulumi.Input<PartOutputs>, dependsOn?: pulumi.Resource): IslandParts;
+  parts(
+    plan: DeploymentPlan,
+    island: IslandPlan,
+    outputs: pulumi.Input<PartOutputs>,
+    dependsOn?: pulumi.Resource,
+  ): IslandParts;
 }
+
+/** One island of one service of a stack. */
+export interface ServiceIsland {
+  plan: DeploymentPlan;
+  island: IslandPlan;
+}
+
+/** Deploys several islands (of one or several services) as one unit, e.g. one heterogeneous SLURM job; outputs in `members` order. */
+export type GroupDeployer<Context extends IslandContext, Outputs extends BaseIslandOutputs> = (
+  parent: pulumi.ComponentResource,
+  members: ServiceIsland[],
+  ctx: Context,
+) => pulumi.Output<Outputs>[];
 
 /** Deploys one island under `parent`; the output resolves once the island serves. */
 export type IslandDeployer<Context extends IslandContext, Outputs extends BaseIslandOutputs> = (
@@ -85,13 +104,19 @@ export interface PlanOutFile {
  */
 export interface DeployTarget<Connection, Context extends IslandContext, Outputs extends BaseIslandOutputs> {
   /** What the target needs from Pulumi config: SLURM the login connection, Kubernetes the provider. `name`: the deployment's. */
-  connect(config: pulumi.Config, name: string, plan: DeploymentPlan): Connection;
-  /** The context every island of the fleet gets, with whatever the islands share (Kubernetes: namespace and Secret). */
+  connect(config: pulumi.Config, name: string, stack: StackPlan): Connection;
+  /** The context every island of every service gets, with whatever they share (Kubernetes: namespace and Secret). */
   fleetContext(
     fleet: pulumi.ComponentResource,
-    plan: DeploymentPlan,
+    stack: StackPlan,
     common: IslandContext,
     connection: Connection,
   ): Context;
   deployIsland: IslandDeployer<Context, Outputs>;
+  /**
+   * The islands the target deploys together (SLURM's co-scheduled hetjob), each group of two or
+   * more given to `deployGroup`; every island not in a group is deployed alone. Pure.
+   */
+  groups?(stack: StackPlan): ServiceIsland[][];
+  deployGroup?: GroupDeployer<Context, Outputs>;
 }

@@ -1,7 +1,8 @@
 import type { DeploymentPlan } from "./plan/deployment-plan";
 import { showUrl } from "./report/plan-json";
 import { targetOf } from "./targets";
-import type { FleetEndpoints, IslandEndpoints } from "./trainer/contract";
+import type { EndpointsOutput, FleetEndpoints, IslandEndpoints } from "./trainer/contract";
+import { namedServices, type StackPlan } from "./plan/stack-plan";
 import { trainerBlocks } from "./trainer/trainer-blocks";
 
 /** The island fields every target reports (SLURM from the job's result line, Kubernetes from names). */
@@ -75,5 +76,31 @@ export function plannedOutputs(plan: DeploymentPlan) {
         : island.endpoints.engines.map((e) => showUrl(island.index, e.url)),
       roles: island.endpoints.engines.map((e) => e.role),
     })),
+  };
+}
+
+/**
+ * The `endpoints` output of a stack: its one service's contract exactly as before services existed,
+ * or with several services each one's contract under `services.<name>`. `islands`: per service, in
+ * the stack's order.
+ */
+export function stackEndpoints(stack: StackPlan, islands: IslandUrls[][], apiKeyRequired: boolean): EndpointsOutput {
+  const each = stack.services.map((plan, k) => fleetEndpoints(plan, islands[k], apiKeyRequired));
+  if (!namedServices(stack)) return each[0];
+  return {
+    target: stack.services[0].target,
+    apiKeyRequired,
+    engineCount: each.reduce((s, e) => s + e.engineCount, 0),
+    services: Object.fromEntries(stack.services.map((plan, k) => [plan.service!, each[k]])),
+  };
+}
+
+/** The `planned` output: the one service's as before, or each service's under `services.<name>` beside the stack's totals. */
+export function plannedStackOutputs(stack: StackPlan) {
+  if (!namedServices(stack)) return plannedOutputs(stack.services[0]);
+  return {
+    target: stack.services[0].target,
+    totals: stack.totals,
+    services: Object.fromEntries(stack.services.map((plan) => [plan.service!, plannedOutputs(plan)])),
   };
 }

@@ -84,3 +84,9 @@ export function runBuiltCli(
   }
   return spawnSync(process.execPath, [file, ...args], { cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000 });
 }
+
+/** A stack output of a stack without [services] (the one-service shape), refusing a stack of several. */
+export function singleService<T extends object>(out: T): Exclude<T, { services: unknown }> {
+  if ("services" in out) throw new Error("expected the output of a stack without [services]");
+  return out as Exclude<T, { services: unknown }>;
+}

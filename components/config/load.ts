@@ -24,6 +24,7 @@ import {
   primeVllmShape,
 } from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
+import { hasServices, SERVICE_PORT_STRIDE, serviceIssuePath, splitServices, type ServiceDocument } from "./services";
 import type { FleetConfig } from "./types";
 import { DEFAULT_TARGET, otherTargets, TARGETS, type TargetKind } from "./target-kinds";
 
@@ -492,8 +493,9 @@ export function withTarget(
 }
 
 /**
- * Parses TOML text (with optional CLI overrides) into the canonical config. A relative
- * `model_catalog` is resolved against `baseDir` (the current directory unless told).
+ * Parses TOML text (with optional CLI overrides) into the canonical config of its one service. A
+ * relative `model_catalog` is resolved against `baseDir` (the current directory unless told). A
+ * file with [services] is read with loadStackText.
  */
 export function loadConfigText(
   text: string,
@@ -502,20 +504,114 @@ export function loadConfigText(
   baseDir = process.cwd(),
   options: LoadOptions = {},
 ): FleetConfig {
+  const services = loadStackText(text, source, overrides, baseDir, options);
+  if (services.length !== 1)
+    throw new ConfigError(
+      [{ path: "services", message: `holds ${services.length} services; this reads a stack of one model` }],
+      source,
+    );
+  return services[0];
+}
+
+/**
+ * Parses TOML text into one canonical config per service, in the file's order: one (unnamed) for
+ * a file without [services], exactly as such a file always read.
+ */
+export function loadStackText(
+  text: string,
+  source = "stack file",
+  overrides: Override[] = [],
+  baseDir = process.cwd(),
+  options: LoadOptions = {},
+): FleetConfig[] {
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
-  const layout = detectLayout(parsed.value);
+  if (!hasServices(parsed.value)) return [loadDocument(parsed.value, source, overrides, baseDir, options)];
+  const split = splitServices(parsed.value, overrides);
+  const issues = [...split.issues];
+  // A file of services names its target or takes the default one; each service is then read in
+  // the layout its own keys choose (not as prime-rl reads a file without a target).
+  const target = options.target ?? (namesTarget(parsed.value) ? undefined : DEFAULT_TARGET);
+  const configs: FleetConfig[] = [];
+  for (const service of split.services) {
+    const targeted = withTarget(service.doc, target);
+    const ownSlurm = Object.keys((parsed.value.services as Record<string, any>)[service.name]?.slurm ?? {});
+    const at = (p: string) => serviceIssuePath(service, ownSlurm, p);
+    if (targeted.issues.length) {
+      issues.push(...targeted.issues.map((i) => ({ ...i, path: at(i.path) })));
+      continue;
+    }
+    try {
+      const cfg = loadDocument(targeted.value, source, split.overrides.get(service.name) ?? [], baseDir, {});
+      configs.push({ ...cfg, service: service.name });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      issues.push(...err.issues.map((i) => ({ ...i, path: at(i.path) })));
+    }
+  }
+  if (!issues.length) issues.push(...servicePorts(configs, split.services));
+  if (issues.length) throw new ConfigError(dedupe(issues), source);
+  return configs.map((cfg) => coScheduled(cfg, configs.length));
+}
+
+/**
+ * Service k's ports, where it leaves them unset, are the defaults + k x SERVICE_PORT_STRIDE; two
+ * services the user gave one port are refused naming both keys (Kubernetes aside: every pod has
+ * its own address).
+ */
+function servicePorts(configs: FleetConfig[], services: ServiceDocument[]): ConfigIssue[] {
+  configs.forEach((cfg, k) => {
+    const shift = services[k].index * SERVICE_PORT_STRIDE;
+    if (!cfg.explicit.has("server.port")) cfg.server.port += shift;
+    if (!cfg.explicit.has("backend_port")) cfg.backend_port += shift;
+  });
+  const issues: ConfigIssue[] = [];
+  const seen = new Map<number, string>();
+  for (const cfg of configs) {
+    if (cfg.target.kind === "kubernetes") continue;
+    const paths = new UserPaths(cfg.layout, cfg.prime_rl === true);
+    const ports: [number, string][] = [[cfg.server.port, paths.user("server.port")]];
+    if (cfg.backend_port !== cfg.server.port) ports.push([cfg.backend_port, paths.user("backend_port")]);
+    for (const [port, key] of ports) {
+      const here = `services.${cfg.service}.${key}`;
+      const first = seen.get(port);
+      if (first === undefined) seen.set(port, here);
+      else
+        issues.push({
+          path: here,
+          message: `gives port ${port}, as ${first} does: two services on one host would meet there; give each service its own ports (or leave them unset: service k's default to the usual ones + ${SERVICE_PORT_STRIDE} x k)`,
+        });
+    }
+  }
+  return issues;
+}
+
+/** slurm.co_schedule unset: one heterogeneous job for a stack of several services. */
+function coScheduled(cfg: FleetConfig, services: number): FleetConfig {
+  const t = cfg.target;
+  if (t.kind !== "slurm" || t.co_schedule !== undefined) return cfg;
+  return { ...cfg, target: { ...t, co_schedule: services > 1 } };
+}
+
+/** Reads one parsed document (a whole file, or one service of a file with [services]) into its canonical config. */
+function loadDocument(
+  doc: TomlTable,
+  source: string,
+  overrides: Override[],
+  baseDir: string,
+  options: LoadOptions,
+): FleetConfig {
+  const layout = detectLayout(doc);
   // A file naming no target runs on this machine, read as prime-rl reads it: prime-rl runs a file
   // without [slurm] locally (issue 27). A target named outside the file takes its place.
-  const target = options.target ?? (namesTarget(parsed.value) ? undefined : DEFAULT_TARGET);
-  const asPrime = target !== undefined && !namesTarget(parsed.value);
+  const target = options.target ?? (namesTarget(doc) ? undefined : DEFAULT_TARGET);
+  const asPrime = target !== undefined && !namesTarget(doc);
   // Overrides are written in the file's layout: prime-rl's spellings are rewritten for an older-layout file.
-  const older = !asPrime && !readsAsPrime(withTarget(parsed.value, target).value, baseDir);
-  const { value, issues } = applyOverrides(
-    parsed.value,
-    older ? olderLayoutSpellings(parsed.value, overrides) : overrides,
-    { layout, prime: !older },
-  );
+  const older = !asPrime && !readsAsPrime(withTarget(doc, target).value, baseDir);
+  const { value, issues } = applyOverrides(doc, older ? olderLayoutSpellings(doc, overrides) : overrides, {
+    layout,
+    prime: !older,
+  });
   if (issues.length) throw new ConfigError(issues, source);
   const targeted = withTarget(value, target);
   if (targeted.issues.length) throw new ConfigError(targeted.issues, source);
@@ -530,12 +626,19 @@ function namesTarget(doc: TomlTable): boolean {
   return TARGETS.some((k) => k in doc || k in inference) || "slurm" in fleet;
 }
 
-export function loadConfigFile(file: string, overrides: Override[] = [], options: LoadOptions = {}): FleetConfig {
-  let text: string;
+function readStackFile(file: string): string {
   try {
-    text = fs.readFileSync(file, "utf8");
+    return fs.readFileSync(file, "utf8");
   } catch (err: any) {
     throw new ConfigError([{ path: "", message: `cannot read ${file}: ${err.code ?? err.message}` }], file);
   }
-  return loadConfigText(text, file, overrides, path.dirname(path.resolve(file)), options);
+}
+
+export function loadConfigFile(file: string, overrides: Override[] = [], options: LoadOptions = {}): FleetConfig {
+  return loadConfigText(readStackFile(file), file, overrides, path.dirname(path.resolve(file)), options);
+}
+
+/** Every service of a stack file (one, unnamed, without [services]). */
+export function loadStackFile(file: string, overrides: Override[] = [], options: LoadOptions = {}): FleetConfig[] {
+  return loadStackText(readStackFile(file), file, overrides, path.dirname(path.resolve(file)), options);
 }

@@ -1,7 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
-import type { DeployTarget, IslandContext } from "../backend";
+import type { DeployTarget, IslandContext, ServiceIsland } from "../backend";
+import type { StackPlan } from "../plan/stack-plan";
 import type { TargetKind } from "../config/target-kinds";
-import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { kubernetesDeployTarget, type KubernetesIslandOutputs } from "../kubernetes/deploy";
 import { slurmDeployTarget, type SlurmIslandOutputs } from "../slurm/deploy";
 import { localDeployTarget, type LocalIslandOutputs } from "../local/deploy";
@@ -11,26 +11,42 @@ export type IslandOutputs = SlurmIslandOutputs | KubernetesIslandOutputs | Local
 
 /** A `DeployTarget` with its own connection and context types hidden, so targets can share one registry. */
 export interface RegisteredDeployTarget {
-  connect(config: pulumi.Config, name: string, plan: DeploymentPlan): unknown;
-  /** Makes the fleet's context once and returns the island deployer that uses it. */
-  deployer(
+  connect(config: pulumi.Config, name: string, stack: StackPlan): unknown;
+  /**
+   * Makes the fleet's context once and deploys every island of every service: alone, or with the
+   * others of its group (`DeployTarget.groups`). Outputs per service, in island order.
+   */
+  deploy(
     fleet: pulumi.ComponentResource,
-    plan: DeploymentPlan,
+    stack: StackPlan,
     common: IslandContext,
     connection: unknown,
-  ): (island: IslandPlan) => pulumi.Output<IslandOutputs>;
+  ): pulumi.Output<IslandOutputs>[][];
 }
+
+const key = (m: ServiceIsland) => `${m.plan.service ?? ""}/${m.island.index}`;
 
 function register<Connection, Context extends IslandContext, Outputs extends IslandOutputs>(
   target: DeployTarget<Connection, Context, Outputs>,
 ): RegisteredDeployTarget {
   return {
     connect: target.connect,
-    deployer: (fleet, plan, common, connection) => {
+    deploy: (fleet, stack, common, connection) => {
       // `connection` is what this same target's connect() returned (index.ts).
-      const ctx = target.fleetContext(fleet, plan, common, connection as Connection);
+      const ctx = target.fleetContext(fleet, stack, common, connection as Connection);
+      const done = new Map<string, pulumi.Output<Outputs>>();
+      for (const group of target.groups?.(stack) ?? []) {
+        if (group.length < 2 || !target.deployGroup) continue;
+        target.deployGroup(fleet, group, ctx).forEach((out, k) => done.set(key(group[k]), out));
+      }
       // Output<T> is covariant in T, but its lifted property types hide that from the compiler.
-      return (island) => target.deployIsland(fleet, plan, island, ctx) as unknown as pulumi.Output<IslandOutputs>;
+      return stack.services.map((plan) =>
+        plan.islands.map(
+          (island) =>
+            (done.get(key({ plan, island })) ??
+              target.deployIsland(fleet, plan, island, ctx)) as unknown as pulumi.Output<IslandOutputs>,
+        ),
+      );
     },
   };
 }

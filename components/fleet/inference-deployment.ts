@@ -1,12 +1,13 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandContext } from "../backend";
 import type { SecretName } from "../credentials";
-import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { StackPlan } from "../plan/stack-plan";
 import { deployTargetOf, type IslandOutputs } from "./deploy-targets";
 import { islandParts } from "./parts";
 
 export interface InferenceDeploymentArgs {
-  plan: DeploymentPlan;
+  /** Every service of the stack (one for a file without [services]). */
+  plan: StackPlan;
   /** Credentials from Pulumi config secrets: 0600 files on SLURM, the fleet's Secret on Kubernetes. */
   secrets?: Partial<Record<SecretName, pulumi.Output<string>>>;
   /** How a credential's config key is spelled in errors (e.g. vllm-fleet:apiKey). */
@@ -22,7 +23,10 @@ export interface InferenceDeploymentArgs {
  * workloads and reports in-cluster URLs.
  */
 export class InferenceDeployment extends pulumi.ComponentResource {
+  /** Every island of every service, service by service in the file's order. */
   public readonly islands: pulumi.Output<IslandOutputs[]>;
+  /** Each service's islands, in the stack's service order. */
+  public readonly services: pulumi.Output<IslandOutputs[]>[];
 
   constructor(name: string, args: InferenceDeploymentArgs, opts?: pulumi.ComponentResourceOptions) {
     super("vllm-fleet:fleet:InferenceDeployment", name, {}, opts);
@@ -34,10 +38,11 @@ export class InferenceDeployment extends pulumi.ComponentResource {
       name,
       secrets,
       secretKey: args.secretKey ?? ((n: SecretName) => n),
-      parts: (island, outputs, dependsOn) => islandParts(this, name, plan, island, outputs, dependsOn),
+      parts: (service, island, outputs, dependsOn) => islandParts(this, name, service, island, outputs, dependsOn),
     };
-    const deployIsland = deployTargetOf(plan.target).deployer(this, plan, common, args.connection);
-    this.islands = pulumi.all(plan.islands.map(deployIsland));
+    const deployed = deployTargetOf(plan.services[0].target).deploy(this, plan, common, args.connection);
+    this.services = deployed.map((islands) => pulumi.all(islands));
+    this.islands = pulumi.all(deployed.flat());
     this.registerOutputs({ islands: this.islands });
   }
 }

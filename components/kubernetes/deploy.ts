@@ -11,10 +11,11 @@ import { kubernetesSettings } from "./settings";
 
 export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIslandContext, K8sIslandEndpoints> = {
   // The provider's default namespace is the one the plan's URLs were made with.
-  connect: (config, name, plan) => kubernetesProvider(name, config, kubernetesSettings(plan).namespace),
-  fleetContext: (fleet, plan, common, provider) => ({
+  // Services share the file's [kubernetes] table, so any service's namespace is the stack's.
+  connect: (config, name, stack) => kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
+  fleetContext: (fleet, stack, common, provider) => ({
     ...common,
-    ...kubernetesFleet(fleet, plan, provider, common.secrets),
+    ...kubernetesFleet(fleet, stack.services[0], provider, common.secrets),
   }),
   deployIsland: deployKubernetesIsland,
 };

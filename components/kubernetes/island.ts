@@ -133,7 +133,7 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
 
   // Part outputs are the planned in-cluster URLs; the island's output below waits for readiness.
   const replicaOf = new Map(island.engines.map((e) => [e.id, e.replica]));
-  const parts = ctx.parts(island, {
+  const parts = ctx.parts(plan, island, {
     routerUrl: ep.routerUrl,
     engines: island.endpoints.engines.map((e, k) => ({
       id: e.id,

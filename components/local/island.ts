@@ -49,6 +49,6 @@ export const deployLocalIsland: IslandDeployer<IslandContext, LocalIslandOutputs
     { run: renderLocalRun(plan, island, names), secrets },
     { parent },
   );
-  ctx.parts(island, run.result.apply(partOutputs), run);
+  ctx.parts(plan, island, run.result.apply(partOutputs), run);
   return run.result.apply(islandOutputs);
 };

@@ -91,6 +91,6 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
     { parent },
   );
   // The parts exist once the job runs them.
-  ctx.parts(island, job.result.apply(partOutputs), job);
+  ctx.parts(plan, island, job.result.apply(partOutputs), job);
   return job.result.apply(islandOutputs);
 };

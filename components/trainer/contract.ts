@@ -69,6 +69,26 @@ export const fleetEndpointsSchema = z
   })
   .describe("the vllm-fleet trainer contract: the `endpoints` stack output");
 
+export const stackEndpointsSchema = z
+  .object({
+    target: z.enum(TARGETS).describe("where the fleet runs"),
+    apiKeyRequired: z
+      .boolean()
+      .describe("whether the engines require `Authorization: Bearer <apiKey>` (the key is the secret `apiKey` output)"),
+    engineCount: z.number().int().describe("how many engines the stack's services have in all"),
+    services: z
+      .record(z.string(), fleetEndpointsSchema)
+      .describe("each service (`[services.<name>]`) as a trainer contract of its own, by name in the file's order"),
+  })
+  .describe(
+    "the `endpoints` output of a stack with several services: each service's trainer contract by name (readFleet's `service` picks one)",
+  );
+
+/** The `endpoints` output: one service's contract, or a stack of several services. */
+export const endpointsOutputSchema = z.union([fleetEndpointsSchema, stackEndpointsSchema]);
+
 export type TrainerBlocks = z.infer<typeof trainerBlocksSchema>;
+export type StackEndpoints = z.infer<typeof stackEndpointsSchema>;
+export type EndpointsOutput = z.infer<typeof endpointsOutputSchema>;
 export type IslandEndpoints = z.infer<typeof islandEndpointsSchema>;
 export type FleetEndpoints = z.infer<typeof fleetEndpointsSchema>;

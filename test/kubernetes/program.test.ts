@@ -3,7 +3,7 @@ import { loadConfigFile } from "../../components/config";
 import { buildPlan } from "../../components/planner";
 import { allK8sObjects, renderK8sFleet, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
 import { resolveStackFile } from "../../components/stack-file";
-import { K8S_STACKS } from "../helpers";
+import { K8S_STACKS, singleService } from "../helpers";
 import { drainRpcs, installMocks, type Registered, setConfig, settle, value } from "../program-harness";
 import { ENGINE_READY_TIMEOUT_S } from "../../components/config/timeouts";
 
@@ -64,7 +64,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       }
       for (const r of created.filter((r) => r.inputs.metadata.labels["app.kubernetes.io/component"] === "router"))
         expect(r.options.parent).toMatch(/vllm-fleet:fleet:Router::/);
-      const planned = await value(infra.planned);
+      const planned = singleService(await value(infra.planned));
       expect(islands.map((i) => i.adminUrls)).toEqual(planned.islands.map((i) => i.adminUrls));
       expect(islands.map((i) => i.routerUrl)).toEqual(planned.islands.map((i) => i.routerUrl));
       expect(islands.map((i) => i.roles)).toEqual(planned.islands.map((i) => i.roles));

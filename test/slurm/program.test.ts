@@ -7,7 +7,7 @@ import { renderIslandJob } from "../../components/slurm/island-job";
 import { sbatchCommandUrn } from "../../components/slurm";
 import { resolveStackFile } from "../../components/stack-file";
 import type { SlurmIslandOutputs } from "../../components/slurm/deploy";
-import { SLURM_STACKS } from "../helpers";
+import { SLURM_STACKS, singleService } from "../helpers";
 import {
   drainRpcs,
   FAKE_JOB_ID,
@@ -125,7 +125,8 @@ describe("the Pulumi program under mocks (SLURM)", () => {
 
   it.each(SLURM_STACKS)("%s: outputs keep the planner's admin order and roles; one job per island", async (stack) => {
     const { infra, registered } = await program(stack, slurmConfig());
-    const [planned, islands] = await Promise.all([value(infra.planned), slurmIslands(infra)]);
+    const [plannedOut, islands] = await Promise.all([value(infra.planned), slurmIslands(infra)]);
+    const planned = singleService(plannedOut);
     await settle(registered);
     expect(commands(registered)).toHaveLength(planned.islands.length);
     expect(ofType(registered, "vllm-fleet:fleet:Router")).toHaveLength(planned.totals.routers);

@@ -13,6 +13,7 @@ import { loadConfigFile } from "../../components/config";
 import { buildPlan } from "../../components/planner";
 import { renderSecretFiles, secretFilesPayload } from "../../components/slurm/secret-files";
 import { resolveStackFile } from "../../components/stack-file";
+import { singleService } from "../helpers";
 import { drainRpcs, installMocks, isSecret, setConfig, settle, slurmConfig, value } from "../program-harness";
 
 // A finished test's outstanding Pulumi RPCs must not reach the next test's mocks.
@@ -74,7 +75,7 @@ describe("SLURM credentials under mocks", () => {
       expect(job.inputs.stdin).toContain('FLEET_API_KEY=$(<"$FLEET_SECRETS_DIR/api_key") || exit 1');
       expect(job.inputs.stdin).toContain('export HF_TOKEN="$FLEET_HF_TOKEN"');
       expect(job.inputs.stdin.match(/--api-key "\$FLEET_API_KEY"/g)).toHaveLength(
-        outputs.planned.islands[k].adminUrls.length,
+        singleService(outputs.planned).islands[k].adminUrls.length,
       );
       // The router never holds the key: it forwards the caller's Authorization header.
       expect(job.inputs.stdin).not.toMatch(/vllm-router[^\n]*--api-key/);

@@ -7,7 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { FleetEndpoints } from "../../components/trainer/contract";
-import { K8S_STACKS, SLURM_STACKS } from "../helpers";
+import { K8S_STACKS, SLURM_STACKS, singleService } from "../helpers";
 import {
   drainRpcs,
   installMocks,
@@ -44,7 +44,7 @@ describe("endpoints: the trainer contract every stack exports", () => {
     async (stack) => {
       const config = stack.startsWith("k8s-") ? k8sConfig() : slurmConfig();
       const { infra, endpoints } = await program(stack, config);
-      const planned = await value(infra.planned);
+      const planned = singleService(await value(infra.planned));
       const show = stack.startsWith("k8s-") ? (u: string) => u : realUrl;
       expect(endpoints.model).toBe(planned.model);
       expect(endpoints.target).toBe(planned.target);
@@ -106,7 +106,7 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     return {
       endpoints: await value(infra.endpoints),
       apiKey: await value(infra.apiKey),
-      planned: await value(infra.planned),
+      planned: singleService(await value(infra.planned)),
     };
   }
 
