@@ -67,6 +67,11 @@ const OPTIONS: OptionSpec[] = [
   { flags: "--job", help: "also the tail of the batch job's own output (slurm-<job id>.out)", verbs: ["logs"] },
   { flags: "--catalog <file>", help: "a user models.yaml merged over the built-in catalog", verbs: ["list"] },
   {
+    flags: "--service <name>",
+    help: "which service of a stack with [services] (its [services.<name>] table); required there",
+    verbs: FLEET_VERBS,
+  },
+  {
     flags: "--pulumi-config <file>",
     help: "the Pulumi.<stack>.yaml to read stackFile, overrides, namespace and login from (default: Pulumi.<stack>.yaml beside Pulumi.yaml, if there is one)",
     verbs: FLEET_VERBS,
@@ -116,6 +121,7 @@ interface Opts {
   catalog?: string;
   pulumiConfig?: string;
   endpoints?: string;
+  service?: string;
   login?: string;
   identity?: string;
   sshOption?: string[];
@@ -141,6 +147,7 @@ function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: 
   const so: SourceOptions = {
     stack,
     endpoints: o.endpoints,
+    service: o.service,
     pulumiConfig: o.pulumiConfig,
     overrides,
     login: o.login,

@@ -4,10 +4,10 @@
  * problem listed; `--help` prints the usage.
  */
 import * as fs from "node:fs";
-import { loadConfigFile, parseOverrides, TARGETS, type TargetKind } from "../components/config";
-import { buildPlan } from "../components/planner";
-import { planJson } from "../components/report/plan-json";
-import { planText } from "../components/report/plan-text";
+import { loadStackFile, parseOverrides, TARGETS, type TargetKind } from "../components/config";
+import { buildStackPlan } from "../components/planner";
+import { stackPlanJson } from "../components/report/plan-json";
+import { stackPlanText } from "../components/report/plan-text";
 import { writePlanOut } from "../components/report/write-out";
 import { listStacks, missingStack, resolveStackFile } from "../components/stack-file";
 import { Command, Help, Option } from "commander";
@@ -51,11 +51,13 @@ export const planCommand: CommandFactory = (io, exit) => {
           );
         const { file, stack } = resolveStackFile(rest[0]);
         if (!fs.existsSync(file)) throw new UsageError(missingStack(rest[0]), self);
-        const cfg = loadConfigFile(file, overrides, { target: opts.target });
-        const plan = buildPlan(cfg, stack);
-        io.out((opts.json ? JSON.stringify(planJson(plan, cfg), null, 2) : planText(plan, file)) + "\n");
+        const configs = loadStackFile(file, overrides, { target: opts.target });
+        const plan = buildStackPlan(configs, stack);
+        io.out(
+          (opts.json ? JSON.stringify(stackPlanJson(plan, configs), null, 2) : stackPlanText(plan, file)) + "\n",
+        );
         if (opts.out) {
-          const files = writePlanOut(plan, cfg, opts.out);
+          const files = writePlanOut(plan, configs, opts.out);
           io.err(`wrote ${files.length} files to ${opts.out}\n`);
         }
         exit(0);

@@ -20,7 +20,7 @@ import {
   primeStandaloneLayout,
 } from "../components/config/schema/prime";
 import { primeDocs } from "../components/config/schema/prime-docs";
-import { fleetEndpointsSchema } from "../components/trainer/contract";
+import { endpointsOutputSchema } from "../components/trainer/contract";
 import { packagePath } from "../components/package-root";
 import { ourCommand, runCommand, type CommandFactory } from "./cli";
 
@@ -29,7 +29,10 @@ import { ourCommand, runCommand, type CommandFactory } from "./cli";
  * the root of a standalone file and under [inference] (not the RL layout's top-level [model]).
  */
 function allowModelShorthand(schema: Record<string, any>): void {
-  for (const layout of schema.anyOf as Record<string, any>[]) {
+  const holders = (schema.anyOf as Record<string, any>[]).flatMap((layout) =>
+    layout.properties.services ? [layout.properties.services.additionalProperties] : [layout],
+  );
+  for (const layout of holders) {
     const holder = layout.properties.inference ?? layout;
     if (holder.properties?.model?.properties?.name && holder.properties.model.type === "object") {
       holder.properties.model = {
@@ -92,7 +95,7 @@ export function stackKeyReference(): string {
 /** The trainer contract as JSON Schema: what `pulumi stack output endpoints --json` prints. */
 export function endpointsJsonSchema(): Record<string, unknown> {
   return {
-    ...(z.toJSONSchema(fleetEndpointsSchema, { io: "output" }) as Record<string, unknown>),
+    ...(z.toJSONSchema(endpointsOutputSchema, { io: "output" }) as Record<string, unknown>),
     title: "vllm-fleet trainer contract",
   };
 }

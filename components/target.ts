@@ -73,6 +73,11 @@ export interface Target {
   planOut(plan: DeploymentPlan): PlanOutFile[];
   /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */
   knownUrls?(plan: DeploymentPlan): KnownIslandUrls[];
+  /**
+   * The first lines of the printed plan: what the target's scheduler is asked for, job by job
+   * (`plans`: every service of the stack).
+   */
+  requestText?(plans: DeploymentPlan[]): string[];
   /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
   placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
   fleet: FleetSupport;

@@ -14,14 +14,17 @@ export const STACK_NAMES = fs
   .filter((f) => f.endsWith(".toml"))
   .map((f) => f.slice(0, -5))
   .sort();
-/** Stacks by target: k8s-* carry [kubernetes], local-* [local], the rest [slurm]. */
-export const K8S_STACKS = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
-export const LOCAL_STACKS = STACK_NAMES.filter((n) => n.startsWith("local-"));
-export const SLURM_STACKS = STACK_NAMES.filter((n) => !n.startsWith("k8s-") && !n.startsWith("local-"));
-
 export function stackText(name: string): string {
   return fs.readFileSync(path.join(ROOT, "stacks", `${name}.toml`), "utf8");
 }
+
+/** Stacks of several services ([services.<name>]): their own suites (test/config/services.test.ts, ...). */
+export const SERVICES_STACKS = STACK_NAMES.filter((n) => /^\[services\./m.test(stackText(n)));
+const ONE_SERVICE = STACK_NAMES.filter((n) => !SERVICES_STACKS.includes(n));
+/** Single-service stacks by target: k8s-* carry [kubernetes], local-* [local], the rest [slurm]. */
+export const K8S_STACKS = ONE_SERVICE.filter((n) => n.startsWith("k8s-"));
+export const LOCAL_STACKS = ONE_SERVICE.filter((n) => n.startsWith("local-"));
+export const SLURM_STACKS = ONE_SERVICE.filter((n) => !n.startsWith("k8s-") && !n.startsWith("local-"));
 
 /** Minimal valid SLURM target appended to inline test configs. */
 export const SLURM = `\n[slurm]\njob_name = "t"\n`;

@@ -1,5 +1,6 @@
 import type { ConfigIssue } from "./issues";
 import { serviceSlurmTable } from "./schema/slurm";
+import { SERVICE_NAME } from "./schema/primitives";
 import type { TomlTable } from "./toml";
 import type { Override } from "./overrides";
 import { TARGETS } from "./target-kinds";
@@ -15,8 +16,7 @@ import { TARGETS } from "./target-kinds";
 /** The keys a file with [services] keeps at its top level: shared by every service. */
 export const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as const;
 
-/** A service name: a DNS label short enough for every name built from it (job names, Kubernetes objects). */
-export const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$/;
+export { SERVICE_NAME };
 
 /**
  * Service k's default ports are the single-model ones + k x SERVICE_PORT_STRIDE (server.port and

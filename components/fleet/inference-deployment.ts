@@ -42,7 +42,13 @@ export class InferenceDeployment extends pulumi.ComponentResource {
     };
     const deployed = deployTargetOf(plan.services[0].target).deploy(this, plan, common, args.connection);
     this.services = deployed.map((islands) => pulumi.all(islands));
-    this.islands = pulumi.all(deployed.flat());
+    // A named service's islands say whose they are (the fleet CLI's --service reads it from `islands`).
+    const owned = plan.services.map((p, k) =>
+      p.service === undefined
+        ? this.services[k]
+        : this.services[k].apply((islands) => islands.map((i) => ({ service: p.service, ...i }))),
+    );
+    this.islands = pulumi.all(owned).apply((all) => all.flat());
     this.registerOutputs({ islands: this.islands });
   }
 }

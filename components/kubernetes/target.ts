@@ -18,7 +18,7 @@ export const kubernetesTarget: Target = {
       discovery: "pool",
     }),
     // Pods request exactly the GPUs their engine uses.
-    wholeNodes: false,
+    wholeNodes: () => undefined,
     gpuTypeHint: (settings) => {
       const product = kubernetesSettings({ settings }).node_selector["nvidia.com/gpu.product"];
       return product

@@ -23,7 +23,7 @@ export const localTarget: Target = {
       discovery: "file",
     }),
     // The engines take exactly the GPUs they use; the rest stay free for other work.
-    wholeNodes: false,
+    wholeNodes: () => undefined,
     gpuTypeHint: () => undefined,
     sharedHost: true,
   },

@@ -90,11 +90,26 @@ interface EndpointsIsland {
  * Reads an island's endpoints.json (`vllm-fleet/island/v1`), or `pulumi stack output --json` (its
  * `islands` and `planned` outputs). Engine ids come from the file when it has them.
  */
-export function viewFromEndpoints(doc: unknown, source: string): FleetView {
+export function viewFromEndpoints(doc: unknown, source: string, service?: string): FleetView {
   const d = doc as Record<string, any>;
   if (d && d.format === "vllm-fleet/island/v1") {
     if (d.dryRun) throw new Error(`${source} is a dry run's result: nothing was deployed`);
     return { model: d.model, target: "slurm", islands: [islandFromEndpoints(d as EndpointsIsland)] };
+  }
+  // A stack of several services: its `planned` output has each one's under services.<name>.
+  if (d && Array.isArray(d.islands) && d.planned && d.planned.services && typeof d.planned.services === "object") {
+    const names = Object.keys(d.planned.services);
+    if (service === undefined || !names.includes(service))
+      throw new Error(
+        `${source} is a stack of ${names.length} services (${names.join(", ")}): ${service === undefined ? "name one with --service" : `it has no service "${service}"`}`,
+      );
+    return {
+      model: d.planned.services[service].model,
+      target: d.planned.target,
+      islands: (d.islands as (EndpointsIsland & { service?: string })[])
+        .filter((i) => i.service === service)
+        .map(islandFromEndpoints),
+    };
   }
   if (d && Array.isArray(d.islands) && d.planned && typeof d.planned.model === "string") {
     return {

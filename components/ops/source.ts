@@ -2,9 +2,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { ConfigError, loadConfigFile, overridesFromObject, type Override } from "../config";
+import { ConfigError, loadStackFile, overridesFromObject, type Override } from "../config";
 import { NS } from "../namespace";
-import { buildPlan } from "../planner";
+import { buildStackPlan } from "../planner";
+import { serviceOf } from "../plan/stack-plan";
 import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
@@ -17,6 +18,8 @@ export interface SourceOptions {
   stack?: string;
   /** `--endpoints`: an island's endpoints.json or `pulumi stack output --json`. */
   endpoints?: string;
+  /** `--service`: which service of a stack with [services] (required there, refused without). */
+  service?: string;
   /** `--pulumi-config`: Pulumi.<stack>.yaml; by default the one beside Pulumi.yaml, if it exists. */
   pulumiConfig?: string;
   overrides: Override[];
@@ -72,7 +75,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
   let describe: string;
   let login: SshTarget | undefined;
   if (o.endpoints) {
-    view = viewFromEndpoints(JSON.parse(fs.readFileSync(o.endpoints, "utf8")), o.endpoints);
+    view = viewFromEndpoints(JSON.parse(fs.readFileSync(o.endpoints, "utf8")), o.endpoints, o.service);
     describe = o.endpoints;
   } else {
     if (!o.stack) throw new Error("name a stack (or a stack file), or pass --endpoints <file>");
@@ -91,7 +94,12 @@ export function resolveSource(o: SourceOptions): FleetSource {
       ...o.overrides,
     ];
     // Job names carry the Pulumi stack's name, as in index.ts.
-    view = viewFromPlan(buildPlan(loadConfigFile(file, overrides), pulumiStack ?? stack));
+    const plan = buildStackPlan(loadStackFile(file, overrides), pulumiStack ?? stack);
+    try {
+      view = viewFromPlan(serviceOf(plan, o.service));
+    } catch (e) {
+      throw new ConfigError([{ path: "", message: `--service: ${(e as Error).message}` }], file);
+    }
     describe = settings ? `${file} (as Pulumi stack ${pulumiStack}, settings from ${settings.file})` : file;
     const l = settings?.login;
     if (l) {

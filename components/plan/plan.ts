@@ -302,14 +302,17 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       ),
     );
   // A target that allocates whole nodes leaves the GPUs its engines do not use idle.
-  const { wholeNodes } = hints;
-  const idle = wholeNodes ? islands[0].nodes.filter((n) => n.gpusUsed < cfg.deployment.gpus_per_node) : [];
+  const gpn = cfg.deployment.gpus_per_node;
+  const short = islands[0].nodes.filter((n) => n.gpusUsed < gpn);
+  const whole = hints.wholeNodes(cfg.target, short.length === 0);
+  const idle = whole ? short : [];
   if (idle.length) {
     const used = [...new Set(idle.map((n) => n.gpusUsed))].join("/");
     warnings.push(
-      `${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${cfg.deployment.gpus_per_node} GPUs; the rest stay allocated but idle`,
+      `${idle.length} of ${nodesPerIsland} node(s) per island use ${used} of ${paths.user("deployment.gpus_per_node")} = ${gpn} GPUs, and ${whole!.key} = true holds the whole node: the rest stay allocated but idle (set ${paths.user("deployment.gpus_per_node")} to what the engines use, or ${whole!.key} = false to leave them to other jobs)`,
     );
   }
+  const wholeNodes = whole !== undefined;
   return {
     stack,
     ...(service !== undefined && { service }),

@@ -17,8 +17,12 @@ export interface PoolRef {
 export interface PlanHints {
   /** The InferencePool the llm-d EPP of island `island` serves: a label with file discovery, or a real pool. */
   poolRef(settings: TargetSettings, owner: { stack: string; service?: string }, island: number): PoolRef;
-  /** Whether the target allocates whole nodes (idle GPUs stay allocated) or exactly the GPUs engines use. */
-  wholeNodes: boolean;
+  /**
+   * Whether the target holds whole nodes for the fleet (idle GPUs stay allocated) when its nodes
+   * keep GPUs the engines do not use (`fills`: every node's engines use all of them), and the key
+   * that makes it hold them; undefined: it allocates exactly the GPUs the engines use.
+   */
+  wholeNodes(settings: TargetSettings, fills: boolean): { key: string } | undefined;
   /** The GPU type the target's own settings name, and how to cite it, when they name one. */
   gpuTypeHint(settings: TargetSettings): { hint: string; from: string } | undefined;
   /**

@@ -1,6 +1,7 @@
 import type { FleetConfig } from "../config/types";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { resolveDeep, showRef, showValue, type Value } from "../plan/values";
+import { namedServices, type StackPlan } from "../plan/stack-plan";
 
 /** A URL with a symbolic host, e.g. http://<i0-n0>:8000/v1, for plans made before nodes exist. */
 export const showUrl = (island: number, u: NodeUrl) => `http://<i${island}-n${u.node}>:${u.port}${u.path}`;
@@ -57,5 +58,20 @@ export function planJson(plan: DeploymentPlan, cfg: FleetConfig) {
     notes: plan.notes,
     islands: plan.islands.map(islandJson),
     config: { ...config, explicit: [...explicit].sort() },
+  };
+}
+
+/**
+ * A stack's plan as JSON: a file without [services] exactly as `planJson`; a stack of several
+ * services has each one's under `services.<name>` (with its own totals) beside the whole stack's.
+ * `configs`: the services' configs, in the stack's order.
+ */
+export function stackPlanJson(stack: StackPlan, configs: FleetConfig[]) {
+  if (!namedServices(stack)) return planJson(stack.services[0], configs[0]);
+  return {
+    stack: stack.stack,
+    target: stack.services[0].target,
+    totals: stack.totals,
+    services: Object.fromEntries(stack.services.map((plan, k) => [plan.service!, planJson(plan, configs[k])])),
   };
 }

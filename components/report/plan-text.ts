@@ -2,6 +2,7 @@ import { gib, reserveTotal, type GpuMemoryPlan } from "../plan/gpu-memory";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { showValue, type Value } from "../plan/values";
 import { targetOf } from "../targets";
+import { namedServices, type StackPlan } from "../plan/stack-plan";
 import { showUrl } from "./plan-json";
 import { textTable } from "./text-table";
 
@@ -105,16 +106,52 @@ function memoryText(m: GpuMemoryPlan): string[] {
   return [head, rows.toString()];
 }
 
-/** The readable plan people review before `pulumi up`. */
-export function planText(plan: DeploymentPlan, source: string): string {
-  const t = plan.totals;
-  const out = [
-    `stack ${plan.stack} (${source}): ${plan.shape.replace("_", "-")} on ${plan.target}, model ${plan.model}`,
-    `totals: ${plural(t.nodes, "node")}, ${t.gpus} of ${t.gpusAllocated} GPUs, ${plural(t.routers, "router")}, ${plural(t.engines, "engine")}, ${plural(plan.islands.length, "island")}`,
-  ];
+const totalsText = (t: DeploymentPlan["totals"], islands: number) =>
+  `totals: ${plural(t.nodes, "node")}, ${t.gpus} of ${t.gpusAllocated} GPUs, ${plural(t.routers, "router")}, ${plural(t.engines, "engine")}, ${plural(islands, "island")}`;
+
+/** What the target is asked for, job by job, when it has a scheduler to ask (SLURM). */
+function requestLines(plans: DeploymentPlan[]): string[] {
+  const lines = targetOf(plans[0].target).requestText?.(plans) ?? [];
+  return lines.length ? [...lines, ""] : [];
+}
+
+/** The readable plan of one service, after its title. */
+function planBody(plan: DeploymentPlan): string[] {
+  const out: string[] = [];
   for (const w of plan.warnings) out.push(`warning: ${w}`);
   for (const n of plan.notes) out.push(`note: ${n}`);
   if (plan.memory) out.push("", ...memoryText(plan.memory));
   for (const island of plan.islands) out.push("", ...islandText(plan, island));
+  return out;
+}
+
+const serviceTitle = (plan: DeploymentPlan) => `${plan.shape.replace("_", "-")} on ${plan.target}, model ${plan.model}`;
+
+/** The readable plan people review before `pulumi up`: what the scheduler is asked for first, then the plan. */
+export function planText(plan: DeploymentPlan, source: string): string {
+  return [
+    `stack ${plan.stack} (${source}): ${serviceTitle(plan)}`,
+    ...requestLines([plan]),
+    totalsText(plan.totals, plan.islands.length),
+    ...planBody(plan),
+  ].join("\n");
+}
+
+/** A stack's readable plan: one service's as `planText`; several, the whole stack's request and totals, then each service's plan. */
+export function stackPlanText(stack: StackPlan, source: string): string {
+  if (!namedServices(stack)) return planText(stack.services[0], source);
+  const islands = stack.services.reduce((s, p) => s + p.islands.length, 0);
+  const out = [
+    `stack ${stack.stack} (${source}): ${plural(stack.services.length, "service")} on ${stack.services[0].target}`,
+    ...requestLines(stack.services),
+    totalsText(stack.totals, islands),
+  ];
+  for (const plan of stack.services)
+    out.push(
+      "",
+      `service ${plan.service}: ${serviceTitle(plan)}`,
+      totalsText(plan.totals, plan.islands.length),
+      ...planBody(plan),
+    );
   return out.join("\n");
 }

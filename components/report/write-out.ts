@@ -1,16 +1,16 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { FleetConfig } from "../config/types";
-import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { StackPlan } from "../plan/stack-plan";
 import { targetOf } from "../targets";
-import { planJson } from "./plan-json";
+import { stackPlanJson } from "./plan-json";
 
 /**
  * `plan --out DIR`: everything that would be submitted, for people to read: plan.json, and per
  * island what the target's backend would submit (SLURM: the sbatch script, the files the job
  * generates, the create and delete commands; Kubernetes: every object as YAML).
  */
-export function writePlanOut(plan: DeploymentPlan, cfg: FleetConfig, dir: string): string[] {
+export function writePlanOut(stack: StackPlan, configs: FleetConfig[], dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
   const written: string[] = [];
   const write = (rel: string, text: string, mode = 0o644) => {
@@ -19,7 +19,8 @@ export function writePlanOut(plan: DeploymentPlan, cfg: FleetConfig, dir: string
     fs.writeFileSync(file, text, { mode });
     written.push(file);
   };
-  write("plan.json", JSON.stringify(planJson(plan, cfg), null, 2) + "\n");
-  for (const f of targetOf(plan.target).planOut(plan)) write(f.path, f.text, f.mode);
+  write("plan.json", JSON.stringify(stackPlanJson(stack, configs), null, 2) + "\n");
+  // Each service's islands are in folders of their own (plan/naming.ts islandFolder).
+  for (const plan of stack.services) for (const f of targetOf(plan.target).planOut(plan)) write(f.path, f.text, f.mode);
   return written;
 }

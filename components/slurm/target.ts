@@ -1,6 +1,7 @@
 import type { Target } from "../target";
 import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
+import { jobRequest, requestTable } from "./requests";
 import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
@@ -25,11 +26,13 @@ export const slurmTarget: Target = {
       namespace: "slurm",
       discovery: "file",
     }),
-    // sbatch allocates whole nodes.
-    wholeNodes: true,
+    // slurm.exclusive holds whole nodes; unset, it does only when the engines fill them (settings.ts exclusiveNodes).
+    wholeNodes: (settings, fills) =>
+      settings.kind === "slurm" && (settings.exclusive ?? fills) ? { key: "slurm.exclusive" } : undefined,
     gpuTypeHint: (settings) => gresGpuType(slurmSettings({ settings })),
   },
   planOut: slurmPlanOut,
+  requestText: (plans) => requestTable(plans.flatMap((p) => p.islands.map((i) => jobRequest(p, i)))),
   fleet: {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },

@@ -2,8 +2,8 @@ import { z } from "zod";
 import { inferenceShape, inferenceTable } from "./inference";
 import { kubernetesTable } from "./kubernetes";
 import { localTable } from "./local";
-import { count, filePath, modelId, outputDir, table } from "./primitives";
-import { slurmTable } from "./slurm";
+import { count, filePath, modelId, outputDir, SERVICE_NAME, table } from "./primitives";
+import { serviceSlurmTable, slurmTable } from "./slurm";
 
 /** The target keys: at the root of both layouts. */
 export const targetShape = {
@@ -61,8 +61,24 @@ export const rlLayout = table({
   ...catalogShape,
 });
 
-/** Either layout; editors get this as the stack file's JSON Schema. */
-export const stackFileSchema = z.union([standaloneLayout, rlLayout]);
+/**
+ * One service of a file with [services] (components/config/services.ts), as the standalone layout
+ * writes it, with what its job asks SLURM for. (A service in prime-rl's layout is checked by the
+ * loader; editors get the older layout's keys here.)
+ */
+export const serviceTable = table({ ...inferenceShape, slurm: serviceSlurmTable.optional() });
+
+/** A stack of several services: each `[services.<name>]` a model's inference settings, the target and output shared. */
+export const servicesLayout = table({
+  services: z
+    .record(z.string().regex(SERVICE_NAME), serviceTable)
+    .describe("The stack's services by name: a policy beside its judge, each with its own model, shape and router"),
+  ...targetShape,
+  ...catalogShape,
+});
+
+/** Either layout, or a stack of services; editors get this as the stack file's JSON Schema. */
+export const stackFileSchema = z.union([standaloneLayout, rlLayout, servicesLayout]);
 
 /** Either layout as a valid file writes it (before the schema's defaults). */
 export type StandaloneLayout = z.input<typeof standaloneLayout>;

@@ -199,6 +199,9 @@ export const slurmMemory = z
   .string()
   .regex(/^\d+[KMGT]?$/, "must be a SLURM memory size such as 64G, 500000M or 0 (all of the node's memory)");
 
+/** A service name (`[services.<name>]`): a DNS label short enough for every name built from it (jobs, folders, Kubernetes objects). */
+export const SERVICE_NAME = /^[a-z]([-a-z0-9]{0,18}[a-z0-9])?$/;
+
 /** Kubernetes DNS-1123 label (names, namespaces). */
 export const k8sName = z
   .string()

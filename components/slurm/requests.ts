@@ -1,0 +1,79 @@
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import { textTable } from "../report/text-table";
+import { islandDir, jobName } from "./sbatch";
+import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
+
+/** What one job (or hetjob component) asks SLURM for, as the printed plan shows it. */
+export interface JobRequest {
+  job: string;
+  partition?: string;
+  nodes: number;
+  /** GPUs asked per node (from the gres request). */
+  gpusPerNode: number;
+  time?: string;
+  exclusive: boolean;
+  dir: string;
+}
+
+/**
+ * A SLURM time limit in hours (`slurm.time`'s formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
+ * D-HH:MM:SS); undefined for UNLIMITED / infinite.
+ */
+export function timeLimitHours(time: string): number | undefined {
+  if (/^(UNLIMITED|infinite)$/.test(time)) return undefined;
+  const [days, rest] = time.includes("-") ? time.split("-") : ["0", time];
+  const parts = rest.split(":").map(Number);
+  const d = Number(days);
+  if (time.includes("-")) {
+    const [h, m = 0, s = 0] = parts;
+    return d * 24 + h + m / 60 + s / 3600;
+  }
+  if (parts.length === 1) return parts[0] / 60; // minutes
+  if (parts.length === 2) return parts[0] / 60 + parts[1] / 3600; // MM:SS
+  return parts[0] + parts[1] / 60 + parts[2] / 3600; // HH:MM:SS
+}
+
+/** The GPUs a gres request names per node (`gpu:8`, `gpu:h100:8`); undefined when it names none. */
+export function gresGpus(gres: string): number | undefined {
+  const m = /(?:^|,)gpu(?::[A-Za-z][A-Za-z0-9_]*)?:(\d+)/.exec(gres);
+  return m ? Number(m[1]) : undefined;
+}
+
+export function jobRequest(plan: DeploymentPlan, island: IslandPlan, job = jobName(plan, island.index)): JobRequest {
+  const t = slurmSettings(plan);
+  return {
+    job,
+    ...(t.partition !== undefined && { partition: t.partition }),
+    nodes: island.nodes.length,
+    gpusPerNode: gresGpus(gresRequest(plan)) ?? 0,
+    ...(t.time !== undefined && { time: t.time }),
+    exclusive: exclusiveNodes(plan),
+    dir: islandDir(plan, island),
+  };
+}
+
+/** The requests as a table, and the GPU-hours the whole stack can hold at its time limits. */
+export function requestTable(requests: JobRequest[]): string[] {
+  const table = textTable(["job", "partition", "nodes x GPUs", "time", "exclusive", "output dir", "GPU-hours"]);
+  let total = 0;
+  let bounded = true;
+  for (const r of requests) {
+    const hours = r.time === undefined ? undefined : timeLimitHours(r.time);
+    const gpuHours = hours === undefined ? undefined : hours * r.nodes * r.gpusPerNode;
+    if (gpuHours === undefined) bounded = false;
+    else total += gpuHours;
+    table.push([
+      r.job,
+      r.partition ?? "(default)",
+      `${r.nodes} x ${r.gpusPerNode}`,
+      r.time ?? "partition default",
+      r.exclusive ? "yes" : "no",
+      r.dir,
+      gpuHours === undefined ? "-" : gpuHours.toFixed(1),
+    ]);
+  }
+  const sum = bounded
+    ? `${total.toFixed(1)} GPU-hours at the time limit${requests.length === 1 ? "" : "s"}`
+    : "GPU-hours unbounded by the file: a job without slurm.time runs to its partition's limit";
+  return [`SLURM is asked for (${sum}):`, table.toString()];
+}
