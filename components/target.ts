@@ -49,6 +49,13 @@ export interface FleetSupport {
   replaceUrn?(project: string, stack: string, island: number): string;
 }
 
+/** What a target's scheduler is asked for, as the printed plan shows it: a title and a table. */
+export interface RequestTable {
+  title: string;
+  head: string[];
+  rows: string[][];
+}
+
 /** Why a target cannot run a plan: the key (as the user's file spells it in the older layout) and the reason. */
 export interface PlanRefusal {
   path: string;
@@ -77,7 +84,7 @@ export interface Target {
    * The first lines of the printed plan: what the target's scheduler is asked for, job by job
    * (`plans`: every service of the stack).
    */
-  requestText?(plans: DeploymentPlan[]): string[];
+  requests?(plans: DeploymentPlan[]): RequestTable;
   /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
   placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
   fleet: FleetSupport;

@@ -26,7 +26,7 @@ import {
 import { parseToml, TomlTable } from "./toml";
 import { hasServices, SERVICE_PORT_STRIDE, serviceIssuePath, splitServices, type ServiceDocument } from "./services";
 import type { FleetConfig } from "./types";
-import { DEFAULT_TARGET, otherTargets, TARGETS, type TargetKind } from "./target-kinds";
+import { DEFAULT_TARGET, otherTargets, settingsFor, TARGETS, type TargetKind } from "./target-kinds";
 
 export type Layout = "standalone" | "rl";
 
@@ -527,7 +527,7 @@ export function loadStackText(
   const parsed = parseToml(text);
   if (!parsed.ok) throw new ConfigError([parsed.issue], source);
   if (!hasServices(parsed.value)) return [loadDocument(parsed.value, source, overrides, baseDir, options)];
-  const split = splitServices(parsed.value, overrides);
+  const split = splitServices(parsed.value, overrides, (service) => hasPrimeMarker(service, "standalone"));
   const issues = [...split.issues];
   // A file of services names its target or takes the default one; each service is then read in
   // the layout its own keys choose (not as prime-rl reads a file without a target).
@@ -535,8 +535,10 @@ export function loadStackText(
   const configs: FleetConfig[] = [];
   for (const service of split.services) {
     const targeted = withTarget(service.doc, target);
-    const ownSlurm = Object.keys((parsed.value.services as Record<string, any>)[service.name]?.slurm ?? {});
-    const at = (p: string) => serviceIssuePath(service, ownSlurm, p);
+    // The target keys the service sets itself ([services.<name>.slurm]) are reported under it.
+    const own = (parsed.value.services as Record<string, any>)[service.name] ?? {};
+    const ownKeys = TARGETS.flatMap((k) => Object.keys(isTable(own[k]) ? own[k] : {}));
+    const at = (p: string) => serviceIssuePath(service, ownKeys, p);
     if (targeted.issues.length) {
       issues.push(...targeted.issues.map((i) => ({ ...i, path: at(i.path) })));
       continue;
@@ -550,7 +552,10 @@ export function loadStackText(
     }
   }
   if (!issues.length) issues.push(...servicePorts(configs, split.services));
-  if (issues.length) throw new ConfigError(dedupe(issues), source);
+  // A shared key's problem is found once per service (in each one's layout's words): reported once.
+  const shared = new Set<string>();
+  const once = issues.filter((i) => i.path.startsWith("services") || (!shared.has(i.path) && shared.add(i.path)));
+  if (once.length) throw new ConfigError(dedupe(once), source);
   return configs.map((cfg) => coScheduled(cfg, configs.length));
 }
 
@@ -568,7 +573,7 @@ function servicePorts(configs: FleetConfig[], services: ServiceDocument[]): Conf
   const issues: ConfigIssue[] = [];
   const seen = new Map<number, string>();
   for (const cfg of configs) {
-    if (cfg.target.kind === "kubernetes") continue;
+    if (settingsFor(cfg, "kubernetes")) continue;
     const paths = new UserPaths(cfg.layout, cfg.prime_rl === true);
     const ports: [number, string][] = [[cfg.server.port, paths.user("server.port")]];
     if (cfg.backend_port !== cfg.server.port) ports.push([cfg.backend_port, paths.user("backend_port")]);
@@ -588,8 +593,8 @@ function servicePorts(configs: FleetConfig[], services: ServiceDocument[]): Conf
 
 /** slurm.co_schedule unset: one heterogeneous job for a stack of several services. */
 function coScheduled(cfg: FleetConfig, services: number): FleetConfig {
-  const t = cfg.target;
-  if (t.kind !== "slurm" || t.co_schedule !== undefined) return cfg;
+  const t = settingsFor(cfg, "slurm");
+  if (!t || t.co_schedule !== undefined) return cfg;
   return { ...cfg, target: { ...t, co_schedule: services > 1 } };
 }
 

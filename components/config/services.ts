@@ -1,9 +1,9 @@
 import type { ConfigIssue } from "./issues";
-import { serviceSlurmTable } from "./schema/slurm";
+import { primeSlurmTable, vllmFleetTable } from "./schema/prime";
+import { SERVICE_TARGET_KEYS, TARGETS } from "./target-kinds";
 import { SERVICE_NAME } from "./schema/primitives";
 import type { TomlTable } from "./toml";
 import type { Override } from "./overrides";
-import { TARGETS } from "./target-kinds";
 
 /*
  * `[services.<name>]`: several models in one stack (a policy beside its judge). Each service table
@@ -25,6 +25,13 @@ export { SERVICE_NAME };
  */
 export const SERVICE_PORT_STRIDE = 1000;
 
+/**
+ * The keys of prime-rl's own target tables, where its layout has one (its [slurm]); our other keys
+ * of that table go in [vllm_fleet.<target>] (prime-rl's table forbids extra keys).
+ */
+const PRIME_OWN_KEYS: Record<string, string[]> = { slurm: Object.keys(primeSlurmTable.shape) };
+const PRIME_FLEET_TABLES = TARGETS.filter((k) => k in vllmFleetTable.shape && k in PRIME_OWN_KEYS);
+
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One service's part of the file, as a single-model file of its own. */
@@ -45,6 +52,8 @@ export const hasServices = (doc: TomlTable): boolean => "services" in doc;
 export function splitServices(
   doc: TomlTable,
   overrides: Override[],
+  /** Whether a service's own table is in prime-rl's current layout (load.ts hasPrimeMarker). */
+  primeLayout: (service: TomlTable) => boolean,
 ): { services: ServiceDocument[]; overrides: Map<string, Override[]>; issues: ConfigIssue[] } {
   const issues: ConfigIssue[] = [];
   const table = doc.services;
@@ -82,7 +91,7 @@ export function splitServices(
     }
     const own: TomlTable = { ...body };
     for (const key of SHARED_KEYS) {
-      if (key === "slurm" || !(key in own)) continue;
+      if (key in SERVICE_TARGET_KEYS || !(key in own)) continue;
       issues.push({
         path: `${at}.${key}`,
         message: `"${key}" is shared by every service: set it at the top level of the file`,
@@ -97,9 +106,17 @@ export function splitServices(
       });
       delete own.inference;
     }
-    const slurm = serviceSlurm(own.slurm, `${at}.slurm`, doc.slurm, issues);
-    delete own.slurm;
-    services.push({ name, index, doc: { ...own, ...shared, ...(slurm && { slurm }) } });
+    const merged: TomlTable = { ...own, ...shared };
+    for (const [kind, keys] of Object.entries(SERVICE_TARGET_KEYS)) {
+      const mine = serviceTarget(own[kind], keys, `${at}.${kind}`, kind, doc[kind], issues);
+      delete merged[kind];
+      if (!mine) continue;
+      // prime-rl's [slurm] forbids our keys: a service in its layout gets them in [vllm_fleet.slurm].
+      if ((PRIME_FLEET_TABLES as string[]).includes(kind) && primeLayout(own))
+        Object.assign(merged, primeTarget(kind, mine, own));
+      else merged[kind] = mine;
+    }
+    services.push({ name, index, doc: merged });
   });
   const perService = new Map<string, Override[]>(services.map((s) => [s.name, []]));
   for (const o of overrides) {
@@ -118,41 +135,66 @@ export function splitServices(
   return { services, overrides: perService, issues };
 }
 
-/** A service's `[services.<name>.slurm]` over the file's `[slurm]`: only what one job or hetjob component asks for. */
-function serviceSlurm(own: unknown, at: string, fileSlurm: unknown, issues: ConfigIssue[]): TomlTable | undefined {
-  if (own === undefined) return isTable(fileSlurm) ? (fileSlurm as TomlTable) : undefined;
+/**
+ * A target table of a service in prime-rl's layout: prime-rl's own keys stay in it, ours go to
+ * [vllm_fleet.<target>] (prime-rl's SlurmConfig forbids extra keys; the loader merges the two back).
+ */
+function primeTarget(kind: string, merged: TomlTable, own: TomlTable): TomlTable {
+  const primeKeys = PRIME_OWN_KEYS[kind];
+  const fleet: TomlTable = isTable(own.vllm_fleet) ? { ...own.vllm_fleet } : {};
+  const theirs = Object.fromEntries(Object.entries(merged).filter(([k]) => primeKeys.includes(k)));
+  const ours = Object.fromEntries(Object.entries(merged).filter(([k]) => !primeKeys.includes(k)));
+  const fleetTable = isTable(fleet[kind]) ? (fleet[kind] as TomlTable) : {};
+  return {
+    [kind]: theirs,
+    ...(Object.keys(ours).length && { vllm_fleet: { ...fleet, [kind]: { ...fleetTable, ...ours } } }),
+  };
+}
+
+/**
+ * A service's `[services.<name>.<target>]` over the file's `[<target>]`: only what one job (or
+ * hetjob component) asks for (SERVICE_TARGET_KEYS).
+ */
+function serviceTarget(
+  own: unknown,
+  allowed: string[],
+  at: string,
+  kind: string,
+  fileTable: unknown,
+  issues: ConfigIssue[],
+): TomlTable | undefined {
+  const file = isTable(fileTable) ? (fileTable as TomlTable) : undefined;
+  if (own === undefined) return file;
   if (!isTable(own)) {
     issues.push({ path: at, message: "must be a table" });
-    return isTable(fileSlurm) ? (fileSlurm as TomlTable) : undefined;
+    return file;
   }
-  if (!isTable(fileSlurm)) {
-    issues.push({
-      path: at,
-      message: "sets what the service's job asks of SLURM, but the file has no [slurm] table: add one",
-    });
+  if (!file) {
+    issues.push({ path: at, message: `sets what the service's job asks for, but the file has no [${kind}] table: add one` });
     return undefined;
   }
-  const allowed = Object.keys(serviceSlurmTable.shape);
   const kept: TomlTable = {};
   for (const [k, v] of Object.entries(own)) {
     if (allowed.includes(k)) kept[k] = v;
     else
       issues.push({
         path: `${at}.${k}`,
-        message: `a service's [slurm] sets only what its job asks for (${allowed.join(", ")}); "${k}" is the stack's: set it in the top-level [slurm]`,
+        message: `a service's [${kind}] sets only what its job asks for (${allowed.join(", ")}); "${k}" is the stack's: set it in the top-level [${kind}]`,
       });
   }
-  return { ...(fileSlurm as TomlTable), ...kept };
+  return { ...file, ...kept };
 }
 
 /**
  * A service's issue as the file spells it: under `services.<name>.`, except a shared key's, which
  * the file sets at its top level (a service's own [slurm] keys are its own).
  */
-export function serviceIssuePath(service: ServiceDocument, ownSlurm: string[], path: string): string {
-  const head = path.split(".")[0];
+export function serviceIssuePath(service: ServiceDocument, ownKeys: string[], reported: string): string {
+  // Our [slurm] keys of a service in prime-rl's layout were moved to [vllm_fleet.<table>] (primeSlurm).
+  const path = reported.replace(/^vllm_fleet\.([a-z]+)\./, "$1.");
+  const [head, key] = path.split(".");
   if (path === "") return `services.${service.name}`;
-  if (head === "slurm" && ownSlurm.includes(path.split(".")[1] ?? "")) return `services.${service.name}.${path}`;
+  if (head in SERVICE_TARGET_KEYS && ownKeys.includes(key ?? "")) return `services.${service.name}.${path}`;
   if ((SHARED_KEYS as readonly string[]).includes(head)) return path;
   return `services.${service.name}.${path}`;
 }

@@ -1,4 +1,5 @@
 import type { FleetConfig } from "./types";
+import { serviceSlurmTable } from "./schema/slurm";
 
 /*
  * The config layer's view of the targets: which kinds exist (each selected by its own table, e.g.
@@ -29,3 +30,12 @@ export const otherTargets = (kind: TargetKind): TargetKind[] => TARGETS.filter((
  * a file is read in prime-rl's layout (components/config/load.ts loadConfigText).
  */
 export const DEFAULT_TARGET: TargetKind = "local";
+
+/**
+ * The target tables a service of a file with [services] may set for itself
+ * (`[services.<name>.<target>]`, merged over the file's), with the keys it may set: what one
+ * service's job asks the scheduler for. A target without an entry has none.
+ */
+export const SERVICE_TARGET_KEYS: Partial<Record<TargetKind, string[]>> = {
+  slurm: Object.keys(serviceSlurmTable.shape),
+};

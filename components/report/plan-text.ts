@@ -111,8 +111,11 @@ const totalsText = (t: DeploymentPlan["totals"], islands: number) =>
 
 /** What the target is asked for, job by job, when it has a scheduler to ask (SLURM). */
 function requestLines(plans: DeploymentPlan[]): string[] {
-  const lines = targetOf(plans[0].target).requestText?.(plans) ?? [];
-  return lines.length ? [...lines, ""] : [];
+  const requests = targetOf(plans[0].target).requests?.(plans);
+  if (!requests) return [];
+  const rows = table(requests.head);
+  rows.push(...requests.rows);
+  return [requests.title, rows.toString(), ""];
 }
 
 /** The readable plan of one service, after its title. */

@@ -1,5 +1,5 @@
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
-import { textTable } from "../report/text-table";
+import type { RequestTable } from "../target";
 import { islandDir, jobName } from "./sbatch";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 
@@ -53,8 +53,8 @@ export function jobRequest(plan: DeploymentPlan, island: IslandPlan, job = jobNa
 }
 
 /** The requests as a table, and the GPU-hours the whole stack can hold at its time limits. */
-export function requestTable(requests: JobRequest[]): string[] {
-  const table = textTable(["job", "partition", "nodes x GPUs", "time", "exclusive", "output dir", "GPU-hours"]);
+export function requestTable(requests: JobRequest[]): RequestTable {
+  const rows: string[][] = [];
   let total = 0;
   let bounded = true;
   for (const r of requests) {
@@ -62,7 +62,7 @@ export function requestTable(requests: JobRequest[]): string[] {
     const gpuHours = hours === undefined ? undefined : hours * r.nodes * r.gpusPerNode;
     if (gpuHours === undefined) bounded = false;
     else total += gpuHours;
-    table.push([
+    rows.push([
       r.job,
       r.partition ?? "(default)",
       `${r.nodes} x ${r.gpusPerNode}`,
@@ -75,5 +75,9 @@ export function requestTable(requests: JobRequest[]): string[] {
   const sum = bounded
     ? `${total.toFixed(1)} GPU-hours at the time limit${requests.length === 1 ? "" : "s"}`
     : "GPU-hours unbounded by the file: a job without slurm.time runs to its partition's limit";
-  return [`SLURM is asked for (${sum}):`, table.toString()];
+  return {
+    title: `SLURM is asked for (${sum}):`,
+    head: ["job", "partition", "nodes x GPUs", "time", "exclusive", "output dir", "GPU-hours"],
+    rows,
+  };
 }

@@ -32,7 +32,7 @@ export const slurmTarget: Target = {
     gpuTypeHint: (settings) => gresGpuType(slurmSettings({ settings })),
   },
   planOut: slurmPlanOut,
-  requestText: (plans) => requestTable(plans.flatMap((p) => p.islands.map((i) => jobRequest(p, i)))),
+  requests: (plans) => requestTable(plans.flatMap((p) => p.islands.map((i) => jobRequest(p, i)))),
   fleet: {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },

@@ -94,7 +94,8 @@ describe("a file with [services]", () => {
   });
 
   it("refuses inference keys at the top level, a shared key inside a service, and a bad name", () => {
-    const issues = stackIssues(`${SLURM}model = "Qwen/Qwen3-8B"
+    const issues = stackIssues(`model = "Qwen/Qwen3-8B"
+${SLURM}
 [services.Policy_1]
 model = "Qwen/Qwen3-8B"
 [services.judge]

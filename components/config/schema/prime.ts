@@ -200,6 +200,7 @@ export const primeFleetSlurmTable = table({
   exclusive: bare(slurmTable.shape.exclusive),
   mem: slurmTable.shape.mem,
   cpus_per_task: slurmTable.shape.cpus_per_task,
+  co_schedule: slurmTable.shape.co_schedule,
   pending_timeout: bare(slurmTable.shape.pending_timeout),
   ready_timeout: bare(slurmTable.shape.ready_timeout),
   launcher: launcherTable
