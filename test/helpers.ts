@@ -4,8 +4,8 @@ import * as path from "node:path";
 import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
 import { newerSource, PROGRAM_SOURCES } from "../components/build-freshness";
-import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
-import { buildPlan } from "../components/planner";
+import { ConfigError, loadConfigText, loadStackText, type FleetConfig } from "../components/config";
+import { buildPlan, buildStackPlan } from "../components/planner";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
 
 export const ROOT = path.resolve(__dirname, "..");
@@ -35,6 +35,11 @@ export function load(text: string): FleetConfig {
 
 export function plan(text: string, stack = "test"): DeploymentPlan {
   return buildPlan(load(text), stack);
+}
+
+/** Every service's plan of a shipped stack (one for a stack without [services]). */
+export function stackPlans(name: string, stack = name): DeploymentPlan[] {
+  return buildStackPlan(loadStackText(stackText(name), `${name}.toml`), stack).services;
 }
 
 /** The issues a config produces; fails the test if it loads. */

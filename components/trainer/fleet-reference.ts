@@ -1,12 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
-import { endpointsOutputSchema, type FleetEndpoints } from "./contract";
+import { fleetEndpointsSchema, stackEndpointsSchema, type FleetEndpoints } from "./contract";
 
 /**
  * Checks another stack's `endpoints` output; the error names the stack and the first fields that
  * are wrong. A stack of several services gives the contract of `service`, which it must name.
  */
 export function parseFleetEndpoints(raw: unknown, stack: string, service?: string): FleetEndpoints {
-  const parsed = endpointsOutputSchema.safeParse(raw);
+  // A stack of services is checked as one, so an error names the field, not the union's two branches.
+  const schema =
+    typeof raw === "object" && raw !== null && "services" in raw ? stackEndpointsSchema : fleetEndpointsSchema;
+  const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     const where = parsed.error.issues
       .slice(0, 3)

@@ -4,9 +4,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { endpointsJsonSchema, primeJsonSchema, stackJsonSchema, stackKeyReference } from "../../bin/schema";
-import { loadConfigFile, readsAsPrime } from "../../components/config";
-import { fleetEndpoints, plannedOutputs } from "../../components/outputs";
-import { buildPlan } from "../../components/planner";
+import { loadStackFile, readsAsPrime } from "../../components/config";
+import { plannedOutputs, stackEndpoints } from "../../components/outputs";
+import { buildStackPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
 import { ROOT, STACK_NAMES, stackText } from "../helpers";
 
@@ -17,7 +17,8 @@ describe("JSON Schema for editors", () => {
   const validatePrimeStack = new Ajv2020({ strict: false, allErrors: true }).compile(primeJsonSchema());
   it.each(STACK_NAMES)("accepts %s (the schema of the layout it is read in)", (name) => {
     const doc = plain(stackText(name));
-    const check = readsAsPrime(doc, path.join(ROOT, "stacks")) ? validatePrimeStack : validate;
+    // A stack of services is in the stack schema's services layout (its services in the older layout).
+    const check = !("services" in doc) && readsAsPrime(doc, path.join(ROOT, "stacks")) ? validatePrimeStack : validate;
     expect(check(doc), JSON.stringify(check.errors)).toBe(true);
   });
 
@@ -127,15 +128,19 @@ describe("JSON Schema of the trainer contract", () => {
   });
 
   it.each(STACK_NAMES)("describes what %s exports as endpoints", (name) => {
-    const plan = buildPlan(loadConfigFile(resolveStackFile(name).file), name);
-    const endpoints = fleetEndpoints(plan, plannedOutputs(plan).islands, true);
+    const stack = buildStackPlan(loadStackFile(resolveStackFile(name).file), name);
+    const islands = stack.services.map((p) => plannedOutputs(p).islands);
+    const endpoints = stackEndpoints(stack, islands, true);
     expect(validateEndpoints(JSON.parse(JSON.stringify(endpoints))), JSON.stringify(validateEndpoints.errors)).toBe(
       true,
     );
   });
 
   it("says what each field is", () => {
-    const schema = endpointsJsonSchema() as { properties: Record<string, { description?: string }> };
-    for (const [field, s] of Object.entries(schema.properties)) expect(s.description, field).toBeTruthy();
+    // One service's contract, or a stack of several services (each one's contract by name).
+    const schema = endpointsJsonSchema() as { anyOf: { properties: Record<string, { description?: string }> }[] };
+    expect(schema.anyOf).toHaveLength(2);
+    for (const shape of schema.anyOf)
+      for (const [field, s] of Object.entries(shape.properties)) expect(s.description, field).toBeTruthy();
   });
 });

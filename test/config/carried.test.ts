@@ -50,6 +50,7 @@ const STRINGS = [
   "h100",
   "example.com/carried",
   "CARRIED_VAR",
+  "64G",
 ];
 const NUMBERS = [7, 3, 13, 2, 0.5, 60, 120, 4096, 100_000];
 

@@ -2,13 +2,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseOverrides } from "../../components/config";
-import { loadConfigText } from "../../components/config/load";
+import { loadConfigText, loadStackText } from "../../components/config/load";
 import { AUTO_SETUP } from "../../components/config/rules";
 import { issuesOf, load, ROOT, SLURM, STACK_NAMES, stackText } from "../helpers";
 
 describe("stack files", () => {
   it.each(STACK_NAMES)("%s loads", (name) => {
-    expect(() => loadConfigText(stackText(name), name)).not.toThrow();
+    expect(() => loadStackText(stackText(name), name)).not.toThrow();
   });
 
   it("ships a stack for every shape", () => {
@@ -113,7 +113,9 @@ describe("defaults and auto-setup", () => {
     expect(c.gpu_memory_utilization).toBe(0.9);
     expect(c.enable_prefix_caching).toBeUndefined();
     expect(c.output_dir).toBeUndefined(); // the plan puts each fleet under vllm-fleet/<job name> (slurm/sbatch.ts fleetDir)
-    expect(c.target).toMatchObject({ kind: "slurm", job_name: "t", exclusive: true, launcher: { type: "vllm" } });
+    expect(c.target).toMatchObject({ kind: "slurm", job_name: "t", launcher: { type: "vllm" } });
+    // Whole nodes only when the engines fill them: the plan decides (slurm/settings.ts exclusiveNodes).
+    expect(c.target.kind === "slurm" && c.target.exclusive).toBeUndefined();
   });
 
   it("puts the engine on server.port + 100 behind a router unless backend_port is set", () => {

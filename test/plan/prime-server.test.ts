@@ -113,11 +113,13 @@ describe("prime-rl's server for RL files", () => {
   });
 
   it("the sbatch cleans up leftover `inference` processes only when engines run it", () => {
-    const rl = loadConfigText(RL + SLURM, "t.toml");
+    // The cleanup runs on whole nodes only (on a shared node it would stop other jobs' engines).
+    const WHOLE = "[vllm_fleet.slurm]\nexclusive = true\n";
+    const rl = loadConfigText(RL + SLURM + WHOLE, "t.toml");
     const rlPlan = buildPlan(rl, "t");
     const { script } = renderIslandScript(rlPlan, rlPlan.islands[0]);
     expect(script).toMatch(/programs='\^\([^']*\|inference\)\$'/);
-    const sa = loadConfigText(`[vllm]\nmodel = "Qwen/Qwen3-8B"\n` + SLURM, "t.toml");
+    const sa = loadConfigText(`[vllm]\nmodel = "Qwen/Qwen3-8B"\n` + SLURM + WHOLE, "t.toml");
     const saPlan = buildPlan(sa, "t");
     expect(renderIslandScript(saPlan, saPlan.islands[0]).script).not.toContain("|inference)");
   });

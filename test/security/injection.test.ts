@@ -174,7 +174,7 @@ const slurmNames = (["job_name", "partition", "account", "qos", "nodelist", "exc
     set: (r, v) => void (r.slurm[k] = v),
   }),
 );
-const slurmClosed = (["time", "gres"] as const).map((k): Field => ({
+const slurmClosed = (["time", "gres", "mem"] as const).map((k): Field => ({
   id: `slurm.${k}`,
   covers: [`slurm.${k}`],
   slurm: "sn-main",
@@ -792,11 +792,11 @@ const PRIME_FIELDS: Field[] = [
     at: () => "vllm_fleet.engine_processes",
     set: (r, v) => void (sub(r, "vllm_fleet").engine_processes = v),
   },
-  ...(["qos", "constraint", "gres"] as const).map((k): Field => ({
+  ...(["qos", "constraint", "gres", "mem"] as const).map((k): Field => ({
     id: `prime vllm_fleet.slurm.${k}`,
     covers: [`prime:vllm_fleet.slurm.${k}`],
     slurm: "p-sn",
-    closed: k === "gres" ? true : undefined,
+    closed: k === "gres" || k === "mem" ? true : undefined,
     at: () => `vllm_fleet.slurm.${k}`,
     set: (r, v) => void (sub(sub(r, "vllm_fleet"), "slurm")[k] = v),
   })),
