@@ -69,6 +69,27 @@ export const hetjobDir = (members: ServiceIsland[]): string =>
 /** Each member's SLURM job id in outputs and `fleet status`: the leader's id + the component offset, as squeue prints it. */
 export const componentJobId = (leader: string, offset: number): string => `${leader}+${offset}`;
 
+/**
+ * Where the fleet CLI finds each co-scheduled island's job (scheduler.ts IslandJobRef): the group's
+ * name, the island's own folder and its component offset, keyed `<service>/<island>`. Empty when
+ * the stack is not co-scheduled.
+ */
+export function coScheduledPlacements(
+  stack: StackPlan,
+): Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }> {
+  const out = new Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }>();
+  for (const members of coScheduledGroups(stack))
+    members.forEach(({ plan, island }, k) =>
+      out.set(`${plan.service ?? ""}/${island.index}`, {
+        jobName: hetjobName(members),
+        islandDir: islandDir(plan, island),
+        component: k,
+        nodeCount: island.nodes.length,
+      }),
+    );
+  return out;
+}
+
 /** The heterogeneous sbatch script: one component per member, then one background srun per component. */
 export function renderHetjobScript(members: ServiceIsland[], configuredSecrets: readonly SecretName[] = []): string {
   const secrets = secretOrder(configuredSecrets);

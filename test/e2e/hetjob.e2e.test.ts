@@ -7,7 +7,7 @@
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { parseHetjobResult } from "../../components/slurm/hetjob";
-import type { RunningIsland } from "../../components/slurm";
+import { parseSchedulerReport, schedulerQueryScript, type RunningIsland } from "../../components/slurm";
 import { env, expectOk, login, privateKey } from "./cluster";
 import { captureCommands, standinOverrides } from "./program-capture";
 import { leftOnNodes, suiteBinDir } from "./real-parts";
@@ -83,6 +83,20 @@ describe("co-scheduled services on the real SLURM cluster (one heterogeneous job
         await talk(island);
       }
       expect(policy.routerUrl).not.toBe(judge.routerUrl);
+      // fleet status's query: each island is its component, with that component's nodes.
+      const query = schedulerQueryScript(
+        ["policy", "judge"].map((s, k) => ({
+          island: k,
+          jobName: r.jobName,
+          islandDir: `/tmp/fleet-e2e/pj/${s}/island-0`,
+          component: k,
+        })),
+      );
+      const report = parseSchedulerReport((await runRemote(conn(), "bash -s", query)).stdout, [0, 1]);
+      expect([0, 1].map((k) => [report.get(k)!.jobId, report.get(k)!.state, report.get(k)!.hosts])).toEqual([
+        [`${r.jobId}+0`, "RUNNING", policy.nodes.map((n) => n.host)],
+        [`${r.jobId}+1`, "RUNNING", judge.nodes.map((n) => n.host)],
+      ]);
 
       const again = await runRemote(c.connection, c.create, c.stdin);
       expectOk(again, "second create");

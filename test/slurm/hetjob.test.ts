@@ -13,6 +13,7 @@ import { loadStackText } from "../../components/config";
 import { buildStackPlan } from "../../components/planner";
 import {
   coScheduledGroups,
+  coScheduledPlacements,
   hetjobCreateView,
   HETJOB_FORMAT,
   parseHetjobResult,
@@ -20,6 +21,7 @@ import {
   renderHetjobScript,
 } from "../../components/slurm/hetjob";
 import { directives, islandBodies, islandDir } from "../../components/slurm/sbatch";
+import { parseSchedulerReport, schedulerQueryScript } from "../../components/slurm/scheduler";
 import { renderTemplate } from "../../components/templates";
 import { checkArgv } from "../../components/upstream/check";
 import { stackText } from "../helpers";
@@ -227,5 +229,84 @@ describe("the co-scheduled create and delete", () => {
         JSON.stringify({ format: HETJOB_FORMAT, dryRun: false, stack: "s", jobName: "j", jobId: "1", islands: [] }),
       ),
     ).toThrow(/islands/);
+  });
+});
+
+describe("fleet status of co-scheduled islands (the scheduler query)", () => {
+  it("places each island at its component of the one job", () => {
+    const placements = coScheduledPlacements(stackOf(TWO));
+    expect([...placements.entries()]).toEqual([
+      [
+        "policy/0",
+        {
+          jobName: "policy-and-judge-dev-cosched",
+          islandDir: "vllm-fleet/policy-and-judge/policy/island-0",
+          component: 0,
+          nodeCount: 2,
+        },
+      ],
+      [
+        "judge/0",
+        {
+          jobName: "policy-and-judge-dev-cosched",
+          islandDir: "vllm-fleet/policy-and-judge/judge/island-0",
+          component: 1,
+          nodeCount: 1,
+        },
+      ],
+    ]);
+    expect(coScheduledPlacements(stackOf(stackText("multi-replica"))).size).toBe(0);
+  });
+
+  it("reports each component as <jobid>+<offset>, with its own nodes and its own exit markers; a single island's query is unchanged", () => {
+    const refs = [
+      { island: 0, jobName: "pj-cosched", islandDir: "out/policy/island-0", component: 0 },
+      { island: 1, jobName: "pj-cosched", islandDir: "out/judge/island-0", component: 1 },
+    ];
+    const script = schedulerQueryScript(refs);
+    bashN(script);
+    expectShellcheckClean(script, ["-e", "SC2034"]);
+    const single = schedulerQueryScript(refs.map(({ component: _, ...r }) => r));
+    expect(single).not.toContain("comp");
+    expect(single).toContain("fleet_island 1 pj-cosched out/judge/island-0 ''\n");
+
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-q-het-"));
+    const bin = path.join(dir, "bin");
+    fs.mkdirSync(bin);
+    const tool = (name: string, body: string) =>
+      fs.writeFileSync(path.join(bin, name), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+    // squeue lists a hetjob once per component, as the real one does (test/e2e/hetjob.e2e.test.ts).
+    tool("squeue", `printf '%s\\n' '543+0|RUNNING|None|n[1-2]' '543+1|RUNNING|None|n3'`);
+    tool("scontrol", 'case "$3" in n\\[1-2\\]) printf "n1\\nn2\\n";; n3) echo n3;; esac');
+    tool("sinfo", 'printf "n1|allocated\\nn2|allocated\\nn3|mixed\\n"');
+    tool("getent", 'echo "10.9.0.${2#n} STREAM $2"');
+    const home = path.join(dir, "home");
+    const judge = path.join(home, "out/judge/island-0/logs");
+    fs.mkdirSync(path.join(judge, "job_543_0/node_0"), { recursive: true });
+    fs.symlinkSync("job_543_0", path.join(judge, "latest"));
+    fs.writeFileSync(path.join(judge, "job_543_0/node_0/i0-replica0-n0.exit"), "3\n");
+    const stdout = spawnSync("bash", ["-s"], {
+      input: script,
+      encoding: "utf8",
+      env: { ...process.env, HOME: home, PATH: `${bin}:${process.env.PATH}` },
+    }).stdout;
+    const r = parseSchedulerReport(stdout, [0, 1]);
+    expect(r.get(0)).toMatchObject({ jobId: "543+0", state: "RUNNING", hosts: ["n1", "n2"], exits: [] });
+    expect(r.get(1)).toMatchObject({
+      jobId: "543+1",
+      state: "RUNNING",
+      hosts: ["n3"],
+      addrs: ["10.9.0.3"],
+      exits: [{ node: 0, name: "i0-replica0-n0", code: 3 }],
+    });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a component scontrol still knows reads <leader>+<offset> too", () => {
+    const r = parseSchedulerReport(
+      "scontrol\t1\tJobId=544 HetJobId=543 HetJobOffset=1 JobName=pj-cosched JobState=FAILED Reason=NonZeroExitCode ExitCode=1:0\n",
+      [1],
+    );
+    expect(r.get(1)).toMatchObject({ jobId: "543+1", state: "FAILED", source: "scontrol" });
   });
 });
