@@ -6,8 +6,12 @@
  */
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { parseHetjobResult } from "../../components/slurm/hetjob";
-import { parseSchedulerReport, schedulerQueryScript, type RunningIsland } from "../../components/slurm";
+import {
+  parseHetjobResult,
+  parseSchedulerReport,
+  schedulerQueryScript,
+  type RunningIsland,
+} from "../../components/slurm";
 import { env, expectOk, login, privateKey } from "./cluster";
 import { captureCommands, standinOverrides } from "./program-capture";
 import { leftOnNodes, suiteBinDir } from "./real-parts";
