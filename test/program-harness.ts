@@ -74,13 +74,33 @@ export function fakeCreateStdout(stdin: string): string {
   // A dry run's script (SLURM's or local's) prints its result line as it is.
   const dryRun = stdin.split("\n").find((l) => l.startsWith("printf '%s\\n' ") && l.includes('"dryRun":true'));
   if (dryRun) return (shellParse(dryRun.slice("printf '%s\\n' ".length))[0] as string) + "\n";
-  let result = scriptAssignment(stdin, "result");
-  result = result.replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID).replaceAll("__FLEET_ADOPTED__", "false");
+  const stray = "[fleet] progress goes to stderr, but a stray line on stdout must not confuse the parser\n";
+  // A co-scheduled job's create (slurm/hetjob.ts): every island's result, its nodes after the previous islands'.
+  if (stdin.split("\n").some((l) => l.startsWith("line="))) {
+    let first = 0;
+    const islands = stdin
+      .split("\n")
+      .filter((l) => /^result=['"]/.test(l))
+      .map((l) => {
+        const r = fakeResult(scriptAssignment(l, "result"), first);
+        first += (JSON.parse(r).nodes as unknown[]).length;
+        return r;
+      });
+    const line = scriptAssignment(stdin, "line")
+      .replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID)
+      .replace("__FLEET_ISLANDS__", () => islands.join(","));
+    return `${stray}${line}\n`;
+  }
+  return `${stray}${fakeResult(scriptAssignment(stdin, "result"), 0)}\n`;
+}
+
+/** An island's result template with its tokens filled in; its node k is fake node `first + k`. */
+function fakeResult(template: string, first: number): string {
+  let result = template.replaceAll("__FLEET_JOB_ID__", FAKE_JOB_ID).replaceAll("__FLEET_ADOPTED__", "false");
   for (const t of ["SUBMITTED", "RUNNING", "READY"]) result = result.replaceAll(`__FLEET_T_${t}__`, "1795000000.5");
-  result = result
-    .replace(/__FLEET_NODE_HOST_(\d+)__/g, (_, k) => fakeHost(Number(k)))
-    .replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_, k) => fakeAddr(Number(k)));
-  return `[fleet] progress goes to stderr, but a stray line on stdout must not confuse the parser\n${result}\n`;
+  return result
+    .replace(/__FLEET_NODE_HOST_(\d+)__/g, (_, k) => fakeHost(first + Number(k)))
+    .replace(/__FLEET_NODE_ADDR_(\d+)__/g, (_, k) => fakeAddr(first + Number(k)));
 }
 
 /** The island job (`timeout ... bash -s`) prints its result line; the secrets command (and any other) prints nothing. */

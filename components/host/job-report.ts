@@ -34,6 +34,8 @@ export interface IslandJobRef {
   jobId?: string;
   /** The island's node count, where the plan says it. */
   nodeCount?: number;
+  /** A co-scheduled island's offset in its heterogeneous job (components/slurm/hetjob.ts); its job id reads `<leader>+<offset>`. */
+  component?: number;
 }
 
 /** An island's report before the scheduler said anything about it: no job known. */

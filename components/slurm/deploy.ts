@@ -4,7 +4,8 @@
  */
 import type * as command from "@pulumi/command";
 import type { DeployTarget } from "../backend";
-import { deploySlurmIsland, type SlurmIslandContext, type SlurmIslandOutputs } from "./island";
+import { coScheduledGroups } from "./hetjob";
+import { deploySlurmGroup, deploySlurmIsland, type SlurmIslandContext, type SlurmIslandOutputs } from "./island";
 import { loginConnection } from "./login-connection";
 
 export const slurmDeployTarget: DeployTarget<
@@ -15,6 +16,9 @@ export const slurmDeployTarget: DeployTarget<
   connect: (config) => loginConnection(config),
   fleetContext: (_fleet, _plan, common, connection) => ({ ...common, connection }),
   deployIsland: deploySlurmIsland,
+  // slurm.co_schedule: every island of every service as one heterogeneous job.
+  groups: coScheduledGroups,
+  deployGroup: deploySlurmGroup,
 };
 export type { SlurmIslandContext, SlurmIslandOutputs };
 export { connectionArgs, loginConnection } from "./login-connection";

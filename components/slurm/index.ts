@@ -28,3 +28,11 @@ export {
   type JobReport,
 } from "./scheduler";
 export { slurmTarget } from "./target";
+export {
+  coScheduledGroups,
+  coScheduledPlacements,
+  HETJOB_FORMAT,
+  parseHetjobResult,
+  renderHetjob,
+  type HetjobResult,
+} from "./hetjob";

@@ -1,11 +1,12 @@
 import { createHash } from "node:crypto";
 import type * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { BaseIslandOutputs, IslandContext, IslandDeployer, PartOutputs } from "../backend";
+import type { BaseIslandOutputs, GroupDeployer, IslandContext, IslandDeployer, PartOutputs } from "../backend";
 import type { SecretName } from "../credentials";
 import { renderIslandJob } from "./island-job";
 import type { IslandResult } from "../host/island-result";
-import { renderSecretFiles, secretFilesPayload } from "./secret-files";
+import { renderSecretFiles, renderSecretFilesIn, secretFilesPayload, type SecretFilesJob } from "./secret-files";
+import { componentJobId, hetjobDir, hetjobName, parseHetjobResult, renderHetjob, type HetjobResult } from "./hetjob";
 import { SlurmJob } from "./slurm-job";
 import { slurmJobResourceName } from "./urn";
 
@@ -18,7 +19,7 @@ export interface SlurmIslandContext extends IslandContext {
 export interface SlurmIslandOutputs extends BaseIslandOutputs {
   /** The job's unique name. */
   jobName: string;
-  /** The job id; null in a dry run. */
+  /** The job id; null in a dry run. A co-scheduled island's is its component's, `<leader id>+<offset>` as squeue prints it. */
   jobId: string | null;
   /** A dry run submitted nothing. */
   dryRun: boolean;
@@ -59,6 +60,24 @@ const partOutputs = (r: IslandResult): PartOutputs =>
     ? { routerUrl: null, engines: [], mooncake: null }
     : { routerUrl: r.routerUrl, engines: r.engines, mooncake: r.mooncake };
 
+/** The configured credentials (none in a dry run: it starts no engine) and the command that writes their files. */
+function secretFiles(ctx: SlurmIslandContext, dryRun: boolean, render: (names: SecretName[]) => SecretFilesJob) {
+  const { secrets } = ctx;
+  const names = dryRun ? [] : (Object.keys(secrets) as SecretName[]);
+  const values = pulumi.all(
+    Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>,
+  );
+  const payload = values.apply((v) => secretFilesPayload(v, ctx.secretKey));
+  const files = names.length
+    ? {
+        files: render(names),
+        payload,
+        fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")),
+      }
+    : undefined;
+  return { names, files };
+}
+
 /**
  * One island on SLURM: one job (plus the command that writes its credentials' files), and the
  * logical parts it runs (router, replicas or a prefill/decode group, Mooncake store), whose
@@ -71,20 +90,7 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   ctx,
 ) => {
   const base = slurmJobResourceName(ctx.name, island.index, plan.service);
-  const { secrets } = ctx;
-  // A dry run starts no engine, so it puts no credential on the cluster.
-  const names = plan.dryRun ? [] : (Object.keys(secrets) as SecretName[]);
-  const values = pulumi.all(
-    Object.fromEntries(names.map((n) => [n, secrets[n]!])) as Record<string, pulumi.Output<string>>,
-  );
-  const payload = values.apply((v) => secretFilesPayload(v, ctx.secretKey));
-  const files = names.length
-    ? {
-        files: renderSecretFiles(plan, island, names),
-        payload,
-        fingerprint: payload.apply((p) => createHash("sha256").update(p).digest("hex")),
-      }
-    : undefined;
+  const { names, files } = secretFiles(ctx, plan.dryRun, (n) => renderSecretFiles(plan, island, n));
   const job = new SlurmJob(
     base,
     { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files },
@@ -94,3 +100,35 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   ctx.parts(plan, island, job.result.apply(partOutputs), job);
   return job.result.apply(islandOutputs);
 };
+
+/**
+ * Co-scheduled islands (hetjob.ts): ONE job of one component per island, with one secrets command
+ * for all of them (their files sit in the job's folder), and each island's parts fed from its own
+ * entry of the job's result line. Outputs in `members` order, each island's job id its component's.
+ */
+export const deploySlurmGroup: GroupDeployer<SlurmIslandContext, SlurmIslandOutputs> = (parent, members, ctx) => {
+  const dryRun = members[0].plan.dryRun;
+  const { names, files } = secretFiles(ctx, dryRun, (n) =>
+    renderSecretFilesIn(hetjobName(members), hetjobDir(members), n),
+  );
+  const job = new SlurmJob<HetjobResult>(
+    `${ctx.name}-cosched`,
+    { connection: ctx.connection, job: renderHetjob(members, names), secrets: files, parse: parseHetjobResult },
+    { parent },
+  );
+  return members.map(({ plan, island }, k) => {
+    const result = job.result.apply((r) => memberResult(r, k, members.length));
+    ctx.parts(plan, island, result.apply(partOutputs), job);
+    return result.apply((r) => {
+      const out = islandOutputs(r);
+      return r.dryRun ? out : { ...out, jobId: componentJobId(r.jobId, k) };
+    });
+  });
+};
+
+/** Member k's island result from the job's line, which must hold one per member. */
+function memberResult(r: HetjobResult, k: number, count: number): IslandResult {
+  if (r.islands.length !== count)
+    throw new Error(`the co-scheduled job ${r.jobName} reported ${r.islands.length} island(s); it runs ${count}`);
+  return r.islands[k];
+}

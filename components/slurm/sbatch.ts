@@ -18,7 +18,7 @@ const PROGRAMS = ["vllm", "vllm-router", "epp", "envoy", "pd-sidecar", "mooncake
 const SCRATCH_BASE = 'FLEET_SCRATCH="/tmp/vllm-fleet-$(id -u)-$SLURM_JOB_ID"';
 
 /** The fleet's part of every job name: [slurm] job_name and the Pulumi stack (once when they are the same). */
-function jobBase(plan: DeploymentPlan): string {
+export function jobBase(plan: DeploymentPlan): string {
   const target = slurmSettings(plan);
   const stack = plan.stack.replace(/[^A-Za-z0-9._-]/g, "-");
   return target.job_name === stack ? stack : `${target.job_name}-${stack}`;
@@ -43,14 +43,25 @@ export function islandDir(plan: DeploymentPlan, island: IslandPlan): string {
   return `${fleetDir(plan).replace(/\/+$/, "")}/${island.name}`;
 }
 
-function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
+/**
+ * One island's #SBATCH directives. A co-scheduled island (hetjob.ts) is a component of a job with
+ * another name, whose batch output only the first component names (`output` null: none).
+ */
+export function directives(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  as: { jobName: string; output: string | null } = {
+    jobName: jobName(plan, island.index),
+    output: `${islandDir(plan, island)}/slurm-%j.out`,
+  },
+): string[] {
   const t = slurmSettings(plan);
   const d = [
-    `--job-name=${jobName(plan, island.index)}`,
+    `--job-name=${as.jobName}`,
     `--nodes=${island.nodes.length}`,
     "--ntasks-per-node=1",
     `--gres=${gresRequest(plan)}`,
-    `--output=${islandDir(plan, island)}/slurm-%j.out`,
+    ...(as.output === null ? [] : [`--output=${as.output}`]),
     // A fleet whose node failed must end and give its GPUs back: a requeued copy would come up on
     // other nodes, behind URLs the stack outputs no longer hold.
     "--no-requeue",
@@ -64,7 +75,7 @@ function directives(plan: DeploymentPlan, island: IslandPlan): string[] {
   return d;
 }
 
-function launcherWrap(t: SlurmSettings): string[] {
+export function launcherWrap(t: SlurmSettings): string[] {
   if (t.launcher.type !== "apptainer") return [];
   const binds = t.launcher.binds.length ? ["--bind", shq(t.launcher.binds.join(","))] : [];
   return ["apptainer", "exec", "--nv", ...binds, shq(t.launcher.image)];
@@ -77,14 +88,13 @@ export interface IslandScript {
   cleanupBody: string;
 }
 
-/** The sbatch script of one island: the whole island is one gang-scheduled job. */
-export function renderIslandScript(
+/** What srun runs on an island's nodes: the launch and cleanup bodies, and srun's container options. */
+export function islandBodies(
   plan: DeploymentPlan,
   island: IslandPlan,
-  configuredSecrets: readonly SecretName[] = [],
-): IslandScript {
+  secrets: SecretName[],
+): { launchBody: string; cleanupBody: string; srunExtra: string[] } {
   const t = slurmSettings(plan, "renderIslandScript");
-  const secrets = secretOrder(configuredSecrets);
   const launchBody = renderTemplate("slurm/launch.sh.mustache", {
     setup: setupLines(t.launcher, plan.kvTiers !== null, secrets, needsScratch(island) ? SCRATCH_BASE : undefined),
     nodes: island.nodes.map((n) => ({
@@ -105,6 +115,17 @@ export function renderIslandScript(
           ...(t.launcher.mounts.length ? [`--container-mounts=${shq(t.launcher.mounts.join(","))}`] : []),
         ]
       : [];
+  return { launchBody, cleanupBody, srunExtra };
+}
+
+/** The sbatch script of one island: the whole island is one gang-scheduled job. */
+export function renderIslandScript(
+  plan: DeploymentPlan,
+  island: IslandPlan,
+  configuredSecrets: readonly SecretName[] = [],
+): IslandScript {
+  const secrets = secretOrder(configuredSecrets);
+  const { launchBody, cleanupBody, srunExtra } = islandBodies(plan, island, secrets);
   const script = renderTemplate("slurm/island.sbatch.mustache", {
     stack: plan.stack,
     // Nothing here may depend on the island count: the script's hash replaces the island's job, and

@@ -14,8 +14,11 @@ export function schedulerQueryScript(islands: IslandJobRef[]): string {
       jobName: shq(i.jobName!),
       islandDir: shq(i.islandDir ?? ""),
       jobId: shq(i.jobId ?? ""),
+      // A list of one (or none), so offset 0 still renders.
+      component: i.component === undefined ? [] : [String(i.component)],
     }));
-  return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls });
+  const cosched = islands.some((i) => i.component !== undefined);
+  return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls, cosched });
 }
 
 /** `Key=Value` tokens of `scontrol show job -o`; values never contain spaces there, except Command/Comment at the end. */
@@ -47,7 +50,8 @@ export function parseSchedulerReport(text: string, islands: number[]): Map<numbe
     } else if (kind === "scontrol") {
       const f = scontrolFields(rest.join("\t"));
       Object.assign(r, {
-        jobId: f.JobId ?? null,
+        // A heterogeneous job's component as squeue names it: <leader id>+<offset>.
+        jobId: f.HetJobId && f.HetJobOffset ? `${f.HetJobId}+${f.HetJobOffset}` : (f.JobId ?? null),
         state: f.JobState ?? null,
         reason: f.Reason && f.Reason !== "None" ? f.Reason : null,
         exitCode: f.ExitCode ?? null,

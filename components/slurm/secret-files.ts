@@ -28,20 +28,25 @@ export function renderSecretFiles(
   island: IslandPlan,
   names: readonly SecretName[],
 ): SecretFilesJob {
+  return renderSecretFilesIn(jobName(plan, island.index), islandDir(plan, island), names);
+}
+
+/** The secrets command of job `name` whose folder is `folder` (an island's, or a co-scheduled job's). */
+export function renderSecretFilesIn(name: string, folder: string, names: readonly SecretName[]): SecretFilesJob {
   const files = secretOrder(names).map((n) => SECRETS[n].file);
   if (!files.length) throw new Error("internal error: renderSecretFiles needs at least one secret");
-  const dir = secretsDir(islandDir(plan, island));
+  const dir = secretsDir(folder);
   // Every known file is removed first, so a credential dropped from config leaves no file behind.
   const known = Object.values(SECRETS).map((s) => s.file);
   const script = renderOneLine("slurm/secrets.sh.mustache", {
-    jobName: shq(jobName(plan, island.index)),
+    jobName: shq(name),
     secretsDir: shq(dir),
     known,
     filePattern: [files.join(" | ")],
     count: files.length,
   });
   const del = renderOneLine("slurm/secrets-delete.sh.mustache", {
-    jobName: shq(jobName(plan, island.index)),
+    jobName: shq(name),
     secretsDir: shq(dir),
   });
   return {

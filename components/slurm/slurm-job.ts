@@ -15,13 +15,15 @@ function customTimeouts(createOrUpdate: LoginBound, del: LoginBound): pulumi.Cus
   return { create: c, update: c, delete: `${providerTimeoutSeconds(del)}s` };
 }
 
-export interface SlurmJobArgs {
+export interface SlurmJobArgs<Result = IslandResult> {
   /** The login node (see login.ts); stored as a secret in the state by the provider. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /** The rendered create/delete commands of one island (island-job.ts). */
   job: IslandJob;
   /** The island's credentials: the commands that write and remove their 0600 files, and the values. */
   secrets?: { files: SecretFilesJob; payload: pulumi.Output<string>; fingerprint: pulumi.Output<string> };
+  /** Reads the create's result line: an island's by default, a co-scheduled job's (hetjob.ts) for a group. */
+  parse?: (stdout: string) => Result;
 }
 
 /**
@@ -44,13 +46,13 @@ export interface SlurmJobArgs {
  *   is still "created" to `pulumi up` and `refresh`. `fleet status` sees it and prints the
  *   `pulumi up --replace` that starts a new one (docs/slurm.md).
  */
-export class SlurmJob extends pulumi.ComponentResource {
+export class SlurmJob<Result = IslandResult> extends pulumi.ComponentResource {
   /** The island's result line: job id, nodes, router and admin URLs (or the dry-run script path). */
-  public readonly result: pulumi.Output<IslandResult>;
+  public readonly result: pulumi.Output<Result>;
   public readonly jobName: string;
   public readonly command: command.remote.Command;
 
-  constructor(name: string, args: SlurmJobArgs, opts?: pulumi.ComponentResourceOptions) {
+  constructor(name: string, args: SlurmJobArgs<Result>, opts?: pulumi.ComponentResourceOptions) {
     super(SLURM_JOB_TYPE, name, {}, opts);
     const { job, secrets } = args;
     this.jobName = job.jobName;
@@ -92,7 +94,8 @@ export class SlurmJob extends pulumi.ComponentResource {
         customTimeouts: customTimeouts(job.bounds.create, job.bounds.delete),
       },
     );
-    this.result = this.command.stdout.apply(parseIslandResult);
+    const parse = args.parse ?? (parseIslandResult as unknown as (stdout: string) => Result);
+    this.result = this.command.stdout.apply(parse);
     this.registerOutputs({ result: this.result });
   }
 }

@@ -1,0 +1,261 @@
+/**
+ * Co-scheduling (`slurm.co_schedule`): every island of every service of a stack as ONE heterogeneous
+ * SLURM job, one `#SBATCH hetjob` component per island, each with its own service's directives.
+ * SLURM starts it only once every component is allocated, and the first component to end ends it.
+ * Pure: the SlurmJob component (slurm-job.ts) runs what this renders (deploy side: island.ts).
+ */
+import { z } from "zod";
+import type { ServiceIsland } from "../backend";
+import { SECRETS, secretOrder, type SecretName } from "../credentials";
+import type { StackPlan } from "../plan/stack-plan";
+import { dryRunLine, islandResultSchema, resultTemplate, TOKENS } from "../host/island-result";
+import { readinessProbes, readinessView, STDERR_LINE_BOUND } from "../host/readiness";
+import { scriptHash } from "../host/script-hash";
+import { heredocDelimiter, loginShellArg, shq } from "../shell";
+import { renderOneLine, renderTemplate } from "../templates";
+import { boundedOnLogin } from "./login-bound";
+import type { IslandJob } from "./island-job";
+import { directives, fleetDir, islandBodies, islandDir, jobBase, jobName } from "./sbatch";
+import { secretsDir } from "./secret-files";
+import { exclusiveNodes, slurmSettings } from "./settings";
+
+/** The co-scheduled job's result line: every member island's result (island-result.ts), in component order. */
+export const HETJOB_FORMAT = "vllm-fleet/hetjob/v1";
+
+/** Stands bare for the islands' results inside the group's result template. */
+const ISLANDS_TOKEN = "__FLEET_ISLANDS__";
+
+const SLACK_S = 300;
+const DELETE_TIMEOUT_S = 300;
+
+export const hetjobResultSchema = z.discriminatedUnion("dryRun", [
+  z.object({
+    format: z.literal(HETJOB_FORMAT),
+    dryRun: z.literal(false),
+    stack: z.string(),
+    jobName: z.string(),
+    jobId: z.string().regex(/^\d+$/),
+    islands: z.array(islandResultSchema).min(1),
+  }),
+  z.object({
+    format: z.literal(HETJOB_FORMAT),
+    dryRun: z.literal(true),
+    stack: z.string(),
+    jobName: z.string(),
+    script: z.string(),
+    islands: z.array(islandResultSchema).min(1),
+  }),
+]);
+export type HetjobResult = z.infer<typeof hetjobResultSchema>;
+
+/**
+ * The islands SLURM deploys together: all of them, as one group, when the services ask for
+ * co-scheduling (each service's `slurm.co_schedule` is resolved: true by default with several
+ * services) and there are two islands or more in all; else none (one job per island).
+ */
+export function coScheduledGroups(stack: StackPlan): ServiceIsland[][] {
+  const members = stack.services.flatMap((plan) => plan.islands.map((island) => ({ plan, island })));
+  const co = stack.services.every((p) => p.settings.kind === "slurm" && p.settings.co_schedule === true);
+  return co && members.length > 1 ? [members] : [];
+}
+
+/** The co-scheduled job's unique name: the first service's job base + `-cosched` (island jobs end in -i<k>). */
+export const hetjobName = (members: ServiceIsland[]): string => `${jobBase(members[0].plan)}-cosched`;
+
+/** Its folder: the script, batch output, job_id and secrets, beside the islands' own folders. */
+export const hetjobDir = (members: ServiceIsland[]): string =>
+  `${fleetDir(members[0].plan).replace(/\/+$/, "")}/cosched`;
+
+/** Each member's SLURM job id in outputs and `fleet status`: the leader's id + the component offset, as squeue prints it. */
+export const componentJobId = (leader: string, offset: number): string => `${leader}+${offset}`;
+
+/**
+ * Where the fleet CLI finds each co-scheduled island's job (scheduler.ts IslandJobRef): the group's
+ * name, the island's own folder and its component offset, keyed `<service>/<island>`. Empty when
+ * the stack is not co-scheduled.
+ */
+export function coScheduledPlacements(
+  stack: StackPlan,
+): Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }> {
+  const out = new Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }>();
+  for (const members of coScheduledGroups(stack))
+    members.forEach(({ plan, island }, k) =>
+      out.set(`${plan.service ?? ""}/${island.index}`, {
+        jobName: hetjobName(members),
+        islandDir: islandDir(plan, island),
+        component: k,
+        nodeCount: island.nodes.length,
+      }),
+    );
+  return out;
+}
+
+/** The heterogeneous sbatch script: one component per member, then one background srun per component. */
+export function renderHetjobScript(members: ServiceIsland[], configuredSecrets: readonly SecretName[] = []): string {
+  const secrets = secretOrder(configuredSecrets);
+  const name = hetjobName(members);
+  const dir = hetjobDir(members);
+  const components = members.map(({ plan, island }, k) => {
+    slurmSettings(plan, "renderHetjobScript");
+    const { launchBody, cleanupBody, srunExtra } = islandBodies(plan, island, secrets);
+    return {
+      index: k,
+      separator: k > 0,
+      island: shq(island.name),
+      // Only the first component's --output counts: the batch script runs in it.
+      directives: directives(plan, island, { jobName: name, output: k === 0 ? `${dir}/slurm-%j.out` : null }),
+      islandDir: shq(islandDir(plan, island)),
+      nodeCount: island.nodes.length,
+      cleanup: exclusiveNodes(plan),
+      cleanupBody,
+      cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
+      srunExtra,
+      launchBody,
+      launchDelimiter: heredocDelimiter("FLEET_LAUNCH", launchBody),
+    };
+  });
+  return renderTemplate("slurm/hetjob.sbatch.mustache", {
+    stack: members[0].plan.stack,
+    summary: members
+      .map(({ plan, island }) => `${island.name} (${island.nodes.length} node(s), model ${plan.model})`)
+      .join(", ")
+      .replace(/\n/g, " "),
+    components,
+    groupDir: shq(dir),
+    secretFiles: secrets.map((s) => SECRETS[s].file),
+    hasSecrets: secrets.length > 0,
+  });
+}
+
+/** The group's result line with tokens for the job id and the islands' results (filled in by result.sh). */
+function groupTemplate(members: ServiceIsland[], name: string): string {
+  const doc = {
+    format: HETJOB_FORMAT,
+    dryRun: false,
+    stack: members[0].plan.stack,
+    jobName: name,
+    jobId: TOKENS.jobId,
+    islands: ISLANDS_TOKEN,
+  };
+  return JSON.stringify(doc).replace(JSON.stringify(ISLANDS_TOKEN), `[${ISLANDS_TOKEN}]`);
+}
+
+/** The create template of a co-scheduled job (its partials under templates/slurm/hetjob/ and the shared ones). */
+export const HETJOB_CREATE_TEMPLATE = "slurm/hetjob/create.sh.mustache";
+
+/** The create script's view (every value shell-quoted), the script's hash and the larger of the members' timeouts. */
+export function hetjobCreateView(members: ServiceIsland[], secrets: readonly SecretName[] = []) {
+  if (members.length < 2) throw new Error("internal error: a co-scheduled job has two islands or more");
+  const name = hetjobName(members);
+  const dir = hetjobDir(members);
+  const script = renderHetjobScript(members, secrets);
+  const hash = scriptHash(name, script);
+  const scriptName = `${name}.sbatch`;
+  const settings = members.map((m) => slurmSettings(m.plan, "renderHetjob"));
+  // The job waits for its slowest component and its slowest island.
+  const pending = Math.max(...settings.map((t) => t.pending_timeout));
+  const ready = Math.max(...settings.map((t) => t.ready_timeout));
+  const dryRun = members[0].plan.dryRun;
+  const keys = secretsDir(dir);
+  // Node k of member m is hosts[first[m] + k] on the login node: its probes' URLs say so.
+  const offsets = members.map((_, m) => members.slice(0, m).reduce((s, x) => s + x.island.nodes.length, 0));
+  const probes = members.flatMap(({ plan, island }, m) => {
+    const entry = readinessView(plan, island, name, secrets, keys).modelEntry;
+    return readinessProbes(island).map((p) => ({
+      name: shq(`${island.name}:${p.name}`),
+      url: `"http://\${addrs[${offsets[m] + p.url.node}]}"${shq(`:${p.url.port}${p.url.path}`)}`,
+      model: p.model ? entry : "''",
+    }));
+  });
+  const islands = members.map(({ plan, island }, k) => ({
+    index: k,
+    name: shq(island.name),
+    dir: shq(islandDir(plan, island)),
+    alone: shq(jobName(plan, island.index)),
+    nodeCount: island.nodes.length,
+    resultTemplate: shq(resultTemplate(plan, island, name)),
+  }));
+  const first = readinessView(members[0].plan, members[0].island, name, secrets, keys);
+  const dryRunIslands = members.map(({ plan, island }) =>
+    JSON.parse(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
+  );
+  const view = {
+    jobName: shq(name),
+    islandDir: shq(dir),
+    scriptName: shq(scriptName),
+    comment: shq(`vllm-fleet:${hash}`),
+    nodeCount: offsets[offsets.length - 1] + members[members.length - 1].island.nodes.length,
+    pendingTimeout: pending,
+    readyTimeout: ready,
+    pendingTimeoutKey: "slurm.pending_timeout",
+    readyTimeoutKey: "slurm.ready_timeout",
+    script: script.trimEnd(),
+    scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
+    dryRun,
+    dryRunLine: shq(
+      JSON.stringify({
+        format: HETJOB_FORMAT,
+        dryRun: true,
+        stack: members[0].plan.stack,
+        jobName: name,
+        script: `${dir}/${scriptName}`,
+        islands: dryRunIslands,
+      }),
+    ),
+    islands,
+    probes,
+    apiKeyFile: first.apiKeyFile,
+    tokens: first.tokens,
+    lineBound: STDERR_LINE_BOUND,
+    groupTemplate: shq(groupTemplate(members, name)),
+    islandsToken: ISLANDS_TOKEN,
+    // helpers.sh takes its job_state and show_logs from slurm/hetjob/components.sh.
+    cosched: true,
+  };
+  return { view, scriptHash: hash, pending, ready };
+}
+
+/** The create and delete commands of the co-scheduled job, in an island job's shape (SlurmJob runs either). */
+export function renderHetjob(members: ServiceIsland[], secrets: readonly SecretName[] = []): IslandJob {
+  const { view, scriptHash: hash, pending, ready } = hetjobCreateView(members, secrets);
+  const name = hetjobName(members);
+  const dir = hetjobDir(members);
+  const dryRun = members[0].plan.dryRun;
+  const stdin = renderTemplate(HETJOB_CREATE_TEMPLATE, view);
+  const del = renderOneLine("slurm/hetjob/delete.sh.mustache", {
+    jobName: shq(name),
+    dirs: [dir, ...members.map(({ plan, island }) => islandDir(plan, island))].map(shq),
+    lineBound: STDERR_LINE_BOUND,
+  });
+  const bounds = {
+    create: { seconds: pending + ready + SLACK_S, killAfter: 120 },
+    delete: { seconds: DELETE_TIMEOUT_S, killAfter: 30 },
+  };
+  return {
+    jobName: name,
+    islandDir: dir,
+    create: boundedOnLogin(bounds.create, "bash -s"),
+    stdin,
+    delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(del)}`),
+    scriptHash: hash,
+    dryRun,
+    bounds,
+  };
+}
+
+/** Reads the co-scheduled create's stdout: its last non-empty line, HETJOB_FORMAT. */
+export function parseHetjobResult(stdout: string): HetjobResult {
+  const line = stdout.trim().split("\n").pop() ?? "";
+  let data: unknown;
+  try {
+    data = JSON.parse(line);
+  } catch {
+    throw new Error(`the co-scheduled job's create command printed no result line; its last line was: ${line.slice(0, 300)}`);
+  }
+  const parsed = hetjobResultSchema.safeParse(data);
+  if (!parsed.success)
+    throw new Error(
+      `the co-scheduled job's result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`,
+    );
+  return parsed.data;
+}

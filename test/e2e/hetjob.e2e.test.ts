@@ -1,0 +1,144 @@
+/**
+ * Co-scheduling on the real SLURM cluster: stacks/policy-and-judge.toml (a policy of two tp = 8
+ * replicas on two whole nodes beside a tp = 4 judge on half a node) as ONE heterogeneous job. It
+ * takes the exact create/delete strings the Pulumi program hands to remote.Command (captured under
+ * mocks) and runs them over real SSH; engines are stand-ins, the routers the real vllm-router.
+ */
+import OpenAI from "openai";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  parseHetjobResult,
+  parseSchedulerReport,
+  schedulerQueryScript,
+  type RunningIsland,
+} from "../../components/slurm";
+import { env, expectOk, login, privateKey } from "./cluster";
+import { captureCommands, standinOverrides } from "./program-capture";
+import { leftOnNodes, suiteBinDir } from "./real-parts";
+import { runRemote, type Connection } from "./ssh";
+
+const conn = (): Connection => ({ ...login, privateKey });
+const queue = async () => (await runRemote(conn(), "squeue -h -o '%i %j %T'")).stdout.trim();
+
+/** The judge's node is 8 CPUs and 16 GiB here: its own request (16 CPUs, 128G) is the stack's for a real node. */
+const HERE = { "services.judge.slurm.mem": "8G", "services.judge.slurm.cpus_per_task": 4 };
+
+/**
+ * cluster.ts capture, with the SLURM keys spelled for a file in vllm-fleet's own layout (isPrimeStack
+ * takes a file of [services] for prime-rl's, whose keys go under [vllm_fleet.slurm]).
+ */
+const capture = (stack: string, extra: Record<string, unknown>, pulumiStack: string) =>
+  captureCommands({
+    stackFile: stack,
+    pulumiStack,
+    overrides: standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, extra, false, suiteBinDir()),
+    login,
+    privateKey,
+    loadProgram: async () => {
+      vi.resetModules();
+      return import("../../index");
+    },
+  });
+
+async function talk(island: RunningIsland) {
+  const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 20_000 });
+  const done = await client.completions.create({ model: island.model, prompt: "the quick brown fox", max_tokens: 8 });
+  expect(done.model).toBe(island.model);
+  expect(done.choices[0].text.length).toBeGreaterThan(0);
+  const chat = await client.chat.completions.create({
+    model: island.model,
+    messages: [{ role: "user", content: "say hi" }],
+    max_tokens: 8,
+  });
+  expect(chat.model).toBe(island.model);
+  expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
+}
+
+describe("co-scheduled services on the real SLURM cluster (one heterogeneous job)", () => {
+  beforeAll(async () => {
+    expect(await queue(), "the test cluster must start with an empty queue").toBe("");
+  });
+
+  it("policy-and-judge: one hetjob, both routers answer the openai client, a second create adopts, delete leaves no job", async () => {
+    const { commands } = await capture("policy-and-judge", HERE, "pj");
+    expect(commands.map((c) => c.name)).toEqual(["pj-cosched-sbatch"]);
+    const [c] = commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    try {
+      expectOk(create, "co-scheduled create");
+      const r = parseHetjobResult(create.stdout);
+      if (r.dryRun) throw new Error("expected a submitted job");
+      const [policy, judge] = r.islands as RunningIsland[];
+      expect([policy.model, judge.model]).toEqual(["Qwen/Qwen3-32B", "Qwen/Qwen3-8B"]);
+      expect([policy.nodes.length, judge.nodes.length]).toEqual([2, 1]);
+      expect(new Set([...policy.nodes, ...judge.nodes].map((n) => n.host)).size).toBe(3);
+      expect(r.islands.every((i) => !i.dryRun && i.jobId === r.jobId && !i.adopted)).toBe(true);
+      // Each component as squeue shows it: <leader>+<offset>, both running, under one name.
+      expect((await queue()).split("\n").sort()).toEqual([
+        `${r.jobId}+0 policy-and-judge-pj-cosched RUNNING`,
+        `${r.jobId}+1 policy-and-judge-pj-cosched RUNNING`,
+      ]);
+      for (const [island, dir] of [
+        [policy, "policy/island-0"],
+        [judge, "judge/island-0"],
+      ] as const) {
+        const onDisk = await runRemote(conn(), `cat /tmp/fleet-e2e/pj/${dir}/endpoints.json`);
+        expect(JSON.parse(onDisk.stdout)).toEqual(island);
+        await talk(island);
+      }
+      expect(policy.routerUrl).not.toBe(judge.routerUrl);
+      // fleet status's query: each island is its component, with that component's nodes.
+      const query = schedulerQueryScript(
+        ["policy", "judge"].map((s, k) => ({
+          island: k,
+          jobName: r.jobName,
+          islandDir: `/tmp/fleet-e2e/pj/${s}/island-0`,
+          component: k,
+        })),
+      );
+      const report = parseSchedulerReport((await runRemote(conn(), "bash -s", query)).stdout, [0, 1]);
+      expect([0, 1].map((k) => [report.get(k)!.jobId, report.get(k)!.state, report.get(k)!.hosts])).toEqual([
+        [`${r.jobId}+0`, "RUNNING", policy.nodes.map((n) => n.host)],
+        [`${r.jobId}+1`, "RUNNING", judge.nodes.map((n) => n.host)],
+      ]);
+
+      const again = await runRemote(c.connection, c.create, c.stdin);
+      expectOk(again, "second create");
+      const adopted = parseHetjobResult(again.stdout);
+      expect(adopted).toMatchObject({ jobId: r.jobId });
+      expect(adopted.islands.map((i) => !i.dryRun && i.adopted)).toEqual([true, true]);
+      expect(again.stderr).toContain(`adopting job ${r.jobId} (RUNNING)`);
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+    }
+    expect(await queue()).toBe("");
+    expect(await leftOnNodes(env), "processes left on the nodes after delete").toEqual([]);
+    const twice = await runRemote(c.connection, c.delete);
+    expectOk(twice, "delete of a job already gone");
+    expect(twice.stderr).toContain("nothing to cancel");
+  });
+
+  it("the judge's engine exits at start: the whole create fails naming the service island and the engine; no job left", async () => {
+    const { commands } = await capture(
+      "policy-and-judge",
+      { ...HERE, "services.judge.env_vars": { STANDIN_EXIT_AT_START: "3" } },
+      "pj-crash",
+    );
+    const [c] = commands;
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    try {
+      expect(create.code, create.stderr).toBe(1);
+      expect(create.stdout).toBe("");
+      expect(create.stderr).toMatch(/job \d+ ended \(.+\) before every endpoint served; not serving: .*judge\/island-0:/);
+      expect(create.stderr).toMatch(/judge\/island-0: i0-replica0-n0 exited \(status 3\)/);
+      // Only the judge's engine died; the policy's were stopped with the job, leaving no exit marker.
+      expect(create.stderr).not.toMatch(/policy\/island-0: \S+ exited/);
+      expect(create.stderr).toMatch(/component 1 \(judge\/island-0\) ended/);
+      expect(await queue()).toBe("");
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete after a failed create");
+    }
+    expect(await queue()).toBe("");
+    expect(await leftOnNodes(env)).toEqual([]);
+  });
+});
