@@ -5,8 +5,10 @@ import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
 import { newerSource, PROGRAM_SOURCES } from "../components/build-freshness";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
-import { buildPlan } from "../components/planner";
+import { loadStackText } from "../components/config/load";
+import { buildPlan, buildStackPlan } from "../components/planner";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
+import type { StackPlan } from "../components/plan/stack-plan";
 
 export const ROOT = path.resolve(__dirname, "..");
 export const STACK_NAMES = fs
@@ -92,4 +94,9 @@ export function runBuiltCli(
 export function singleService<T extends object>(out: T): Exclude<T, { services: unknown }> {
   if ("services" in out) throw new Error("expected the output of a stack without [services]");
   return out as Exclude<T, { services: unknown }>;
+}
+
+/** A shipped stack planned whole, as `pulumi up` plans it: one plan per service (one, unnamed, without [services]). */
+export function stackPlanOf(name: string): StackPlan {
+  return buildStackPlan(loadStackText(stackText(name), `${name}.toml`), name);
 }

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadConfigFile } from "../components/config";
-import { plannedOutputs } from "../components/outputs";
-import { buildPlan } from "../components/planner";
+import { loadStackFile } from "../components/config/load";
+import { plannedStackOutputs } from "../components/outputs";
+import { buildStackPlan } from "../components/planner";
 import { resolveStackFile } from "../components/stack-file";
 import { STACK_NAMES } from "./helpers";
 import { drainRpcs, installMocks, isKnown, setConfig, settle, slurmConfig, value } from "./program-harness";
@@ -33,8 +33,8 @@ describe.each(STACK_NAMES)("%s under `pulumi preview` (unknown ids and computed 
       await settle(registered);
 
       expect(await isKnown(infra.planned)).toBe(true);
-      const plan = buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
-      expect(await value(infra.planned)).toEqual(plannedOutputs(plan));
+      const plan = buildStackPlan(loadStackFile(resolveStackFile(stack).file), stack);
+      expect(await value(infra.planned)).toEqual(plannedStackOutputs(plan));
       // Config is known in a preview: the key the trainers need is there.
       expect(await isKnown(infra.apiKey)).toBe(true);
       // Islands wait for the SLURM job's result line or the workloads' ids: neither exists yet.

@@ -18,6 +18,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../bin/plan";
 import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../../components/config";
+import { loadStackText } from "../../components/config/load";
 import { runBuiltCli } from "../helpers";
 import { FIXTURE_LIST, FIXTURES, parseHeader, type Fixture } from "./invalid-corpus";
 
@@ -296,7 +297,7 @@ describe("positive control: the shipped stacks load", () => {
   for (const name of stacks) {
     it(`${name} loads and plans`, () => {
       const file = path.join(STACKS, name);
-      expect(() => loadConfigText(fs.readFileSync(file, "utf8"), file)).not.toThrow();
+      expect(() => loadStackText(fs.readFileSync(file, "utf8"), file)).not.toThrow();
       const r = runCli([file]);
       expect(r.stderr).toBe("");
       expect(r.code).toBe(0);

@@ -3,7 +3,7 @@ import { vllmArgvOf } from "../../components/plan/engine-argv";
 import { buildPlan } from "../../components/planner";
 import { resolveValue, showValue, type Value } from "../../components/plan/values";
 import { checkArgv } from "../../components/upstream/check";
-import { load, plan, SLURM, STACK_NAMES, stackText } from "../helpers";
+import { load, plan, SLURM, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
 
 const show = (argv: Value[], island = 0) => argv.map((v) => showValue(v, island));
 const flag = (argv: Value[], name: string) => {
@@ -325,8 +325,7 @@ describe("llm-d", () => {
 describe("every generated command line passes the upstream manifests", () => {
   const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? "/x" : "10.1.2.3"));
   it.each(STACK_NAMES)("%s", (name) => {
-    const p = stackPlan(name);
-    for (const island of p.islands) {
+    for (const island of stackPlanOf(name).services.flatMap((p) => p.islands)) {
       for (const e of island.engines) {
         // prime-rl's server takes `vllm serve`'s flags as --vllm.<flag>: checked in that form.
         const argv = vllmArgvOf(e.argv);
@@ -354,7 +353,7 @@ describe("every generated command line passes the upstream manifests", () => {
 
 describe("determinism", () => {
   it.each(STACK_NAMES)("%s plans identically twice", (name) => {
-    expect(JSON.stringify(stackPlan(name))).toBe(JSON.stringify(stackPlan(name)));
+    expect(JSON.stringify(stackPlanOf(name))).toBe(JSON.stringify(stackPlanOf(name)));
   });
 });
 
