@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigText } from "../components/config";
 import { buildPlan } from "../components/planner";
-import { ROOT, STACK_NAMES, stackPlanOf, stackText } from "./helpers";
+import { ROOT, STACK_NAMES, stackPlanOf } from "./helpers";
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), "utf8");
 const PAGES = [

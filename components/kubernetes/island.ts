@@ -3,12 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { IslandContext, IslandDeployer } from "../backend";
 import type { SecretName } from "../credentials";
 import type { StackPlan } from "../plan/stack-plan";
-import {
-  renderK8sStack,
-  serviceK8sObjects,
-  type K8sIslandEndpoints,
-  type K8sStackObjects,
-} from "./fleet-objects";
+import { renderK8sStack, serviceK8sObjects, type K8sIslandEndpoints, type K8sStackObjects } from "./fleet-objects";
 import { SECRET_KEYS, type K8sObject } from "./objects";
 import { k8sResource } from "./resource";
 import {
