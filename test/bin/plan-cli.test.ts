@@ -2,7 +2,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { load, runBuiltCli, runPlanCli, STACK_NAMES, stackText } from "../helpers";
+import { loadStackText } from "../../components/config/load";
+import { runBuiltCli, runPlanCli, STACK_NAMES, stackText } from "../helpers";
 
 const run = runPlanCli;
 
@@ -25,7 +26,9 @@ describe("npm run plan", () => {
     expect(stdout).toMatch(new RegExp(`^stack ${name} `));
     expect(stdout).toContain("endpoints:");
     // A stack whose engines run prime-rl's own server shows its `inference` program instead.
-    const primeServer = load(stackText(name)).prime_engine?.engine === "prime-rl";
+    const primeServer = loadStackText(stackText(name), `${name}.toml`).some(
+      (c) => c.prime_engine?.engine === "prime-rl",
+    );
     expect(stdout).toContain(primeServer ? "$ inference --vllm.model " : "$ vllm serve ");
   });
 
