@@ -53,9 +53,7 @@ export const planCommand: CommandFactory = (io, exit) => {
         if (!fs.existsSync(file)) throw new UsageError(missingStack(rest[0]), self);
         const configs = loadStackFile(file, overrides, { target: opts.target });
         const plan = buildStackPlan(configs, stack);
-        io.out(
-          (opts.json ? JSON.stringify(stackPlanJson(plan, configs), null, 2) : stackPlanText(plan, file)) + "\n",
-        );
+        io.out((opts.json ? JSON.stringify(stackPlanJson(plan, configs), null, 2) : stackPlanText(plan, file)) + "\n");
         if (opts.out) {
           const files = writePlanOut(plan, configs, opts.out);
           io.err(`wrote ${files.length} files to ${opts.out}\n`);

@@ -7,9 +7,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfigText, loadStackText } from "../components/config";
-import { buildPlan, buildStackPlan } from "../components/planner";
-import { ROOT, STACK_NAMES, stackText } from "./helpers";
+import { loadConfigText } from "../components/config";
+import { buildPlan } from "../components/planner";
+import { ROOT, STACK_NAMES, stackPlanOf } from "./helpers";
 
 const read = (rel: string) => fs.readFileSync(path.join(ROOT, rel), "utf8");
 const PAGES = [
@@ -80,9 +80,9 @@ describe("docs/shapes.md", () => {
     expect([...rows.keys()].sort()).toEqual(STACK_NAMES);
   });
 
+  // A stack of services: each service's shape in the file's order ("multi_replica + single_node"), the stack's totals.
   it.each(STACK_NAMES)("%s: target, shape, nodes, engines and routers are what the plan says", (name) => {
-    // A stack of services: each one's shape, joined; the stack's totals.
-    const stack = buildStackPlan(loadStackText(stackText(name), `${name}.toml`), name);
+    const stack = stackPlanOf(name);
     const [, target, shape, , nodes, engines, routers] = rows.get(name)!;
     expect({ target, shape, nodes: Number(nodes), engines: Number(engines), routers: Number(routers) }).toEqual({
       target: { slurm: "SLURM", kubernetes: "Kubernetes", local: "local" }[stack.services[0].target],

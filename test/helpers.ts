@@ -4,9 +4,11 @@ import * as path from "node:path";
 import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
 import { newerSource, PROGRAM_SOURCES } from "../components/build-freshness";
-import { ConfigError, loadConfigText, loadStackText, type FleetConfig } from "../components/config";
+import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
+import { loadStackText } from "../components/config/load";
 import { buildPlan, buildStackPlan } from "../components/planner";
 import type { DeploymentPlan } from "../components/plan/deployment-plan";
+import type { StackPlan } from "../components/plan/stack-plan";
 
 export const ROOT = path.resolve(__dirname, "..");
 export const STACK_NAMES = fs
@@ -35,11 +37,6 @@ export function load(text: string): FleetConfig {
 
 export function plan(text: string, stack = "test"): DeploymentPlan {
   return buildPlan(load(text), stack);
-}
-
-/** Every service's plan of a shipped stack (one for a stack without [services]). */
-export function stackPlans(name: string, stack = name): DeploymentPlan[] {
-  return buildStackPlan(loadStackText(stackText(name), `${name}.toml`), stack).services;
 }
 
 /** The issues a config produces; fails the test if it loads. */
@@ -97,4 +94,9 @@ export function runBuiltCli(
 export function singleService<T extends object>(out: T): Exclude<T, { services: unknown }> {
   if ("services" in out) throw new Error("expected the output of a stack without [services]");
   return out as Exclude<T, { services: unknown }>;
+}
+
+/** A shipped stack planned whole, as `pulumi up` plans it: one plan per service (one, unnamed, without [services]). */
+export function stackPlanOf(name: string): StackPlan {
+  return buildStackPlan(loadStackText(stackText(name), `${name}.toml`), name);
 }

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadStackFile } from "../components/config";
+import { loadStackFile } from "../components/config/load";
 import { plannedStackOutputs } from "../components/outputs";
 import { buildStackPlan } from "../components/planner";
 import { resolveStackFile } from "../components/stack-file";

@@ -170,7 +170,10 @@ function serviceTarget(
     return file;
   }
   if (!file) {
-    issues.push({ path: at, message: `sets what the service's job asks for, but the file has no [${kind}] table: add one` });
+    issues.push({
+      path: at,
+      message: `sets what the service's job asks for, but the file has no [${kind}] table: add one`,
+    });
     return undefined;
   }
   const kept: TomlTable = {};

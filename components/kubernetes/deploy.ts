@@ -15,7 +15,7 @@ export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIsland
   connect: (config, name, stack) => kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
   fleetContext: (fleet, stack, common, provider) => ({
     ...common,
-    ...kubernetesFleet(fleet, stack.services[0], provider, common.secrets),
+    ...kubernetesFleet(fleet, stack, provider, common.secrets),
   }),
   deployIsland: deployKubernetesIsland,
 };

@@ -1,5 +1,6 @@
 import type { BaseIslandOutputs } from "../backend";
 import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { StackPlan } from "../plan/stack-plan";
 import { labels, meta, type K8sContext } from "./render-context";
 import { mooncakeObjects } from "./mooncake-objects";
 import { k8sNames, type K8sNames } from "./names";
@@ -33,6 +34,8 @@ export interface K8sIslandObjects {
 }
 
 export interface K8sFleetObjects {
+  /** The plan's service, when the stack names its services. */
+  service?: string;
   namespace: string;
   /** The namespace itself, unless `create_namespace = false` or it is one every cluster has. */
   namespaceObject?: Extract<K8sObject, { kind: "Namespace" }>;
@@ -104,6 +107,7 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
         }
       : undefined;
   return {
+    ...(plan.service === undefined ? {} : { service: plan.service }),
     namespace: ns,
     ...(namespaceObject ? { namespaceObject } : {}),
     secret,
@@ -137,5 +141,52 @@ export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {
     ...(fleet.namespaceObject ? [fleet.namespaceObject] : []),
     ...(fleet.secret ? [fleet.secret] : []),
     ...fleet.islands.flatMap(islandK8sObjects),
+  ];
+}
+
+/** A whole stack's objects: the namespace and the Secret once, then each service's islands. */
+export interface K8sStackObjects {
+  namespace: string;
+  namespaceObject?: K8sFleetObjects["namespaceObject"];
+  secret?: K8sFleetObjects["secret"];
+  /** Each service's objects, in the stack's order (their own namespace and Secret are the stack's). */
+  services: K8sFleetObjects[];
+}
+
+/**
+ * Every Kubernetes object of a stack. Services share the file's [kubernetes] table and the
+ * configured credentials, so each renders the same namespace and Secret (neither carries a
+ * service's name): they are created once. Every other name carries the service (names.ts).
+ */
+export function renderK8sStack(stack: StackPlan, secrets: SecretName[]): K8sStackObjects {
+  const services = stack.services.map((plan) => renderK8sFleet(plan, secrets));
+  const [first] = services;
+  const shared = (f: K8sFleetObjects) => JSON.stringify([f.namespace, f.namespaceObject ?? null, f.secret ?? null]);
+  for (const f of services)
+    if (shared(f) !== shared(first))
+      throw new Error(
+        `internal error: services ${first.service} and ${f.service} render different namespaces or Secrets`,
+      );
+  return {
+    namespace: first.namespace,
+    ...(first.namespaceObject ? { namespaceObject: first.namespaceObject } : {}),
+    secret: first.secret,
+    services,
+  };
+}
+
+/** The objects of `service` (undefined: the stack's only, unnamed service). */
+export function serviceK8sObjects(stack: K8sStackObjects, service: string | undefined): K8sFleetObjects {
+  const found = stack.services.find((f) => f.service === service);
+  if (!found) throw new Error(`internal error: no Kubernetes objects rendered for service ${service ?? "(unnamed)"}`);
+  return found;
+}
+
+/** Flat list in creation order: the namespace, the Secret, then every service's islands' objects. */
+export function allK8sStackObjects(stack: K8sStackObjects): K8sObject[] {
+  return [
+    ...(stack.namespaceObject ? [stack.namespaceObject] : []),
+    ...(stack.secret ? [stack.secret] : []),
+    ...stack.services.flatMap((f) => f.islands.flatMap(islandK8sObjects)),
   ];
 }

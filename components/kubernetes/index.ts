@@ -8,10 +8,13 @@ export { kubernetesPlanOut } from "./plan-out";
 export { k8sNames, type K8sNames } from "./names";
 export {
   allK8sObjects,
+  allK8sStackObjects,
   k8sEndpoints,
   renderK8sFleet,
+  renderK8sStack,
   type K8sFleetObjects,
   type K8sIslandEndpoints,
+  type K8sStackObjects,
 } from "./fleet-objects";
 export { mountedPath } from "./render-context";
 export { kubernetesEngineFlags } from "./engine-pod";

@@ -2,8 +2,8 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandContext, IslandDeployer } from "../backend";
 import type { SecretName } from "../credentials";
-import type { DeploymentPlan } from "../plan/deployment-plan";
-import { renderK8sFleet, type K8sFleetObjects, type K8sIslandEndpoints } from "./fleet-objects";
+import type { StackPlan } from "../plan/stack-plan";
+import { renderK8sStack, serviceK8sObjects, type K8sIslandEndpoints, type K8sStackObjects } from "./fleet-objects";
 import { SECRET_KEYS, type K8sObject } from "./objects";
 import { k8sResource } from "./resource";
 import {
@@ -17,11 +17,11 @@ import {
 } from "./rollout";
 import { kubernetesSettings } from "./settings";
 
-/** What every island of a Kubernetes fleet shares: the cluster, the rendered objects, the namespace and the Secret. */
+/** What every island of every service of a Kubernetes stack shares: the cluster, the rendered objects, the namespace and the Secret. */
 export interface KubernetesFleet {
   provider: k8s.Provider;
-  /** Every object of the fleet, rendered once. */
-  objects: K8sFleetObjects;
+  /** Every object of the stack (each service's), rendered once. */
+  objects: K8sStackObjects;
   /** The namespace, when the fleet creates it: every namespaced object depends on it. */
   namespace?: pulumi.Resource;
   /** Created before any pod that references it. */
@@ -33,8 +33,8 @@ export interface KubernetesFleet {
 export type KubernetesIslandContext = IslandContext & KubernetesFleet;
 
 /**
- * Renders the fleet and creates its namespace (unless the stack says it exists) and its one
- * Secret under `parent`: the only object that holds credentials; every pod reads them through
+ * Renders the stack (every service) and creates its namespace (unless the stack says it exists)
+ * and its one Secret under `parent`: the only object that holds credentials; every pod reads them through
  * secretKeyRef.
  *
  * A credential's new value must reach the engines, which read it only when a container starts.
@@ -55,12 +55,12 @@ export type KubernetesIslandContext = IslandContext & KubernetesFleet;
  */
 export function kubernetesFleet(
   parent: pulumi.ComponentResource,
-  plan: DeploymentPlan,
+  stack: StackPlan,
   provider: k8s.Provider,
   secrets: Partial<Record<SecretName, pulumi.Output<string>>>,
 ): KubernetesFleet {
   const configured = Object.keys(secrets) as SecretName[];
-  const objects = renderK8sFleet(plan, configured);
+  const objects = renderK8sStack(stack, configured);
   const namespace = objects.namespaceObject ? k8sResource(objects.namespaceObject, { parent, provider }) : undefined;
   if (!objects.secret) return { provider, objects, namespace };
   const values = Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)]));
@@ -122,7 +122,7 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   ctx,
 ) => {
   const { provider } = ctx;
-  const objects = ctx.objects.islands[island.index];
+  const objects = serviceK8sObjects(ctx.objects, plan.service).islands[island.index];
   const ep = objects.endpoints;
   const nsDeps = ctx.namespace ? [ctx.namespace] : [];
   const secretDeps = ctx.secret ? [ctx.secret] : [];

@@ -29,17 +29,24 @@ export function mountedPath(file: GeneratedFile): string {
 
 export type Component = "engine" | "router" | "mooncake";
 
-/** The labels objects carry and select on: fleet, component, island, plus `extra`. */
+/**
+ * The labels objects carry and select on: fleet, component, island, plus `extra`. A named
+ * service's island objects also carry its name: services share the namespace and number their
+ * islands from 0, so without it one service's selectors would match the other's pods. Objects of
+ * no island (the Secret) are the stack's, shared by every service, and carry none.
+ */
 export function labels(
   ctx: K8sContext,
   component: Component,
   island?: number,
   extra: Record<string, string> = {},
 ): Record<string, string> {
+  const service = ctx.plan.service;
   return {
     "app.kubernetes.io/name": "vllm-fleet",
     "app.kubernetes.io/instance": ctx.names.base,
     "app.kubernetes.io/component": component,
+    ...(island === undefined || service === undefined ? {} : { "vllm-fleet/service": service }),
     ...(island === undefined ? {} : { "vllm-fleet/island": String(island) }),
     ...extra,
   };

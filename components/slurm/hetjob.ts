@@ -250,7 +250,9 @@ export function parseHetjobResult(stdout: string): HetjobResult {
   try {
     data = JSON.parse(line);
   } catch {
-    throw new Error(`the co-scheduled job's create command printed no result line; its last line was: ${line.slice(0, 300)}`);
+    throw new Error(
+      `the co-scheduled job's create command printed no result line; its last line was: ${line.slice(0, 300)}`,
+    );
   }
   const parsed = hetjobResultSchema.safeParse(data);
   if (!parsed.success)

@@ -46,10 +46,7 @@ export interface FleetReference {
  *   fleet.endpoints.adminUrls   // every engine, in the planner's order
  *   readFleet("acme/vllm-fleet/rl", { service: "judge" })   // one service of a stack with [services]
  */
-export function readFleet(
-  stack: string,
-  opts?: pulumi.CustomResourceOptions & { service?: string },
-): FleetReference {
+export function readFleet(stack: string, opts?: pulumi.CustomResourceOptions & { service?: string }): FleetReference {
   const { service, ...resourceOpts } = opts ?? {};
   const ref = new pulumi.StackReference(stack, { name: stack }, resourceOpts);
   const endpoints = ref.requireOutput("endpoints").apply((raw) => parseFleetEndpoints(raw, stack, service));

@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { loadStackText } from "../../components/config/load";
 import { runBuiltCli, runPlanCli, STACK_NAMES, stackText } from "../helpers";
-import { loadStackText } from "../../components/config";
 
 const run = runPlanCli;
 
@@ -26,10 +26,10 @@ describe("npm run plan", () => {
     expect(stdout).toMatch(new RegExp(`^stack ${name} `));
     expect(stdout).toContain("endpoints:");
     // A stack whose engines run prime-rl's own server shows its `inference` program instead.
-    for (const cfg of loadStackText(stackText(name), name)) {
-      const primeServer = cfg.prime_engine?.engine === "prime-rl";
-      expect(stdout).toContain(primeServer ? "$ inference --vllm.model " : "$ vllm serve ");
-    }
+    const primeServer = loadStackText(stackText(name), `${name}.toml`).some(
+      (c) => c.prime_engine?.engine === "prime-rl",
+    );
+    expect(stdout).toContain(primeServer ? "$ inference --vllm.model " : "$ vllm serve ");
   });
 
   it("a Kubernetes stack shows its workloads, pods and in-cluster URLs", () => {

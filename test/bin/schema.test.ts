@@ -4,11 +4,9 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { endpointsJsonSchema, primeJsonSchema, stackJsonSchema, stackKeyReference } from "../../bin/schema";
-import { loadStackFile, readsAsPrime } from "../../components/config";
+import { readsAsPrime } from "../../components/config";
 import { plannedOutputs, stackEndpoints } from "../../components/outputs";
-import { buildStackPlan } from "../../components/planner";
-import { resolveStackFile } from "../../components/stack-file";
-import { ROOT, STACK_NAMES, stackText } from "../helpers";
+import { ROOT, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
 
 const validate = new Ajv2020({ strict: false, allErrors: true }).compile(stackJsonSchema());
 const plain = (text: string) => JSON.parse(JSON.stringify(TOML.parse(text)));
@@ -128,9 +126,13 @@ describe("JSON Schema of the trainer contract", () => {
   });
 
   it.each(STACK_NAMES)("describes what %s exports as endpoints", (name) => {
-    const stack = buildStackPlan(loadStackFile(resolveStackFile(name).file), name);
-    const islands = stack.services.map((p) => plannedOutputs(p).islands);
-    const endpoints = stackEndpoints(stack, islands, true);
+    // A stack of services exports each service's contract under services.<name>.
+    const stack = stackPlanOf(name);
+    const endpoints = stackEndpoints(
+      stack,
+      stack.services.map((p) => plannedOutputs(p).islands),
+      true,
+    );
     expect(validateEndpoints(JSON.parse(JSON.stringify(endpoints))), JSON.stringify(validateEndpoints.errors)).toBe(
       true,
     );

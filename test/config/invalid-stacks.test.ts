@@ -17,7 +17,8 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { main } from "../../bin/plan";
-import { ConfigError, ConfigIssue, loadConfigText, loadStackText, RULES } from "../../components/config";
+import { ConfigError, ConfigIssue, loadConfigText, RULES } from "../../components/config";
+import { loadStackText } from "../../components/config/load";
 import { runBuiltCli } from "../helpers";
 import { FIXTURE_LIST, FIXTURES, parseHeader, type Fixture } from "./invalid-corpus";
 

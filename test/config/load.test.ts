@@ -8,7 +8,8 @@ import { issuesOf, load, ROOT, SLURM, STACK_NAMES, stackText } from "../helpers"
 
 describe("stack files", () => {
   it.each(STACK_NAMES)("%s loads", (name) => {
-    expect(() => loadStackText(stackText(name), name)).not.toThrow();
+    // Every service of a file with [services]; a file without has one.
+    expect(loadStackText(stackText(name), name).length).toBeGreaterThan(0);
   });
 
   it("ships a stack for every shape", () => {

@@ -84,7 +84,7 @@ describe("a file with [services]", () => {
 
   it("reports a service's problems under services.<name>, a shared key's at the top", () => {
     const issues = stackIssues(
-      TWO.replace('tp = 8', 'tp = "eight"').replace('partition = "cluster"', 'partition = "cluster"\nbogus = 1'),
+      TWO.replace("tp = 8", 'tp = "eight"').replace('partition = "cluster"', 'partition = "cluster"\nbogus = 1'),
     );
     const paths = issues.map((i) => i.path);
     expect(paths).toContain("services.policy.parallel.tp");
@@ -147,7 +147,10 @@ output_dir = "x"
     ]);
     const issues = stackIssues(TWO, [{ path: ["parallel", "tp"], value: 2 }]);
     expect(issues[0]).toEqual(
-      expect.objectContaining({ path: "parallel.tp", message: expect.stringMatching(/services\.<name>\.parallel\.tp/) }),
+      expect.objectContaining({
+        path: "parallel.tp",
+        message: expect.stringMatching(/services\.<name>\.parallel\.tp/),
+      }),
     );
   });
 

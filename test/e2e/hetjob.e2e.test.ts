@@ -129,7 +129,9 @@ describe("co-scheduled services on the real SLURM cluster (one heterogeneous job
     try {
       expect(create.code, create.stderr).toBe(1);
       expect(create.stdout).toBe("");
-      expect(create.stderr).toMatch(/job \d+ ended \(.+\) before every endpoint served; not serving: .*judge\/island-0:/);
+      expect(create.stderr).toMatch(
+        /job \d+ ended \(.+\) before every endpoint served; not serving: .*judge\/island-0:/,
+      );
       expect(create.stderr).toMatch(/judge\/island-0: i0-replica0-n0 exited \(status 3\)/);
       // Only the judge's engine died; the policy's were stopped with the job, leaving no exit marker.
       expect(create.stderr).not.toMatch(/policy\/island-0: \S+ exited/);

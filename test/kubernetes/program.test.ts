@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { loadConfigFile } from "../../components/config";
 import { buildPlan } from "../../components/planner";
-import { allK8sObjects, renderK8sFleet, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
+import {
+  allK8sObjects,
+  allK8sStackObjects,
+  renderK8sFleet,
+  renderK8sStack,
+  type K8sIslandEndpoints,
+} from "../../components/kubernetes/fleet-objects";
+import { loadStackFile } from "../../components/config/load";
+import { buildStackPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
 import { K8S_STACKS, singleService } from "../helpers";
 import { drainRpcs, installMocks, type Registered, setConfig, settle, value } from "../program-harness";
@@ -275,5 +283,77 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const { registered } = await program("k8s-disaggregated");
     for (const r of k8sResources(registered))
       for (const t of podTemplatesOf(r)) expect(t.metadata.annotations?.[DIGEST]).toBeUndefined();
+  });
+
+  // Issue 28 item 3: several services share the namespace and the Secret; each has its own engines and router.
+  it("k8s-policy-and-judge: one Namespace and Secret, each service's workloads and router, endpoints per service", async () => {
+    const stack = "k8s-policy-and-judge";
+    const { infra, islands, registered } = await program(stack, { hfToken: HF_TOKEN, apiKey: API_KEY });
+    const plan = buildStackPlan(loadStackFile(resolveStackFile(stack).file), stack);
+    const created = k8sResources(registered);
+    expect(created.map((r) => `${r.inputs.kind}/${r.name}`).sort()).toEqual(
+      allK8sStackObjects(renderK8sStack(plan, ["apiKey", "hfToken"]))
+        .map((o) => `${o.kind}/${o.metadata.name}`)
+        .sort(),
+    );
+    const kind = (k: string) => created.filter((r) => r.inputs.kind === k);
+    const [ns] = kind("Namespace");
+    expect(kind("Namespace").map((r) => r.name)).toEqual(["inference"]);
+    expect(kind("Secret").map((r) => r.name)).toEqual([`${stack}-secrets`]);
+    expect(
+      kind("Service")
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual(
+      [
+        `${stack}-judge-i0-engines`,
+        `${stack}-judge-i0-router`,
+        `${stack}-policy-i0-engines`,
+        `${stack}-policy-i0-router`,
+      ].sort(),
+    );
+    // The policy's two tp = 8 replicas and the judge's one engine, each a StatefulSet of its own service.
+    expect(
+      kind("StatefulSet")
+        .map((r) => r.name)
+        .sort(),
+    ).toEqual([`${stack}-judge-i0-replica0`, `${stack}-policy-i0-replica0`, `${stack}-policy-i0-replica1`]);
+    const routers = kind("Deployment");
+    expect(routers.map((r) => r.name).sort()).toEqual([`${stack}-judge-i0-router`, `${stack}-policy-i0-router`]);
+    for (const r of kind("StatefulSet")) {
+      const service = r.name.startsWith(`${stack}-policy-`) ? "policy" : "judge";
+      expect(r.inputs.spec.template.metadata.labels["vllm-fleet/service"]).toBe(service);
+      expect(r.options.dependsOn).toEqual(expect.arrayContaining([urn(ns), urn(kind("Secret")[0])]));
+      // Every engine of either service reads the one Secret, and rolls with its digest.
+      expect(readsSecret(r.inputs.spec.template, `${stack}-secrets`)).toBe(true);
+      expect(r.inputs.spec.template.metadata.annotations[DIGEST]).toMatch(/^[0-9a-f]{32}$/);
+      // A router waits for its own service's engines only.
+      const own = routers.find((d) => d.name.startsWith(`${stack}-${service}-`))!;
+      const other = routers.find((d) => d !== own)!;
+      expect(own.options.dependsOn).toEqual(expect.arrayContaining([urn(r)]));
+      expect(other.options.dependsOn).not.toEqual(expect.arrayContaining([urn(r)]));
+    }
+    for (const r of created.filter((r) => r !== ns))
+      expect(r.options.dependsOn, `${r.type} ${r.name}`).toEqual(expect.arrayContaining([urn(ns)]));
+
+    // `islands` names each island's service; `endpoints` holds each service's contract under services.<name>.
+    expect(islands.map((i: any) => [i.service, i.island, i.routerUrl])).toEqual([
+      ["policy", 0, `http://${stack}-policy-i0-router.inference.svc.cluster.local:8000/v1`],
+      ["judge", 0, `http://${stack}-judge-i0-router.inference.svc.cluster.local:9000/v1`],
+    ]);
+    const endpoints = (await value(infra.endpoints)) as any;
+    expect(Object.keys(endpoints.services)).toEqual(["policy", "judge"]);
+    expect(endpoints.engineCount).toBe(3);
+    const planned = (await value(infra.planned)) as any;
+    for (const name of ["policy", "judge"]) {
+      const own = endpoints.services[name];
+      expect(own.islands.map((i: any) => i.routerUrl)).toEqual(
+        planned.services[name].islands.map((i: any) => i.routerUrl),
+      );
+      expect(own.islands.map((i: any) => i.adminUrls)).toEqual(
+        planned.services[name].islands.map((i: any) => i.adminUrls),
+      );
+      expect(own.islands[0].model).toBe(name === "policy" ? "Qwen/Qwen3-32B" : "Qwen/Qwen3-8B");
+    }
   });
 });

@@ -7,13 +7,18 @@ import YAML from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { loadConfigText } from "../../components/config";
-import { buildPlan } from "../../components/planner";
+import { loadStackText } from "../../components/config/load";
+import { buildPlan, buildStackPlan } from "../../components/planner";
+import type { StackPlan } from "../../components/plan/stack-plan";
 import type { DeploymentPlan, EngineProcess } from "../../components/plan/deployment-plan";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
 import {
   allK8sObjects,
+  allK8sStackObjects,
+  islandK8sObjects,
   k8sEndpoints,
   renderK8sFleet,
+  renderK8sStack,
   type K8sFleetObjects,
 } from "../../components/kubernetes/fleet-objects";
 import { k8sNames } from "../../components/kubernetes/names";
@@ -21,7 +26,7 @@ import { podDependencies, podReferences, podTemplates } from "../../components/k
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
 import { checkArgv } from "../../components/upstream/check";
 import eppManifest from "../../components/upstream/llm-d-epp.json";
-import { K8S_STACKS, load, runBuiltCli, SLURM_STACKS, stackText } from "../helpers";
+import { K8S_STACKS, load, runBuiltCli, SERVICES_STACKS, SLURM_STACKS, stackText } from "../helpers";
 import { k8sValidator, kubeletExpand, type Validator } from "./validate";
 import { lwsEnv, plannedPodArgv, POD_IP } from "./planned-argv";
 import { ENGINE_READY_TIMEOUT_S } from "../../components/config/timeouts";
@@ -33,6 +38,18 @@ function k8sPlan(text: string, stack: string): DeploymentPlan {
   return buildPlan(loadConfigText(text, `${stack}.toml`), stack);
 }
 const stackPlan = (name: string) => k8sPlan(stackText(name), name);
+
+/** Kubernetes stacks of several services ([services.<name>]). */
+const K8S_SERVICES_STACKS = SERVICES_STACKS.filter((n) => n.startsWith("k8s-"));
+const servicesPlan = (name: string): StackPlan => buildStackPlan(loadStackText(stackText(name), `${name}.toml`), name);
+
+/** Every Kubernetes fleet the per-fleet checks render: each single-service stack, and each service of a stack of services. */
+const K8S_FLEETS: [string, DeploymentPlan][] = [
+  ...K8S_STACKS.map((n): [string, DeploymentPlan] => [n, stackPlan(n)]),
+  ...K8S_SERVICES_STACKS.flatMap((n) =>
+    servicesPlan(n).services.map((p): [string, DeploymentPlan] => [`${n} [services.${p.service}]`, p]),
+  ),
+];
 
 /** The same stack file with its [slurm] table (and sub-tables) replaced by `[kubernetes]`. */
 function swapToKubernetes(text: string): string {
@@ -129,8 +146,7 @@ beforeAll(async () => {
   validate = await k8sValidator();
 });
 
-describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
-  const plan = stackPlan(name);
+describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
   const fleet = renderK8sFleet(plan, ["hfToken", "apiKey"]);
   const objects = allK8sObjects(fleet);
 
@@ -338,6 +354,68 @@ describe.each(K8S_STACKS)("%s on Kubernetes", (name) => {
           `http://${k8sNames(plan).routerService(i.island)}.${i.endpoints.namespace}.svc.cluster.local:${island.endpoints.router!.port}/v1`,
         );
     }
+  });
+});
+
+/** The labels an object selects pods by: a Service's selector, or a workload's, budget's, monitor's or pool's matchLabels. */
+function selectorOf(o: K8sObject): Record<string, string> | undefined {
+  const spec = (o as any).spec;
+  if (o.kind === "Service") return spec.selector;
+  return spec?.selector?.matchLabels;
+}
+
+describe.each(K8S_SERVICES_STACKS)("%s: several services in one namespace", (name) => {
+  const stack = servicesPlan(name);
+  const rendered = renderK8sStack(stack, ["hfToken", "apiKey"]);
+  const objects = allK8sStackObjects(rendered);
+
+  it("has two named services, each rendered exactly as on its own", () => {
+    expect(stack.services.map((p) => p.service)).toEqual(["policy", "judge"]);
+    expect(rendered.services).toEqual(stack.services.map((p) => renderK8sFleet(p, ["hfToken", "apiKey"])));
+  });
+
+  it("one Namespace and one Secret for the stack; every other object belongs to one service", () => {
+    expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name)).toEqual(["inference"]);
+    expect(objects.filter((o) => o.kind === "Secret").map((o) => o.metadata.name)).toEqual([`${name}-secrets`]);
+    for (const f of rendered.services)
+      for (const o of f.islands.flatMap(islandK8sObjects)) {
+        expect(o.metadata.name, `${o.kind} ${o.metadata.name}`).toContain(`${name}-${f.service}-i`);
+        expect(o.metadata.labels["vllm-fleet/service"], `${o.kind} ${o.metadata.name}`).toBe(f.service);
+      }
+  });
+
+  it("no two objects of the stack share a kind and name, and no two pods a hostname", () => {
+    const keys = objects.map((o) => `${o.kind}/${o.metadata.name}`);
+    expect(keys.length).toBeGreaterThan(10);
+    expect(new Set(keys).size).toBe(keys.length);
+    const hosts = stack.services.flatMap((p) => k8sEndpoints(p).flatMap((e) => e.pods.map((pod) => pod.host)));
+    expect(new Set(hosts).size).toBe(hosts.length);
+    const routers = stack.services.flatMap((p) => k8sEndpoints(p).map((e) => e.routerUrl));
+    expect(routers.every((u) => u !== null)).toBe(true);
+    expect(new Set(routers).size).toBe(routers.length);
+  });
+
+  it("every selector picks pods of its own service only (both services number their islands from 0)", () => {
+    // Which service rendered each object: from the per-service renders, not from the labels under test.
+    const owned = rendered.services.flatMap((f) =>
+      f.islands.flatMap(islandK8sObjects).map((o) => ({ o, service: f.service })),
+    );
+    const pods = owned.flatMap(({ o, service }) =>
+      podTemplates(o).map((t) => ({ labels: (t.metadata as any).labels as Record<string, string>, service })),
+    );
+    const selectors = owned.filter(({ o }) => selectorOf(o) !== undefined);
+    // Router and engine Services, StatefulSets, router Deployments and budgets.
+    expect(selectors.length).toBeGreaterThanOrEqual(8);
+    for (const { o, service } of selectors) {
+      const sel = selectorOf(o)!;
+      const matched = pods.filter((p) => Object.entries(sel).every(([k, v]) => p.labels[k] === v));
+      expect(matched.length, `${o.kind} ${o.metadata.name} selects some pod`).toBeGreaterThan(0);
+      for (const p of matched) expect(p.service, `${o.kind} ${o.metadata.name}`).toBe(service);
+    }
+  });
+
+  it("every object validates against the Kubernetes OpenAPI schema", () => {
+    for (const o of objects) expect(validate(o as any), `${o.kind} ${o.metadata.name}`).toEqual([]);
   });
 });
 

@@ -3,7 +3,7 @@ import { vllmArgvOf } from "../../components/plan/engine-argv";
 import { buildPlan } from "../../components/planner";
 import { resolveValue, showValue, type Value } from "../../components/plan/values";
 import { checkArgv } from "../../components/upstream/check";
-import { load, plan, SLURM, STACK_NAMES, stackPlans, stackText } from "../helpers";
+import { load, plan, SLURM, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
 
 const show = (argv: Value[], island = 0) => argv.map((v) => showValue(v, island));
 const flag = (argv: Value[], name: string) => {
@@ -12,8 +12,6 @@ const flag = (argv: Value[], name: string) => {
   return i < 0 ? undefined : s[i + 1];
 };
 const stackPlan = (name: string) => buildPlan(load(stackText(name)), name);
-/** Every island of every service of a shipped stack. */
-const stackIslands = (name: string) => stackPlans(name).flatMap((p) => p.islands);
 
 describe("each shape's stack: nodes, engines, GPUs, routers", () => {
   it("single node, tp = 8: one node, one engine on GPUs 0-7", () => {
@@ -327,7 +325,7 @@ describe("llm-d", () => {
 describe("every generated command line passes the upstream manifests", () => {
   const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? "/x" : "10.1.2.3"));
   it.each(STACK_NAMES)("%s", (name) => {
-    for (const island of stackIslands(name)) {
+    for (const island of stackPlanOf(name).services.flatMap((p) => p.islands)) {
       for (const e of island.engines) {
         // prime-rl's server takes `vllm serve`'s flags as --vllm.<flag>: checked in that form.
         const argv = vllmArgvOf(e.argv);
@@ -355,13 +353,15 @@ describe("every generated command line passes the upstream manifests", () => {
 
 describe("determinism", () => {
   it.each(STACK_NAMES)("%s plans identically twice", (name) => {
-    expect(JSON.stringify(stackPlans(name))).toBe(JSON.stringify(stackPlans(name)));
+    expect(JSON.stringify(stackPlanOf(name))).toBe(JSON.stringify(stackPlanOf(name)));
   });
 });
 
 describe("warnings", () => {
   it("flags allocated but idle GPUs", () => {
     const p = plan(`[model]\nname = "m"\n[parallel]\ntp = 2${SLURM}exclusive = true\n`);
-    expect(p.warnings[0]).toMatch(/use 2 of deployment\.gpus_per_node = 8 GPUs, and slurm\.exclusive = true holds the whole node/);
+    expect(p.warnings[0]).toMatch(
+      /use 2 of deployment\.gpus_per_node = 8 GPUs, and slurm\.exclusive = true holds the whole node/,
+    );
   });
 });

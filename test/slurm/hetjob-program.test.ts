@@ -59,23 +59,28 @@ describe("the Pulumi program under mocks (SLURM, co-scheduled services)", () => 
   });
 
   it("writes the credentials' files once, for the whole job, before it", async () => {
-    const { infra, registered } = await program(
-      "policy-and-judge",
-      slurmConfig({ apiKey: "sk-hetjob-test-key" }),
-      ["vllm-fleet:sshPrivateKey", "vllm-fleet:apiKey"],
-    );
+    const { infra, registered } = await program("policy-and-judge", slurmConfig({ apiKey: "sk-hetjob-test-key" }), [
+      "vllm-fleet:sshPrivateKey",
+      "vllm-fleet:apiKey",
+    ]);
     await value(infra.islands);
     await settle(registered);
     const cmds = commands(registered);
-    expect(cmds.map((c) => c.name).sort()).toEqual(["policy-and-judge-cosched-secrets", "policy-and-judge-cosched-sbatch"].sort());
+    expect(cmds.map((c) => c.name).sort()).toEqual(
+      ["policy-and-judge-cosched-secrets", "policy-and-judge-cosched-sbatch"].sort(),
+    );
     const secrets = cmds.find((c) => c.name.endsWith("-secrets"))!;
     expect(secrets.inputs.create).toContain("vllm-fleet/policy-and-judge/cosched/secrets");
     expect(cmds.find((c) => c.name.endsWith("-sbatch"))!.options.dependsOn.join()).toContain("secrets");
-    for (const c of cmds) expect(JSON.stringify([c.inputs.create, c.inputs.delete])).not.toContain("sk-hetjob-test-key");
+    for (const c of cmds)
+      expect(JSON.stringify([c.inputs.create, c.inputs.delete])).not.toContain("sk-hetjob-test-key");
   });
 
   it("co_schedule = false keeps one job per island", async () => {
-    const text = stackText("policy-and-judge").replace('partition = "cluster"', 'partition = "cluster"\nco_schedule = false');
+    const text = stackText("policy-and-judge").replace(
+      'partition = "cluster"',
+      'partition = "cluster"\nco_schedule = false',
+    );
     const fs = await import("node:fs");
     const os = await import("node:os");
     const path = await import("node:path");
@@ -85,9 +90,11 @@ describe("the Pulumi program under mocks (SLURM, co-scheduled services)", () => 
     const { infra, registered } = await program("policy-and-judge", slurmConfig({ stackFile: file }));
     const islands = (await value(infra.islands)) as SlurmIslandOutputs[];
     await settle(registered);
-    expect(commands(registered).map((c) => c.name).sort()).toEqual(
-      ["policy-and-judge-judge-i0-sbatch", "policy-and-judge-policy-i0-sbatch"].sort(),
-    );
+    expect(
+      commands(registered)
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual(["policy-and-judge-judge-i0-sbatch", "policy-and-judge-policy-i0-sbatch"].sort());
     expect(islands.map((i) => i.jobId)).toEqual([FAKE_JOB_ID, FAKE_JOB_ID]);
   });
 });

@@ -105,7 +105,12 @@ describe("the heterogeneous sbatch script", () => {
     for (const c of comps) expect(checkArgv("sbatch", c)).toEqual([]);
     // sbatch reads #SBATCH lines only up to the first command.
     const firstCommand = script.split("\n").findIndex((l) => l && !l.startsWith("#"));
-    expect(script.split("\n").slice(firstCommand).some((l) => l.startsWith("#SBATCH"))).toBe(false);
+    expect(
+      script
+        .split("\n")
+        .slice(firstCommand)
+        .some((l) => l.startsWith("#SBATCH")),
+    ).toBe(false);
   });
 
   it("starts each island's own launch body with srun --het-group=<k> in the background, then waits for the first to end", () => {

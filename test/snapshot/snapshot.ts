@@ -71,6 +71,8 @@ async function main(out: string) {
       process.stdout.write = write;
       process.stderr.write = err;
     }
+    // A stack plan --out writes nothing for (one it refuses) still gets its stdout.txt.
+    fs.mkdirSync(path.join(out, "plan-out", stack), { recursive: true });
     fs.writeFileSync(path.join(out, "plan-out", stack, "stdout.txt"), text);
     console.log(`snapshot ${stack}`);
   }
