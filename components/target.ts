@@ -3,6 +3,7 @@ import type { TargetKind } from "./config/target-kinds";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
 import type { IslandJobRef, JobReport } from "./host/job-report";
 import type { PlanHints } from "./plan/target-hints";
+import type { StackPlan } from "./plan/stack-plan";
 
 /*
  * What a target (components/slurm, components/kubernetes) is to the pure side of the program: the
@@ -23,6 +24,8 @@ export interface LogsIsland {
   island: number;
   jobName: string;
   islandDir: string;
+  /** Where the job's batch output is (the island's folder, or a co-scheduled group's). */
+  jobDir: string;
   logs: { banner: string; file: string }[];
 }
 
@@ -43,10 +46,18 @@ export interface FleetSupport {
   logsScript?(islands: LogsIsland[], lines: number, job: boolean): string;
   /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
   inClusterUrls: boolean;
-  /** An island's placement the CLI can follow before the island serves: its job name and directory. */
-  island?(plan: DeploymentPlan, island: IslandPlan): { jobName: string; islandDir: string; nodeCount: number };
+  /**
+   * An island's placement the CLI can follow before the island serves: its job name and directory
+   * (and, in a job of several islands, its component). `stack`: every service, for islands that
+   * share one job (SLURM's co-scheduling).
+   */
+  island?(
+    stack: StackPlan,
+    plan: DeploymentPlan,
+    island: IslandPlan,
+  ): { jobName: string; islandDir: string; nodeCount: number; component?: number; jobDir?: string };
   /** The URN `pulumi up --replace` takes to start a new job for island `island` (a job that ended is invisible to refresh). */
-  replaceUrn?(project: string, stack: string, island: number): string;
+  replaceUrn?(project: string, stack: string, island: number, service?: string, component?: number): string;
 }
 
 /** What a target's scheduler is asked for, as the printed plan shows it: a title and a table. */
@@ -77,14 +88,14 @@ export interface Target {
    */
   refusals?(plan: DeploymentPlan, elsewhere: TargetKind[]): PlanRefusal[];
   /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
-  planOut(plan: DeploymentPlan): PlanOutFile[];
+  planOut(stack: StackPlan): PlanOutFile[];
   /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */
   knownUrls?(plan: DeploymentPlan): KnownIslandUrls[];
   /**
    * The first lines of the printed plan: what the target's scheduler is asked for, job by job
    * (`plans`: every service of the stack).
    */
-  requests?(plans: DeploymentPlan[]): RequestTable;
+  requests?(stack: StackPlan): RequestTable;
   /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
   placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
   fleet: FleetSupport;

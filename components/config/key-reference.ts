@@ -289,6 +289,34 @@ interface LayoutTitles {
   embedded: { title: string; suffix: string }[];
 }
 
+/** The stack of services (a branch with `services`): what it holds, in terms of the layouts above. */
+function servicesLines(schema: Schema): string[] {
+  const branch = (alternativesOf(schema) ?? []).find((b) => isObjectTable(b) && b.properties.services);
+  if (!branch) return [];
+  const services = branch.properties.services as Schema;
+  const service = (services.additionalProperties ?? {}) as Schema;
+  const shared = Object.keys(branch.properties).filter((k) => k !== "services");
+  const own = (service.properties?.slurm ?? {}) as Schema;
+  const ownSlurm = Object.keys((alternativesOf(own) ?? [own]).find(isObjectTable)?.properties ?? {});
+  return [
+    "## Stack of services",
+    "",
+    `A file with ${code("[services]")} serves several models, each a ${code("[services.<name>]")} table (guide: services.md).`,
+    `Its top level holds only what the services share: ${shared.map((k) => code(k)).join(", ")}.`,
+    "",
+    "| key | type | default | meaning |",
+    "| --- | --- | --- | --- |",
+    `| ${code("services")} | table of tables | — | ${services.description ?? ""} |`,
+    "",
+    `### ${code("[services.<name>]")}`,
+    "",
+    "The standalone layout's top-level keys and tables (above), or prime-rl's layout's, as in a file of one",
+    `model; not the shared keys. Its ${code("[services.<name>.slurm]")} sets what the service's own job asks`,
+    `for, over the file's ${code("[slurm]")}: ${ownSlurm.map((k) => code(k)).join(", ")}.`,
+    "",
+  ];
+}
+
 const SEED_TITLES: LayoutTitles = {
   standalone: "Standalone layout",
   suffix: "",
@@ -475,6 +503,7 @@ export function keyReference(schema: Schema, prime?: PrimeLayoutInput): string {
       : []),
     "",
     ...layoutLines(schema, SEED_TITLES),
+    ...servicesLines(schema),
   ];
   if (prime) {
     lines.push(

@@ -26,7 +26,8 @@ export const kubernetesTarget: Target = {
         : undefined;
     },
   },
-  planOut: kubernetesPlanOut,
+  // Each service's islands are in folders of their own; the namespace and Secret are the stack's (alike in every service).
+  planOut: (stack) => stack.services.flatMap(kubernetesPlanOut),
   // Names are chosen, not allocated: the URLs are final at plan time.
   knownUrls: (plan) => k8sEndpoints(plan),
   placementText: (plan, island) => {

@@ -28,7 +28,7 @@ export const localTarget: Target = {
     sharedHost: true,
   },
   refusals: localRefusals,
-  planOut: localPlanOut,
+  planOut: (stack) => stack.services.flatMap(localPlanOut),
   // Ports are planned and the host is this one: the URLs are final at plan time.
   knownUrls: (plan) =>
     plan.islands.map((island) => ({
@@ -46,7 +46,7 @@ export const localTarget: Target = {
     scheduler: { query: runQueryScript, parse: parseRunReport },
     logsScript: (islands, lines, job) => renderTemplate("local/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
-    island: (plan, island) => ({
+    island: (_stack, plan, island) => ({
       jobName: runName(plan, island.index),
       islandDir: islandDir(plan, island),
       nodeCount: island.nodes.length,

@@ -192,7 +192,15 @@ export function logsScript(view: FleetView, select: (id: string) => boolean, lin
       const file = `${i.islandDir}/logs/latest/node_${p.at.node}/${p.id}.log`;
       return [{ banner: shq(`==> island ${i.island}: ${p.id} (${file}) <==`), file: shq(file) }];
     });
-    return [{ island: i.island, jobName: shq(i.jobName), islandDir: shq(i.islandDir), logs }];
+    return [
+      {
+        island: i.island,
+        jobName: shq(i.jobName),
+        islandDir: shq(i.islandDir),
+        jobDir: shq(i.jobDir ?? i.islandDir),
+        logs,
+      },
+    ];
   });
   return script(islands, lines, job);
 }

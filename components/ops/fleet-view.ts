@@ -1,5 +1,6 @@
 import type { TargetKind } from "../config/target-kinds";
 import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
+import type { StackPlan } from "../plan/stack-plan";
 import { routerProcess } from "../host/processes";
 import { targetOf } from "../targets";
 
@@ -14,6 +15,8 @@ export interface FleetView {
   islands: IslandView[];
   /** The Pulumi stack the plan was made for (job names and resource URNs carry it); unknown from an endpoints file. */
   stack?: string;
+  /** The service of a stack with [services] this view is of (resource names carry it). */
+  service?: string;
 }
 
 export interface IslandView {
@@ -25,6 +28,9 @@ export interface IslandView {
   /** A job id the endpoints file recorded (a plan does not know it). */
   jobId?: string;
   nodeCount?: number;
+  /** A co-scheduled island's component in its heterogeneous job, and the group's folder (its batch output). */
+  component?: number;
+  jobDir?: string;
   engines: ProcessView[];
   router?: ProcessView & { kind: "vllm-router" | "llm-d" };
 }
@@ -40,16 +46,21 @@ export interface ProcessView {
 }
 
 /** A plan's view: SLURM URLs wait for the scheduler's node addresses; Kubernetes URLs are names. */
-export function viewFromPlan(plan: DeploymentPlan): FleetView {
+/** The fleet of one service as its plan says; `stack` (every service) places islands that share a job. */
+export function viewFromPlan(
+  plan: DeploymentPlan,
+  stack: StackPlan = { stack: plan.stack, services: [plan], totals: plan.totals },
+): FleetView {
   const target = targetOf(plan.target);
   const known = target.knownUrls?.(plan);
   return {
     model: plan.model,
     target: plan.target,
     stack: plan.stack,
+    ...(plan.service !== undefined && { service: plan.service }),
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
-      const placement = target.fleet.island?.(plan, island) ?? {};
+      const placement = target.fleet.island?.(stack, plan, island) ?? {};
       const router =
         island.router && ep.router
           ? {

@@ -51,7 +51,13 @@ export function replaceHint(
   const islands = jobsGone(jobs);
   const urn = targetOf(view.target).fleet.replaceUrn;
   if (!urn || !view.stack || !islands.length) return undefined;
-  const urns = islands.map((k) => `--replace '${urn(project, view.stack!, k)}'`);
+  // Co-scheduled islands share one job: one --replace starts them all again.
+  const byIsland = new Map(view.islands.map((i) => [i.island, i]));
+  const urns = [
+    ...new Set(
+      islands.map((k) => `--replace '${urn(project, view.stack!, k, view.service, byIsland.get(k)?.component)}'`),
+    ),
+  ];
   return { islands, command: `pulumi up --stack ${view.stack} ${urns.join(" ")}` };
 }
 

@@ -96,7 +96,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
     // Job names carry the Pulumi stack's name, as in index.ts.
     const plan = buildStackPlan(loadStackFile(file, overrides), pulumiStack ?? stack);
     try {
-      view = viewFromPlan(serviceOf(plan, o.service));
+      view = viewFromPlan(serviceOf(plan, o.service), plan);
     } catch (e) {
       throw new ConfigError([{ path: "", message: `--service: ${(e as Error).message}` }], file);
     }

@@ -110,8 +110,8 @@ const totalsText = (t: DeploymentPlan["totals"], islands: number) =>
   `totals: ${plural(t.nodes, "node")}, ${t.gpus} of ${t.gpusAllocated} GPUs, ${plural(t.routers, "router")}, ${plural(t.engines, "engine")}, ${plural(islands, "island")}`;
 
 /** What the target is asked for, job by job, when it has a scheduler to ask (SLURM). */
-function requestLines(plans: DeploymentPlan[]): string[] {
-  const requests = targetOf(plans[0].target).requests?.(plans);
+function requestLines(stack: StackPlan): string[] {
+  const requests = targetOf(stack.services[0].target).requests?.(stack);
   if (!requests) return [];
   const rows = table(requests.head);
   rows.push(...requests.rows);
@@ -134,7 +134,7 @@ const serviceTitle = (plan: DeploymentPlan) => `${plan.shape.replace("_", "-")} 
 export function planText(plan: DeploymentPlan, source: string): string {
   return [
     `stack ${plan.stack} (${source}): ${serviceTitle(plan)}`,
-    ...requestLines([plan]),
+    ...requestLines({ stack: plan.stack, services: [plan], totals: plan.totals }),
     totalsText(plan.totals, plan.islands.length),
     ...planBody(plan),
   ].join("\n");
@@ -146,7 +146,7 @@ export function stackPlanText(stack: StackPlan, source: string): string {
   const islands = stack.services.reduce((s, p) => s + p.islands.length, 0);
   const out = [
     `stack ${stack.stack} (${source}): ${plural(stack.services.length, "service")} on ${stack.services[0].target}`,
-    ...requestLines(stack.services),
+    ...requestLines(stack),
     totalsText(stack.totals, islands),
   ];
   for (const plan of stack.services)

@@ -20,7 +20,6 @@ export function writePlanOut(stack: StackPlan, configs: FleetConfig[], dir: stri
     written.push(file);
   };
   write("plan.json", JSON.stringify(stackPlanJson(stack, configs), null, 2) + "\n");
-  // Each service's islands are in folders of their own (plan/naming.ts islandFolder).
-  for (const plan of stack.services) for (const f of targetOf(plan.target).planOut(plan)) write(f.path, f.text, f.mode);
+  for (const f of targetOf(stack.services[0].target).planOut(stack)) write(f.path, f.text, f.mode);
   return written;
 }

@@ -74,20 +74,28 @@ export const componentJobId = (leader: string, offset: number): string => `${lea
  * name, the island's own folder and its component offset, keyed `<service>/<island>`. Empty when
  * the stack is not co-scheduled.
  */
-export function coScheduledPlacements(
-  stack: StackPlan,
-): Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }> {
-  const out = new Map<string, { jobName: string; islandDir: string; component: number; nodeCount: number }>();
+export function coScheduledPlacements(stack: StackPlan): Map<string, CoScheduledPlacement> {
+  const out = new Map<string, CoScheduledPlacement>();
   for (const members of coScheduledGroups(stack))
     members.forEach(({ plan, island }, k) =>
       out.set(`${plan.service ?? ""}/${island.index}`, {
         jobName: hetjobName(members),
         islandDir: islandDir(plan, island),
+        jobDir: hetjobDir(members),
         component: k,
         nodeCount: island.nodes.length,
       }),
     );
   return out;
+}
+
+export interface CoScheduledPlacement {
+  jobName: string;
+  islandDir: string;
+  /** Where the batch output is: the group's folder. */
+  jobDir: string;
+  component: number;
+  nodeCount: number;
 }
 
 /** The heterogeneous sbatch script: one component per member, then one background srun per component. */

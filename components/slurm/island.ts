@@ -8,7 +8,7 @@ import type { IslandResult } from "../host/island-result";
 import { renderSecretFiles, renderSecretFilesIn, secretFilesPayload, type SecretFilesJob } from "./secret-files";
 import { componentJobId, hetjobDir, hetjobName, parseHetjobResult, renderHetjob, type HetjobResult } from "./hetjob";
 import { SlurmJob } from "./slurm-job";
-import { slurmJobResourceName } from "./urn";
+import { coScheduledJobResourceName, slurmJobResourceName } from "./urn";
 
 export interface SlurmIslandContext extends IslandContext {
   /** The login node. */
@@ -112,7 +112,7 @@ export const deploySlurmGroup: GroupDeployer<SlurmIslandContext, SlurmIslandOutp
     renderSecretFilesIn(hetjobName(members), hetjobDir(members), n),
   );
   const job = new SlurmJob<HetjobResult>(
-    `${ctx.name}-cosched`,
+    coScheduledJobResourceName(ctx.name),
     { connection: ctx.connection, job: renderHetjob(members, names), secrets: files, parse: parseHetjobResult },
     { parent },
   );

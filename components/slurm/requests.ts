@@ -1,5 +1,7 @@
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import type { RequestTable } from "../target";
+import type { StackPlan } from "../plan/stack-plan";
+import { coScheduledPlacements } from "./hetjob";
 import { islandDir, jobName } from "./sbatch";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 
@@ -50,6 +52,20 @@ export function jobRequest(plan: DeploymentPlan, island: IslandPlan, job = jobNa
     exclusive: exclusiveNodes(plan),
     dir: islandDir(plan, island),
   };
+}
+
+/**
+ * Every job the stack submits: one per island, or one heterogeneous job whose components
+ * (`<name>+<k>`) are the co-scheduled islands.
+ */
+export function jobRequests(stack: StackPlan): JobRequest[] {
+  const grouped = coScheduledPlacements(stack);
+  return stack.services.flatMap((plan) =>
+    plan.islands.map((island) => {
+      const g = grouped.get(`${plan.service ?? ""}/${island.index}`);
+      return jobRequest(plan, island, g ? `${g.jobName}+${g.component}` : undefined);
+    }),
+  );
 }
 
 /** The requests as a table, and the GPU-hours the whole stack can hold at its time limits. */

@@ -1,7 +1,8 @@
 import type { Target } from "../target";
 import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
-import { jobRequest, requestTable } from "./requests";
+import { jobRequests, requestTable } from "./requests";
+import { coScheduledPlacements } from "./hetjob";
 import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
@@ -32,17 +33,19 @@ export const slurmTarget: Target = {
     gpuTypeHint: (settings) => gresGpuType(slurmSettings({ settings })),
   },
   planOut: slurmPlanOut,
-  requests: (plans) => requestTable(plans.flatMap((p) => p.islands.map((i) => jobRequest(p, i)))),
+  requests: (stack) => requestTable(jobRequests(stack)),
   fleet: {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },
     logsScript: (islands, lines, job) => renderTemplate("slurm/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
-    island: (plan, island) => ({
-      jobName: jobName(plan, island.index),
-      islandDir: islandDir(plan, island),
-      nodeCount: island.nodes.length,
-    }),
+    // A co-scheduled island is a component of the stack's one hetjob.
+    island: (stack, plan, island) =>
+      coScheduledPlacements(stack).get(`${plan.service ?? ""}/${island.index}`) ?? {
+        jobName: jobName(plan, island.index),
+        islandDir: islandDir(plan, island),
+        nodeCount: island.nodes.length,
+      },
     replaceUrn: sbatchCommandUrn,
   },
 };

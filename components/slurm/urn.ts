@@ -13,6 +13,8 @@ const COMMAND_TYPE = "command:remote:Command";
 /** The SlurmJob component of island `island` (of service `service`, when named) in fleet `fleet`. */
 export const slurmJobResourceName = (fleet: string, island: number, service?: string): string =>
   islandName(fleet, service, island);
+/** The SlurmJob component of a stack's co-scheduled heterogeneous job (island.ts deploySlurmGroup). */
+export const coScheduledJobResourceName = (fleet: string): string => `${fleet}-cosched`;
 /** The remote.Command that submits a SlurmJob's job. */
 export const sbatchCommandName = (slurmJob: string): string => `${slurmJob}-sbatch`;
 
@@ -20,7 +22,16 @@ export const sbatchCommandName = (slurmJob: string): string => `${slurmJob}-sbat
  * The URN of an island's sbatch command: deployment → SlurmJob → command, as the engine builds
  * URNs (`urn:pulumi:<stack>::<project>::<parent types joined by $>::<name>`).
  */
-export function sbatchCommandUrn(project: string, stack: string, island: number): string {
+export function sbatchCommandUrn(
+  project: string,
+  stack: string,
+  island: number,
+  service?: string,
+  component?: number,
+): string {
   const types = [FLEET_TYPE, SLURM_JOB_TYPE, COMMAND_TYPE].join("$");
-  return `urn:pulumi:${stack}::${project}::${types}::${sbatchCommandName(slurmJobResourceName(stack, island))}`;
+  // A co-scheduled island (a hetjob component) is submitted by the group's one command.
+  const job =
+    component === undefined ? slurmJobResourceName(stack, island, service) : coScheduledJobResourceName(stack);
+  return `urn:pulumi:${stack}::${project}::${types}::${sbatchCommandName(job)}`;
 }

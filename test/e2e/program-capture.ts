@@ -49,7 +49,8 @@ export function isPrimeStack(stack: string): boolean {
   const file = path.join(ROOT, "stacks", `${stack}.toml`);
   if (!fs.existsSync(file)) return false;
   const parsed = parseToml(fs.readFileSync(file, "utf8"));
-  return parsed.ok && readsAsPrime(parsed.value, path.dirname(file));
+  // A stack of services keeps our [slurm] at its top level whatever layout each service is in.
+  return parsed.ok && !("services" in parsed.value) && readsAsPrime(parsed.value, path.dirname(file));
 }
 
 /**

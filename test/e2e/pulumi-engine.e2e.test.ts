@@ -66,7 +66,14 @@ async function traffic(routerUrl: string, model: string, apiKey = "unused") {
   expect(chat.choices[0].message.content?.length).toBeGreaterThan(0);
 }
 
-type Island = { island: number; jobName: string; jobId: string; routerUrl: string | null; adminUrls: string[] };
+type Island = {
+  island: number;
+  service?: string;
+  jobName: string;
+  jobId: string;
+  routerUrl: string | null;
+  adminUrls: string[];
+};
 const islandsOf = async (): Promise<Island[]> => (await project.outputs()).islands;
 
 /**
@@ -115,6 +122,9 @@ function overridesFor(stack: string, pulumiStack = stack, binDir = suiteBinDir()
       "inference.kv_cache_offload.device_name": "",
       "inference.kv_cache_offload.cpu.num_bytes": 256 * 1024 * 1024,
     });
+  // The judge's node here is 8 CPUs and 16 GiB: its own request (16 CPUs, 128G) is for a real node.
+  if (stack === "policy-and-judge")
+    Object.assign(extra, { "services.judge.slurm.mem": "8G", "services.judge.slurm.cpus_per_task": 4 });
   if (stack === "prime-kv-offload-mooncake")
     Object.assign(extra, {
       "kv_cache_offload.device_name": "",
@@ -364,14 +374,16 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
         if (nodes > CLUSTER_NODES) {
           // The plan, the program and the provider still run: a preview of every resource.
           const preview = await project.ok(["preview"]);
-          expect(preview.stdout).toMatch(new RegExp(`${stack}-i0-sbatch\\s+create`));
+          expect(preview.stdout).toMatch(new RegExp(`${stack}-(i0|cosched)-sbatch\\s+create`));
           summary.push(`${stack}: ${nodes} nodes > the cluster's ${CLUSTER_NODES}: preview only`);
           return;
         }
         const up = await project.ok(["up", "--yes"]);
         const islands = await islandsOf();
-        const model = (await project.outputs()).planned.model;
-        for (const i of islands) if (i.routerUrl) await traffic(i.routerUrl, model);
+        // A stack of services: each island says its service, whose model its router serves.
+        const { planned } = await project.outputs();
+        const modelOf = (i: Island) => (i.service ? planned.services[i.service].model : planned.model);
+        for (const i of islands) if (i.routerUrl) await traffic(i.routerUrl, modelOf(i));
         const again = await project.ok(["up", "--yes", "--expect-no-changes"]);
         expect(again.stdout).not.toMatch(/~ |\+-|-\+/);
         expect((await islandsOf()).map((i) => i.jobId)).toEqual(islands.map((i) => i.jobId));

@@ -65,6 +65,7 @@ describe("the local target's scripts", () => {
         island: r.island,
         jobName: r.jobName,
         islandDir: r.islandDir,
+        jobDir: r.islandDir,
         logs: [{ banner: "'==> x <=='", file: `${r.islandDir}/logs/latest/node_0/x.log` }],
       }));
       expectShell(fleet.logsScript!(logs, 5, true), "logs");
