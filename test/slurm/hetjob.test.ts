@@ -129,6 +129,9 @@ describe("the heterogeneous sbatch script", () => {
     // Only the policy's nodes are whole, so only its component clears stale state first.
     expect(script.match(/^srun --het-group=0 .*--kill-on-bad-exit=0 bash -s/gm)).toHaveLength(1);
     expect(script).not.toMatch(/^srun --het-group=1 .*--kill-on-bad-exit=0/m);
+    // Every cleanup ends before any component starts: a cleanup beside another component's start
+    // stopped the judge's engine on the test cluster, whose nodes share one process table.
+    expect(script.search(/^srun --het-group=\d+ .*--kill-on-bad-exit=0/m)).toBeLessThan(script.indexOf("\n("));
     expect(script.lastIndexOf("\nwait -n\n")).toBeGreaterThan(script.lastIndexOf("FLEET_COMPONENTS+="));
     expect(script).toContain("SLURM_JOB_NODELIST_HET_GROUP_$1");
   });
@@ -246,6 +249,7 @@ describe("fleet status of co-scheduled islands (the scheduler query)", () => {
         {
           jobName: "policy-and-judge-dev-cosched",
           islandDir: "vllm-fleet/policy-and-judge/policy/island-0",
+          jobDir: "vllm-fleet/policy-and-judge/cosched",
           component: 0,
           nodeCount: 2,
         },
@@ -255,6 +259,7 @@ describe("fleet status of co-scheduled islands (the scheduler query)", () => {
         {
           jobName: "policy-and-judge-dev-cosched",
           islandDir: "vllm-fleet/policy-and-judge/judge/island-0",
+          jobDir: "vllm-fleet/policy-and-judge/cosched",
           component: 1,
           nodeCount: 1,
         },
