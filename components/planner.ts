@@ -10,13 +10,15 @@ import { stackTotals, type StackPlan } from "./plan/stack-plan";
  * target cannot run it. Here, not in components/plan/, because the targets read the plan's types:
  * the planner cannot import them.
  */
+const elsewhere = () =>
+  allTargets()
+    .filter((t) => !t.plan.sharedHost)
+    .map((t) => t.kind);
+
 export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
   const target = targetOf(cfg.target.kind);
   const plan = planDeployment(cfg, stack, target.plan);
-  const elsewhere = allTargets()
-    .filter((t) => !t.plan.sharedHost)
-    .map((t) => t.kind);
-  const refusals = target.refusals?.(plan, elsewhere) ?? [];
+  const refusals = target.refusals?.(plan, elsewhere()) ?? [];
   if (refusals.length) throw new ConfigError(refusals);
   return plan;
 }
@@ -24,5 +26,7 @@ export function buildPlan(cfg: FleetConfig, stack: string): DeploymentPlan {
 /** The plan of every service of a stack (one config per service, in the file's order). */
 export function buildStackPlan(services: FleetConfig[], stack: string): StackPlan {
   const plans = services.map((cfg) => buildPlan(cfg, stack));
+  const refusals = targetOf(plans[0].target).stackRefusals?.(plans, elsewhere()) ?? [];
+  if (refusals.length) throw new ConfigError(refusals);
   return { stack, services: plans, totals: stackTotals(plans) };
 }

@@ -87,6 +87,8 @@ export interface Target {
    * several machines, for the message.
    */
   refusals?(plan: DeploymentPlan, elsewhere: TargetKind[]): PlanRefusal[];
+  /** Why the target cannot run a stack's services together (each may plan alone), each naming its key. */
+  stackRefusals?(plans: DeploymentPlan[], elsewhere: TargetKind[]): PlanRefusal[];
   /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
   planOut(stack: StackPlan): PlanOutFile[];
   /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */

@@ -28,6 +28,16 @@ export const localTarget: Target = {
     sharedHost: true,
   },
   refusals: localRefusals,
+  // One machine, one service: several would share its GPUs from the first and its fixed ports.
+  stackRefusals: (plans, clusterTargets) =>
+    plans.length > 1
+      ? [
+          {
+            path: "services",
+            message: `holds ${plans.length} services (${plans.map((p) => p.service).join(", ")}), and the local target runs one service per stack for now (the services would share this machine's first GPUs and fixed ports): deploy each service as a stack of its own, or the stack with ${clusterTargets.map((k) => `[${k}]`).join(" or ")}`,
+          },
+        ]
+      : [],
   planOut: (stack) => stack.services.flatMap(localPlanOut),
   // Ports are planned and the host is this one: the URLs are final at plan time.
   knownUrls: (plan) =>

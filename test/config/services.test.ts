@@ -154,6 +154,15 @@ output_dir = "x"
     );
   });
 
+  it("the local target refuses a stack of several services before anything starts, naming the targets that run it", () => {
+    const text = `[local]\ndevice = "cpu"\n[services.a]\nmodel = "Qwen/Qwen3-8B"\n[services.b]\nmodel = "Qwen/Qwen3-8B"\n`;
+    expect(() => buildStackPlan(loadStackText(text, "t"), "t")).toThrow(
+      /services: holds 2 services \(a, b\), and the local target runs one service per stack.*\[slurm\] or \[kubernetes\]/,
+    );
+    // One named service is fine.
+    expect(buildStackPlan(loadStackText(text.replace(/\[services\.b\][^]*$/, ""), "t"), "t").services).toHaveLength(1);
+  });
+
   it("loadConfigText refuses a stack of several services (it reads one model)", () => {
     expect(() => loadConfigText(TWO, "t")).toThrow(/holds 2 services/);
   });
