@@ -106,7 +106,7 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     return {
       endpoints: await value(infra.endpoints),
       apiKey: await value(infra.apiKey),
-      planned: singleService(await value(infra.planned)),
+      planned: await value(infra.planned),
     };
   }
 
@@ -131,8 +131,9 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     ]);
     const endpoints = await value(fleet.endpoints);
     await settle(registered);
-    expect(endpoints.adminUrls).toEqual(fleetSide.planned.islands.flatMap((i) => i.adminUrls));
-    expect(endpoints.adminUrls).toHaveLength(fleetSide.planned.totals.engines);
+    const planned = singleService(fleetSide.planned);
+    expect(endpoints.adminUrls).toEqual(planned.islands.flatMap((i) => i.adminUrls));
+    expect(endpoints.adminUrls).toHaveLength(planned.totals.engines);
     expect(await value(fleet.apiKey)).toBe(API_KEY);
     expect(await isSecret(fleet.apiKey)).toBe(true);
     const ref = registered.find((r) => r.type === "pulumi:pulumi:StackReference")!;
@@ -156,5 +157,22 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
       /^stack acme\/vllm-fleet\/prod: its "endpoints" output is not a vllm-fleet trainer contract \(adminUrls: .*expected array/,
     );
     expect(() => parseFleetEndpoints(undefined, "acme/other/prod")).toThrow(/stack acme\/other\/prod: .*\(\(top\): /);
+  });
+
+  it("a stack of services: readFleet's service picks one contract; none named, or one it lacks, fails naming them", async () => {
+    const { parseFleetEndpoints } = await import("../../components/trainer/fleet-reference");
+    const { endpoints } = await fleetOutputs("k8s-policy-and-judge");
+    const judge = parseFleetEndpoints(endpoints, "acme/vllm-fleet/rl", "judge");
+    if (!("services" in endpoints)) throw new Error("expected the endpoints of a stack of services");
+    expect(judge).toEqual(endpoints.services.judge);
+    expect(judge.model).toBe("Qwen/Qwen3-8B");
+    expect(() => parseFleetEndpoints(endpoints, "acme/vllm-fleet/rl")).toThrow(
+      /stack acme\/vllm-fleet\/rl has 2 services \(policy, judge\): name one/,
+    );
+    expect(() => parseFleetEndpoints(endpoints, "acme/vllm-fleet/rl", "critic")).toThrow(/none is "critic"/);
+    const single = (await fleetOutputs("k8s-single-node")).endpoints;
+    expect(() => parseFleetEndpoints(single, "acme/vllm-fleet/prod", "judge")).toThrow(
+      /has no services: drop service "judge"/,
+    );
   });
 });
