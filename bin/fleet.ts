@@ -6,6 +6,7 @@
  *   logs       the tail of each engine's (and the router's) log; --job adds the batch output
  *   endpoints  the trainer contract as the fleet reports it now
  *   list       the model catalog
+ *   jobs       every fleet's job of yours on the cluster
  *
  * Exit status: 0 when the question was answered (whatever the fleet's state), 1 when it could not
  * be (ssh or scheduler failure), 2 for a usage or stack-file error.
@@ -22,13 +23,14 @@ import {
   type FleetStatusReport,
 } from "../components/ops/commands";
 import { replaceHintText } from "../components/ops/replace-hint";
-import { endpointsText, metricsText, statusText } from "../components/ops/render-text";
-import { resolveSource, type SourceOptions } from "../components/ops/source";
+import { endpointsText, jobsText, metricsText, statusText } from "../components/ops/render-text";
+import { jobsSource, resolveSource, type SourceOptions } from "../components/ops/source";
+import { runChecked } from "../components/ops/remote";
 import { catalogCommand } from "../components/ops/catalog-list";
 import { targetOf } from "../components/targets";
 import { OVERRIDES_HELP, ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
 
-type Verb = "status" | "metrics" | "logs" | "endpoints" | "list";
+type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs";
 const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints"];
 
 interface OptionSpec {
@@ -45,7 +47,7 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--json",
     help: "machine-readable output: one JSON document (metrics --watch: one per line)",
-    verbs: ["status", "metrics", "endpoints", "list"],
+    verbs: ["status", "metrics", "endpoints", "list", "jobs"],
   },
   {
     flags: "--watch",
@@ -74,7 +76,7 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--pulumi-config <file>",
     help: "the Pulumi.<stack>.yaml to read stackFile, overrides, namespace and login from (default: Pulumi.<stack>.yaml beside Pulumi.yaml, if there is one)",
-    verbs: FLEET_VERBS,
+    verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
   },
   {
@@ -86,26 +88,26 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--login <[user@]host[:port]>",
     help: "the SLURM login node to ask (default: vllm-fleet:login in Pulumi.<stack>.yaml)",
-    verbs: FLEET_VERBS,
+    verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
   },
   {
     flags: "-i, --identity <key file>",
     help: "ssh private key for the login node (default: your ssh agent and ~/.ssh/config)",
-    verbs: FLEET_VERBS,
+    verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
   },
   {
     flags: "--ssh-option <Key=Value>",
     help: "an extra ssh -o option (repeatable)",
-    verbs: FLEET_VERBS,
+    verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
     repeatable: true,
   },
   {
     flags: "--local",
     help: "run the scheduler commands on this machine (it is the login node)",
-    verbs: FLEET_VERBS,
+    verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
   },
 ];
@@ -328,6 +330,38 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       exit(0);
     }),
   );
+
+  verb(
+    "jobs",
+    "every fleet's job of yours on the cluster",
+    "Every job vllm-fleet submitted for you that SLURM still knows (queued or running), whatever its stack: id (a co-scheduled island's as <id>+<k>), name, state, elapsed and limit, nodes, and where it runs or why it waits. Asks the login node of --login, --local or a stack's Pulumi config.",
+  )
+    .usage("[options] [stack]")
+    .argument("[stack]", `${STACK_HELP}: where its login node is (vllm-fleet:login)`)
+    .action(
+      answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+        const { stack, overrides } = stackAndOverrides(cmd);
+        const { target, shell } = jobsSource({
+          stack,
+          overrides,
+          pulumiConfig: o.pulumiConfig,
+          login: o.login,
+          identity: o.identity,
+          sshOptions: o.sshOption ?? [],
+          local: o.local ?? false,
+        });
+        const jobs = targetOf(target).fleet.jobs;
+        if (!jobs) throw new UsageError(`a ${targetOf(target).title} fleet has no jobs to list`, cmd);
+        if (!shell)
+          throw new UsageError(
+            "jobs asks the login node: --login user@host[:port], --local on the login node, or a stack whose Pulumi.<stack>.yaml sets vllm-fleet:login",
+            cmd,
+          );
+        const listed = jobs.parse(await runChecked(shell, jobs.script(), "the job listing"));
+        out(o.json ? JSON.stringify(listed, null, 2) + "\n" : jobsText(listed) + "\n");
+        exit(0);
+      }),
+    );
 
   verb(
     "list",

@@ -29,6 +29,18 @@ export interface LogsIsland {
   logs: { banner: string; file: string }[];
 }
 
+/** One job the target's scheduler runs for a fleet of this user (`fleet jobs`). */
+export interface FleetJob {
+  jobId: string;
+  name: string;
+  state: string;
+  elapsed: string;
+  limit: string;
+  nodes: number;
+  /** The nodes it runs on, or why it waits. */
+  where: string;
+}
+
 /** What the fleet CLI (components/ops/) needs to know about a target. */
 export interface FleetSupport {
   /**
@@ -44,6 +56,8 @@ export interface FleetSupport {
   };
   /** `fleet logs`: the script that prints each island's log tails, and with `job` its batch output. */
   logsScript?(islands: LogsIsland[], lines: number, job: boolean): string;
+  /** `fleet jobs`: every fleet's job of the user, asked through the shell in one round trip (throws when unobservable). */
+  jobs?: { script(): string; parse(stdout: string): FleetJob[] };
   /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
   inClusterUrls: boolean;
   /**

@@ -2,6 +2,7 @@ import type { FleetEndpoints } from "../trainer/contract";
 import { textTable } from "../report/text-table";
 import type { FleetStatusReport, MetricsRow } from "./commands";
 import type { EngineMetrics } from "./metrics";
+import type { FleetJob } from "../target";
 
 export function statusText(r: FleetStatusReport): string {
   const islands = textTable(["island", "status", "job", "scheduler", "nodes", "detail"]);
@@ -76,4 +77,12 @@ export function endpointsText(e: FleetEndpoints): string {
   e.islands.forEach((i) => i.adminUrls.forEach((u, k) => t.push([String(i.island), String(k), i.roles[k], u])));
   const routers = e.islands.map((i) => `island ${i.island}: ${i.routerUrl ?? "(no router)"}`);
   return [`${e.model}: ${e.engineCount} engines`, ...routers, t.toString()].join("\n");
+}
+
+/** `fleet jobs` as a table; says so when there is none. */
+export function jobsText(jobs: FleetJob[]): string {
+  if (!jobs.length) return "no job of a vllm-fleet stack is queued or running";
+  const table = textTable(["job", "name", "state", "elapsed", "limit", "nodes", "nodes or reason"]);
+  for (const j of jobs) table.push([j.jobId, j.name, j.state, j.elapsed, j.limit, String(j.nodes), j.where]);
+  return table.toString();
 }

@@ -9,6 +9,7 @@ import { serviceOf } from "../plan/stack-plan";
 import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
+import type { TargetKind } from "../config/target-kinds";
 import { allTargets, targetOf } from "../targets";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
@@ -119,4 +120,30 @@ export function resolveSource(o: SourceOptions): FleetSource {
   if (where === "here" || (where === "login" && o.local)) shell = localShell();
   else if (where === "login" && login) shell = sshShell(login);
   return { view, shell, describe };
+}
+
+/**
+ * `fleet jobs`: where to ask, and which target's scheduler. A stack (with its Pulumi.<stack>.yaml)
+ * gives both, as for the other verbs; without one, --login or --local reach the scheduler of the
+ * one target that lists its jobs (SLURM's).
+ */
+export function jobsSource(o: SourceOptions): { target: TargetKind; shell?: Shell } {
+  if (o.stack) {
+    const src = resolveSource(o);
+    return { target: src.view.target, shell: src.shell };
+  }
+  const listing = allTargets().filter((t) => t.fleet.jobs);
+  if (listing.length !== 1) throw new Error("internal error: fleet jobs needs exactly one target that lists its jobs");
+  const target = listing[0].kind;
+  if (o.local) return { target, shell: localShell() };
+  if (o.login)
+    return {
+      target,
+      shell: sshShell({
+        ...parseLoginFlag(o.login),
+        ...(o.identity ? { identity: o.identity } : {}),
+        options: [...o.sshOptions],
+      }),
+    };
+  return { target };
 }

@@ -36,3 +36,5 @@ export {
   renderHetjob,
   type HetjobResult,
 } from "./hetjob";
+export { jobsQueryScript, parseFleetJobs } from "./jobs";
+export { gresGpus, jobRequests, requestTable, timeLimitHours } from "./requests";

@@ -3,6 +3,7 @@ import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
 import { jobRequests, requestTable } from "./requests";
 import { coScheduledPlacements } from "./hetjob";
+import { jobsQueryScript, parseFleetJobs } from "./jobs";
 import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
@@ -37,6 +38,7 @@ export const slurmTarget: Target = {
   fleet: {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },
+    jobs: { script: jobsQueryScript, parse: parseFleetJobs },
     logsScript: (islands, lines, job) => renderTemplate("slurm/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     // A co-scheduled island is a component of the stack's one hetjob.

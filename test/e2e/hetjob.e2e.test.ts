@@ -12,6 +12,7 @@ import {
   schedulerQueryScript,
   type RunningIsland,
 } from "../../components/slurm";
+import { jobsQueryScript, parseFleetJobs } from "../../components/slurm";
 import { env, expectOk, login, privateKey } from "./cluster";
 import { captureCommands, standinOverrides } from "./program-capture";
 import { leftOnNodes, suiteBinDir } from "./real-parts";
@@ -100,6 +101,12 @@ describe("co-scheduled services on the real SLURM cluster (one heterogeneous job
       expect([0, 1].map((k) => [report.get(k)!.jobId, report.get(k)!.state, report.get(k)!.hosts])).toEqual([
         [`${r.jobId}+0`, "RUNNING", policy.nodes.map((n) => n.host)],
         [`${r.jobId}+1`, "RUNNING", judge.nodes.map((n) => n.host)],
+      ]);
+      // fleet jobs' query: both components, told from other jobs by the comment vllm-fleet gives.
+      const listed = parseFleetJobs((await runRemote(conn(), "bash -s", jobsQueryScript())).stdout);
+      expect(listed.map((j) => [j.jobId, j.name, j.state, j.nodes])).toEqual([
+        [`${r.jobId}+0`, r.jobName, "RUNNING", 2],
+        [`${r.jobId}+1`, r.jobName, "RUNNING", 1],
       ]);
 
       const again = await runRemote(c.connection, c.create, c.stdin);

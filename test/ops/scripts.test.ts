@@ -3,8 +3,8 @@ import { describe, expect, it } from "vitest";
 import { expectShellcheckClean } from "../shellcheck";
 import { endpointsScript, logsScript } from "../../components/ops/commands";
 import { viewFromPlan } from "../../components/ops/fleet-view";
-import { renderSecretFiles, schedulerQueryScript } from "../../components/slurm";
-import { plan as planOf, SLURM_STACKS, stackText } from "../helpers";
+import { jobsQueryScript, renderSecretFiles, schedulerQueryScript } from "../../components/slurm";
+import { plan as planOf, SLURM_STACKS, stackPlanOf, stackText } from "../helpers";
 
 const complete = (text: string, shellcheckArgs: string[] = []) => {
   const n = spawnSync("bash", ["-n"], { input: text, encoding: "utf8" });
@@ -14,6 +14,18 @@ const complete = (text: string, shellcheckArgs: string[] = []) => {
 };
 
 describe("the login-node scripts of the CLI and of the secrets (templates/slurm/)", () => {
+  it("fleet jobs' query passes bash -n and shellcheck", () => complete(jobsQueryScript()));
+
+  it("a co-scheduled service's scheduler query and logs script pass bash -n and shellcheck", () => {
+    const stack = stackPlanOf("policy-and-judge");
+    for (const plan of stack.services) {
+      const view = viewFromPlan(plan, stack);
+      expect(view.islands[0].component).toBeDefined();
+      complete(schedulerQueryScript(view.islands), ["-e", "SC2034"]);
+      complete(logsScript(view, () => true, 40, true));
+    }
+  });
+
   it.each(SLURM_STACKS)(
     "%s: the scheduler query, logs and endpoints scripts and the secrets delete pass bash -n and shellcheck",
     (name) => {

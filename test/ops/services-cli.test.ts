@@ -15,7 +15,7 @@ import { viewFromEndpoints } from "../../components/ops/fleet-view";
 import { replaceHint } from "../../components/ops/replace-hint";
 import { resolveSource } from "../../components/ops/source";
 import type { JobReport } from "../../components/host/job-report";
-import { gresGpus, jobRequests, requestTable, timeLimitHours } from "../../components/slurm/requests";
+import { gresGpus, jobRequests, requestTable, timeLimitHours } from "../../components/slurm";
 import { ROOT, stackPlanOf } from "../helpers";
 
 async function run(args: string[]) {
@@ -144,6 +144,84 @@ describe("fleet --service on a stack of services", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-svc-"));
     fs.writeFileSync(path.join(dir, "o.json"), JSON.stringify(outputs));
     expect(fs.existsSync(path.join(ROOT, "stacks", "policy-and-judge.toml"))).toBe(true);
+  });
+});
+
+/** Runs `fleet jobs --local` with `squeue` on PATH printing `body` (a bash script's body). */
+async function jobsWith(body: string, args: string[] = []) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-jobs-"));
+  fs.writeFileSync(path.join(dir, "squeue"), `#!/bin/bash\n${body}\n`, { mode: 0o755 });
+  const saved = process.env.PATH;
+  process.env.PATH = `${dir}:${saved}`;
+  try {
+    return await run(["jobs", "--local", ...args]);
+  } finally {
+    process.env.PATH = saved;
+  }
+}
+
+describe("fleet jobs: every fleet's job of the user (vec-inf's status with no job id)", () => {
+  const LISTING = [
+    "553+0|policy-and-judge-pj-cosched|RUNNING|1:02|UNLIMITED|2|node[1-2]|vllm-fleet:abc",
+    "553+1|policy-and-judge-pj-cosched|RUNNING|1:02|4:00:00|1|node3|vllm-fleet:abc",
+    "560|my-notebook|RUNNING|10:00|1:00:00|1|node4|(null)",
+    "561|single-node-dev-i0|PENDING|0:00|UNLIMITED|1|(Resources)|vllm-fleet:def",
+  ].join("\\n");
+
+  it("lists only vllm-fleet's jobs, each hetjob component on its own row", async () => {
+    const r = await jobsWith(`printf '${LISTING}\\n'`, ["--json"]);
+    expect(r.code, r.err).toBe(0);
+    expect(JSON.parse(r.out)).toEqual([
+      {
+        jobId: "553+0",
+        name: "policy-and-judge-pj-cosched",
+        state: "RUNNING",
+        elapsed: "1:02",
+        limit: "UNLIMITED",
+        nodes: 2,
+        where: "node[1-2]",
+      },
+      {
+        jobId: "553+1",
+        name: "policy-and-judge-pj-cosched",
+        state: "RUNNING",
+        elapsed: "1:02",
+        limit: "4:00:00",
+        nodes: 1,
+        where: "node3",
+      },
+      {
+        jobId: "561",
+        name: "single-node-dev-i0",
+        state: "PENDING",
+        elapsed: "0:00",
+        limit: "UNLIMITED",
+        nodes: 1,
+        where: "(Resources)",
+      },
+    ]);
+    const text = await jobsWith(`printf '${LISTING}\\n'`);
+    expect(text.out).toMatch(/553\+1 .*policy-and-judge-pj-cosched .*RUNNING/);
+    expect(text.out).not.toContain("my-notebook");
+  });
+
+  it("an empty queue says so; a failing squeue is an error (exit 1), never an empty list", async () => {
+    const none = await jobsWith("exit 0");
+    expect(none).toMatchObject({ code: 0, out: "no job of a vllm-fleet stack is queued or running\n" });
+    const broken = await jobsWith(
+      "echo 'squeue: error: slurm_load_jobs error: Unable to contact slurm controller' >&2; exit 1",
+    );
+    expect(broken).toMatchObject({ code: 1, out: "" });
+    expect(broken.err).toContain("Unable to contact slurm controller");
+    const garbled = await jobsWith("echo 'not a record'");
+    expect(garbled.code).toBe(1);
+    expect(garbled.err).toContain("squeue printed a line that is not a job record: not a record");
+  });
+
+  it("without a login node it says how to name one (exit 2)", async () => {
+    const r = await run(["jobs"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/jobs asks the login node: --login/);
   });
 });
 
