@@ -3,6 +3,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { vi } from "vitest";
 import { main as planMain } from "../bin/plan";
+import { main as fleetMain } from "../bin/fleet";
 import { newerSource, PROGRAM_SOURCES } from "../components/build-freshness";
 import { ConfigError, loadConfigText, type FleetConfig } from "../components/config";
 import { loadStackText } from "../components/config/load";
@@ -48,6 +49,18 @@ export function issuesOf(text: string) {
     throw err;
   }
   throw new Error("expected the config to be rejected, but it loaded");
+}
+
+/** Runs the fleet CLI (`npm run fleet -- <args>`) in-process and captures what it prints. */
+export async function runFleetCli(args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await fleetMain(
+    args,
+    (s) => (out += s),
+    (s) => (err += s),
+  );
+  return { code, out, err };
 }
 
 /** Runs the plan CLI (`npm run plan -- <args>`) in-process and captures what it prints. */

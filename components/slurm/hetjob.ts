@@ -11,10 +11,9 @@ import type { StackPlan } from "../plan/stack-plan";
 import { dryRunLine, islandResultSchema, resultTemplate, TOKENS } from "../host/island-result";
 import { readinessProbes, readinessView, STDERR_LINE_BOUND } from "../host/readiness";
 import { scriptHash } from "../host/script-hash";
-import { heredocDelimiter, loginShellArg, shq } from "../shell";
+import { heredocDelimiter, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
-import { boundedOnLogin } from "./login-bound";
-import type { IslandJob } from "./island-job";
+import { jobCommands, type IslandJob } from "./island-job";
 import { directives, fleetDir, islandBodies, islandDir, jobBase, jobName } from "./sbatch";
 import { secretsDir } from "./secret-files";
 import { exclusiveNodes, slurmSettings } from "./settings";
@@ -24,9 +23,6 @@ export const HETJOB_FORMAT = "vllm-fleet/hetjob/v1";
 
 /** Stands bare for the islands' results inside the group's result template. */
 const ISLANDS_TOKEN = "__FLEET_ISLANDS__";
-
-const SLACK_S = 300;
-const DELETE_TIMEOUT_S = 300;
 
 export const hetjobResultSchema = z.discriminatedUnion("dryRun", [
   z.object({
@@ -235,20 +231,16 @@ export function renderHetjob(members: ServiceIsland[], secrets: readonly SecretN
     dirs: [dir, ...members.map(({ plan, island }) => islandDir(plan, island))].map(shq),
     lineBound: STDERR_LINE_BOUND,
   });
-  const bounds = {
-    create: { seconds: pending + ready + SLACK_S, killAfter: 120 },
-    delete: { seconds: DELETE_TIMEOUT_S, killAfter: 30 },
-  };
-  return {
+  return jobCommands({
     jobName: name,
     islandDir: dir,
-    create: boundedOnLogin(bounds.create, "bash -s"),
     stdin,
-    delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(del)}`),
+    deleteLine: del,
     scriptHash: hash,
     dryRun,
-    bounds,
-  };
+    pendingTimeout: pending,
+    readyTimeout: ready,
+  });
 }
 
 /** Reads the co-scheduled create's stdout: its last non-empty line, HETJOB_FORMAT. */

@@ -96,18 +96,45 @@ export function renderIslandJob(
     islandDir: shq(dir),
     lineBound: STDERR_LINE_BOUND,
   });
+  return jobCommands({
+    jobName: name,
+    islandDir: dir,
+    stdin,
+    deleteLine: del,
+    scriptHash: hash,
+    dryRun: plan.dryRun,
+    pendingTimeout: t.pending_timeout,
+    readyTimeout: t.ready_timeout,
+  });
+}
+
+/**
+ * A job's create and delete commands, each bounded on the login node: create by the pending and
+ * ready timeouts plus slack, delete by a fixed bound. One island's job or a co-scheduled one.
+ */
+export function jobCommands(j: {
+  jobName: string;
+  islandDir: string;
+  stdin: string;
+  /** The delete script, one line (it runs under any login shell). */
+  deleteLine: string;
+  scriptHash: string;
+  dryRun: boolean;
+  pendingTimeout: number;
+  readyTimeout: number;
+}): IslandJob {
   const bounds = {
-    create: { seconds: t.pending_timeout + t.ready_timeout + CREATE_SLACK_S, killAfter: CREATE_KILL_AFTER_S },
+    create: { seconds: j.pendingTimeout + j.readyTimeout + CREATE_SLACK_S, killAfter: CREATE_KILL_AFTER_S },
     delete: { seconds: DELETE_TIMEOUT_S, killAfter: DELETE_KILL_AFTER_S },
   };
   return {
-    jobName: name,
-    islandDir: dir,
+    jobName: j.jobName,
+    islandDir: j.islandDir,
     create: boundedOnLogin(bounds.create, "bash -s"),
-    stdin,
-    delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(del)}`),
-    scriptHash: hash,
-    dryRun: plan.dryRun,
+    stdin: j.stdin,
+    delete: boundedOnLogin(bounds.delete, `bash -c ${loginShellArg(j.deleteLine)}`),
+    scriptHash: j.scriptHash,
+    dryRun: j.dryRun,
     bounds,
   };
 }

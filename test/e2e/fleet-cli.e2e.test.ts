@@ -8,27 +8,18 @@ import * as os from "node:os";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
 import type { FleetEndpoints } from "../../components/trainer/contract";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, login, pulumiConfig } from "./cluster";
 import { runRemote } from "./ssh";
+import { runFleetCli } from "../helpers";
 
 const conn = { ...login, privateKey: fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8") };
 const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cli-e2e-"));
 const observed: Record<string, string[]> = {};
 
-async function run(args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await fleet(
-    args,
-    (s) => (out += s),
-    (s) => (err += s),
-  );
-  return { code, out, err };
-}
+const run = runFleetCli;
 
 const cliArgs = (cfg: string) => ["--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY];
 

@@ -2,19 +2,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { main as fleet } from "../../bin/fleet";
 import { fleetEndpoints } from "../../components/outputs";
+import { runFleetCli } from "../helpers";
 
-async function run(args: string[]) {
-  let out = "";
-  let err = "";
-  const code = await fleet(
-    args,
-    (s) => (out += s),
-    (s) => (err += s),
-  );
-  return { code, out, err };
-}
+const run = runFleetCli;
 
 describe("fleet CLI (no cluster needed)", () => {
   it("list shows the catalog; one entry by alias; a user catalog merges over it", async () => {

@@ -9,25 +9,15 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { main as fleet } from "../../bin/fleet";
 import { logsScript } from "../../components/ops/commands";
 import { viewFromEndpoints } from "../../components/ops/fleet-view";
 import { replaceHint } from "../../components/ops/replace-hint";
 import { resolveSource } from "../../components/ops/source";
 import type { JobReport } from "../../components/host/job-report";
 import { gresGpus, jobRequests, requestTable, timeLimitHours } from "../../components/slurm";
-import { ROOT, stackPlanOf } from "../helpers";
+import { ROOT, runFleetCli, stackPlanOf } from "../helpers";
 
-async function run(args: string[]) {
-  let out = "";
-  let err = "";
-  const code = await fleet(
-    args,
-    (s) => (out += s),
-    (s) => (err += s),
-  );
-  return { code, out, err };
-}
+const run = runFleetCli;
 
 const source = (service?: string, stack = "policy-and-judge") =>
   resolveSource({ stack, service, overrides: [], sshOptions: [], local: false });
