@@ -52,6 +52,20 @@ describe("npm run plan", () => {
     expect(Object.keys(plan.totals).sort()).toEqual(["engines", "gpus", "gpusAllocated", "nodes", "routers"]);
   });
 
+  it("a stack of services --json: each service's plan with its own totals under services.<name>, and the stack's totals their sum", () => {
+    const { code, stdout } = run(["policy-and-judge", "--json"]);
+    expect(code).toBe(0);
+    const plan = JSON.parse(stdout);
+    expect(Object.keys(plan.services)).toEqual(["policy", "judge"]);
+    expect(plan.services.policy).toMatchObject({ model: "Qwen/Qwen3-32B", shape: "multi_replica" });
+    expect(plan.services.judge).toMatchObject({ model: "Qwen/Qwen3-8B", shape: "single_node" });
+    for (const k of ["nodes", "gpus", "gpusAllocated", "routers", "engines"])
+      expect(plan.totals[k], k).toBe(plan.services.policy.totals[k] + plan.services.judge.totals[k]);
+    expect(plan.totals).toEqual({ nodes: 3, gpus: 20, gpusAllocated: 20, routers: 2, engines: 3 });
+    // Each service's config says its service, and the judge's own job keys.
+    expect(plan.services.judge.config).toMatchObject({ service: "judge", target: { time: "04:00:00", mem: "128G" } });
+  });
+
   it("applies dotted overrides (--server.port 8001)", () => {
     const { code, stdout } = run(["single-node", "--json", "--server.port", "8001", "--model.max_model_len", "2048"]);
     expect(code).toBe(0);
@@ -130,6 +144,26 @@ describe("npm run plan", () => {
 });
 
 describe("npm run plan -- <stack> --out <dir>", () => {
+  it("a co-scheduled stack: the heterogeneous job's script and commands under cosched/, and no job of an island's own", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-out-pj-"));
+    expect(run(["policy-and-judge", "--out", dir]).code).toBe(0);
+    expect(fs.readdirSync(path.join(dir, "cosched")).sort()).toEqual([
+      "create.sh",
+      "delete.sh",
+      "policy-and-judge-cosched.sbatch",
+    ]);
+    const sbatch = fs.readFileSync(path.join(dir, "cosched", "policy-and-judge-cosched.sbatch"), "utf8");
+    expect(sbatch.match(/^#SBATCH hetjob$/gm)).toHaveLength(1);
+    expect(fs.readFileSync(path.join(dir, "cosched", "create.sh"), "utf8")).toContain(sbatch.trimEnd());
+    // No island job of its own: the islands are components of the one job (and these generate no files).
+    for (const island of ["policy/island-0", "judge/island-0"])
+      expect(fs.existsSync(path.join(dir, island))).toBe(false);
+    expect(Object.keys(JSON.parse(fs.readFileSync(path.join(dir, "plan.json"), "utf8")).services)).toEqual([
+      "policy",
+      "judge",
+    ]);
+  });
+
   it("writes plan.json and, per island, the sbatch script, the generated files and the create/delete commands", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "plan-out-"));
     const { code } = run(["llm-d", "--out", dir]);
