@@ -30,9 +30,8 @@ import {
 } from "../../bin/sync-upstream";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
 import { engineFlag, vllmArgvOf } from "../../components/plan/engine-argv";
-import { buildPlan } from "../../components/planner";
 import { resolveValue, type Value } from "../../components/plan/values";
-import { load, STACK_NAMES, stackText } from "../helpers";
+import { STACK_NAMES, stackPlanOf } from "../helpers";
 import { pythonVenv } from "./python-env";
 
 interface Line {
@@ -58,9 +57,9 @@ const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/$
 function commandLines(): Line[] {
   const lines: Line[] = [];
   for (const stack of STACK_NAMES) {
-    const plan = buildPlan(load(stackText(stack)), stack);
     const k8s = stack.startsWith("k8s-");
-    for (const island of plan.islands) {
+    // Every island of every service (a stack of services plans one per service).
+    for (const island of stackPlanOf(stack).services.flatMap((p) => p.islands)) {
       for (const e of island.engines) {
         const added: Value[] = [];
         if (e.port !== undefined) added.push(engineFlag(e.argv, "--api-key"), "sk-placeholder");
