@@ -14,9 +14,9 @@ import { scriptHash } from "../host/script-hash";
 import { heredocDelimiter, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
 import { jobCommands, type IslandJob } from "./island-job";
-import { directives, fleetDir, islandBodies, islandDir, jobBase, jobName } from "./sbatch";
+import { directives, fleetDir, islandDir, jobBase, jobName, srunView } from "./sbatch";
 import { secretsDir } from "./secret-files";
-import { exclusiveNodes, slurmSettings } from "./settings";
+import { slurmSettings } from "./settings";
 
 /** The co-scheduled job's result line: every member island's result (island-result.ts), in component order. */
 export const HETJOB_FORMAT = "vllm-fleet/hetjob/v1";
@@ -101,21 +101,13 @@ export function renderHetjobScript(members: ServiceIsland[], configuredSecrets: 
   const dir = hetjobDir(members);
   const components = members.map(({ plan, island }, k) => {
     slurmSettings(plan, "renderHetjobScript");
-    const { launchBody, cleanupBody, srunExtra } = islandBodies(plan, island, secrets);
     return {
       index: k,
       separator: k > 0,
       island: shq(island.name),
       // Only the first component's --output counts: the batch script runs in it.
       directives: directives(plan, island, { jobName: name, output: k === 0 ? `${dir}/slurm-%j.out` : null }),
-      islandDir: shq(islandDir(plan, island)),
-      nodeCount: island.nodes.length,
-      cleanup: exclusiveNodes(plan),
-      cleanupBody,
-      cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
-      srunExtra,
-      launchBody,
-      launchDelimiter: heredocDelimiter("FLEET_LAUNCH", launchBody),
+      ...srunView(plan, island, secrets).view,
     };
   });
   return renderTemplate("slurm/hetjob.sbatch.mustache", {

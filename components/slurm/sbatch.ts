@@ -118,6 +118,29 @@ export function islandBodies(
   return { launchBody, cleanupBody, srunExtra };
 }
 
+/**
+ * What an island's sruns need in a batch script (its own job's or a hetjob component's): its
+ * folder and node count, the cleanup on whole nodes, and the launch body, each with its heredoc
+ * delimiter.
+ */
+export function srunView(plan: DeploymentPlan, island: IslandPlan, secrets: SecretName[]) {
+  const { launchBody, cleanupBody, srunExtra } = islandBodies(plan, island, secrets);
+  return {
+    view: {
+      islandDir: shq(islandDir(plan, island)),
+      nodeCount: island.nodes.length,
+      cleanup: exclusiveNodes(plan),
+      cleanupBody,
+      cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
+      srunExtra,
+      launchBody,
+      launchDelimiter: heredocDelimiter("FLEET_LAUNCH", launchBody),
+    },
+    launchBody,
+    cleanupBody,
+  };
+}
+
 /** The sbatch script of one island: the whole island is one gang-scheduled job. */
 export function renderIslandScript(
   plan: DeploymentPlan,
@@ -125,7 +148,7 @@ export function renderIslandScript(
   configuredSecrets: readonly SecretName[] = [],
 ): IslandScript {
   const secrets = secretOrder(configuredSecrets);
-  const { launchBody, cleanupBody, srunExtra } = islandBodies(plan, island, secrets);
+  const { view, launchBody, cleanupBody } = srunView(plan, island, secrets);
   const script = renderTemplate("slurm/island.sbatch.mustache", {
     stack: plan.stack,
     // Nothing here may depend on the island count: the script's hash replaces the island's job, and
@@ -136,16 +159,9 @@ export function renderIslandScript(
       " ",
     ),
     directives: directives(plan, island),
-    islandDir: shq(islandDir(plan, island)),
     secretFiles: secrets.map((s) => SECRETS[s].file),
     hasSecrets: secrets.length > 0,
-    nodeCount: island.nodes.length,
-    cleanup: exclusiveNodes(plan),
-    cleanupBody,
-    cleanupDelimiter: heredocDelimiter("FLEET_CLEANUP", cleanupBody),
-    srunExtra,
-    launchBody,
-    launchDelimiter: heredocDelimiter("FLEET_LAUNCH", launchBody),
+    ...view,
   });
   return { script, launchBody, cleanupBody };
 }
