@@ -14,9 +14,7 @@ import type { Override } from "./overrides";
  */
 
 /** The keys a file with [services] keeps at its top level: shared by every service. */
-export const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as const;
-
-export { SERVICE_NAME };
+const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as const;
 
 /**
  * Service k's default ports are the single-model ones + k x SERVICE_PORT_STRIDE (server.port and

@@ -112,21 +112,26 @@ export function dryRunLine(plan: DeploymentPlan, island: IslandPlan, jobName: st
 }
 
 /**
- * Reads the create command's stdout: progress goes to stderr, so the result is the last non-empty
- * line. Anything else is a broken contract and says so with the text it got.
+ * Reads a create command's stdout: progress goes to stderr, so the result is the last non-empty
+ * line, checked against `schema`. Anything else is a broken contract and says so with the text it
+ * got; `whose` names the command's job in the message ("the island's").
  */
-export function parseIslandResult(stdout: string): IslandResult {
+export function parseResultLine<T>(stdout: string, schema: z.ZodType<T>, whose: string): T {
   const line = stdout.trim().split("\n").pop() ?? "";
   let data: unknown;
   try {
     data = JSON.parse(line);
   } catch {
-    throw new Error(`the island's create command printed no result line; its last line was: ${line.slice(0, 300)}`);
+    throw new Error(`${whose} create command printed no result line; its last line was: ${line.slice(0, 300)}`);
   }
-  const parsed = islandResultSchema.safeParse(data);
+  const parsed = schema.safeParse(data);
   if (!parsed.success)
     throw new Error(
-      `the island's result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`,
+      `${whose} result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`,
     );
   return parsed.data;
 }
+
+/** An island's create command's result (its own job's, or its entry of a co-scheduled job's). */
+export const parseIslandResult = (stdout: string): IslandResult =>
+  parseResultLine(stdout, islandResultSchema, "the island's");

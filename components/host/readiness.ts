@@ -53,7 +53,7 @@ export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
 }
 
 /** The result protocol's tokens (TOKENS) as the result partial writes them; a node's are prefix, `${k}`, end. */
-const RESULT_TOKENS = {
+export const RESULT_TOKENS = {
   jobId: shq(TOKENS.jobId),
   adopted: shq(TOKENS.adopted),
   submittedAt: shq(TOKENS.submittedAt),
@@ -64,7 +64,15 @@ const RESULT_TOKENS = {
   nodeEnd: shq(NODE_TOKENS.end),
 };
 
-const probeUrl = (u: NodeUrl) => `"http://\${addrs[${u.node}]}"${shq(`:${u.port}${u.path}`)}`;
+/** A probe's URL in the create script: its node's address from `addrs`, where the island's nodes start at `first`. */
+export const probeUrl = (u: NodeUrl, first = 0) => `"http://\${addrs[${first + u.node}]}"${shq(`:${u.port}${u.path}`)}`;
+
+/** What a /v1/models body must contain (whitespace removed) to list `model`, shell-quoted. */
+export const modelEntry = (model: string) => shq(JSON.stringify({ id: model }).slice(1, -1).replace(/\s/g, ""));
+
+/** The API key's file in `secretsDir` when the configured `secrets` hold the key, shell-quoted. */
+export const apiKeyFileIn = (secrets: readonly SecretName[], secretsDir: string) =>
+  secrets.includes("apiKey") ? shq(`${secretsDir}/${SECRETS.apiKey.file}`) : undefined;
 
 /**
  * The readiness partials' view: what to probe, the model to find, the API key's file (in
@@ -78,11 +86,10 @@ export function readinessView(
   secrets: readonly SecretName[],
   secretsDir: string,
 ) {
-  const modelEntry = JSON.stringify({ id: plan.model }).slice(1, -1).replace(/\s/g, "");
   return {
     probes: readinessProbes(island).map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
-    modelEntry: shq(modelEntry),
-    apiKeyFile: secrets.includes("apiKey") ? shq(`${secretsDir}/${SECRETS.apiKey.file}`) : undefined,
+    modelEntry: modelEntry(plan.model),
+    apiKeyFile: apiKeyFileIn(secrets, secretsDir),
     resultTemplate: shq(resultTemplate(plan, island, name)),
     tokens: RESULT_TOKENS,
     lineBound: STDERR_LINE_BOUND,

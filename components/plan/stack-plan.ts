@@ -45,4 +45,4 @@ export function serviceOf(stack: StackPlan, name: string | undefined): Deploymen
   return found;
 }
 
-export const serviceNames = (stack: StackPlan): string[] => stack.services.map((p) => p.service ?? p.model);
+const serviceNames = (stack: StackPlan): string[] => stack.services.map((p) => p.service ?? p.model);

@@ -8,8 +8,15 @@ import { z } from "zod";
 import type { ServiceIsland } from "../backend";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import type { StackPlan } from "../plan/stack-plan";
-import { dryRunLine, islandResultSchema, resultTemplate, TOKENS } from "../host/island-result";
-import { readinessProbes, readinessView, STDERR_LINE_BOUND } from "../host/readiness";
+import { dryRunLine, islandResultSchema, parseResultLine, resultTemplate, TOKENS } from "../host/island-result";
+import {
+  apiKeyFileIn,
+  modelEntry,
+  probeUrl,
+  readinessProbes,
+  RESULT_TOKENS,
+  STDERR_LINE_BOUND,
+} from "../host/readiness";
 import { scriptHash } from "../host/script-hash";
 import { heredocDelimiter, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
@@ -137,7 +144,7 @@ function groupTemplate(members: ServiceIsland[], name: string): string {
 }
 
 /** The create template of a co-scheduled job (its partials under templates/slurm/hetjob/ and the shared ones). */
-export const HETJOB_CREATE_TEMPLATE = "slurm/hetjob/create.sh.mustache";
+const HETJOB_CREATE_TEMPLATE = "slurm/hetjob/create.sh.mustache";
 
 /** The create script's view (every value shell-quoted), the script's hash and the larger of the members' timeouts. */
 export function hetjobCreateView(members: ServiceIsland[], secrets: readonly SecretName[] = []) {
@@ -152,14 +159,13 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
   const pending = Math.max(...settings.map((t) => t.pending_timeout));
   const ready = Math.max(...settings.map((t) => t.ready_timeout));
   const dryRun = members[0].plan.dryRun;
-  const keys = secretsDir(dir);
   // Node k of member m is hosts[first[m] + k] on the login node: its probes' URLs say so.
   const offsets = members.map((_, m) => members.slice(0, m).reduce((s, x) => s + x.island.nodes.length, 0));
   const probes = members.flatMap(({ plan, island }, m) => {
-    const entry = readinessView(plan, island, name, secrets, keys).modelEntry;
+    const entry = modelEntry(plan.model);
     return readinessProbes(island).map((p) => ({
       name: shq(`${island.name}:${p.name}`),
-      url: `"http://\${addrs[${offsets[m] + p.url.node}]}"${shq(`:${p.url.port}${p.url.path}`)}`,
+      url: probeUrl(p.url, offsets[m]),
       model: p.model ? entry : "''",
     }));
   });
@@ -171,7 +177,6 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
     nodeCount: island.nodes.length,
     resultTemplate: shq(resultTemplate(plan, island, name)),
   }));
-  const first = readinessView(members[0].plan, members[0].island, name, secrets, keys);
   const dryRunIslands = members.map(({ plan, island }) =>
     JSON.parse(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
   );
@@ -200,8 +205,8 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
     ),
     islands,
     probes,
-    apiKeyFile: first.apiKeyFile,
-    tokens: first.tokens,
+    apiKeyFile: apiKeyFileIn(secrets, secretsDir(dir)),
+    tokens: RESULT_TOKENS,
     lineBound: STDERR_LINE_BOUND,
     groupTemplate: shq(groupTemplate(members, name)),
     islandsToken: ISLANDS_TOKEN,
@@ -236,20 +241,5 @@ export function renderHetjob(members: ServiceIsland[], secrets: readonly SecretN
 }
 
 /** Reads the co-scheduled create's stdout: its last non-empty line, HETJOB_FORMAT. */
-export function parseHetjobResult(stdout: string): HetjobResult {
-  const line = stdout.trim().split("\n").pop() ?? "";
-  let data: unknown;
-  try {
-    data = JSON.parse(line);
-  } catch {
-    throw new Error(
-      `the co-scheduled job's create command printed no result line; its last line was: ${line.slice(0, 300)}`,
-    );
-  }
-  const parsed = hetjobResultSchema.safeParse(data);
-  if (!parsed.success)
-    throw new Error(
-      `the co-scheduled job's result line is malformed (${parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ")}): ${line.slice(0, 300)}`,
-    );
-  return parsed.data;
-}
+export const parseHetjobResult = (stdout: string): HetjobResult =>
+  parseResultLine(stdout, hetjobResultSchema, "the co-scheduled job's");

@@ -4,7 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { BaseIslandOutputs, GroupDeployer, IslandContext, IslandDeployer, PartOutputs } from "../backend";
 import type { SecretName } from "../credentials";
 import { renderIslandJob } from "./island-job";
-import type { IslandResult } from "../host/island-result";
+import { parseIslandResult, type IslandResult } from "../host/island-result";
 import { renderSecretFiles, renderSecretFilesIn, secretFilesPayload, type SecretFilesJob } from "./secret-files";
 import { componentJobId, hetjobDir, hetjobName, parseHetjobResult, renderHetjob, type HetjobResult } from "./hetjob";
 import { SlurmJob } from "./slurm-job";
@@ -93,7 +93,7 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   const { names, files } = secretFiles(ctx, plan.dryRun, (n) => renderSecretFiles(plan, island, n));
   const job = new SlurmJob(
     base,
-    { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files },
+    { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files, parse: parseIslandResult },
     { parent },
   );
   // The parts exist once the job runs them.

@@ -7,7 +7,7 @@ export function slurmSettings(plan: Pick<DeploymentPlan, "settings">, who = "the
 }
 
 /** The most GPUs any node of the plan's islands uses. */
-export const gpusUsedPerNode = (plan: Pick<DeploymentPlan, "islands">): number =>
+const gpusUsedPerNode = (plan: Pick<DeploymentPlan, "islands">): number =>
   Math.max(0, ...plan.islands.flatMap((i) => i.nodes.map((n) => n.gpusUsed)));
 
 /**

@@ -2,7 +2,6 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { IslandJob } from "./island-job";
 import type { SecretFilesJob } from "./secret-files";
-import { parseIslandResult, type IslandResult } from "../host/island-result";
 import { providerTimeoutSeconds, type LoginBound } from "./login-bound";
 import { sbatchCommandName, SLURM_JOB_TYPE } from "./urn";
 
@@ -15,15 +14,15 @@ function customTimeouts(createOrUpdate: LoginBound, del: LoginBound): pulumi.Cus
   return { create: c, update: c, delete: `${providerTimeoutSeconds(del)}s` };
 }
 
-export interface SlurmJobArgs<Result = IslandResult> {
+export interface SlurmJobArgs<Result> {
   /** The login node (see login.ts); stored as a secret in the state by the provider. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
   /** The rendered create/delete commands of one island (island-job.ts). */
   job: IslandJob;
   /** The island's credentials: the commands that write and remove their 0600 files, and the values. */
   secrets?: { files: SecretFilesJob; payload: pulumi.Output<string>; fingerprint: pulumi.Output<string> };
-  /** Reads the create's result line: an island's by default, a co-scheduled job's (hetjob.ts) for a group. */
-  parse?: (stdout: string) => Result;
+  /** Reads the create's result line: an island's (island-result.ts), or a co-scheduled job's (hetjob.ts). */
+  parse: (stdout: string) => Result;
 }
 
 /**
@@ -46,7 +45,7 @@ export interface SlurmJobArgs<Result = IslandResult> {
  *   is still "created" to `pulumi up` and `refresh`. `fleet status` sees it and prints the
  *   `pulumi up --replace` that starts a new one (docs/slurm.md).
  */
-export class SlurmJob<Result = IslandResult> extends pulumi.ComponentResource {
+export class SlurmJob<Result> extends pulumi.ComponentResource {
   /** The island's result line: job id, nodes, router and admin URLs (or the dry-run script path). */
   public readonly result: pulumi.Output<Result>;
   public readonly jobName: string;
@@ -94,8 +93,7 @@ export class SlurmJob<Result = IslandResult> extends pulumi.ComponentResource {
         customTimeouts: customTimeouts(job.bounds.create, job.bounds.delete),
       },
     );
-    const parse = args.parse ?? (parseIslandResult as unknown as (stdout: string) => Result);
-    this.result = this.command.stdout.apply(parse);
+    this.result = this.command.stdout.apply(args.parse);
     this.registerOutputs({ result: this.result });
   }
 }
