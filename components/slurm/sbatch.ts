@@ -7,7 +7,7 @@ import { renderTemplate } from "../templates";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 import { islandName } from "../plan/naming";
 
-/** Programs the pre-launch cleanup kills by exact name (one pkill: a single pass over the process table). */
+/** Programs the pre-launch cleanup kills by exact name (one pgrep: a single pass over the process table). */
 const PROGRAMS = ["vllm", "vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"];
 
 /**
