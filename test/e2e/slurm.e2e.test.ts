@@ -264,10 +264,14 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, real vllm-router an
     },
   );
 
-  it("two islands: two jobs start side by side, each behind its own router; delete cancels both", async () => {
+  // The second island starts while the first serves: its node cleanup must leave the first job's
+  // processes alone (the real vllm-router titles itself vllm::router, and the test cluster's nodes
+  // share one process table; CI of 4e6c2bd lost a router that way when the two raced).
+  it("two islands: the second job starts while the first serves, each behind its own router; delete cancels both", async () => {
     const { commands, planned } = await capture("multi-replica", { "deployment.num_infer_replicas": 2 }, "two-islands");
     expect(commands.map((c) => c.name)).toEqual(["two-islands-i0-sbatch", "two-islands-i1-sbatch"]);
-    const creates = await Promise.all(commands.map((c) => runRemote(c.connection, c.create, c.stdin)));
+    const creates: RemoteRun[] = [];
+    for (const c of commands) creates.push(await runRemote(c.connection, c.create, c.stdin));
     try {
       creates.forEach((r, i) => expectOk(r, `island ${i} create`));
       const results = creates.map((r) => parseIslandResult(r.stdout) as RunningIsland);
