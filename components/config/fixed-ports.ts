@@ -16,4 +16,6 @@ export const FIXED_PORTS = {
   eppMetrics: 9090,
   envoyAdmin: 9901,
   routerMetricsOffset: 21000,
+  /** SGLang's --disaggregation-bootstrap-port default (python/sglang/srt/server_args.py). */
+  sglangBootstrap: 8998,
 } as const;

@@ -321,6 +321,7 @@ export function applyDefaults(
     server: everyKey(serverTable, inference.server),
     kv_cache_offload: offload,
     vllm_extra: extra.values,
+    sglang_extra: inference.sglang_extra as FleetConfig["sglang_extra"],
     backend_port: inference.backend_port as number, // AUTO_SETUP fills it when unset
     islands: input.islands ?? ISLANDS,
     target: target ?? placeholderTarget(),

@@ -5,19 +5,11 @@ import { VLLM_FLAGS } from "./vllm-flags";
 import { FIXED_PORTS } from "./fixed-ports";
 import { settingsFor } from "./target-kinds";
 import { deepEpAcrossNodes, islandNodes, localRanks, perRankEngines } from "./topology";
+import { fail, type Rule, type RuleIssue } from "./rule";
+import { SGLANG_RULES } from "./sglang-rules";
+import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 
-/** A rule violation in canonical terms; `involves` lists every key the rule read (for suppression). */
-export interface RuleIssue {
-  path: string;
-  message: string;
-  involves: string[];
-}
-
-type Rule = (cfg: FleetConfig) => RuleIssue[];
-
-const fail = (path: string, message: string, ...involves: string[]): RuleIssue[] => [
-  { path, message, involves: [path, ...involves] },
-];
+export type { RuleIssue } from "./rule";
 
 /**
  * Set by the launcher per process, or by prime-rl's launcher (its PROTECTED_ENV_VARS, in
@@ -108,6 +100,12 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
         `${paths("engine_processes")} is "per_rank", which applies on SLURM only: on Kubernetes every engine pod runs one vLLM process for all the DP ranks of its node (one container per pod), so this fleet runs one engine per node`,
       );
   },
+  // SGLang's engines speak SGLang's P/D bootstrap and metrics, which vllm-router and llm-d do not.
+  "SGLang engines sit behind sglang-router": (cfg, { given }) => {
+    if (cfg.engine !== "sglang" || given("router.type") || cfg.router.type !== "vllm-router") return;
+    const policy = given("router.policy") ? cfg.router.policy : "cache_aware";
+    cfg.router = { type: "sglang-router", policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number] };
+  },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
     if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
   },
@@ -115,7 +113,9 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
     if (!given("enable_prefix_caching") && given("kv_cache_offload")) cfg.enable_prefix_caching = true;
   },
   "P/D turns on expert parallelism": (cfg, { given }) => {
-    if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated") cfg.enable_expert_parallel = true;
+    // prime-rl's P/D layout; SGLang's P/D serves dense models without it.
+    if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated" && cfg.engine !== "sglang")
+      cfg.enable_expert_parallel = true;
   },
   // The InferencePool has one target port for prefill and decode pods: in llm-d's P/D guide
   // (github.com/llm-d/llm-d, guides/pd-disaggregation) prefill vLLM and the decode sidecar share it.
@@ -562,6 +562,7 @@ export const RULES: Record<string, Rule> = {
   },
   "ports do not collide": portCollisions,
   ...FABRIC_RULES,
+  ...SGLANG_RULES,
 };
 
 const rlInferNodes = (cfg: FleetConfig) => cfg.rl_deployment?.num_infer_nodes;
@@ -578,7 +579,7 @@ function portCollisions(cfg: FleetConfig): RuleIssue[] {
   const both = (u: Use) => (head.push(u), others.push(u));
   const routed = cfg.router.type !== "none";
   if (routed) head.push({ port: cfg.server.port, what: "the router", key: "server.port" });
-  if (cfg.router.type === "vllm-router")
+  if (cfg.router.type === "vllm-router" || cfg.router.type === "sglang-router")
     head.push({
       port: cfg.server.port + FIXED_PORTS.routerMetricsOffset,
       what: "the router's Prometheus port (server.port + 21000)",

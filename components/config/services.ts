@@ -16,6 +16,9 @@ import type { Override } from "./overrides";
 /** The keys a file with [services] keeps at its top level: shared by every service. */
 const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as const;
 
+/** Top-level keys that are every service's default, which a service may set for itself. */
+const SERVICE_DEFAULTS = ["engine"] as const;
+
 /**
  * Service k's default ports are the single-model ones + k x SERVICE_PORT_STRIDE (server.port and
  * the engine port behind its router, when the service leaves them unset), so two services on one
@@ -63,10 +66,10 @@ export function splitServices(
     return { services: [], overrides: new Map(), issues };
   }
   for (const key of Object.keys(doc)) {
-    if (key === "services" || (SHARED_KEYS as readonly string[]).includes(key)) continue;
+    if (key === "services" || [...SHARED_KEYS, ...SERVICE_DEFAULTS].includes(key as never)) continue;
     issues.push({
       path: key,
-      message: `a file with [services] keeps each model's settings in its service: move "${key}" into [services.<name>] (the top level holds only ${SHARED_KEYS.join(", ")})`,
+      message: `a file with [services] keeps each model's settings in its service: move "${key}" into [services.<name>] (the top level holds only ${[...SHARED_KEYS, ...SERVICE_DEFAULTS].join(", ")})`,
     });
   }
   const shared: TomlTable = Object.fromEntries(
@@ -104,7 +107,11 @@ export function splitServices(
       });
       delete own.inference;
     }
-    const merged: TomlTable = { ...own, ...shared };
+    // prime-rl's layout names its server in [vllm_fleet] engine: the stack's engine is our layout's.
+    const defaults = primeLayout(own)
+      ? {}
+      : Object.fromEntries(SERVICE_DEFAULTS.filter((k) => k in doc && !(k in own)).map((k) => [k, doc[k]]));
+    const merged: TomlTable = { ...defaults, ...own, ...shared };
     for (const [kind, keys] of Object.entries(SERVICE_TARGET_KEYS)) {
       const mine = serviceTarget(own[kind], keys, `${at}.${kind}`, kind, doc[kind], issues);
       delete merged[kind];

@@ -21,7 +21,7 @@ type Inference = z.output<typeof inferenceTable>;
  */
 export interface FleetConfig extends Omit<
   Inference,
-  "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "backend_port"
+  "model" | "deployment" | "kv_cache_offload" | "vllm_extra" | "sglang_extra" | "backend_port"
 > {
   /**
    * The service of the stack this config serves (`[services.<name>]`); undefined for a file without
@@ -39,6 +39,8 @@ export interface FleetConfig extends Omit<
   kv_cache_offload: OffloadConfig | null;
   /** Checked against the vLLM manifest, keyed by snake_case name, JSON strings parsed (vllm-flags.ts). */
   vllm_extra: Record<string, ExtraValue>;
+  /** Checked against SGLang's manifest, keyed by snake_case name (sglang-flags.ts). */
+  sglang_extra: Record<string, ExtraValue>;
   /** Engine port when a router listens on server.port (AUTO_SETUP when unset). */
   backend_port: number;
   /** Copies of the whole inference island, each behind its own router (RL num_infer_replicas). */

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { EngineEndpoint, IslandParts, PartOutputs } from "../backend";
-import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import type { DeploymentPlan, IslandPlan, RouterPlan } from "../plan/deployment-plan";
 import { islandName } from "../plan/naming";
 
 /*
@@ -13,7 +13,7 @@ export class Router extends pulumi.ComponentResource {
   public readonly url: pulumi.Output<string | null>;
   constructor(
     name: string,
-    args: { kind: "vllm-router" | "llm-d"; url: pulumi.Input<string | null> },
+    args: { kind: RouterPlan["kind"]; url: pulumi.Input<string | null> },
     opts?: pulumi.ComponentResourceOptions,
   ) {
     super("vllm-fleet:fleet:Router", name, {}, opts);

@@ -1,7 +1,7 @@
 import YAML from "yaml";
 import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
-import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
+import type { EngineProcess, IslandPlan, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import type { Launcher } from "../plan/target-settings";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
@@ -56,7 +56,7 @@ const tokenise = (data: unknown) => resolveDeep(data, token);
  * The name of the process that answers on the island's router URL: its log is <name>.log and its
  * exit marker <name>.exit, which `fleet status` and `fleet logs` find by this name.
  */
-export function routerProcess(kind: "vllm-router" | "llm-d"): string {
+export function routerProcess(kind: RouterPlan["kind"]): string {
   return kind === "llm-d" ? "envoy" : "router";
 }
 
@@ -194,8 +194,8 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       lines.push(...startLines("pd-sidecar", [], s.argv, host));
   }
   if (r && r.node === node) {
-    if (r.kind === "vllm-router") {
-      // vllm-router checks its workers once at start, then every --worker-startup-check-interval
+    if (r.kind !== "llm-d") {
+      // vllm-router (and sglang-router, its origin) checks its workers once at start, then every --worker-startup-check-interval
       // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
       lines.push(

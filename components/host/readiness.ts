@@ -45,7 +45,7 @@ export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
   }
   const r = island.router;
   if (r) {
-    if (r.kind === "vllm-router")
+    if (r.kind !== "llm-d")
       probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/health" }, model: false });
     probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/v1/models" }, model: true });
   }

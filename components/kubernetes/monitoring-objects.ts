@@ -47,7 +47,7 @@ export function monitoringObjects(ctx: K8sContext, island: IslandPlan): K8sObjec
   ];
   const r = island.router;
   if (r) {
-    const name = r.kind === "vllm-router" ? ctx.names.routerService(i) : ctx.names.eppService(i);
+    const name = r.kind === "llm-d" ? ctx.names.eppService(i) : ctx.names.routerService(i);
     out.push(podMonitor(ctx, name, "router", i, labels(ctx, "router", i), METRICS_PORTS.router, "/metrics"));
   }
   return out;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import YAML from "yaml";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
-import type { IslandPlan, LlmdPlan, VllmRouterPlan } from "../plan/deployment-plan";
+import type { HttpRouterPlan, IslandPlan, LlmdPlan } from "../plan/deployment-plan";
 import { resolveDeep, type Ref } from "../plan/values";
 import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./render-context";
 import { servingSelector } from "./engine-pod";
@@ -24,22 +24,22 @@ function routerService(
 }
 
 /**
- * vllm-router with static worker URLs: every engine's per-pod DNS name, in the plan's order (P/D:
+ * vllm-router (or sglang-router for SGLang: the same router lineage and routes) with static worker URLs: every engine's per-pod DNS name, in the plan's order (P/D:
  * --prefill then --decode). It gets no API key: it forwards the client's Authorization header and
  * the engines check it, whereas a router holding the key would add it for any caller.
  */
-function vllmRouterObjects(ctx: K8sContext, island: IslandPlan, r: VllmRouterPlan): K8sObject[] {
+function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan): K8sObject[] {
   const selector = labels(ctx, "router", island.index);
   const name = ctx.names.routerService(island.index);
   const command = k8sArgv(ctx, island.index, r.argv);
   // The config rule "vllm-router on Kubernetes needs a router image" refuses a fleet without one.
   const image = ctx.target.router_image;
-  if (image === undefined) throw new Error("kubernetes.router_image is required for vllm-router on Kubernetes");
+  if (image === undefined) throw new Error(`kubernetes.router_image is required for ${r.kind} on Kubernetes`);
   return [
     singletonDeployment(ctx, name, selector, {
       containers: [
         {
-          name: "vllm-router",
+          name: r.kind,
           image,
           command,
           ports: [
@@ -215,5 +215,5 @@ function llmdObjects(ctx: K8sContext, island: IslandPlan, r: LlmdPlan): K8sObjec
 export function routerObjects(ctx: K8sContext, island: IslandPlan): K8sObject[] {
   const r = island.router;
   if (!r) return [];
-  return r.kind === "vllm-router" ? vllmRouterObjects(ctx, island, r) : llmdObjects(ctx, island, r);
+  return r.kind === "llm-d" ? llmdObjects(ctx, island, r) : httpRouterObjects(ctx, island, r);
 }

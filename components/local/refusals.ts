@@ -12,7 +12,7 @@ function listeners(island: IslandPlan): { port: number; who: string }[] {
     if (e.dp && e.dp.startRank === 0) out.push({ port: e.dp.rpcPort, who: `engine ${e.id}'s DP RPC port` });
   }
   const r = island.router;
-  if (r?.kind === "vllm-router") {
+  if (r && r.kind !== "llm-d") {
     out.push({ port: r.port, who: "the router" }, { port: r.metricsPort, who: "the router's metrics" });
   } else if (r) {
     out.push(

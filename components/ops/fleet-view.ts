@@ -1,5 +1,5 @@
 import type { TargetKind } from "../config/target-kinds";
-import type { DeploymentPlan, NodeUrl, Role } from "../plan/deployment-plan";
+import type { DeploymentPlan, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
 import type { StackPlan } from "../plan/stack-plan";
 import { routerProcess } from "../host/processes";
 import { targetOf } from "../targets";
@@ -32,7 +32,7 @@ export interface IslandView {
   component?: number;
   jobDir?: string;
   engines: ProcessView[];
-  router?: ProcessView & { kind: "vllm-router" | "llm-d" };
+  router?: ProcessView & { kind: RouterPlan["kind"] };
 }
 
 export interface ProcessView {

@@ -1,10 +1,12 @@
 import parsePrometheusTextFormat from "parse-prometheus-text-format";
-import { sharedMetrics } from "../plan/engines";
+import type { EngineMetricNames } from "../plan/engine";
+import { metricNameSets } from "../plan/engines";
 
 /**
  * One scrape of an engine's /metrics, reduced to what a person watching a fleet needs. Series are
  * summed across labels (one engine process serves several DP ranks, each its own series), which
- * vec-inf's last-series-wins parse gets wrong. Names are vLLM V1's.
+ * vec-inf's last-series-wins parse gets wrong. Names are every registered engine's (vLLM V1's,
+ * SGLang's): an engine exposes only its own, so each quantity is read from whichever are present.
  */
 export interface Scrape {
   at: number;
@@ -20,13 +22,14 @@ export interface Scrape {
   preemptions: number;
 }
 
-/** The engines' metric names (the same for every registered engine: the CLI may not know which one serves a URL). */
-export const METRIC_NAMES = sharedMetrics();
+/** Every registered engine's metric names: the CLI may not know which engine serves a URL. */
+const NAME_SETS = metricNameSets();
+const namesOf = (q: keyof EngineMetricNames) => [...new Set(NAME_SETS.map((n) => n[q]))];
 
 /** The client library strips `_total` from counter family names; samples keep the full name in text. */
 const familyName = (name: string) => name.replace(/_total$/, "");
 
-const WANTED = new Set(Object.values(METRIC_NAMES).map(familyName));
+const WANTED = new Set(NAME_SETS.flatMap((n) => Object.values(n)).map(familyName));
 
 /**
  * The lines of the families a Scrape reads, and their HELP/TYPE comments. A real engine's
@@ -53,21 +56,23 @@ export function wantedLines(text: string): string {
 
 export function parseScrape(text: string, at: number): Scrape {
   const families = new Map(parsePrometheusTextFormat(wantedLines(text)).map((f) => [familyName(f.name), f]));
-  const values = (name: string) =>
-    (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v));
-  const sum = (name: string) => values(name).reduce((a, b) => a + b, 0);
-  const kv = values(METRIC_NAMES.kvUsage);
+  const values = (q: keyof EngineMetricNames) =>
+    namesOf(q).flatMap((name) =>
+      (families.get(familyName(name))?.metrics ?? []).map((m) => Number(m.value)).filter((v) => Number.isFinite(v)),
+    );
+  const sum = (q: keyof EngineMetricNames) => values(q).reduce((a, b) => a + b, 0);
+  const kv = values("kvUsage");
   return {
     at,
-    running: sum(METRIC_NAMES.running),
-    waiting: sum(METRIC_NAMES.waiting),
+    running: sum("running"),
+    waiting: sum("waiting"),
     kvUsage: kv.length ? kv.reduce((a, b) => a + b, 0) / kv.length : null,
-    promptTokens: sum(METRIC_NAMES.promptTokens),
-    generationTokens: sum(METRIC_NAMES.generationTokens),
-    prefixQueries: sum(METRIC_NAMES.prefixQueries),
-    prefixHits: sum(METRIC_NAMES.prefixHits),
-    requests: sum(METRIC_NAMES.requests),
-    preemptions: sum(METRIC_NAMES.preemptions),
+    promptTokens: sum("promptTokens"),
+    generationTokens: sum("generationTokens"),
+    prefixQueries: sum("prefixQueries"),
+    prefixHits: sum("prefixHits"),
+    requests: sum("requests"),
+    preemptions: sum("preemptions"),
   };
 }
 

@@ -7,8 +7,8 @@ import type { Value } from "./values";
 export type { Role } from "./roles";
 export type { KubernetesSettings, LocalSettings, SlurmSettings, TargetSettings } from "./target-settings";
 
-/** The inference engines a plan can run (engines.ts): vLLM, and prime-rl's server around it. */
-export type EngineName = "vllm" | "prime-rl";
+/** The inference engines a plan can run (engines.ts): vLLM, prime-rl's server around it, and SGLang. */
+export type EngineName = "vllm" | "prime-rl" | "sglang";
 
 /** What an engine process needs from its host beyond its GPUs, for the target to grant. */
 export interface EngineNeeds {
@@ -30,8 +30,9 @@ export interface KvTiers {
 }
 
 /**
- * One vLLM `serve` process: one per node serving all the node's DP ranks (internal or hybrid load
- * balancing), or with engine_processes = "per_rank" one per DP rank (external load balancing).
+ * One engine process (`vllm serve`, prime-rl's `inference` or SGLang's server): one per node serving
+ * all the node's DP ranks (internal or hybrid load balancing), or with engine_processes = "per_rank"
+ * one per DP rank (vLLM's external load balancing).
  */
 export interface EngineProcess {
   /** The engine it runs (engines.ts), whose routes and metrics the targets and the fleet CLI read. */
@@ -68,11 +69,14 @@ export interface EngineProcess {
   headless: boolean;
   /** Environment in export order: defaults, env_vars, role env, then per-process values. */
   env: [string, Value][];
-  /** Full command line, starting with `vllm serve <model>`. */
+  /** Full command line, starting with the engine's program (`vllm serve <model>`, ...). */
   argv: Value[];
+  /** vLLM's KV connector (P/D over NIXL, offload tiers). */
   kvTransferConfig?: Record<string, unknown>;
-  /** NIXL side-channel ports this process uses (one per local DP rank). */
+  /** NIXL side-channel ports this process uses (one per local DP rank): vLLM's P/D. */
   nixlPorts?: number[];
+  /** SGLang's P/D: how KV moves, and the bootstrap port a prefill server hands its KV out from. */
+  disaggregation?: { transferBackend: "nixl" | "mooncake"; bootstrapPort?: number };
   needs: EngineNeeds;
 }
 
@@ -89,8 +93,11 @@ export interface NodePlan {
   services: string[];
 }
 
-export interface VllmRouterPlan {
-  kind: "vllm-router";
+/** The routers that are one HTTP process in front of the engines: vllm-router, or sglang-router for SGLang. */
+export type HttpRouterKind = "vllm-router" | "sglang-router";
+
+export interface HttpRouterPlan {
+  kind: HttpRouterKind;
   node: number;
   port: number;
   metricsPort: number;
@@ -111,7 +118,7 @@ export interface LlmdPlan {
   sidecars: { node: number; port: number; vllmPort: number; argv: Value[] }[];
 }
 
-export type RouterPlan = VllmRouterPlan | LlmdPlan;
+export type RouterPlan = HttpRouterPlan | LlmdPlan;
 
 export interface MooncakePlan {
   headNode: number;
@@ -153,6 +160,8 @@ export interface IslandPlan {
 
 export interface DeploymentPlan {
   stack: string;
+  /** What serves the model (`engine`): every engine process of the plan runs it. */
+  engine: EngineName;
   /** The service of the stack this plan deploys; undefined for a stack's one service (naming.ts). */
   service?: string;
   model: string;

@@ -9,14 +9,14 @@ import type { Value } from "./values";
  * What an inference engine is to the rest of the program: how it is started and checked, and how
  * it answers. The planner asks the config's engine (engines.ts) for the command line, environment,
  * parsers and memory reserve; the targets and the fleet CLI read its routes and metric names.
- * vLLM is the implementation (engines/vllm.ts); prime-rl's server is a variant of it
- * (engines/prime-rl.ts).
+ * vLLM is one implementation (engines/vllm.ts), with prime-rl's server as a variant of it
+ * (engines/prime-rl.ts); SGLang is the other (engines/sglang.ts).
  */
 
 /** The layout facts an engine's command line is built from. */
 export type EngineLayout = Pick<
   EngineProcess,
-  "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig"
+  "role" | "port" | "tp" | "dp" | "apiServerCount" | "headless" | "kvTransferConfig" | "disaggregation"
 >;
 
 /** HTTP paths on an engine's API port. */
@@ -27,8 +27,10 @@ export interface EngineRoutes {
   models: string;
   /** Prometheus exposition. */
   metrics: string;
-  /** The OpenAI-compatible API base, which trainers also use as the admin base (weight updates, LoRA). */
+  /** The OpenAI-compatible API base. */
   api: string;
+  /** The base of the engine's own routes (weight updates, LoRA, cache flush): each engine's admin URL. */
+  admin: string;
 }
 
 /** The Prometheus series `fleet metrics` reads. */
@@ -46,6 +48,18 @@ export interface EngineMetricNames {
 
 export interface Engine {
   name: EngineName;
+  /**
+   * How a replica spanning nodes serves: "head" when only its head node runs the API and the other
+   * nodes join its process group (SGLang's --nnodes); "layout" when the DP layout decides (vLLM:
+   * every node serves its ranks, or the head alone with headless nodes).
+   */
+  spanningApi: "head" | "layout";
+  /**
+   * How prefill hands KV to decode: through a KV connector in the engine's config (vLLM's
+   * NixlConnector, with a side channel per rank), or a bootstrap server on each prefill server that
+   * the router names in every request (SGLang).
+   */
+  pdTransport: "kv-connector" | "bootstrap";
   /** The full command line of one engine process. */
   argv(cfg: FleetConfig, layout: EngineLayout): Value[];
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */

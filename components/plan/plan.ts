@@ -8,7 +8,7 @@ import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
-import { llmdPlan, vllmRouterPlan } from "./router-plan";
+import { httpRouterPlan, llmdPlan, routerProgram } from "./router-plan";
 import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
@@ -47,7 +47,7 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
     case "wide_ep": {
       const n = d.type === "multi_node" ? d.num_nodes : 1;
       // headless = true: the head serves the API for every rank (internal LB); otherwise every node does (hybrid LB).
-      const mode = cfg.vllm_extra.headless === true ? "internal" : "hybrid";
+      const mode = cfg.vllm_extra.headless === true || headServes(cfg) ? "internal" : "hybrid";
       return [{ role: "replica", replica: 0, nodes: n, dpLocal: dp / n, dpSize: dp, mode }];
     }
     case "disaggregated": {
@@ -60,7 +60,7 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
           nodes,
           dpLocal,
           dpSize: nodes * dpLocal,
-          mode: "hybrid" as const,
+          mode: headServes(cfg) ? ("internal" as const) : ("hybrid" as const),
         }));
       return [
         ...role("prefill", d.num_prefill_replicas, d.num_prefill_nodes),
@@ -69,6 +69,9 @@ export function replicaLayouts(cfg: FleetConfig): ReplicaLayout[] {
     }
   }
 }
+
+/** Whether the config's engine serves a replica spanning nodes from its head alone (Engine.spanningApi). */
+const headServes = (cfg: FleetConfig) => engineOf(cfg).spanningApi === "head";
 
 /**
  * How a replica's DP ranks run. Per node (engine_processes = "per_node"): one process per node
@@ -100,11 +103,15 @@ export const SHARED_HOST_PORT_STRIDE = 100;
 
 function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): EngineProcess[] {
   const engines: EngineProcess[] = [];
-  const pd = cfg.deployment.type === "disaggregated";
-  const kv = kvTransferConfig(pd, cfg.kv_cache_offload);
+  const engine = engineOf(cfg);
+  const d = cfg.deployment;
+  const pd = d.type === "disaggregated";
+  // P/D through a KV connector (vLLM's NIXL, a side channel per rank), or SGLang's bootstrap servers.
+  const nixl = pd && engine.pdTransport === "kv-connector";
+  const bootstrap = pd && engine.pdTransport === "bootstrap" ? (d.transfer_backend ?? "mooncake") : undefined;
+  const kv = kvTransferConfig(nixl, cfg.kv_cache_offload);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
   const pinsMemory = cfg.kv_cache_offload !== null || pd || deepEpAcrossNodes(cfg).length > 0;
-  const engine = engineOf(cfg);
   // A node's ports on a shared host: the configured ones moved past the earlier nodes'.
   const portShift = (n: number) => (sharedHost ? n * SHARED_HOST_PORT_STRIDE : 0);
   let node = 0;
@@ -142,13 +149,13 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
         const gpus = Array.from({ length: slice }, (_, g) => r * slice + g);
         const port = headless ? undefined : enginePort(cfg, layout.role) + shift + r;
         // NIXL: one side channel per local rank (5600 + k); a per-rank process has rank k's only.
-        const nixlPorts = pd
+        const nixlPorts = nixl
           ? perRank
             ? [FIXED_PORTS.nixlSideChannel + shift + r]
             : Array.from({ length: layout.dpLocal }, (_, i) => FIXED_PORTS.nixlSideChannel + shift + i)
           : undefined;
         const perProcess: [string, Value][] = [["CUDA_VISIBLE_DEVICES", gpus.join(",")]];
-        if (pd)
+        if (nixl)
           perProcess.push(
             ["VLLM_NIXL_SIDE_CHANNEL_HOST", { parts: [selfRef] }],
             ["VLLM_NIXL_SIDE_CHANNEL_PORT", String(nixlPorts![0])],
@@ -184,6 +191,13 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
           argv: [],
           kvTransferConfig: kv,
           nixlPorts,
+          ...(bootstrap && {
+            disaggregation: {
+              transferBackend: bootstrap,
+              // Every prefill server of a group names the port its head's bootstrap server listens on.
+              ...(layout.role === "prefill" && { bootstrapPort: FIXED_PORTS.sglangBootstrap + portShift(head) }),
+            },
+          }),
           needs: { pinsMemory },
         };
         process.argv = engine.argv(cfg, process);
@@ -203,8 +217,8 @@ function buildIsland(
 ): IslandPlan {
   const engines = buildEngines(cfg, index, hints.sharedHost === true);
   const router =
-    cfg.router.type === "vllm-router"
-      ? vllmRouterPlan(cfg, engines)
+    cfg.router.type === "vllm-router" || cfg.router.type === "sglang-router"
+      ? httpRouterPlan(cfg, engines)
       : cfg.router.type === "llm-d"
         ? llmdPlan(cfg, hints.poolRef(cfg.target, { stack, service }, index), engines)
         : undefined;
@@ -214,7 +228,7 @@ function buildIsland(
     const here = engines.filter((e) => e.node === n);
     const services: string[] = [];
     if (router && router.node === n)
-      services.push(...(router.kind === "vllm-router" ? ["vllm-router"] : ["epp", "envoy"]));
+      services.push(...(router.kind === "llm-d" ? ["epp", "envoy"] : [router.kind]));
     if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
     if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
     if (mooncake) services.push("mooncake_client");
@@ -242,7 +256,7 @@ function buildIsland(
       engines: serving.map((e) => ({
         id: e.id,
         role: e.role,
-        url: { node: e.node, port: e.port!, path: engineNamed(e.engine).routes.api },
+        url: { node: e.node, port: e.port!, path: engineNamed(e.engine).routes.admin },
       })),
     },
   };
@@ -282,8 +296,8 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       const engine = engineNamed(e.engine);
       assertArgv(engine.manifest, engine.manifestArgs(e.argv), e.id);
     }
-    if (island.router?.kind === "vllm-router")
-      assertArgv("vllm-router", island.router.argv.slice(1), `${island.name} router`);
+    const r = island.router;
+    if (r && r.kind !== "llm-d") assertArgv(r.kind, r.argv.slice(routerProgram(r.kind).length), `${island.name} router`);
     if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv.slice(1), `${island.name} epp`);
     if (island.mooncake) {
       assertArgv("mooncake_master", island.mooncake.master.argv.slice(1), `${island.name} mooncake_master`);
@@ -315,6 +329,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   const wholeNodes = whole !== undefined;
   return {
     stack,
+    engine: engineOf(cfg).name,
     ...(service !== undefined && { service }),
     model: cfg.model.name,
     shape: shapeOf(cfg),

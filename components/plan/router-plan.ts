@@ -1,7 +1,7 @@
 import type { FleetConfig } from "../config/types";
 import type { PoolRef } from "./target-hints";
 import { FIXED_PORTS } from "../config/fixed-ports";
-import type { EngineProcess, LlmdPlan, VllmRouterPlan } from "./deployment-plan";
+import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
 
@@ -10,15 +10,31 @@ export const WORKER_STARTUP_TIMEOUT_S = ENGINE_READY_TIMEOUT_S;
 
 const engineUrl = (e: EngineProcess): Value => t`http://${nodeRef(e.node)}:${e.port!}`;
 
-/** vllm-router on the island head: regular mode over every engine, or P/D mode (prefill, then decode). */
-export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): VllmRouterPlan {
-  if (cfg.router.type !== "vllm-router") throw new Error("vllmRouterPlan needs a vllm-router config");
+/**
+ * How each HTTP router is started: vllm-router's console script; sglang-router's module, as SGLang's
+ * docs start it (python -m sglang_router.launch_router).
+ */
+const ROUTER_PROGRAMS: Record<HttpRouterKind, readonly string[]> = {
+  "vllm-router": ["vllm-router"],
+  "sglang-router": ["python3", "-m", "sglang_router.launch_router"],
+};
+
+export const routerProgram = (kind: HttpRouterKind): readonly string[] => ROUTER_PROGRAMS[kind];
+
+/**
+ * vllm-router, or sglang-router (vllm-router's origin, with the same flags) in front of SGLang, on
+ * the island head: regular mode over every engine, or P/D mode (prefill, then decode; SGLang's
+ * prefill URLs carry their bootstrap port).
+ */
+export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): HttpRouterPlan {
+  const kind = cfg.router.type;
+  if (kind !== "vllm-router" && kind !== "sglang-router") throw new Error("httpRouterPlan needs an HTTP router config");
   const port = cfg.server.port;
   const metricsPort = port + FIXED_PORTS.routerMetricsOffset;
   const serving = engines.filter((e) => e.port !== undefined);
   const pd = cfg.deployment.type === "disaggregated";
   const argv: Value[] = [
-    "vllm-router",
+    ...routerProgram(kind),
     "--policy",
     cfg.router.policy,
     "--host",
@@ -46,13 +62,16 @@ export function vllmRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Vllm
   if (cfg.prime_rl && cfg.deployment.type === "single_node" && serving.length === 1)
     argv.push("--intra-node-data-parallel-size", String(serving[0].dp?.local ?? 1));
   if (pd) {
-    argv.push("--vllm-pd-disaggregation");
-    for (const e of serving.filter((e) => e.role === "prefill")) argv.push("--prefill", engineUrl(e));
+    argv.push(kind === "sglang-router" ? "--pd-disaggregation" : "--vllm-pd-disaggregation");
+    for (const e of serving.filter((e) => e.role === "prefill")) {
+      const bootstrap = e.disaggregation?.bootstrapPort;
+      argv.push("--prefill", engineUrl(e), ...(bootstrap === undefined ? [] : [String(bootstrap)]));
+    }
     for (const e of serving.filter((e) => e.role === "decode")) argv.push("--decode", engineUrl(e));
   } else {
     argv.push("--worker-urls", ...serving.map(engineUrl));
   }
-  return { kind: "vllm-router", node: 0, port, metricsPort, pd, argv };
+  return { kind, node: 0, port, metricsPort, pd, argv };
 }
 
 /**

@@ -44,9 +44,9 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     lines.push(`    $ ${cmd(e.argv)}`);
   }
   const r = island.router;
-  if (r?.kind === "vllm-router") {
+  if (r && r.kind !== "llm-d") {
     lines.push(
-      `  router: vllm-router on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`,
+      `  router: ${r.kind} on ${island.nodes[r.node].name}:${r.port} (${r.pd ? "P/D mode" : "regular"}, metrics :${r.metricsPort})`,
     );
     lines.push(`    $ ${cmd(r.argv)}`);
   } else if (r?.kind === "llm-d") {

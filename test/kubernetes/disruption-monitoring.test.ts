@@ -149,7 +149,7 @@ describe.each(K8S_STACKS)("%s: disruption budgets and monitors", (name) => {
       const routerPods = onPods.filter((pod) => selects(router.spec.selector.matchLabels, pod));
       expect(routerPods.map((pod) => pod.owner.kind)).toEqual(["Deployment"]);
       expect(router.spec.podMetricsEndpoints).toEqual([{ port: "metrics", path: "/metrics", scheme: "http" }]);
-      const want = island.router.kind === "vllm-router" ? island.router.metricsPort : island.router.epp.metricsPort;
+      const want = island.router.kind === "llm-d" ? island.router.epp.metricsPort : island.router.metricsPort;
       expect(routerPods[0].ports.get("metrics")).toBe(want);
       if (island.router.kind === "llm-d") {
         expect(want).toBe(9090);

@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile } from "../../components/config";
-import { engineNamed, engineOf, sharedMetrics, sharedRoutes } from "../../components/plan/engines";
+import { engineNamed, engineOf, metricNameSets, sharedRoutes } from "../../components/plan/engines";
 import { buildPlan } from "../../components/planner";
 import { renderK8sFleet, allK8sObjects } from "../../components/kubernetes";
 import { load, plan, ROOT, SLURM, stackText } from "../helpers";
@@ -49,8 +49,11 @@ describe("engines", () => {
     expect(pods).toContain(`"path":"${engineNamed(k.islands[0].engines[0].engine).routes.health}"`);
   });
 
-  it("the fleet CLI reads the routes and metric names every engine shares", () => {
-    expect(sharedRoutes()).toEqual(engineNamed("vllm").routes);
-    expect(sharedMetrics().running).toBe("vllm:num_requests_running");
+  it("the fleet CLI probes the routes every engine shares, and reads every engine's metric names", () => {
+    const { admin: _admin, ...probe } = engineNamed("vllm").routes;
+    expect(sharedRoutes()).toEqual(probe);
+    const { admin: _sglangAdmin, ...sglangProbe } = engineNamed("sglang").routes;
+    expect(sglangProbe).toEqual(probe);
+    expect(metricNameSets().map((n) => n.running)).toEqual(["vllm:num_requests_running", "sglang:num_running_reqs"]);
   });
 });

@@ -42,6 +42,12 @@ export const disaggregatedDeployment = table({
   num_decode_replicas: count.default(1),
   prefill_env_vars: envVars.default({}).describe("Exported on prefill nodes after env_vars"),
   decode_env_vars: envVars.default({}).describe("Exported on decode nodes after env_vars"),
+  transfer_backend: z
+    .enum(["nixl", "mooncake"])
+    .optional()
+    .describe(
+      "How KV moves from prefill to decode engines: nixl (vLLM's NixlConnector, the only one for vLLM) or, with SGLang, nixl or mooncake (default: each engine's own, nixl for vLLM and mooncake for SGLang)",
+    ),
   prefill_port: port.default(8100).describe("Prefill engine port (default 8100)"),
   decode_port: port.default(8200).describe("Decode engine port (default 8200)"),
   ...common,

@@ -5,6 +5,9 @@ import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
 import { serverTable } from "./server";
 
+/** The inference engines a stack file may name (plan/engines.ts registers each). */
+export const ENGINE_NAMES = ["vllm", "sglang"] as const;
+
 /** How many `vllm serve` processes a node runs: one for all its DP ranks, or one per DP rank. */
 export const engineProcesses = z.enum(["per_node", "per_rank"]);
 
@@ -15,6 +18,12 @@ export const engineProcesses = z.enum(["per_node", "per_rank"]);
  * file leaves them unset, by the AUTO_SETUP rule named beside them (rules.ts).
  */
 export const inferenceShape = {
+  engine: z
+    .enum(ENGINE_NAMES)
+    .default("vllm")
+    .describe(
+      'What serves the model: "vllm" (`vllm serve`) or "sglang" (`python3 -m sglang.launch_server`, behind sglang-router; docs/sglang.md lists what it does not take)',
+    ),
   model: modelField.optional(),
   parallel: parallelTable.prefault({}),
   deployment: deploymentTable.prefault({}),
@@ -23,6 +32,10 @@ export const inferenceShape = {
     .record(z.string(), z.unknown())
     .default({})
     .describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
+  sglang_extra: z
+    .record(z.string(), z.unknown())
+    .default({})
+    .describe("Extra SGLang server flags by snake_case name (engine = \"sglang\"), checked against SGLang's manifest"),
   env_vars: envVars.default({}).describe("Exported for every inference process"),
   server: serverTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */

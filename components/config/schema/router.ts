@@ -45,11 +45,27 @@ export const llmdRouter = table({
     .describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
 });
 
+/**
+ * Policies sglang-router (sgl-model-gateway) accepts; its default is cache_aware (the radix-tree
+ * prefix match per worker), round_robin and random are load-blind, power_of_two picks the less
+ * loaded of two, manual routes by the request's routing key.
+ */
+export const SGLANG_ROUTER_POLICIES = ["cache_aware", "round_robin", "random", "power_of_two", "manual"] as const;
+
+/** SGLang's router, in front of engine = "sglang" (AUTO_SETUP "SGLang engines sit behind sglang-router"). */
+export const sglangRouter = table({
+  type: z.literal("sglang-router"),
+  policy: z
+    .enum(SGLANG_ROUTER_POLICIES)
+    .default("cache_aware")
+    .describe("Load-balancing policy (default cache_aware, SGLang's own)"),
+});
+
 /** No router: a bare engine on server.port. Only meaningful for single_node. */
 export const noRouter = table({ type: z.literal("none") });
 
 export const routerTable = z.discriminatedUnion(
   "type",
-  [vllmRouter, llmdRouter, noRouter],
-  typeChoices("vllm-router", "llm-d", "none"),
+  [vllmRouter, llmdRouter, sglangRouter, noRouter],
+  typeChoices("vllm-router", "llm-d", "sglang-router", "none"),
 );

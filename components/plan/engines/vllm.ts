@@ -6,7 +6,14 @@ import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../prime-parse
 import { vllmReserve } from "./vllm-reserve";
 
 /** vLLM's OpenAI-compatible server (vllm/entrypoints/openai/api_server.py). */
-const VLLM_ROUTES: EngineRoutes = { health: "/health", models: "/v1/models", metrics: "/metrics", api: "/v1" };
+/** Trainers take the API base as each engine's admin base (prime-rl's admin_base_url). */
+const VLLM_ROUTES: EngineRoutes = {
+  health: "/health",
+  models: "/v1/models",
+  metrics: "/metrics",
+  api: "/v1",
+  admin: "/v1",
+};
 
 /** vLLM V1's metric names (vllm/v1/metrics/loggers.py). */
 const VLLM_METRICS: EngineMetricNames = {
@@ -24,6 +31,8 @@ const VLLM_METRICS: EngineMetricNames = {
 /** `vllm serve`. */
 export const vllmEngine: Engine = {
   name: "vllm",
+  spanningApi: "layout",
+  pdTransport: "kv-connector",
   argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
   manifest: "vllm",
   // `vllm serve` itself is not a flag.
