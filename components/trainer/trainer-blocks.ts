@@ -95,8 +95,8 @@ const VERL_WORKER_ENV = "ray_kwargs.ray_init.runtime_env.env_vars";
  * weights itself (SGLang: `/update_weights_from_tensor` with CUDA IPC handles from the colocated
  * trainer ranks, sglang_rollout/sglang_rollout.py; disaggregated: its checkpoint engine over
  * NCCL/NIXL between its own actors). `actor_rollout_ref.rollout` has no key for a server address
- * (its `agent.custom_async_server` is declared but read nowhere). So no block can point VERL's
- * training rollouts at this fleet, whatever its engine.
+ * (its `agent.custom_async_server` is declared, verl/workers/config/rollout.py, but read nowhere
+ * in verl/). So no block can point VERL's training rollouts at this fleet, whatever its engine.
  *
  * What VERL can do with it: the user's own code in VERL's workers (a custom reward function as a
  * judge, a tool, an agent loop) calls it through the OpenAI SDK. VERL's main_ppo.py merges
