@@ -14,17 +14,36 @@ export const roleSchema = z
 
 const urls = (what: string) => z.array(z.string()).describe(what);
 
+/**
+ * What serves the fleet, as a trainer must know it: which admin routes the admin URLs answer
+ * (docs/trainer.md). "prime-rl" is prime-rl's server around vLLM; "vllm" plain `vllm serve`;
+ * "sglang" `python -m sglang.launch_server`.
+ */
+export const TRAINER_ENGINES = ["vllm", "prime-rl", "sglang"] as const;
+
+export const engineSchema = z
+  .enum(TRAINER_ENGINES)
+  .describe(
+    'what every engine runs: "vllm" (`vllm serve`), "prime-rl" (prime-rl\'s server around vLLM) or "sglang" (`sglang.launch_server`); it decides which admin routes the admin URLs answer',
+  );
+
 export const trainerBlocksSchema = z
   .object({
     primeRl: z
       .string()
+      .nullable()
       .describe(
-        "prime-rl's `[orchestrator.model.client]` as TOML: `base_url` (a list; prime-rl round-robins it) and `admin_base_url`; P/D adds `inference_metrics_roles`",
+        "prime-rl's `[orchestrator.model.client]` as TOML: `base_url` (a list; prime-rl round-robins it) and `admin_base_url`; P/D adds `inference_metrics_roles`. Null for engine = \"sglang\": prime-rl's orchestrator updates weights through prime-rl's own admin routes, which SGLang's server does not serve",
       ),
     nexrl: z
       .string()
       .describe(
         "NexRL's `inference_service` as YAML (its client appends `/v1` itself; the key is read with `${oc.env:VLLM_API_KEY}`)",
+      ),
+    verl: z
+      .string()
+      .describe(
+        "VERL's Hydra overrides (lines for `python -m verl.trainer.main_ppo`; `#` lines are comments): VERL starts and owns its rollout engines, so its rollout cannot use this fleet; the overrides give every VERL Ray worker `OPENAI_BASE_URL` for the user's own code (a custom reward function as a judge, a tool, an agent loop)",
       ),
     openaiEnv: z
       .record(z.string(), z.string())
@@ -43,7 +62,7 @@ export const islandEndpointsSchema = z
       .nullable()
       .describe("the island's router (`.../v1`), or null when engines are addressed directly"),
     adminUrls: urls(
-      "every engine's URL (`.../v1`) in the planner's order: node-major, rank-minor; P/D prefill first. Weight updates go here, never through a router",
+      "every engine's admin base (vLLM and prime-rl: `.../v1`; SGLang: `http://host:port`, where its weight-update routes live) in the planner's order: node-major, rank-minor; P/D prefill first. Weight updates go here, never through a router",
     ),
     roles: z.array(roleSchema).describe("the role of each admin URL, position by position"),
     engineCount: z.number().int().describe("how many admin URLs"),
@@ -55,10 +74,13 @@ export const fleetEndpointsSchema = z
   .object({
     model: z.string().describe("the served model id (what `/v1/models` lists)"),
     target: z.enum(TARGETS).describe("where the fleet runs"),
+    engine: engineSchema,
     baseUrls: urls(
       "where OpenAI-style requests go: each island's router (`.../v1`), or each engine of a router-less island",
     ),
-    adminUrls: urls("every engine's URL (`.../v1`), island by island in the planner's order"),
+    adminUrls: urls(
+      "every engine's admin base (vLLM and prime-rl: `.../v1`; SGLang: `http://host:port`), island by island in the planner's order",
+    ),
     roles: z.array(roleSchema).describe("the role of each admin URL, position by position"),
     engineCount: z.number().int().describe("how many admin URLs"),
     apiKeyRequired: z
@@ -87,6 +109,7 @@ export const stackEndpointsSchema = z
 /** The `endpoints` output: one service's contract, or a stack of several services. */
 export const endpointsOutputSchema = z.union([fleetEndpointsSchema, stackEndpointsSchema]);
 
+export type TrainerEngine = z.infer<typeof engineSchema>;
 export type TrainerBlocks = z.infer<typeof trainerBlocksSchema>;
 export type StackEndpoints = z.infer<typeof stackEndpointsSchema>;
 export type EndpointsOutput = z.infer<typeof endpointsOutputSchema>;

@@ -56,8 +56,9 @@ describe("endpoints: the trainer contract every stack exports", () => {
       expect(endpoints.islands.map((i) => i.routerUrl)).toEqual(routers);
       // Requests go to each island's router, or to its engines when it has none.
       expect(endpoints.baseUrls).toEqual(planned.islands.flatMap((i, k) => routers[k] ?? i.adminUrls.map(show)));
-      // The prime-rl block carries exactly those lists.
-      const client = (TOML.parse(endpoints.trainers.primeRl) as any).orchestrator.model.client;
+      // Every stack here is served by vLLM or prime-rl's server, so the prime-rl block carries exactly those lists.
+      expect(["vllm", "prime-rl"]).toContain(endpoints.engine);
+      const client = (TOML.parse(endpoints.trainers.primeRl!) as any).orchestrator.model.client;
       expect(client).toEqual({ base_url: endpoints.baseUrls, admin_base_url: endpoints.adminUrls });
       expect(endpoints.apiKeyRequired).toBe(false);
     },
@@ -67,11 +68,11 @@ describe("endpoints: the trainer contract every stack exports", () => {
     const { endpoints } = await program("disaggregated-x3", slurmConfig());
     expect(endpoints.islands).toHaveLength(3);
     expect(endpoints.baseUrls).toHaveLength(3);
-    const orchestrator = (TOML.parse(endpoints.trainers.primeRl) as any).orchestrator;
+    const orchestrator = (TOML.parse(endpoints.trainers.primeRl!) as any).orchestrator;
     expect(orchestrator.inference_metrics_roles).toEqual(endpoints.roles);
     expect(endpoints.roles.slice(0, endpoints.islands[0].engineCount)).toEqual(endpoints.islands[0].roles);
     // Each island's own blocks name only that island.
-    const island1 = (TOML.parse(endpoints.islands[1].trainers.primeRl) as any).orchestrator.model.client;
+    const island1 = (TOML.parse(endpoints.islands[1].trainers.primeRl!) as any).orchestrator.model.client;
     expect(island1).toEqual({
       base_url: [endpoints.islands[1].routerUrl],
       admin_base_url: endpoints.islands[1].adminUrls,
@@ -89,6 +90,9 @@ describe("endpoints: the trainer contract every stack exports", () => {
     expect(JSON.stringify(endpoints)).not.toContain(API_KEY);
     expect(parseYaml(endpoints.trainers.nexrl).inference_service.api_key).toBe("${oc.env:VLLM_API_KEY}");
     expect(endpoints.trainers.openaiEnv).toEqual({ OPENAI_BASE_URL: endpoints.baseUrls[0] });
+    // VERL's overrides end up in its printed ray.init kwargs: the key is left to the Ray nodes' environment.
+    expect(endpoints.trainers.verl).not.toMatch(/^\+.*OPENAI_API_KEY=/m);
+    expect(endpoints.trainers.verl).toMatch(/^\+ray_kwargs\.ray_init\.runtime_env\.env_vars\.OPENAI_BASE_URL=/m);
   });
 
   it("without a key the outputs say so and no apiKey output exists", async () => {
@@ -119,7 +123,10 @@ describe("a trainer stack reads the fleet through a StackReference", () => {
     vi.resetModules();
     const { readFleet } = await import("../../components/trainer/fleet-reference");
     const fleet = readFleet("acme/vllm-fleet/k8s-disaggregated-x3");
-    new k8s.core.v1.ConfigMap("orchestrator", { data: { "client.toml": fleet.endpoints.trainers.primeRl } });
+    // primeRl is null only on an SGLang fleet (no prime-rl orchestrator can drive it); this one is vLLM.
+    new k8s.core.v1.ConfigMap("orchestrator", {
+      data: { "client.toml": fleet.endpoints.trainers.primeRl.apply((t) => t ?? "") },
+    });
     new k8s.core.v1.Secret("inference-key", { stringData: { VLLM_API_KEY: fleet.apiKey.apply((k) => k ?? "") } });
     return { fleet, registered };
   }
