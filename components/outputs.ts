@@ -4,6 +4,7 @@ import { targetOf } from "./targets";
 import type { EndpointsOutput, FleetEndpoints, IslandEndpoints } from "./trainer/contract";
 import { namedServices, type StackPlan } from "./plan/stack-plan";
 import { trainerBlocks } from "./trainer/trainer-blocks";
+import { engineNamed } from "./plan/engines";
 
 /** The island fields every target reports (SLURM from the job's result line, Kubernetes from names). */
 export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUrls" | "roles">;
@@ -13,10 +14,12 @@ export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUr
  * to the islands' outputs and `planned` applies it to the plan, so both have one shape.
  */
 export function fleetEndpoints(
-  plan: Pick<DeploymentPlan, "model" | "target">,
+  plan: Pick<DeploymentPlan, "model" | "target" | "engine">,
   islands: IslandUrls[],
   apiKeyRequired: boolean,
 ): FleetEndpoints {
+  const { engine } = plan;
+  const baseUrls = (of: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]) => clientUrls(of, engine);
   const own = islands.map((i) => {
     const island: Omit<IslandEndpoints, "trainers"> = {
       island: i.island,
@@ -29,6 +32,7 @@ export function fleetEndpoints(
     return {
       ...island,
       trainers: trainerBlocks({
+        engine,
         model: plan.model,
         baseUrls: baseUrls([island]),
         adminUrls: island.adminUrls,
@@ -38,6 +42,7 @@ export function fleetEndpoints(
     };
   });
   const all = {
+    engine,
     model: plan.model,
     baseUrls: baseUrls(own),
     adminUrls: own.flatMap((i) => i.adminUrls),
@@ -47,9 +52,15 @@ export function fleetEndpoints(
   return { ...all, target: plan.target, engineCount: all.adminUrls.length, islands: own, trainers: trainerBlocks(all) };
 }
 
-/** Routers when every island has one; otherwise every engine (a router-less island is served by its engines). */
-function baseUrls(islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]): string[] {
-  return islands.flatMap((i) => (i.routerUrl ? [i.routerUrl] : i.adminUrls));
+/**
+ * Where clients send requests: routers when every island has one; otherwise every engine's API base
+ * (a router-less island is served by its engines), from its admin URL (SGLang's admin routes sit at
+ * the root, its API under /v1).
+ */
+function clientUrls(islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[], engine: DeploymentPlan["engine"]): string[] {
+  const { admin, api } = engineNamed(engine).routes;
+  const apiOf = (adminUrl: string) => (admin ? adminUrl.slice(0, -admin.length) : adminUrl) + api;
+  return islands.flatMap((i) => (i.routerUrl ? [i.routerUrl] : i.adminUrls.map(apiOf)));
 }
 
 /**
@@ -61,6 +72,7 @@ export function plannedOutputs(plan: DeploymentPlan) {
   const known = targetOf(plan.target).knownUrls?.(plan);
   return {
     model: plan.model,
+    engine: plan.engine,
     shape: plan.shape,
     target: plan.target,
     totals: plan.totals,

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { fleetEndpoints } from "../components/outputs";
 
-const plan = { model: "Qwen/Qwen3-8B", target: "slurm" as const };
+const plan = { model: "Qwen/Qwen3-8B", target: "slurm" as const, engine: "vllm" as const };
 
 describe("fleetEndpoints and the trainer blocks", () => {
   it("a router-less island is served by its engines; a routed one by its router", () => {
@@ -41,7 +41,7 @@ describe("fleetEndpoints and the trainer blocks", () => {
       ].join("\n"),
     );
     // Replicas have no metric roles; prime-rl only takes prefill/decode there.
-    expect((TOML.parse(e.trainers.primeRl) as any).orchestrator.inference_metrics_roles).toBeUndefined();
+    expect((TOML.parse(e.trainers.primeRl!) as any).orchestrator.inference_metrics_roles).toBeUndefined();
     expect(parseYaml(e.islands[1].trainers.nexrl)).toEqual({
       inference_service: {
         api_key: "EMPTY",

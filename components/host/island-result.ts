@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { ROLES } from "../plan/roles";
+import { ENGINE_NAMES } from "../plan/engine-names";
 
 /**
  * The contract between an island's create command and the program: one JSON line on stdout (and
@@ -28,6 +29,8 @@ const running = z.object({
   jobId: z.string().regex(/^\d+$/),
   adopted: z.boolean(),
   model: z.string(),
+  // Results written before a second engine existed are vLLM's.
+  engine: z.enum(ENGINE_NAMES).default("vllm"),
   nodes: z.array(z.object({ name: z.string(), host: z.string().min(1), addr: ipv4 })).min(1),
   routerUrl: url.nullable(),
   engines: z.array(z.object({ id: z.string(), role, replica: z.number().int(), url })),
@@ -78,6 +81,7 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     jobId: TOKENS.jobId,
     adopted: TOKENS.adopted,
     model: plan.model,
+    engine: plan.engine,
     nodes: island.nodes.map((n) => ({ name: n.name, host: TOKENS.host(n.index), addr: TOKENS.addr(n.index) })),
     routerUrl: island.endpoints.router ? tokenUrl(island.endpoints.router) : null,
     engines: island.endpoints.engines.map((e) => ({

@@ -1,5 +1,5 @@
 import type { TargetKind } from "../config/target-kinds";
-import type { DeploymentPlan, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
+import type { DeploymentPlan, EngineName, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
 import type { StackPlan } from "../plan/stack-plan";
 import { routerProcess } from "../host/processes";
 import { targetOf } from "../targets";
@@ -11,6 +11,8 @@ import { targetOf } from "../targets";
  */
 export interface FleetView {
   model: string;
+  /** What serves the model: its trainer blocks and admin routes follow it. */
+  engine: EngineName;
   target: TargetKind;
   islands: IslandView[];
   /** The Pulumi stack the plan was made for (job names and resource URNs carry it); unknown from an endpoints file. */
@@ -55,6 +57,7 @@ export function viewFromPlan(
   const known = target.knownUrls?.(plan);
   return {
     model: plan.model,
+    engine: plan.engine,
     target: plan.target,
     stack: plan.stack,
     ...(plan.service !== undefined && { service: plan.service }),
@@ -105,7 +108,13 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
   const d = doc as Record<string, any>;
   if (d && d.format === "vllm-fleet/island/v1") {
     if (d.dryRun) throw new Error(`${source} is a dry run's result: nothing was deployed`);
-    return { model: d.model, target: "slurm", islands: [islandFromEndpoints(d as EndpointsIsland)] };
+    // Files written before a second engine existed are vLLM's.
+    return {
+      model: d.model,
+      engine: d.engine ?? "vllm",
+      target: "slurm",
+      islands: [islandFromEndpoints(d as EndpointsIsland)],
+    };
   }
   // A stack of several services: its `planned` output has each one's under services.<name>.
   if (d && Array.isArray(d.islands) && d.planned && d.planned.services && typeof d.planned.services === "object") {
@@ -116,6 +125,7 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
       );
     return {
       model: d.planned.services[service].model,
+      engine: d.planned.services[service].engine ?? "vllm",
       target: d.planned.target,
       islands: (d.islands as (EndpointsIsland & { service?: string })[])
         .filter((i) => i.service === service)
@@ -125,6 +135,7 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
   if (d && Array.isArray(d.islands) && d.planned && typeof d.planned.model === "string") {
     return {
       model: d.planned.model,
+      engine: d.planned.engine ?? "vllm",
       target: d.planned.target,
       islands: (d.islands as EndpointsIsland[]).map(islandFromEndpoints),
     };

@@ -7,8 +7,9 @@ import type { Value } from "./values";
 export type { Role } from "./roles";
 export type { KubernetesSettings, LocalSettings, SlurmSettings, TargetSettings } from "./target-settings";
 
-/** The inference engines a plan can run (engines.ts): vLLM, prime-rl's server around it, and SGLang. */
-export type EngineName = "vllm" | "prime-rl" | "sglang";
+import type { EngineName } from "./engine-names";
+
+export type { EngineName } from "./engine-names";
 
 /** What an engine process needs from its host beyond its GPUs, for the target to grant. */
 export interface EngineNeeds {

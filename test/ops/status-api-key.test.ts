@@ -42,6 +42,7 @@ function fleet(keyFile: boolean): FleetView {
   }
   return {
     model: "m",
+    engine: "vllm",
     target: "slurm",
     islands: [{ island: 0, islandDir, engines: [{ id: "e0", role: "replica", url }] }],
   };
