@@ -293,15 +293,15 @@ export function memoryProblems(
   for (const r of m.roles) {
     const who = r.role === "replica" ? "" : `${r.role}: `;
     const sharding = `tp=${r.tp}${r.ep ? `, experts over ep=${r.ep}` : ""}`;
+    if (m.memFractionStatic !== undefined) {
+      staticPoolProblems(cfg, m, r, userPath, budget, who, sharding, issues);
+      continue;
+    }
     if (r.weightBytes > m.budgetBytes) {
       issues.push({
         path: userPath("parallel.tp"),
         message: `${who}${cfg.model.name}'s weights need ${gib(r.weightBytes)} per GPU (${m.weightDtype}, ${sharding}), more than ${budget}; raise ${userPath("parallel.tp")}, serve a quantized checkpoint, or use larger GPUs`,
       });
-      continue;
-    }
-    if (m.memFractionStatic !== undefined) {
-      staticPoolProblems(cfg, m, r, userPath, budget, who, sharding, issues);
       continue;
     }
     if (m.kvCacheMemoryBytes !== undefined) {

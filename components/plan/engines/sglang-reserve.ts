@@ -56,7 +56,8 @@ function knobs(arch: ArchFacts | undefined, cfg: FleetConfig, tp: number, gpuByt
   const prefillGraphs = !noGraphs && !flagOn(extra, "disable_prefill_cuda_graph");
   const mla = arch?.attention === "mla";
   // Prefill graphs capture up to chunked_prefill_size tokens (8192 at most with MLA).
-  const prefillMaxBs = extraNumber(extra, "cuda_graph_max_bs_prefill") ?? (mla ? Math.min(8192, chunkedPrefill) : chunkedPrefill);
+  const prefillMaxBs =
+    extraNumber(extra, "cuda_graph_max_bs_prefill") ?? (mla ? Math.min(8192, chunkedPrefill) : chunkedPrefill);
   return { chunkedPrefill, maxRunning, decodeMaxBs, decodeGraphs, prefillGraphs, prefillMaxBs, mla };
 }
 
@@ -71,8 +72,7 @@ function prefillGraphSizes(maxBs: number): number {
     [4608, Infinity, 512],
   ];
   let n = 0;
-  for (const [from, to, step] of steps)
-    for (let s = from; s <= Math.min(to, maxBs); s += step) n++;
+  for (const [from, to, step] of steps) for (let s = from; s <= Math.min(to, maxBs); s += step) n++;
   return n;
 }
 
@@ -111,7 +111,8 @@ export const sglangReserve: ReserveEstimate = (arch, cfg, tp, gpuBytes) => {
   // The dense MLP's width from the parameter count: what is not embeddings (input and output) or
   // attention is 3 x hidden x intermediate per layer.
   const qDim = arch.attention_heads && arch.head_dim ? arch.attention_heads * arch.head_dim : h;
-  const kvDim = arch.attention === "mla" ? arch.kv_lora_rank! + arch.qk_rope_head_dim! : 2 * arch.kv_heads! * arch.head_dim!;
+  const kvDim =
+    arch.attention === "mla" ? arch.kv_lora_rank! + arch.qk_rope_head_dim! : 2 * arch.kv_heads! * arch.head_dim!;
   const perLayer = (arch.params - experts - 2 * arch.vocab_size * h) / arch.layers;
   const denseWidth = Math.max(0, (perLayer - h * (2 * qDim + kvDim)) / (3 * h));
   let prefill = k.chunkedPrefill * (3 * h + (3 * denseWidth) / tp) * 2;
@@ -171,6 +172,7 @@ export function sglangMemFractionStatic(cfg: FleetConfig, layout: Pick<EngineLay
   const arch = cfg.catalog?.arch;
   const fraction = arch
     ? staticPoolFraction(cfg.gpu_memory_utilization, gpu, sglangReserve(arch, cfg, layout.tp, gpu))
-    : Math.floor((cfg.gpu_memory_utilization - sglangDefaultReserveBytes(cfg, layout.tp, gpu) / gpu) * 1000 + 1e-9) / 1000;
+    : Math.floor((cfg.gpu_memory_utilization - sglangDefaultReserveBytes(cfg, layout.tp, gpu) / gpu) * 1000 + 1e-9) /
+      1000;
   return Math.min(0.999, Math.max(0.001, fraction));
 }
