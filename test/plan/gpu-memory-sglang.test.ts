@@ -106,6 +106,9 @@ describe("SGLang's reserve outside its static pool", () => {
     expect(
       sglangReserve(a, withExtra(cfg, { disable_decode_cuda_graph: true }), 1, gpuBytes("H100")).cudaGraphBytes,
     ).toBe(58 * 8 * MIB);
+    expect(
+      sglangReserve(a, withExtra(cfg, { cuda_graph_backend_prefill: "disabled" }), 1, gpuBytes("H100")).cudaGraphBytes,
+    ).toBe(512 * MIB);
   });
 
   it("by GPU class and TP, as SGLang picks its defaults: TP adds NCCL buffers and (tp >= 4) larger decode graphs; a 40 GB GPU prefills 4096 tokens", () => {

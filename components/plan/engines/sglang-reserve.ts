@@ -48,12 +48,15 @@ function knobs(arch: ArchFacts | undefined, cfg: FleetConfig, tp: number, gpuByt
   const cls = gpuClass(gpuBytes, tp);
   const chunkedPrefill = extraNumber(extra, "chunked_prefill_size") ?? cls.chunkedPrefill;
   const maxRunning = extraNumber(extra, "max_running_requests");
-  let decodeMaxBs = extraNumber(extra, "cuda_graph_max_bs_decode") ?? extraNumber(extra, "cuda_graph_max_bs");
+  let decodeMaxBs = extraNumber(extra, "cuda_graph_max_bs_decode");
   // SGLang caps its default decode graph size at max_running_requests.
   if (decodeMaxBs === undefined) decodeMaxBs = Math.min(cls.decodeGraphMaxBs, maxRunning ?? Infinity);
+  // `--disable-cuda-graph` (deprecated, still accepted), the per-phase switches and backends (cuda_graph_hook.py).
   const noGraphs = cfg.model.enforce_eager || flagOn(extra, "disable_cuda_graph");
-  const decodeGraphs = !noGraphs && !flagOn(extra, "disable_decode_cuda_graph");
-  const prefillGraphs = !noGraphs && !flagOn(extra, "disable_prefill_cuda_graph");
+  const off = (phase: "decode" | "prefill") =>
+    noGraphs || flagOn(extra, `disable_${phase}_cuda_graph`) || extra[`cuda_graph_backend_${phase}`] === "disabled";
+  const decodeGraphs = !off("decode");
+  const prefillGraphs = !off("prefill");
   const mla = arch?.attention === "mla";
   // Prefill graphs capture up to chunked_prefill_size tokens (8192 at most with MLA).
   const prefillMaxBs =
