@@ -9,6 +9,12 @@
  * activation - non-torch memory (CUDA context, NCCL) - CUDA graphs. Weights and KV bytes per token
  * follow from the architecture exactly; the rest is estimated (`reserve`), and a KV shortfall is
  * only rejected when even the smallest reserve leaves too little (a larger one only warns).
+ *
+ * An engine whose reserve lies outside a static pool it does not profile (SGLang,
+ * `Reserve.outsideStaticPool`) gets the pool's fraction from the planner instead
+ * (`memFractionStatic`, from `gpu_memory_utilization` less the reserve), and its KV cache is that
+ * fraction of the memory free before loading less the weights: fixed by the emitted fraction, so
+ * shortfalls are refused with the full reserve.
  */
 import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu-types";
 import type { ConfigIssue } from "../config/issues";
@@ -16,7 +22,14 @@ import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
 import { extraNumber } from "../config/vllm-flags";
 import type { PlanHints } from "./target-hints";
-import { reserveTotal, type Reserve, type ReserveEstimate } from "./memory-reserve";
+import {
+  freeBeforeLoad,
+  reserveTotal,
+  staticPoolFraction,
+  staticPoolKvBytes,
+  type Reserve,
+  type ReserveEstimate,
+} from "./memory-reserve";
 
 export { reserveTotal, type Reserve } from "./memory-reserve";
 import type { Role } from "./roles";
@@ -66,6 +79,11 @@ export interface GpuMemoryPlan {
   kvDtype: string;
   /** Set when vllm_extra.kv_cache_memory_bytes fixes the KV cache (vLLM then ignores utilization). */
   kvCacheMemoryBytes?: number;
+  /**
+   * A static-pool engine's pool fraction (SGLang's `--mem-fraction-static`), derived from
+   * utilization: what the engine's command line must carry for the plan to hold.
+   */
+  memFractionStatic?: number;
   roles: RoleMemory[];
 }
 
@@ -147,8 +165,12 @@ function computeDtype(cfg: FleetConfig, arch: ArchFacts): { name: string; bytes:
   return { name: d === "half" ? "float16" : d, bytes: 2 };
 }
 
-const extraString = (cfg: FleetConfig, key: string) =>
-  typeof cfg.vllm_extra[key] === "string" ? (cfg.vllm_extra[key] as string) : undefined;
+/** The engine's pass-through table: `sglang_extra` for a static-pool engine (SGLang), else `vllm_extra`. */
+const extraTable = (cfg: FleetConfig, staticPool: boolean) =>
+  staticPool ? ((cfg as { sglang_extra?: FleetConfig["vllm_extra"] }).sglang_extra ?? {}) : cfg.vllm_extra;
+
+const extraString = (extra: FleetConfig["vllm_extra"], key: string) =>
+  typeof extra[key] === "string" ? (extra[key] as string) : undefined;
 
 /** Weight bytes on one GPU: dense parts split by TP, routed experts by TP or, with EP, by TP x DP. */
 export function weightBytesPerGpu(
@@ -186,19 +208,23 @@ export function gpuMemoryPlan(
   if (!arch) return undefined;
   const gpu = gpuMemorySource(cfg, hints, userPath);
   const budgetBytes = gpu.bytes * cfg.gpu_memory_utilization;
-  const compute = computeDtype(cfg, arch);
-  const quant = extraString(cfg, "quantization") ?? arch.quantization;
-  const quantBytes = quant !== undefined ? QUANT_BYTES[quant] : undefined;
-  const bytesPerParam = quantBytes ?? compute.bytes;
-  const kvName = extraString(cfg, "kv_cache_dtype") ?? "auto";
-  const kvElement = kvName === "auto" ? compute.bytes : (KV_DTYPE_BYTES[kvName] ?? compute.bytes);
-  const maxModelLen = cfg.model.max_model_len ?? arch.max_position_embeddings;
-  const fixedKv = extraNumber(cfg.vllm_extra, "kv_cache_memory_bytes");
-  const offload = (extraNumber(cfg.vllm_extra, "cpu_offload_gb") ?? 0) * GIB;
   const tp = cfg.parallel.tp;
-  const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
   // Only the expert sharding differs between kinds of replica; the rest follows from tp.
   const reserve = engineReserve(arch, cfg, tp, gpu.bytes);
+  const staticPool = reserve.outsideStaticPool === true;
+  const extra = extraTable(cfg, staticPool);
+  const compute = computeDtype(cfg, arch);
+  const quant = extraString(extra, "quantization") ?? arch.quantization;
+  const quantBytes = quant !== undefined ? QUANT_BYTES[quant] : undefined;
+  const bytesPerParam = quantBytes ?? compute.bytes;
+  const kvName = extraString(extra, "kv_cache_dtype") ?? "auto";
+  const kvElement = kvName === "auto" ? compute.bytes : (KV_DTYPE_BYTES[kvName] ?? compute.bytes);
+  const maxModelLen = cfg.model.max_model_len ?? arch.max_position_embeddings;
+  // vLLM's fixed KV size; a static-pool engine sizes its KV cache from the fraction only.
+  const fixedKv = staticPool ? undefined : extraNumber(extra, "kv_cache_memory_bytes");
+  const offload = (extraNumber(extra, "cpu_offload_gb") ?? 0) * GIB;
+  const moe = arch.experts !== undefined && cfg.enable_expert_parallel;
+  const fraction = staticPool ? staticPoolFraction(cfg.gpu_memory_utilization, gpu.bytes, reserve) : undefined;
   const perToken = kvBytesPerToken(arch, kvElement, tp);
 
   const seen = new Set<string>();
@@ -211,7 +237,11 @@ export function gpuMemoryPlan(
       0,
       weightBytesPerGpu(arch, bytesPerParam, quantBytes !== undefined, tp, ep ?? tp) - offload,
     );
-    const kvCacheBytes = fixedKv ?? Math.max(0, budgetBytes - weightBytes - reserveTotal(reserve));
+    const kvCacheBytes =
+      fixedKv ??
+      (fraction !== undefined
+        ? staticPoolKvBytes(fraction, gpu.bytes, reserve, weightBytes)
+        : Math.max(0, budgetBytes - weightBytes - reserveTotal(reserve)));
     const kvTokens = tokensIn(kvCacheBytes, perToken);
     roles.push({
       role: s.role,
@@ -235,6 +265,7 @@ export function gpuMemoryPlan(
     bytesPerParam,
     kvDtype: kvName === "auto" ? compute.name : kvName,
     ...(fixedKv !== undefined && { kvCacheMemoryBytes: fixedKv }),
+    ...(fraction !== undefined && { memFractionStatic: fraction }),
     roles,
   };
 }
@@ -262,6 +293,10 @@ export function memoryProblems(
   for (const r of m.roles) {
     const who = r.role === "replica" ? "" : `${r.role}: `;
     const sharding = `tp=${r.tp}${r.ep ? `, experts over ep=${r.ep}` : ""}`;
+    if (m.memFractionStatic !== undefined) {
+      staticPoolProblems(cfg, m, r, userPath, budget, who, sharding, issues);
+      continue;
+    }
     if (r.weightBytes > m.budgetBytes) {
       issues.push({
         path: userPath("parallel.tp"),
@@ -295,4 +330,46 @@ export function memoryProblems(
     }
   }
   return { issues, warnings };
+}
+
+/**
+ * A static-pool engine (SGLang) with the fraction the planner emits: its KV cache is fixed by that
+ * fraction, so what does not fit is refused, with the full reserve (no profiler adapts it).
+ */
+function staticPoolProblems(
+  cfg: FleetConfig,
+  m: GpuMemoryPlan,
+  r: RoleMemory,
+  userPath: (canonical: string) => string,
+  budget: string,
+  who: string,
+  sharding: string,
+  issues: ConfigIssue[],
+): void {
+  const fraction = m.memFractionStatic!;
+  const planned = `${userPath("sglang_extra.mem_fraction_static")} is set by the planner`;
+  const reserve = `an estimated ${gib(reserveTotal(r.reserve))} of activations, CUDA graphs and non-torch memory outside SGLang's static pool`;
+  if (fraction <= 0) {
+    issues.push({
+      path: userPath("gpu_memory_utilization"),
+      message: `${who}${budget} cannot hold ${reserve}, so no static pool (--mem-fraction-static) is left for weights and KV cache (${planned}); raise ${userPath("gpu_memory_utilization")}`,
+    });
+    return;
+  }
+  const pool = fraction * freeBeforeLoad(m.gpu.bytes, r.reserve);
+  const fits = `${budget} less ${reserve} leaves a static pool of ${gib(pool)} (--mem-fraction-static ${fraction}, ${planned})`;
+  if (r.weightBytes >= pool) {
+    issues.push({
+      path: userPath("parallel.tp"),
+      message: `${who}${cfg.model.name}'s weights need ${gib(r.weightBytes)} per GPU (${m.weightDtype}, ${sharding}), but ${fits}; raise ${userPath("parallel.tp")} or ${userPath("gpu_memory_utilization")}, or use larger GPUs`,
+    });
+  } else if (r.kvTokens < m.maxModelLen) {
+    issues.push({
+      path: userPath("model.max_model_len"),
+      message:
+        `${who}one ${m.maxModelLen}-token sequence needs ${gib(m.maxModelLen * r.kvBytesPerToken)} of KV cache per GPU (${r.kvBytesPerToken} bytes/token, ${m.kvDtype}), ` +
+        `but ${fits}, ${gib(r.kvCacheBytes)} after ${gib(r.weightBytes)} of weights (${sharding}); ` +
+        `lower ${userPath("model.max_model_len")} (${r.kvTokens} would fit), raise ${userPath("parallel.tp")} or ${userPath("gpu_memory_utilization")}`,
+    });
+  }
 }
