@@ -1,3 +1,4 @@
+import sglangManifest from "../upstream/sglang-server.json";
 import { fail, type Rule } from "./rule";
 import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 
@@ -8,7 +9,25 @@ import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 
 const sglang = "engine = \"sglang\"";
 
+const choicesOf = (flag: string) =>
+  ((sglangManifest.flags as Record<string, { choices?: unknown[] }>)[flag]?.choices ?? []) as string[];
+
+/** A parser the user named must be one SGLang registers ("auto" is ours: the planner's table picks). */
+const sglangParser =
+  (key: "tool_call_parser" | "reasoning_parser", flag: string): Rule =>
+  (cfg) => {
+    const named = cfg.model[key];
+    if (cfg.engine !== "sglang" || named === undefined || named === "auto" || !cfg.explicit.has(`model.${key}`))
+      return [];
+    const choices = choicesOf(flag).filter((c) => c !== "auto");
+    return choices.includes(named)
+      ? []
+      : fail(`model.${key}`, `SGLang has no ${flag.slice(2)} "${named}"; its names: ${choices.join(", ")}`, "engine");
+  };
+
 export const SGLANG_RULES: Record<string, Rule> = {
+  "SGLang's tool-call parsers": sglangParser("tool_call_parser", "--tool-call-parser"),
+  "SGLang's reasoning parsers": sglangParser("reasoning_parser", "--reasoning-parser"),
   "SGLang is served behind sglang-router": (cfg) =>
     cfg.engine === "sglang" && (cfg.router.type === "vllm-router" || cfg.router.type === "llm-d")
       ? fail(
@@ -66,6 +85,21 @@ export const SGLANG_RULES: Record<string, Rule> = {
           "engine",
         )
       : [],
+  // SGLang's DP controller spans nodes only as DP attention (with EP); without it a wide server is one
+  // TP group, which the memory planner (replicas of tp GPUs) would not describe.
+  "an SGLang server spans nodes with expert parallelism": (cfg) => {
+    const d = cfg.deployment;
+    if (cfg.engine !== "sglang" || cfg.enable_expert_parallel || d.type !== "disaggregated") return [];
+    const key = d.num_prefill_nodes > 1 ? "num_prefill_nodes" : d.num_decode_nodes > 1 ? "num_decode_nodes" : undefined;
+    return key
+      ? fail(
+          `deployment.${key}`,
+          `an ${sglang} server spans nodes only as one expert-parallel server (DP attention over --nnodes): set enable_expert_parallel = true for a MoE model, or give each prefill and decode server one node`,
+          "engine",
+          "enable_expert_parallel",
+        )
+      : [];
+  },
   "SGLang runs one server per node": (cfg) =>
     cfg.engine === "sglang" && cfg.engine_processes === "per_rank"
       ? fail(

@@ -60,8 +60,11 @@ export interface Engine {
    * the router names in every request (SGLang).
    */
   pdTransport: "kv-connector" | "bootstrap";
-  /** The full command line of one engine process. */
-  argv(cfg: FleetConfig, layout: EngineLayout): Value[];
+  /**
+   * The full command line of one engine process. `gpuBytes`: one GPU's memory as the memory plan
+   * knows it (undefined without arch facts), for an engine that sizes its memory pool itself.
+   */
+  argv(cfg: FleetConfig, layout: EngineLayout, gpuBytes?: number): Value[];
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */
   manifest: Program;
   /** The arguments of `argv` that manifest checks. */

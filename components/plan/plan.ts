@@ -101,7 +101,7 @@ function enginePort(cfg: FleetConfig, role: Role): number {
  */
 export const SHARED_HOST_PORT_STRIDE = 100;
 
-function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): EngineProcess[] {
+function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean, gpuBytes?: number): EngineProcess[] {
   const engines: EngineProcess[] = [];
   const engine = engineOf(cfg);
   const d = cfg.deployment;
@@ -200,7 +200,7 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean): En
           }),
           needs: { pinsMemory },
         };
-        process.argv = engine.argv(cfg, process);
+        process.argv = engine.argv(cfg, process, gpuBytes);
         engines.push(process);
       }
     }
@@ -214,8 +214,9 @@ function buildIsland(
   stack: string,
   service: string | undefined,
   index: number,
+  gpuBytes: number | undefined,
 ): IslandPlan {
-  const engines = buildEngines(cfg, index, hints.sharedHost === true);
+  const engines = buildEngines(cfg, index, hints.sharedHost === true, gpuBytes);
   const router =
     cfg.router.type === "vllm-router" || cfg.router.type === "sglang-router"
       ? httpRouterPlan(cfg, engines)
@@ -290,7 +291,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
-  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i));
+  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i, memory?.gpu.bytes));
   for (const island of islands) {
     for (const e of island.engines) {
       const engine = engineNamed(e.engine);

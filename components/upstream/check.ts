@@ -1,5 +1,7 @@
 import eppManifest from "./llm-d-epp.json";
 import mooncakeManifest from "./mooncake.json";
+import sglangRouterManifest from "./sglang-router.json";
+import sglangManifest from "./sglang-server.json";
 import routerManifest from "./vllm-router.json";
 import slurmManifest from "./slurm.json";
 import vllmManifest from "./vllm-serve.json";
@@ -8,17 +10,33 @@ interface Spec {
   type: string;
   negatable?: boolean;
   negative_form?: string;
-  nargs?: string;
+  nargs?: string | number;
   choices?: (string | number)[];
   aliases?: string[];
   value_optional?: boolean;
 }
 
-export type Program = "vllm" | "vllm-router" | "epp" | "mooncake_master" | "mooncake_client" | "sbatch" | "srun";
+/**
+ * The programs whose command lines are checked, each by what follows it: `vllm serve`, `vllm-router`,
+ * `python3 -m sglang.launch_server` ("sglang"), `python3 -m sglang_router.launch_router`
+ * ("sglang-router"), the EPP, the Mooncake binaries, sbatch and srun.
+ */
+export type Program =
+  | "vllm"
+  | "vllm-router"
+  | "sglang"
+  | "sglang-router"
+  | "epp"
+  | "mooncake_master"
+  | "mooncake_client"
+  | "sbatch"
+  | "srun";
 
 const TABLES: Record<Program, Record<string, Spec>> = {
   vllm: vllmManifest.flags as Record<string, Spec>,
   "vllm-router": routerManifest.flags as Record<string, Spec>,
+  sglang: sglangManifest.flags as Record<string, Spec>,
+  "sglang-router": sglangRouterManifest.flags as Record<string, Spec>,
   epp: eppManifest.flags as Record<string, Spec>,
   mooncake_master: mooncakeManifest.master_flags as Record<string, Spec>,
   mooncake_client: mooncakeManifest.client_flags as Record<string, Spec>,
@@ -30,26 +48,41 @@ const TABLES: Record<Program, Record<string, Spec>> = {
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
 
 /**
+ * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases
+ * (SGLang's `--tensor-parallel-size` for `--tp-size`, ...) and its `--no-` form.
+ */
+const SPELLINGS = Object.fromEntries(
+  Object.entries(TABLES).map(([program, table]) => {
+    const names = new Map<string, { spec: Spec; negation: boolean }>();
+    for (const [name, spec] of Object.entries(table)) {
+      names.set(name, { spec, negation: false });
+      for (const alias of spec.aliases ?? []) names.set(alias, { spec, negation: false });
+      if (spec.negative_form) names.set(spec.negative_form, { spec, negation: true });
+    }
+    return [program, names];
+  }),
+) as Record<Program, Map<string, { spec: Spec; negation: boolean }>>;
+
+/**
  * Checks a generated command line against the upstream flag manifest: every flag exists, takes a
  * value when it must, and values match choices and numeric types. Returns the problems found. It
  * reads `--flag value` and `--flag=value`; gflags programs use `--name=value` as we emit them.
  */
 export function checkArgv(program: Program, args: string[]): string[] {
-  const table = TABLES[program];
+  const spellings = SPELLINGS[program];
   const problems: string[] = [];
-  const negations = new Map<string, Spec>();
-  for (const spec of Object.values(table)) if (spec.negative_form) negations.set(spec.negative_form, spec);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
     if (!arg.startsWith("-") || arg === "-") continue; // positional (model, script path)
     const eq = arg.indexOf("=");
     const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const spec = table[name] ?? negations.get(name);
-    if (!spec) {
+    const known = spellings.get(name);
+    if (!known) {
       problems.push(`${program}: unknown flag ${name}`);
       continue;
     }
-    if (negations.has(name) || spec.type === "bool") {
+    const spec = known.spec;
+    if (known.negation || spec.type === "bool") {
       if (eq > 0 && !["mooncake_master", "mooncake_client", "epp"].includes(program))
         problems.push(`${program}: ${name} takes no value`);
       continue;
@@ -61,6 +94,8 @@ export function checkArgv(program: Program, args: string[]): string[] {
     // getopt optional_argument: a value only ever comes as --flag=value; the bare flag is valid alone.
     if (spec.value_optional) continue;
     const value = args[i + 1];
+    // argparse nargs="*" (SGLang's --lora-paths, the router's --worker-urls): no value is a value.
+    if (spec.nargs === "*" && (value === undefined || value.startsWith("--"))) continue;
     if (value === undefined || (value.startsWith("--") && spec.type !== "str")) {
       problems.push(`${program}: ${name} needs a value`);
       continue;

@@ -23,9 +23,9 @@ export function sglangExtraArgs(key: string, value: ExtraValue): string[] {
  * dense server with DP ranks runs --dp-size replicas of --tp-size GPUs each (its DP controller); an
  * expert-parallel one is DeepSeek-style DP attention: --tp-size is all the GPUs, --attn-dp-size the
  * attention groups (0.5.23's spelling of the deprecated --dp-size with --enable-dp-attention,
- * srt/arg_groups/parallel_hook.py), --ep-size the experts' spread. A replica spanning nodes is one server group:
- * --nnodes, --node-rank and the head's --dist-init-addr (its dense ranks become one TP group, the
- * multi-node form SGLang has).
+ * srt/arg_groups/parallel_hook.py), --ep-size the experts' spread. A replica spanning nodes (always
+ * expert-parallel: config rule "an SGLang server spans nodes with expert parallelism") is one server
+ * group: --nnodes, --node-rank and the head's --dist-init-addr.
  */
 function parallelArgs(cfg: FleetConfig, p: EngineLayout): Value[] {
   const dp = p.dp;
@@ -36,8 +36,6 @@ function parallelArgs(cfg: FleetConfig, p: EngineLayout): Value[] {
     out.push("--tp-size", String(world));
     if (dp) out.push("--attn-dp-size", String(dp.size));
     out.push("--ep-size", String(world));
-  } else if (nodes > 1) {
-    out.push("--tp-size", String(world));
   } else {
     out.push("--tp-size", String(p.tp));
     if (dp) out.push("--dp-size", String(dp.size));
@@ -63,6 +61,7 @@ export function sglangServerArgv(
   cfg: FleetConfig,
   p: EngineLayout,
   parsers: { tool: ParserTable; reasoning: ParserTable },
+  gpuBytes?: number,
 ): Value[] {
   const m = cfg.model;
   const argv: Value[] = [...SGLANG_SERVER, "--model-path", m.name];
@@ -72,16 +71,19 @@ export function sglangServerArgv(
     add("--host", cfg.router.type === "none" ? (cfg.server.host ?? "0.0.0.0") : "0.0.0.0", "--port", String(p.port));
   add(...parallelArgs(cfg, p));
   if (cfg.enable_eplb) add("--enable-eplb");
-  add("--mem-fraction-static", String(sglangMemFractionStatic(cfg)));
+  add("--mem-fraction-static", String(sglangMemFractionStatic(cfg, p, gpuBytes)));
   if (m.max_model_len !== undefined) add("--context-length", String(m.max_model_len));
   // --disable-cuda-graph is deprecated in 0.5.23 (no longer a CLI field): both phases' own switches.
   if (m.enforce_eager) add("--disable-prefill-cuda-graph", "--disable-decode-cuda-graph");
   if (m.dtype) add("--dtype", m.dtype);
   if (m.trust_remote_code) add("--trust-remote-code");
   if (m.chat_template) add("--chat-template", m.chat_template);
-  const tool = resolveParserWith(parsers, "tool", m.tool_call_parser, m.name);
+  // The catalog's parsers are vLLM's names: unless the user named one, SGLang's table picks by model.
+  const setting = (key: "tool_call_parser" | "reasoning_parser") =>
+    cfg.explicit.has(`model.${key}`) || m[key] === undefined ? m[key] : "auto";
+  const tool = resolveParserWith(parsers, "tool", setting("tool_call_parser"), m.name);
   if (tool) add("--tool-call-parser", tool);
-  const reasoning = resolveParserWith(parsers, "reasoning", m.reasoning_parser, m.name);
+  const reasoning = resolveParserWith(parsers, "reasoning", setting("reasoning_parser"), m.name);
   if (reasoning) add("--reasoning-parser", reasoning);
   if (cfg.enable_lora) {
     add("--enable-lora", "--max-loras-per-batch", String(cfg.max_loras));

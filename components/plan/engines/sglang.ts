@@ -84,7 +84,7 @@ export const sglangEngine: Engine = {
   name: "sglang",
   spanningApi: "head",
   pdTransport: "bootstrap",
-  argv: (cfg, layout) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg)),
+  argv: (cfg, layout, gpuBytes) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg), gpuBytes),
   manifest: "sglang",
   // `python3 -m sglang.launch_server` itself is not a flag.
   manifestArgs: (argv) => argv.slice(SGLANG_SERVER.length),
