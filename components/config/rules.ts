@@ -8,6 +8,7 @@ import { deepEpAcrossNodes, islandNodes, localRanks, perRankEngines } from "./to
 import { fail, type Rule, type RuleIssue } from "./rule";
 import { SGLANG_RULES } from "./sglang-rules";
 import { SGLANG_ROUTER_POLICIES } from "./schema/router";
+import { SGLANG_IMAGE } from "./schema/kubernetes";
 
 export type { RuleIssue } from "./rule";
 
@@ -105,6 +106,10 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
     if (cfg.engine !== "sglang" || given("router.type") || cfg.router.type !== "vllm-router") return;
     const policy = given("router.policy") ? cfg.router.policy : "cache_aware";
     cfg.router = { type: "sglang-router", policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number] };
+  },
+  "SGLang on Kubernetes runs SGLang's image": (cfg, { given }) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    if (kube && cfg.engine === "sglang" && !given("kubernetes.image")) kube.image = SGLANG_IMAGE;
   },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
     if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
@@ -443,6 +448,18 @@ export const RULES: Record<string, Rule> = {
           "kubernetes.router_image",
           "vllm-router on Kubernetes needs kubernetes.router_image: vllm-project/router publishes no container image, so build one (its Dockerfile, or pip install vllm-router on a Python base), push it, and set kubernetes.router_image to it pinned by tag or digest",
           "router.type",
+        )
+      : [];
+  },
+  // Nor is there a pinned sglang-router image matching the manifest's 0.3.2.
+  "sglang-router on Kubernetes needs a router image": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    return kube && cfg.router.type === "sglang-router" && kube.router_image === undefined
+      ? fail(
+          "kubernetes.router_image",
+          "sglang-router on Kubernetes needs kubernetes.router_image: build one (pip install sglang-router==0.3.2 on a Python base; it runs as python3 -m sglang_router.launch_router), push it, and set kubernetes.router_image to it pinned by tag or digest",
+          "router.type",
+          "engine",
         )
       : [];
   },

@@ -23,7 +23,6 @@ import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./moonc
 import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 import { cpuQuantity, quantityValue, sumBytes } from "./quantity";
 
-const START_RANK = "--data-parallel-start-rank";
 /** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */
 const STARTUP_PERIOD_S = 10;
 /** Where the Hugging Face cache is when the stack names no model_cache (the schema's mount_path default). */
@@ -35,8 +34,6 @@ const VLLM_CACHE_ROOT = "/root/.cache/vllm";
  * without it, so a restarted engine would hash the same prompt differently (vllm/v1/core/kv_cache_utils.py).
  */
 const PYTHONHASHSEED = "0";
-/** Probes and Prometheus scrapes would fill the engine log (a flag of the vendored vLLM manifest). */
-const QUIET_ENDPOINTS = "/health,/metrics";
 /**
  * Shutdown: the preStop sleep lets Services and the EPP drop the pod before vLLM sees SIGTERM; then
  * vLLM drains in-flight requests for --shutdown-timeout seconds; kubelet's grace period covers
@@ -49,24 +46,18 @@ const shutdownTimeout = (role: EngineProcess["role"]) =>
   terminationGraceSeconds(role) - PRE_STOP_SLEEP_S - GRACE_MARGIN_S;
 
 /**
- * Flags only Kubernetes engines get, after the plan's command line (and the API key): quiet probe
- * endpoints and the drain budget, each unless the plan already sets it; spelled `--vllm.<flag>` for
- * prime-rl's server, as every other vLLM flag it takes.
+ * Flags only Kubernetes engines get, after the plan's command line (and the API key): the engine's
+ * own (Engine.podFlags: quiet probe endpoints, the drain budget) for a process that serves.
  */
-export function kubernetesEngineFlags(e: Pick<EngineProcess, "argv" | "port" | "role">): string[] {
+export function kubernetesEngineFlags(e: Pick<EngineProcess, "argv" | "port" | "role" | "engine">): string[] {
   if (e.port === undefined) return [];
-  const out: string[] = [];
-  const quiet = engineFlag(e.argv, "--disable-access-log-for-endpoints");
-  if (!e.argv.includes(quiet)) out.push(quiet, QUIET_ENDPOINTS);
-  const shutdown = engineFlag(e.argv, "--shutdown-timeout");
-  if (!e.argv.includes(shutdown)) out.push(shutdown, String(shutdownTimeout(e.role)));
-  return out;
+  return engineNamed(e.engine).podFlags(e, shutdownTimeout(e.role));
 }
 
 /**
  * The engine's bash script: clear /dev/shm (a crashed engine's leftover segments make every
- * restart fail, llm-d #352), then exec vLLM so it is PID 1 and receives SIGTERM. On LWS workers the
- * start rank comes from the worker index, which only exists at run time; in LWS pods (`lwsLeader`:
+ * restart fail, llm-d #352), then exec the engine so it is PID 1 and receives SIGTERM. On LWS workers
+ * the node's place in its group (Engine.groupRank) comes from the worker index, which only exists at run time; in LWS pods (`lwsLeader`:
  * the group's leader node) the leader's address is the LWS_LEADER_ADDRESS that LWS injects.
  */
 export function engineScript(
@@ -78,8 +69,9 @@ export function engineScript(
 ): string {
   const words = e.argv.map((v) => scriptWord(ctx, island, v, lwsLeader));
   if (rankFromWorkerIndex !== undefined) {
-    const at = e.argv.indexOf(engineFlag(e.argv, START_RANK));
-    if (at < 0) throw new Error(`internal error: ${e.id} has no ${START_RANK}`);
+    const { flag } = engineNamed(e.engine).groupRank;
+    const at = e.argv.indexOf(engineFlag(e.argv, flag));
+    if (at < 0) throw new Error(`internal error: ${e.id} has no ${flag}`);
     words[at + 1] = `"$((LWS_WORKER_INDEX * ${rankFromWorkerIndex}))"`;
   }
   // The key is in the pod's env from the Secret; bash expands it at exec, so no object holds it.

@@ -1,5 +1,6 @@
 import { engineFlag } from "../plan/engine-argv";
 import type { IslandPlan } from "../plan/deployment-plan";
+import { engineNamed } from "../plan/engines";
 import { labels, meta, type K8sContext } from "./render-context";
 import { diskClaims, engineLabels, enginePodTemplate } from "./engine-pod";
 import type { EngineWorkload } from "./names";
@@ -26,7 +27,7 @@ function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWor
   if (dpLocal === undefined) throw new Error(`internal error: ${wl.name} spans nodes without data parallelism`);
   const shape = (e: (typeof wl.engines)[number]) => {
     const argv = k8sArgv(ctx, island.index, e.argv);
-    const at = e.argv.indexOf(engineFlag(e.argv, "--data-parallel-start-rank"));
+    const at = e.argv.indexOf(engineFlag(e.argv, engineNamed(e.engine).groupRank.flag));
     if (at >= 0) argv[at + 1] = "<rank>";
     return JSON.stringify([argv, e.env, e.port, e.gpus]);
   };
@@ -39,7 +40,7 @@ function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWor
       throw new Error(
         `internal error: LWS workers of ${wl.name} differ beyond their start rank (${e.id} vs ${first.id})`,
       );
-  return dpLocal;
+  return engineNamed(first.engine).groupRank.perNode(dpLocal);
 }
 
 function workloadObject(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload): K8sObject {

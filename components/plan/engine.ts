@@ -61,6 +61,16 @@ export interface Engine {
    */
   pdTransport: "kv-connector" | "bootstrap";
   /**
+   * The flag by which a node of a group spanning nodes learns its place, and its value per node index
+   * for a group of `dpLocal` ranks per node: a LeaderWorkerSet worker template sets it at run time.
+   */
+  groupRank: { flag: string; perNode: (dpLocal: number) => number };
+  /**
+   * Flags a Kubernetes engine pod adds to a serving process's command line: quiet probe endpoints
+   * and a drain of `drainSeconds` on SIGTERM, where the engine has them and the plan does not set them.
+   */
+  podFlags(e: Pick<EngineProcess, "argv">, drainSeconds: number): string[];
+  /**
    * The full command line of one engine process. `gpuBytes`: one GPU's memory as the memory plan
    * knows it (undefined without arch facts), for an engine that sizes its memory pool itself.
    */

@@ -80,6 +80,8 @@ const podResources = (cpu: string, memory: string) =>
 
 /** The vLLM release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
 export const VLLM_IMAGE = "vllm/vllm-openai:v0.32.0";
+/** SGLang's image at the version its manifest is pinned to (components/upstream/sglang-server.json); CUDA 13 since v0.5.20. */
+export const SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
 
 /** `[kubernetes]`: run the fleet as Kubernetes workloads instead of SLURM jobs. */
 export const kubernetesTable = table({
@@ -90,12 +92,16 @@ export const kubernetesTable = table({
     .describe(
       "Create the namespace, and delete it with the fleet; false for one that already exists (default true; default, kube-system, kube-public and kube-node-lease are never created)",
     ),
-  image: image.default(VLLM_IMAGE).describe("vLLM container image (default vllm/vllm-openai)"),
+  image: image
+    .default(VLLM_IMAGE)
+    .describe(
+      `Engine container image (default ${VLLM_IMAGE}; with engine = "sglang", ${SGLANG_IMAGE}: AUTO_SETUP "SGLang on Kubernetes runs SGLang's image")`,
+    ),
   router_image: image
     .refine(pinnedImage, PINNED)
     .optional()
     .describe(
-      "vllm-router container image, pinned by tag or digest; no default (vllm-project/router publishes none): required on Kubernetes when router.type is vllm-router",
+      "Router container image, pinned by tag or digest; no default (vllm-project/router publishes none, nor a pinned sglang-router one): required on Kubernetes when router.type is vllm-router or sglang-router",
     ),
   // llm-d-router v0.10.0 publishes ghcr.io/llm-d/llm-d-router-endpoint-picker and
   // ghcr.io/llm-d/llm-d-router-disagg-sidecar (its Makefile EPP_IMAGE_NAME / SIDECAR_IMAGE_NAME,

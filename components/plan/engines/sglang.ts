@@ -84,6 +84,9 @@ export const sglangEngine: Engine = {
   name: "sglang",
   spanningApi: "head",
   pdTransport: "bootstrap",
+  groupRank: { flag: "--node-rank", perNode: () => 1 },
+  // SGLang drains on SIGTERM by itself and has no flag for quiet probe routes.
+  podFlags: () => [],
   argv: (cfg, layout, gpuBytes) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg), gpuBytes),
   manifest: "sglang",
   // `python3 -m sglang.launch_server` itself is not a flag.

@@ -1,5 +1,5 @@
 import type { Engine, EngineMetricNames, EngineRoutes } from "../engine";
-import { vllmServeArgv } from "../engine-argv";
+import { engineFlag, vllmServeArgv } from "../engine-argv";
 import { layerEnv } from "../env";
 import { REASONING_PARSERS, TOOL_CALL_PARSERS } from "../parser-detection";
 import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../prime-parsers";
@@ -28,11 +28,24 @@ const VLLM_METRICS: EngineMetricNames = {
   preemptions: "vllm:num_preemptions_total",
 };
 
+/** Probes and Prometheus scrapes would fill the engine log (a flag of the vendored vLLM manifest). */
+const QUIET_ENDPOINTS = "/health,/metrics";
+
 /** `vllm serve`. */
 export const vllmEngine: Engine = {
   name: "vllm",
   spanningApi: "layout",
   pdTransport: "kv-connector",
+  groupRank: { flag: "--data-parallel-start-rank", perNode: (dpLocal) => dpLocal },
+  // Spelled --vllm.<flag> for prime-rl's server (engineFlag), as every other vLLM flag it takes.
+  podFlags: (e, drainSeconds) => {
+    const out: string[] = [];
+    const quiet = engineFlag(e.argv, "--disable-access-log-for-endpoints");
+    if (!e.argv.includes(quiet)) out.push(quiet, QUIET_ENDPOINTS);
+    const shutdown = engineFlag(e.argv, "--shutdown-timeout");
+    if (!e.argv.includes(shutdown)) out.push(shutdown, String(drainSeconds));
+    return out;
+  },
   argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
   manifest: "vllm",
   // `vllm serve` itself is not a flag.
