@@ -110,6 +110,7 @@ interface Layout {
  */
 const SPECIAL: Record<string, (l: Layout) => { values: unknown[]; with?: Doc }> = {
   vllm_extra: () => ({ values: [{ max_num_seqs: 7 }] }),
+  sglang_extra: () => ({ values: [{ max_running_requests: 7 }] }),
   model_catalog: (l) => ({ values: [overlay], with: setIn({}, [...l.inference, "model"], { name: "Qwen/Qwen3-8B" }) }),
 };
 

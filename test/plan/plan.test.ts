@@ -327,6 +327,11 @@ describe("every generated command line passes the upstream manifests", () => {
   it.each(STACK_NAMES)("%s", (name) => {
     for (const island of stackPlanOf(name).services.flatMap((p) => p.islands)) {
       for (const e of island.engines) {
+        if (e.engine === "sglang") {
+          expect(e.argv.slice(0, 3)).toEqual(["python3", "-m", "sglang.launch_server"]);
+          expect(checkArgv("sglang", e.argv.slice(3).map(resolve))).toEqual([]);
+          continue;
+        }
         // prime-rl's server takes `vllm serve`'s flags as --vllm.<flag>: checked in that form.
         const argv = vllmArgvOf(e.argv);
         expect(argv.slice(0, 2)).toEqual(["vllm", "serve"]);
@@ -334,6 +339,10 @@ describe("every generated command line passes the upstream manifests", () => {
       }
       const r = island.router;
       if (r?.kind === "vllm-router") expect(checkArgv("vllm-router", r.argv.slice(1).map(resolve))).toEqual([]);
+      if (r?.kind === "sglang-router") {
+        expect(r.argv.slice(0, 3)).toEqual(["python3", "-m", "sglang_router.launch_router"]);
+        expect(checkArgv("sglang-router", r.argv.slice(3).map(resolve))).toEqual([]);
+      }
       if (r?.kind === "llm-d") expect(checkArgv("epp", r.epp.argv.slice(1).map(resolve))).toEqual([]);
       if (island.mooncake)
         expect(checkArgv("mooncake_client", island.mooncake.clients[0].argv.slice(1).map(resolve))).toEqual([]);

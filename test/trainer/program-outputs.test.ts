@@ -7,7 +7,7 @@ import * as k8s from "@pulumi/kubernetes";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parse as parseYaml } from "yaml";
 import type { FleetEndpoints } from "../../components/trainer/contract";
-import { K8S_STACKS, SLURM_STACKS, singleService } from "../helpers";
+import { K8S_STACKS, SLURM_STACKS, singleService, stackPlanOf } from "../helpers";
 import {
   drainRpcs,
   installMocks,
@@ -50,16 +50,23 @@ describe("endpoints: the trainer contract every stack exports", () => {
       expect(endpoints.target).toBe(planned.target);
       expect(endpoints.adminUrls).toEqual(planned.islands.flatMap((i) => i.adminUrls.map(show)));
       expect(endpoints.roles).toEqual(planned.islands.flatMap((i) => i.roles));
-      expect(endpoints.engineCount).toBe(planned.totals.engines);
+      // Every engine that serves an API: a node that only joins its head's process group (SGLang's
+      // --nnodes) is an engine process of the plan's totals but no URL of its own.
+      const headless = stackPlanOf(stack).services[0].islands.flatMap((i) => i.engines).filter((e) => e.headless);
+      expect(endpoints.engineCount).toBe(planned.totals.engines - headless.length);
       expect(endpoints.islands.map((i) => i.engineCount)).toEqual(planned.islands.map((i) => i.adminUrls.length));
       const routers = planned.islands.map((i) => (i.routerUrl ? show(i.routerUrl) : null));
       expect(endpoints.islands.map((i) => i.routerUrl)).toEqual(routers);
       // Requests go to each island's router, or to its engines when it has none.
       expect(endpoints.baseUrls).toEqual(planned.islands.flatMap((i, k) => routers[k] ?? i.adminUrls.map(show)));
-      // Every stack here is served by vLLM or prime-rl's server, so the prime-rl block carries exactly those lists.
-      expect(["vllm", "prime-rl"]).toContain(endpoints.engine);
-      const client = (TOML.parse(endpoints.trainers.primeRl!) as any).orchestrator.model.client;
-      expect(client).toEqual({ base_url: endpoints.baseUrls, admin_base_url: endpoints.adminUrls });
+      expect(endpoints.engine).toBe(stackPlanOf(stack).services[0].engine);
+      // prime-rl's orchestrator drives vLLM's (and its own server's) weight updates, not SGLang's.
+      if (endpoints.engine === "sglang") {
+        expect(endpoints.trainers.primeRl).toBeNull();
+      } else {
+        const client = (TOML.parse(endpoints.trainers.primeRl!) as any).orchestrator.model.client;
+        expect(client).toEqual({ base_url: endpoints.baseUrls, admin_base_url: endpoints.adminUrls });
+      }
       expect(endpoints.apiKeyRequired).toBe(false);
     },
   );
