@@ -1987,7 +1987,7 @@ function pinnedVenv(): string | undefined {
   const named = pythonEnvDir();
   if (named) return fs.existsSync(path.join(named, "bin", "sglang-router")) ? named : undefined;
   const cache = process.env.FLEET_PYENV_CACHE ?? "/var/cache/vllm-fleet";
-  let dirs: string[] = [];
+  let dirs: string[];
   try {
     dirs = fs.readdirSync(cache).filter((d) => d.startsWith("pyenv-"));
   } catch {
