@@ -1462,6 +1462,17 @@ describe("SGLang stand-in: flags and the python3 shim", () => {
     const badInt = await runToExit("python3", [...SGL, "--model-path", TINY, "--tp-size", "two"]);
     expect(badInt.code).toBe(2);
     expect(badInt.stderr).toMatch(/--tp-size: invalid int value: 'two'/);
+    // SGLang's human_readable_int: SI k/M/G/T with decimals, IEC Ki/Mi/Gi/Ti integers only, case-sensitive
+    const iecDecimal = await runToExit("python3", [...SGL, "--model-path", TINY, "--context-length", "1.5Ki"]);
+    expect(iecDecimal.code).toBe(2);
+    expect(iecDecimal.stderr).toMatch(/--context-length: invalid int value: '1.5Ki'/);
+    const upperK = await runToExit("python3", [...SGL, "--model-path", TINY, "--context-length", "32K"]);
+    expect(upperK.code).toBe(2);
+    for (const v of ["32Ki", "25.6k", "32768"])
+      expect(
+        (await runToExit("python3", [...SGL, "--model-path", TINY, "--context-length", v], { STANDIN_CHECK_ONLY: "1" }))
+          .code,
+      ).toBe(0);
     const noModel = await runToExit("python3", [...SGL, "--port", "30000"]);
     expect(noModel.code).toBe(2);
     expect(noModel.stderr).toMatch(/required: --model-path/);
@@ -1509,7 +1520,8 @@ describe("SGLang stand-in: flags and the python3 shim", () => {
       ],
       { STANDIN_CHECK_ONLY: "1" },
     );
-    expect(ok.stderr).toBe("");
+    // --enable-dp-attention still works in 0.5.23 but is deprecated for --attn-dp-size
+    expect(ok.stderr).toMatch(/'--enable-dp-attention' is deprecated/);
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/argv OK/);
     const noAddr = await runToExit("python3", [
@@ -1598,13 +1610,16 @@ describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
     expect(missing.status).toBe(404);
     expect((await missing.json()).error.code).toBe("model_not_found");
     for (const p of ["/model_info", "/get_model_info"])
-      expect(await getJson(base + p)).toEqual({
+      expect(await getJson(base + p)).toMatchObject({
         model_path: TINY,
+        served_model_name: "tiny",
         tokenizer_path: TINY,
         is_generation: true,
         preferred_sampling_params: null,
         weight_version: "default",
+        disaggregation_mode: "null",
       });
+    expect((await fetch(`${base}/ready`)).status).toBe(200);
     for (const p of ["/server_info", "/get_server_info"]) {
       const info = await getJson(base + p);
       expect(info).toMatchObject({
@@ -1700,12 +1715,11 @@ describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
       logprobs: true,
       top_logprobs: 2,
       return_token_ids: true,
-      return_prompt_token_ids: true,
     } as any);
     const cc = chat.choices[0] as any;
     expect(chat.object).toBe("chat.completion");
     expect(cc.message.role).toBe("assistant");
-    expect(cc.logprobs.content.length).toBe(cc.token_ids.length);
+    expect(cc.logprobs.content.length).toBe(cc.response_token_ids.length); // 0.5.23's chat name for them
     expect(cc.logprobs.content[0].top_logprobs).toHaveLength(2);
     expect(cc.prompt_token_ids.length).toBe(chat.usage!.prompt_tokens);
     const stream = await client.chat.completions.create({
@@ -1715,6 +1729,13 @@ describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
       stream: true,
       stream_options: { include_usage: true },
     });
+    const noIdsInStreams = await postJson(`${base}/v1/chat/completions`, {
+      model: "tiny",
+      messages: [{ role: "user", content: "x" }],
+      stream: true,
+      return_token_ids: true,
+    });
+    expect(noIdsInStreams.status).toBe(400);
     let text = "";
     let usage: any = null;
     for await (const part of stream) {
@@ -1796,9 +1817,29 @@ describe("SGLang stand-in: --api-key as SGLang's middleware enforces it", () => 
     await expect(wrong.completions.create({ model: TINY, prompt: "x", max_tokens: 2 })).rejects.toMatchObject({
       status: 401,
     });
+    // admin routes take --api-key when there is no --admin-api-key
+    expect((await fetch(`${base}/flush_cache`, { method: "POST" })).status).toBe(401);
+    expect(
+      (await fetch(`${base}/flush_cache`, { method: "POST", headers: { authorization: "bearer sgl-secret" } })).status,
+    ).toBe(200);
     // the key never reaches /server_info
     const info = await (await fetch(`${base}/server_info`, { headers: { authorization: "Bearer sgl-secret" } })).text();
     expect(info).not.toContain("sgl-secret");
+  });
+});
+
+describe("SGLang stand-in: --admin-api-key guards the admin routes", () => {
+  it("weight updates and flush_cache take the admin key; inference routes the api key", async () => {
+    const { base } = await sglServer(["--api-key", "user-key", "--admin-api-key", "admin-key"]);
+    const as = (key: string) => ({
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model_path: TMP }),
+    });
+    expect((await fetch(`${base}/update_weights_from_disk`, as("user-key"))).status).toBe(401);
+    expect((await fetch(`${base}/update_weights_from_disk`, as("admin-key"))).status).toBe(200);
+    expect((await fetch(`${base}/v1/models`, { headers: { authorization: "Bearer admin-key" } })).status).toBe(401);
+    expect((await fetch(`${base}/v1/models`, { headers: { authorization: "Bearer user-key" } })).status).toBe(200);
   });
 });
 
