@@ -1990,6 +1990,15 @@ describe("SGLang stand-in: prefill/decode bootstrap", () => {
     expect(
       metric(await (await fetch(`http://127.0.0.1:${dp}/metrics`)).text(), "sglang:num_bootstrap_failed_reqs_total"),
     ).toBe(1);
+    // no bootstrap_port (sglang-router sends null for `--prefill URL` without one): SGLang dials host:None
+    const noPort = await postJson(`http://127.0.0.1:${dp}/v1/completions`, {
+      ...body,
+      bootstrap_host: "127.0.0.1",
+      bootstrap_port: null,
+      bootstrap_room: 44,
+    });
+    expect(noPort.status).toBe(500);
+    expect(noPort.json.message).toMatch(/names no bootstrap_port/);
     // reachable, but no prefill request with that room ever comes -> fails after the transfer timeout
     const orphan = await postJson(`http://127.0.0.1:${dp}/v1/completions`, {
       ...body,
