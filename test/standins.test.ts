@@ -2055,7 +2055,7 @@ if (!VENV)
 
 describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned venv)", () => {
   /** The real router, started as the fleet starts it: `python3 -m sglang_router.launch_router` through the shim. */
-  async function realRouter(args: string[]) {
+  async function realRouter(args: string[], headers: Record<string, string> = {}) {
     const [port, prom] = await Promise.all([freePort(), freePort()]);
     const R = start(
       "python3",
@@ -2078,7 +2078,7 @@ describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned v
     // The router listens at once and registers workers in the background (503 until then).
     const deadline = Date.now() + 30000;
     for (;;) {
-      const ok = await fetch(`${base}/v1/models`)
+      const ok = await fetch(`${base}/v1/models`, { headers })
         .then(async (r) => r.status === 200 && (await r.json()).data.some((m: { id: string }) => m.id === "tiny"))
         .catch(() => false);
       if (ok) break;
@@ -2125,6 +2125,25 @@ describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned v
     expect(chatState.last_request.fields).toEqual(
       expect.arrayContaining(["messages", "max_completion_tokens", "logprobs", "top_logprobs"]),
     );
+  });
+
+  it("--api-key: the router sends the key to keyed workers and demands it from clients on the inference routes", async () => {
+    const w = await sglServer(["--served-model-name", "tiny", "--api-key", "sgl-key"]);
+    const auth = { authorization: "Bearer sgl-key" };
+    const { base } = await realRouter(["--worker-urls", w.base, "--api-key", "sgl-key"], auth);
+    // it answers /v1/models itself, without the key; the inference routes need it
+    expect((await fetch(`${base}/v1/models`)).status).toBe(200);
+    const none = await postJson(`${base}/v1/completions`, { model: "tiny", prompt: "x", max_tokens: 2 });
+    expect(none.status).toBe(401);
+    const ok = new OpenAI({ baseURL: `${base}/v1`, apiKey: "sgl-key", maxRetries: 0 });
+    expect((await ok.completions.create({ model: "tiny", prompt: "x", max_tokens: 2 })).choices).toHaveLength(1);
+    const bad = new OpenAI({ baseURL: `${base}/v1`, apiKey: "nope", maxRetries: 0 });
+    await expect(bad.completions.create({ model: "tiny", prompt: "x", max_tokens: 2 })).rejects.toMatchObject({
+      status: 401,
+    });
+    // discovery went through with the key: the worker was asked for its /server_info and /model_info
+    const gets = (await (await fetch(`${w.base}/standin/state`, { headers: auth })).json()).gets;
+    expect(Object.keys(gets)).toEqual(expect.arrayContaining(["/server_info", "/model_info"]));
   });
 
   it("--pd-disaggregation: bootstrap fields to both sides, the decode meets the prefill at its bootstrap server", async () => {
