@@ -1608,7 +1608,7 @@ describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
     expect((await getJson(`${base}/v1/models/tiny`)).id).toBe("tiny");
     const missing = await fetch(`${base}/v1/models/other`);
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.code).toBe("model_not_found");
+    expect(((await missing.json()) as any).error.code).toBe("model_not_found");
     for (const p of ["/model_info", "/get_model_info"])
       expect(await getJson(base + p)).toMatchObject({
         model_path: TINY,
@@ -2015,7 +2015,7 @@ describe("SGLang stand-in: prefill/decode bootstrap", () => {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: `{"model":"${TINY}","prompt":"the of and","max_tokens":4,"ignore_eos":true,"bootstrap_host":"127.0.0.1","bootstrap_port":${bp},"bootstrap_room":${room}}`,
-      }).then(async (r) => ({ status: r.status, json: await r.json() }));
+      }).then(async (r) => ({ status: r.status, json: (await r.json()) as any }));
     const [pr, dr] = await Promise.all([raw(pp), raw(dp)]);
     expect([pr.status, dr.status]).toEqual([200, 200]);
     expect(pr.json.usage.completion_tokens).toBe(1); // the prefill computes one token
@@ -2079,7 +2079,9 @@ describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned v
     const deadline = Date.now() + 30000;
     for (;;) {
       const ok = await fetch(`${base}/v1/models`, { headers })
-        .then(async (r) => r.status === 200 && (await r.json()).data.some((m: { id: string }) => m.id === "tiny"))
+        .then(
+          async (r) => r.status === 200 && ((await r.json()) as any).data.some((m: { id: string }) => m.id === "tiny"),
+        )
         .catch(() => false);
       if (ok) break;
       if (R.proc.exitCode !== null || Date.now() > deadline)
@@ -2142,7 +2144,7 @@ describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned v
       status: 401,
     });
     // discovery went through with the key: the worker was asked for its /server_info and /model_info
-    const gets = (await (await fetch(`${w.base}/standin/state`, { headers: auth })).json()).gets;
+    const gets = ((await (await fetch(`${w.base}/standin/state`, { headers: auth })).json()) as any).gets;
     expect(Object.keys(gets)).toEqual(expect.arrayContaining(["/server_info", "/model_info"]));
   });
 
