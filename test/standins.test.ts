@@ -1792,6 +1792,37 @@ describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
     const { base: b2 } = await sglServer([]);
     expect((await fetch(`${b2}/metrics`)).status).toBe(404);
   });
+
+  it("lists --lora-paths adapters in /v1/models, and answers /health 503 while warming up", async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const P = start(
+      "python3",
+      [
+        ...SGL,
+        "--model-path",
+        TINY,
+        "--port",
+        String(port),
+        "--enable-lora",
+        "--lora-paths",
+        "sql=/loras/sql",
+        "/loras/chat",
+      ],
+      { STANDIN_SGLANG_WARMUP_MS: "1500" },
+    );
+    await waitHttp(`${base}/ping`, 200, 10000, P);
+    expect((await fetch(`${base}/health`)).status).toBe(503);
+    await waitHttp(`${base}/health`, 200, 10000, P);
+    const ids = (await getJson(`${base}/v1/models`)).data.map(
+      (m: { id: string; root: string; parent: string | null }) => [m.id, m.root, m.parent],
+    );
+    expect(ids).toEqual([
+      [TINY, TINY, null],
+      ["sql", "/loras/sql", TINY],
+      ["/loras/chat", "/loras/chat", TINY],
+    ]);
+  });
 });
 
 describe("SGLang stand-in: --api-key as SGLang's middleware enforces it", () => {
