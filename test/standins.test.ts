@@ -1521,7 +1521,9 @@ describe("SGLang stand-in: flags and the python3 shim", () => {
       { STANDIN_CHECK_ONLY: "1" },
     );
     // --enable-dp-attention still works in 0.5.23 but is deprecated for --attn-dp-size
-    expect(ok.stderr).toMatch(/'--enable-dp-attention' is deprecated/);
+    expect(ok.stderr).toMatch(
+      /'--enable-dp-attention' is deprecated and will be removed in a future release\. Use '--attn-dp-size <dp-size>' instead\./,
+    );
     expect(ok.code).toBe(0);
     expect(ok.stdout).toMatch(/argv OK/);
     const noAddr = await runToExit("python3", [
