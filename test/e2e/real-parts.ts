@@ -77,7 +77,29 @@ export function launcherDir(
     else fs.symlinkSync(from, path.join(dir, p));
     parts[p] = isReal ? "real" : "stand-in";
   }
+  fs.writeFileSync(path.join(dir, "python3"), python3Shim(env), { mode: 0o755 });
   return { dir, parts };
+}
+
+/**
+ * The launcher folder's `python3`: the fleet starts SGLang as `python3 -m sglang.launch_server` (it
+ * has no console script to shadow, and its CUDA-only wheels cannot run here), so this runs the
+ * SGLang stand-in for exactly that and the pinned venv's interpreter for everything else, among it
+ * the real router (`python3 -m sglang_router.launch_router`), which must stay the real process. The
+ * stand-in runs as `node` (see interpreterWrapper); the real router retitles itself sglang::router.
+ */
+function python3Shim(env: PythonEnv): string {
+  const real = path.join(env.FLEET_PYENV, "bin", "python3");
+  if (!fs.existsSync(real)) throw new Error(`${real} is missing: cannot put python3 in a launcher folder`);
+  return [
+    "#!/bin/sh",
+    "# python3 of a launcher folder (test/e2e/real-parts.ts): -m sglang.launch_server runs the SGLang",
+    "# TEST STAND-IN, anything else the pinned venv's python3 (test/fixtures/standins/bin/python3)",
+    `STANDIN_REAL_PYTHON3='${real}'`,
+    "export STANDIN_REAL_PYTHON3",
+    `exec '${path.join(STANDINS, "python3")}' "$@"`,
+    "",
+  ].join("\n");
 }
 
 /**
