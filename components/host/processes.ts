@@ -3,6 +3,7 @@ import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
 import type { EngineProcess, IslandPlan, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
+import { engineNamed } from "../plan/engines";
 import type { Launcher } from "../plan/target-settings";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { shellWord, shellWords, shq, type RefSpelling } from "../shell";
@@ -127,7 +128,7 @@ function startLine(
 export interface HostLaunch {
   wrap: string[];
   recordDirs?: boolean;
-  /** The engines get the API key as VLLM_API_KEY (vLLM reads it when --api-key is unset), off their command line. */
+  /** The engines get the API key in the variable they read it from (Engine.apiKeyEnv), off their command line, where they have one. */
   apiKeyInEnv?: boolean;
 }
 
@@ -174,13 +175,15 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
     lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
   }
-  // Only engines hold secrets: the router passes the client's Authorization through, so a router
-  // holding the key would let any caller in without one.
+  // Engines hold the secrets; a router only where it demands the key of clients itself
+  // (HttpRouterPlan.holdsApiKey): vllm-router passes the client's Authorization through, so holding
+  // the key would let any caller in without one. An engine that reads no key variable takes the flag.
   const engineSecrets = (e: EngineProcess): SecretUse => {
     const key = secrets.includes("apiKey") && e.port !== undefined;
+    const inEnv = key && host.apiKeyInEnv === true && engineNamed(e.engine).apiKeyEnv !== undefined;
     return {
-      env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && key && host.apiKeyInEnv)),
-      apiKey: key && !host.apiKeyInEnv,
+      env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && inEnv)),
+      apiKey: key && !inEnv,
     };
   };
   for (const e of island.engines.filter((x) => x.node === node)) {
@@ -204,7 +207,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
           [],
           r.argv,
           host,
-          NO_SECRETS,
+          { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") },
           `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`,
         ),
       );

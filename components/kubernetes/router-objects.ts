@@ -5,7 +5,7 @@ import type { HttpRouterPlan, IslandPlan, LlmdPlan } from "../plan/deployment-pl
 import { resolveDeep, type Ref } from "../plan/values";
 import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sContext } from "./render-context";
 import { servingSelector } from "./engine-pod";
-import { fieldEnv, httpProbe, resources, tcpProbe, type K8sObject } from "./objects";
+import { fieldEnv, httpProbe, resources, SECRET_KEYS, secretEnv, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./kubelet-values";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
@@ -24,14 +24,21 @@ function routerService(
 }
 
 /**
- * vllm-router (or sglang-router for SGLang: the same router lineage and routes) with static worker URLs: every engine's per-pod DNS name, in the plan's order (P/D:
- * --prefill then --decode). It gets no API key: it forwards the client's Authorization header and
- * the engines check it, whereas a router holding the key would add it for any caller.
+ * vllm-router (or sglang-router for SGLang: the same router lineage and routes) with static worker
+ * URLs: every engine's per-pod DNS name, in the plan's order (P/D: --prefill then --decode).
+ * vllm-router gets no API key: it forwards the client's Authorization header and the engines check
+ * it, whereas it would add a key it held for any caller. sglang-router holds it (holdsApiKey): it
+ * demands it of clients, and finds keyed workers only with it; the command names the Secret's
+ * variable, which kubelet expands ($(VAR)), so no object holds the key.
  */
 function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan): K8sObject[] {
   const selector = labels(ctx, "router", island.index);
   const name = ctx.names.routerService(island.index);
-  const command = k8sArgv(ctx, island.index, r.argv);
+  const key = r.holdsApiKey && ctx.secrets.includes("apiKey");
+  const command = [
+    ...k8sArgv(ctx, island.index, r.argv),
+    ...(key ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : []),
+  ];
   // The config rule "vllm-router on Kubernetes needs a router image" refuses a fleet without one.
   const image = ctx.target.router_image;
   if (image === undefined) throw new Error(`kubernetes.router_image is required for ${r.kind} on Kubernetes`);
@@ -42,6 +49,7 @@ function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPla
           name: r.kind,
           image,
           command,
+          ...(key ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
           ports: [
             { name: "http", containerPort: r.port },
             { name: "metrics", containerPort: r.metricsPort },

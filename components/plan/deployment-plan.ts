@@ -99,6 +99,11 @@ export type HttpRouterKind = "vllm-router" | "sglang-router";
 
 export interface HttpRouterPlan {
   kind: HttpRouterKind;
+  /**
+   * It holds the fleet's API key (--api-key): sglang-router discovers keyed workers only with it,
+   * and then demands it of clients. vllm-router holds none: it passes the client's header through.
+   */
+  holdsApiKey: boolean;
   node: number;
   port: number;
   metricsPort: number;

@@ -71,7 +71,7 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   } else {
     argv.push("--worker-urls", ...serving.map(engineUrl));
   }
-  return { kind, node: 0, port, metricsPort, pd, argv };
+  return { kind, holdsApiKey: kind === "sglang-router", node: 0, port, metricsPort, pd, argv };
 }
 
 /**
