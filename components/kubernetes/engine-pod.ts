@@ -232,7 +232,7 @@ function engineContainer(
   // kubernetes.extra_resources (the RDMA device, ...): extended resources are requested and limited alike.
   const extra = Object.fromEntries(Object.entries(t.extra_resources).map(([k, v]) => [k, String(v)]));
   return {
-    name: "vllm",
+    name: engineNamed(e.engine).container,
     image: t.image,
     command: ["/bin/bash", "-c", k8sLiteral(script)],
     env: engineEnv(ctx, island.index, e, lwsLeader),

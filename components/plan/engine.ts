@@ -75,6 +75,8 @@ export interface Engine {
    * knows it (undefined without arch facts), for an engine that sizes its memory pool itself.
    */
   argv(cfg: FleetConfig, layout: EngineLayout, gpuBytes?: number): Value[];
+  /** Its container's name in a Kubernetes engine pod. */
+  container: string;
   /** The environment variable it reads its API key from when --api-key is unset; none: the flag only. */
   apiKeyEnv?: string;
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */

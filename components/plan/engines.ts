@@ -19,6 +19,9 @@ export function engineOf(cfg: Pick<FleetConfig, "prime_engine" | "engine">): Eng
   return engineNamed(cfg.prime_engine?.engine === "prime-rl" ? "prime-rl" : cfg.engine);
 }
 
+/** Every registered engine's container name (Kubernetes engine pods). */
+export const engineContainers = (): string[] => [...new Set(Object.values(ENGINES).map((e) => e.container))];
+
 /** The routes a reader probes without knowing which engine serves a URL (the admin base may differ). */
 export type ProbeRoutes = Omit<EngineRoutes, "admin">;
 

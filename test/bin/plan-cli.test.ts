@@ -25,11 +25,16 @@ describe("npm run plan", () => {
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^stack ${name} `));
     expect(stdout).toContain("endpoints:");
-    // A stack whose engines run prime-rl's own server shows its `inference` program instead.
-    const primeServer = loadStackText(stackText(name), `${name}.toml`).some(
-      (c) => c.prime_engine?.engine === "prime-rl",
-    );
-    expect(stdout).toContain(primeServer ? "$ inference --vllm.model " : "$ vllm serve ");
+    // Each engine's own program: prime-rl's `inference`, SGLang's server module, else `vllm serve`.
+    for (const c of loadStackText(stackText(name), `${name}.toml`)) {
+      const program =
+        c.prime_engine?.engine === "prime-rl"
+          ? "$ inference --vllm.model "
+          : c.engine === "sglang"
+            ? "$ python3 -m sglang.launch_server --model-path "
+            : "$ vllm serve ";
+      expect(stdout).toContain(program);
+    }
   });
 
   it("a Kubernetes stack shows its workloads, pods and in-cluster URLs", () => {

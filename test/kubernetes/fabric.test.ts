@@ -3,6 +3,7 @@
  * capabilities and env reach the engine pods and nothing else; cross-pod DeepEP and Mooncake over
  * RDMA are refused until the engine pods get an RDMA device.
  */
+import { engineContainers } from "../../components/plan/engines";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -14,6 +15,9 @@ import { podTemplates } from "../../components/kubernetes/rollout";
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
 import { ROOT, stackText } from "../helpers";
 import { k8sValidator, type Validator } from "./validate";
+
+/** The engine container of a pod, whichever engine runs in it. */
+const isEngineContainer = (c: { name?: unknown }) => engineContainers().includes(c.name as string);
 
 const FABRIC = [
   'extra_resources = { "rdma/ib" = "1", "example.com/nic" = 2 }',
@@ -78,7 +82,7 @@ describe("[kubernetes] fabric settings (issue 20)", () => {
           const r = c.resources as any;
           const env = Object.fromEntries(((c.env ?? []) as any[]).map((e) => [e.name, e.value]));
           const caps = (c.securityContext as any)?.capabilities?.add ?? [];
-          if (isEngine(template) && c.name === "vllm") {
+          if (isEngine(template) && isEngineContainer(c)) {
             engines++;
             for (const q of ["requests", "limits"] as const)
               expect(r[q], `${object.metadata.name} ${q}`).toMatchObject({ "rdma/ib": "1", "example.com/nic": "2" });
@@ -125,7 +129,7 @@ describe("[kubernetes] fabric settings (issue 20)", () => {
     const caps = (text: string, stack: string) =>
       pods(render(text, stack))
         .filter((p) => isEngine(p.template))
-        .map((p) => (p.containers.find((c) => c.name === "vllm")!.securityContext as any)?.capabilities?.add);
+        .map((p) => (p.containers.find((c) => isEngineContainer(c))!.securityContext as any)?.capabilities?.add);
     expect(caps(stackText("k8s-wide-ep"), "k8s-wide-ep")).toEqual([undefined, undefined]);
     const deepep = withKubernetes("k8s-wide-ep", 'extra_resources = { "rdma/ib" = "1" }').replace(
       "[inference.parallel]",

@@ -1,3 +1,4 @@
+import { engineContainers, engineNamed } from "../../components/plan/engines";
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
@@ -31,6 +32,9 @@ import { k8sValidator, kubeletExpand, type Validator } from "./validate";
 import { lwsEnv, plannedPodArgv, POD_IP } from "./planned-argv";
 import { ENGINE_READY_TIMEOUT_S } from "../../components/config/timeouts";
 import { WORKER_STARTUP_TIMEOUT_S } from "../../components/plan/router-plan";
+
+/** The engine container of a pod, whichever engine runs in it. */
+const isEngineContainer = (c: { name?: unknown }) => engineContainers().includes(c.name as string);
 
 const STANDINS = path.join(__dirname, "..", "fixtures", "standins", "bin");
 
@@ -122,12 +126,17 @@ function containerEnv(c: Container, injected: Record<string, string> = {}): Reco
  * Runs the engine container's exact command under bash with a recording `vllm` and a harmless
  * `find`; `lws`: what LeaderWorkerSet injects into the pod (lwsEnv), `extraEnv` overrides.
  */
-function runEngine(c: Container, extraEnv: Record<string, string>, lws: Record<string, string> = {}): string[] {
+function runEngine(
+  c: Container,
+  extraEnv: Record<string, string>,
+  lws: Record<string, string> = {},
+  program = "vllm",
+): string[] {
   const env = { ...containerEnv(c, lws), ...extraEnv };
   const [shell, flag, script] = (c.command as string[]).map((s) => kubeletExpand(s, env));
   expect([shell, flag]).toEqual(["/bin/bash", "-c"]);
   const bin = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-vllm-"));
-  fs.writeFileSync(path.join(bin, "vllm"), '#!/bin/sh\nfor a in "$@"; do printf \'%s\\0\' "$a"; done\n', {
+  fs.writeFileSync(path.join(bin, program), '#!/bin/sh\nfor a in "$@"; do printf \'%s\\0\' "$a"; done\n', {
     mode: 0o755,
   });
   // find is shadowed: the script's /dev/shm cleanup must not touch this machine.
@@ -136,7 +145,7 @@ function runEngine(c: Container, extraEnv: Record<string, string>, lws: Record<s
     env: { ...process.env, ...env, PATH: `${bin}:${process.env.PATH}` },
   });
   expect(run.status, run.stderr).toBe(0);
-  return ["vllm", ...run.stdout.split("\0").slice(0, -1)];
+  return [program, ...run.stdout.split("\0").slice(0, -1)];
 }
 
 /** The plan's argv for one engine, with references resolved the way the pod sees them. */
@@ -154,31 +163,33 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
     for (const o of objects) expect(validate(o as any), `${o.kind} ${o.metadata.name}`).toEqual([]);
   });
 
-  it("each engine pod runs exactly the planned vLLM command line, which passes the vllm manifest", () => {
+  it("each engine pod runs exactly the planned command line, which passes its engine's manifest", () => {
     for (const { template, engines, worker } of templates(fleet, plan)) {
-      const vllm = containers(template).find((c) => c.name === "vllm")!;
+      const vllm = containers(template).find((c) => isEngineContainer(c))!;
       engines.forEach((e, k) => {
         // The Secret's key reaches the pod as VLLM_API_KEY; the script hands it to --api-key at exec.
         const lws = lwsEnv(plan, e);
         expect(lws?.LWS_WORKER_INDEX).toBe(worker ? String(k + 1) : lws && "0");
-        const argv = runEngine(vllm, { VLLM_API_KEY: "k8s-test-key" }, lws);
-        // Serving engines also keep probes and scrapes out of their access log (issue 20 #9) and
-        // drain in-flight requests within the pod's grace period (#8).
+        const argv = runEngine(vllm, { VLLM_API_KEY: "k8s-test-key" }, lws, String(e.argv[0]));
+        // Serving vLLM engines also keep probes and scrapes out of their access log (issue 20 #9)
+        // and drain in-flight requests within the pod's grace period (#8); SGLang has neither flag.
+        const vllmPodFlags = [
+          "--disable-access-log-for-endpoints",
+          "/health,/metrics",
+          "--shutdown-timeout",
+          String((template.spec as any).terminationGracePeriodSeconds - 15),
+        ];
         expect(argv).toEqual([
           ...plannedPodArgv(plan, e),
           ...(e.port !== undefined
-            ? [
-                "--api-key",
-                "k8s-test-key",
-                "--disable-access-log-for-endpoints",
-                "/health,/metrics",
-                "--shutdown-timeout",
-                String((template.spec as any).terminationGracePeriodSeconds - 15),
-              ]
+            ? ["--api-key", "k8s-test-key", ...(e.engine === "sglang" ? [] : vllmPodFlags)]
             : []),
         ]);
         expect(JSON.stringify(vllm)).not.toContain("k8s-test-key");
-        expect(checkArgv("vllm", argv.slice(2))).toEqual([]);
+        if (e.engine === "sglang") {
+          expect(vllm.name).toBe("sglang");
+          expect(checkArgv("sglang", argv.slice(3))).toEqual([]);
+        } else expect(checkArgv("vllm", argv.slice(2))).toEqual([]);
       });
     }
   });
@@ -189,13 +200,13 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
       expect(r?.requests?.cpu, `${c.name} requests CPU`).toBeDefined();
       expect(r?.requests?.memory, `${c.name} requests memory`).toBeDefined();
       expect(r.limits?.memory, `${c.name}: memory limit = request`).toBe(r.requests.memory);
-      if (c.name === "vllm") expect(r.requests["ephemeral-storage"]).toBeDefined();
+      if (isEngineContainer(c)) expect(r.requests["ephemeral-storage"]).toBeDefined();
     }
   });
 
   it("issue 20 #7: engines' liveness is HTTP GET /health (a hung engine keeps its port open); startup allows the engine ready timeout", () => {
     for (const { template, engines } of templates(fleet, plan)) {
-      const vllm = containers(template).find((c) => c.name === "vllm")!;
+      const vllm = containers(template).find((c) => isEngineContainer(c))!;
       const port = engines[0].port;
       if (port === undefined) continue;
       expect(vllm.livenessProbe).toMatchObject({ httpGet: { path: "/health", port } });
@@ -206,7 +217,7 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
 
   it("issue 20 #9: every engine has PYTHONHASHSEED, and its Hugging Face and vLLM caches on size-limited volumes", () => {
     for (const { template } of templates(fleet, plan)) {
-      const vllm = containers(template).find((c) => c.name === "vllm")!;
+      const vllm = containers(template).find((c) => isEngineContainer(c))!;
       const env = containerEnv(vllm);
       expect(env.PYTHONHASHSEED).toBe("0");
       const vols = new Map(((template.spec as any).volumes as any[]).map((v) => [v.name, v]));
@@ -243,7 +254,7 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
 
   it("engine scripts pass bash -n and shellcheck", () => {
     for (const { template } of templates(fleet, plan)) {
-      const script = kubeletExpand((containers(template).find((c) => c.name === "vllm")!.command as string[])[2], {});
+      const script = kubeletExpand((containers(template).find((c) => isEngineContainer(c))!.command as string[])[2], {});
       const n = spawnSync("bash", ["-n"], { input: script, encoding: "utf8" });
       expect(n.status, n.stderr).toBe(0);
       expectShellcheckClean(script);
@@ -347,7 +358,9 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
       expect(i.endpoints.adminUrls).toHaveLength(island.endpoints.engines.length);
       for (const u of i.endpoints.adminUrls)
         expect(u).toMatch(
-          new RegExp(`^http://[a-z0-9.-]+\\.${i.endpoints.namespace}\\.svc\\.cluster\\.local:\\d+/v1$`),
+          new RegExp(
+            `^http://[a-z0-9.-]+\\.${i.endpoints.namespace}\\.svc\\.cluster\\.local:\\d+${engineNamed(island.engines[0].engine).routes.admin}$`,
+          ),
         );
       if (island.router)
         expect(i.endpoints.routerUrl).toBe(
@@ -440,7 +453,7 @@ describe("swapping [slurm] for [kubernetes] keeps the fleet", () => {
       const island = slurm.islands[i.island];
       expect(i.endpoints.adminUrls).toEqual(
         island.endpoints.engines.map(
-          (e) => `http://${names.pod(kube.islands[i.island], e.url.node).host}:${e.url.port}/v1`,
+          (e) => `http://${names.pod(kube.islands[i.island], e.url.node).host}:${e.url.port}${e.url.path}`,
         ),
       );
     });
@@ -515,7 +528,7 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     );
     const plan = k8sPlan(text, "k8s-llm-d-pd");
     const all = allContainers(allK8sObjects(renderK8sFleet(plan, [])));
-    const vllm = all.find((c) => c.name === "vllm")!;
+    const vllm = all.find((c) => isEngineContainer(c))!;
     const gpus = Number((vllm.resources as any).limits["nvidia.com/gpu"]);
     expect((vllm.resources as any).requests).toMatchObject({
       cpu: gpus % 2 ? `${2500 * gpus}m` : String(2.5 * gpus),
@@ -620,7 +633,7 @@ describe("Kubernetes rendering details", () => {
     const plan = k8sPlan(text, "quoting");
     const fleet = renderK8sFleet(plan, []);
     const [{ template, engines }] = templates(fleet, plan);
-    const vllm = containers(template).find((c) => c.name === "vllm")!;
+    const vllm = containers(template).find((c) => isEngineContainer(c))!;
     expect(runEngine(vllm, {})[2]).toBe(model);
     expect(containerEnv(vllm).MY_FLAG).toBe("$(POD_IP)-$$-`id`");
     expect(plannedPodArgv(plan, engines[0])[2]).toBe(model);
@@ -645,7 +658,7 @@ describe("Kubernetes rendering details", () => {
     const spec = (lws[0] as Extract<K8sObject, { kind: "LeaderWorkerSet" }>).spec;
     expect(spec.leaderWorkerTemplate.size).toBe(2);
     expect(spec.leaderWorkerTemplate.restartPolicy).toBe("RecreateGroupOnPodRestart");
-    const worker = containers(spec.leaderWorkerTemplate.workerTemplate).find((c) => c.name === "vllm")!;
+    const worker = containers(spec.leaderWorkerTemplate.workerTemplate).find((c) => isEngineContainer(c))!;
     const argv = runEngine(worker, {}, lwsEnv(plan, fleet.islands[0].replicas[0].workload.engines[1]));
     expect(argv[argv.indexOf("--data-parallel-start-rank") + 1]).toBe("4");
   });
@@ -661,7 +674,7 @@ describe("Kubernetes rendering details", () => {
           [t.leaderTemplate, workload.engines[0]],
           [t.workerTemplate, workload.engines[1]],
         ] as const) {
-          const vllm = containers(template).find((c) => c.name === "vllm")!;
+          const vllm = containers(template).find((c) => isEngineContainer(c))!;
           const script = kubeletExpand((vllm.command as string[])[2], {});
           // Bash expands it from the env LWS injects (kubelet would leave an unset $(VAR) to bash as a
           // command substitution); without it the script stops rather than dial nowhere.
@@ -817,7 +830,7 @@ describe("Kubernetes rendering details", () => {
     for (const { template } of templates(fleet, plan)) {
       const [client] = (template.spec as any).initContainers;
       expect(client).toMatchObject({ name: "mooncake-client", restartPolicy: "Always" });
-      const env = containerEnv(containers(template).find((c) => c.name === "vllm")!);
+      const env = containerEnv(containers(template).find((c) => isEngineContainer(c))!);
       expect(env).toMatchObject({
         MOONCAKE_CONFIG_PATH: "/etc/vllm-fleet/mooncake/mooncake.json",
         PYTHONHASHSEED: "0",

@@ -109,6 +109,8 @@ const VARIANTS: Record<string, { base: string; dry?: true; tweak?: (raw: Raw) =>
     tweak: (r) => Object.assign(r.inference.deployment, { num_prefill_replicas: 1, num_decode_nodes: 1 }),
   },
   llmd: { base: "llm-d" },
+  // engine = "sglang": its server's pass-through flags (python3 -m sglang.launch_server, the stand-in).
+  sgl: { base: "sglang-single-node" },
   // prime-rl's layout: a standalone inference file, a P/D one (one prefill and one decode node), an
   // RL file and an SFT file (whose engines run prime-rl's `inference` server).
   "p-sn": { base: "prime-rl/single-node" },
@@ -910,6 +912,22 @@ export const FIELDS: Field[] = [
     set: (r, v, c) => void (modelOf(r, c).dtype = v),
   },
   {
+    id: "engine",
+    covers: ["engine"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "engine"),
+    set: (r, v, c) => void (inference(r, c).engine = v),
+  },
+  {
+    id: "deployment.transfer_backend",
+    covers: ["deployment.transfer_backend"],
+    slurm: "dis",
+    closed: true,
+    at: (l) => inf(l, "deployment.transfer_backend"),
+    set: (r, v, c) => void (deployment(r, c).transfer_backend = v),
+  },
+  {
     id: "engine_processes",
     covers: ["engine_processes"],
     slurm: "mr-main",
@@ -983,6 +1001,33 @@ export const FIELDS: Field[] = [
     prefix: true,
     at: (l) => inf(l, "vllm_extra"),
     set: (r, v, c) => void (sub(inference(r, c), "vllm_extra")[v] = "x"),
+  },
+  // Extra SGLang server flags (engine = "sglang"): a string flag, a JSON flag given as text.
+  {
+    id: "sglang_extra.* (string flag)",
+    covers: ["sglang_extra.*"],
+    slurm: "sgl",
+    k8s: "k8s-sglang-wide-ep",
+    at: (l) => inf(l, "sglang_extra.download_dir"),
+    set: (r, v, c) => void (sub(inference(r, c), "sglang_extra").download_dir = v),
+  },
+  {
+    id: "sglang_extra.* (JSON text)",
+    covers: ["sglang_extra.*"],
+    slurm: "sgl",
+    at: (l) => inf(l, "sglang_extra.json_model_override_args"),
+    set: (r, v, c) =>
+      void (sub(inference(r, c), "sglang_extra").json_model_override_args = JSON.stringify({ inj: v })),
+  },
+  // Keys must be SGLang server flags: a closed set.
+  {
+    id: "sglang_extra.<key>",
+    covers: ["sglang_extra.<key>"],
+    slurm: "sgl",
+    closed: true,
+    prefix: true,
+    at: (l) => inf(l, "sglang_extra"),
+    set: (r, v, c) => void (sub(inference(r, c), "sglang_extra")[v] = "x"),
   },
   {
     id: "server.host",

@@ -88,6 +88,7 @@ export const sglangEngine: Engine = {
   // SGLang drains on SIGTERM by itself and has no flag for quiet probe routes.
   podFlags: () => [],
   argv: (cfg, layout, gpuBytes) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg), gpuBytes),
+  container: "sglang",
   manifest: "sglang",
   // `python3 -m sglang.launch_server` itself is not a flag.
   manifestArgs: (argv) => argv.slice(SGLANG_SERVER.length),

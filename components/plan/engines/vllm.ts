@@ -47,6 +47,7 @@ export const vllmEngine: Engine = {
     return out;
   },
   argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
+  container: "vllm",
   apiKeyEnv: "VLLM_API_KEY",
   manifest: "vllm",
   // `vllm serve` itself is not a flag.
