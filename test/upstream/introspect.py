@@ -88,6 +88,19 @@ def type_name(t, action) -> tuple[str, dict]:
         return "int", extra
     if base is float:
         return "float", extra
+    if bname == "human_readable_int" and getattr(base, "__module__", "").startswith("sglang"):
+        extra["human_readable"] = True
+        extra["value_format"] = "integer, or an SI (k/M/G/T, decimals allowed) or IEC (Ki/Mi/Gi/Ti) suffix"
+        return "int", extra
+    if bname == "json_list_type":
+        extra["value_format"] = "JSON (a list)"
+        return "json", extra
+    if bname == "nullable_str":
+        extra["accepts_none_literal"] = True
+        return "str", extra
+    if bname == "parse_cuda_graph_config_arg":
+        extra["value_format"] = "JSON object: phase -> settings"
+        return "json", extra
     if bname == "human_readable_int":
         extra["human_readable"] = True
         extra["value_format"] = "integer, human-readable suffix (1k/1K/25.6k/32K...) or -1"
@@ -117,6 +130,7 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
     aliases = [s for s in a.option_strings if s != key and s not in negative]
     e: dict = {}
     kind = type(a).__name__
+    sglang_action = type(a).__module__.startswith("sglang.")
     if kind == "_HelpAction":
         e["type"] = "bool"
     elif isinstance(a, argparse.BooleanOptionalAction):
@@ -124,6 +138,12 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
         e["negatable"] = True
         e["negative_form"] = negative[0]
     elif kind in ("_StoreTrueAction", "_StoreFalseAction", "_StoreConstAction", "_CountAction"):
+        e["type"] = "bool"
+    elif sglang_action and (
+        kind in ("DeprecatedStoreTrueAction", "DeprecatedAction")
+        or (kind == "DeprecatedStoreConstAction" and a.nargs == 0)
+    ):
+        # SGLang's retired switches (sglang/srt/arg_groups/argparse_actions.py): no value, a warning.
         e["type"] = "bool"
     else:
         t, extra = type_name(a.type, a)
@@ -144,6 +164,9 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
         if a.choices is not None:
             # argparse compares the converted value; None (a Literal[..., None]) is spelled None.
             e["choices"] = ["None" if c is None else c for c in a.choices]
+    if sglang_action and kind.startswith("Deprecated"):
+        # SGLang's retired flags (sglang/srt/arg_groups/argparse_actions.py): accepted, with a warning.
+        e["deprecated"] = True
     e.setdefault("negatable", False)
     e.setdefault("takes_value", False)
     e["repeatable"] = kind in ("_AppendAction", "_ExtendAction")
@@ -296,6 +319,105 @@ def router_manifest() -> dict:
         "flag_count": len(flags),
         "all_option_strings": option_strings(parser),
         "policies": list(policy),
+    }
+
+
+# ------------------------------------------------------------------------------------------------
+# SGLang: the server (sglang, installed --no-deps: only its argparse front end is imported) and the
+# router (sglang-router, the wheel's Python launcher over the Rust router)
+# ------------------------------------------------------------------------------------------------
+
+SGLANG_MISSING = (
+    "sglang is not installed in this environment; sglang-server is not reported "
+    "(bin/sync-upstream.ts keeps test/fixtures/upstream/sglang-server.json as it is)"
+)
+
+
+def sglang_available() -> bool:
+    try:
+        dist_version("sglang")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def sglang_server_parser():
+    """`python -m sglang.launch_server`'s parser, built as sglang.srt.server_args.prepare_server_args builds it."""
+    # The one environment-dependent choice: --sampling-backend offers "token_oracle" only when this
+    # debug variable is set (ServerArgs.add_cli_args). The manifest describes the default launch.
+    os.environ.pop("SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE", None)
+    with contextlib.redirect_stdout(io.StringIO()):
+        from sglang.srt.server_args import ServerArgs
+
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def sglang_server_manifest() -> dict | None:
+    if not sglang_available():
+        print(f"introspect.py: {SGLANG_MISSING}", file=sys.stderr)
+        return None
+    version = dist_version("sglang")
+    parser = sglang_server_parser()
+    flags, positional = flags_of(parser)
+    return {
+        "program": "python -m sglang.launch_server",
+        "source": f"sglang {version} (PyPI), argparse of python -m sglang.launch_server "
+        "(sglang.srt.server_args.prepare_server_args: ServerArgs.add_cli_args)",
+        "method": (
+            "test/upstream/introspect.py: builds SGLang's own server parser in-process, as "
+            "sglang.srt.server_args.prepare_server_args does (argparse.ArgumentParser + ServerArgs.add_cli_args: "
+            "the ServerArgs fields' CLI flags, then the flags with choices computed at that time: "
+            "--sampling-backend, --reasoning-parser, --tool-call-parser, ...), from the installed package "
+            "(pip install --no-deps: no GPU, no kernels imported), and walks parser._actions."
+        ),
+        "platform": (
+            "The parser does not depend on the platform. --sampling-backend's choices depend on the debug "
+            "variable SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE (unset here), and plugins loaded by "
+            "sglang.launch_server (load_plugins) could register more parsers (none installed)."
+        ),
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+    }
+
+
+def sglang_router_parser():
+    """`python -m sglang_router.launch_router`'s parser (launch_router.parse_router_args), without its prose."""
+    from sglang_router.router_args import RouterArgs
+
+    parser = argparse.ArgumentParser(prog="sglang_router.launch_router")
+    RouterArgs.add_cli_args(parser, use_router_prefix=False)
+    return parser, RouterArgs
+
+
+def sglang_router_manifest() -> dict:
+    version = dist_version("sglang-router")
+    parser, _ = sglang_router_parser()
+    flags, positional = flags_of(parser)
+    choices = lambda flag: list(flags.get(flag, {}).get("choices", []))
+    return {
+        "program": "python -m sglang_router.launch_router",
+        "source": f"sglang-router {version} (PyPI), argparse of python -m sglang_router.launch_router "
+        "(sglang_router.launch_router.parse_router_args: RouterArgs.add_cli_args)",
+        "method": (
+            "test/upstream/introspect.py: builds the router's parser in-process as parse_router_args does "
+            "(RouterArgs.add_cli_args, use_router_prefix=False) from the installed package and walks "
+            "parser._actions."
+        ),
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+        "policies": {
+            "policy": choices("--policy"),
+            "prefill_policy": choices("--prefill-policy"),
+            "decode_policy": choices("--decode-policy"),
+        },
     }
 
 
@@ -481,7 +603,13 @@ def main() -> None:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
     if what == "manifests":
-        out = {"vllm-serve": vllm_manifest(), "vllm-router": router_manifest(), "mooncake": mooncake_manifest()}
+        out = {
+            "vllm-serve": vllm_manifest(),
+            "vllm-router": router_manifest(),
+            "mooncake": mooncake_manifest(),
+            "sglang-server": sglang_server_manifest(),
+            "sglang-router": sglang_router_manifest(),
+        }
     elif what == "check":
         out = check(json.load(sys.stdin))
     else:
