@@ -51,8 +51,9 @@ describe("vendored upstream manifests", () => {
     expect(vendored("sglang-router.json").source).toMatch(
       new RegExp(`^sglang-router ${pin("sglang-router")} \\(PyPI\\)`),
     );
+    expect(pin("sglang")).toBeDefined();
     expect(vendored("sglang-server.json").source).toMatch(
-      /^sglang \d+\.\d+\.\d+ \(PyPI\), argparse of python -m sglang.launch_server/,
+      new RegExp(`^sglang ${pin("sglang")} \\(PyPI\\), argparse of python -m sglang.launch_server`),
     );
   });
 
