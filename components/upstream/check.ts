@@ -1,5 +1,7 @@
 import eppManifest from "./llm-d-epp.json";
 import mooncakeManifest from "./mooncake.json";
+import sglangRouterManifest from "./sglang-router.json";
+import sglangManifest from "./sglang-server.json";
 import routerManifest from "./vllm-router.json";
 import slurmManifest from "./slurm.json";
 import vllmManifest from "./vllm-serve.json";
@@ -8,17 +10,34 @@ interface Spec {
   type: string;
   negatable?: boolean;
   negative_form?: string;
-  nargs?: string;
+  nargs?: string | number;
   choices?: (string | number)[];
   aliases?: string[];
   value_optional?: boolean;
+  item_type?: string;
 }
 
-export type Program = "vllm" | "vllm-router" | "epp" | "mooncake_master" | "mooncake_client" | "sbatch" | "srun";
+/**
+ * The programs whose command lines are checked, each by what follows it: `vllm serve`, `vllm-router`,
+ * `python3 -m sglang.launch_server` ("sglang"), `python3 -m sglang_router.launch_router`
+ * ("sglang-router"), the EPP, the Mooncake binaries, sbatch and srun.
+ */
+export type Program =
+  | "vllm"
+  | "vllm-router"
+  | "sglang"
+  | "sglang-router"
+  | "epp"
+  | "mooncake_master"
+  | "mooncake_client"
+  | "sbatch"
+  | "srun";
 
 const TABLES: Record<Program, Record<string, Spec>> = {
   vllm: vllmManifest.flags as Record<string, Spec>,
   "vllm-router": routerManifest.flags as Record<string, Spec>,
+  sglang: sglangManifest.flags as Record<string, Spec>,
+  "sglang-router": sglangRouterManifest.flags as Record<string, Spec>,
   epp: eppManifest.flags as Record<string, Spec>,
   mooncake_master: mooncakeManifest.master_flags as Record<string, Spec>,
   mooncake_client: mooncakeManifest.client_flags as Record<string, Spec>,
@@ -29,27 +48,51 @@ const TABLES: Record<Program, Record<string, Spec>> = {
 /** Flags that take several values until the next flag (clap num_args / argparse nargs). */
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
 
+/** argparse programs without positional arguments: a stray word is an error ("unrecognized arguments"). */
+const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router"]);
+
+/**
+ * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases
+ * (SGLang's `--tensor-parallel-size` for `--tp-size`, ...) and its `--no-` form.
+ */
+const SPELLINGS = Object.fromEntries(
+  Object.entries(TABLES).map(([program, table]) => {
+    const names = new Map<string, { spec: Spec; negation: boolean }>();
+    for (const [name, spec] of Object.entries(table)) {
+      names.set(name, { spec, negation: false });
+      for (const alias of spec.aliases ?? []) names.set(alias, { spec, negation: false });
+      if (spec.negative_form) names.set(spec.negative_form, { spec, negation: true });
+    }
+    return [program, names];
+  }),
+) as Record<Program, Map<string, { spec: Spec; negation: boolean }>>;
+
 /**
  * Checks a generated command line against the upstream flag manifest: every flag exists, takes a
  * value when it must, and values match choices and numeric types. Returns the problems found. It
  * reads `--flag value` and `--flag=value`; gflags programs use `--name=value` as we emit them.
  */
 export function checkArgv(program: Program, args: string[]): string[] {
-  const table = TABLES[program];
+  const spellings = SPELLINGS[program];
   const problems: string[] = [];
-  const negations = new Map<string, Spec>();
-  for (const spec of Object.values(table)) if (spec.negative_form) negations.set(spec.negative_form, spec);
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (!arg.startsWith("-") || arg === "-") continue; // positional (model, script path)
-    const eq = arg.indexOf("=");
-    const name = eq > 0 ? arg.slice(0, eq) : arg;
-    const spec = table[name] ?? negations.get(name);
-    if (!spec) {
-      problems.push(`${program}: unknown flag ${name}`);
+    if (!arg.startsWith("-") || arg === "-") {
+      // positional (vLLM's model, a script path); SGLang's parsers take none, argparse refuses them
+      if (NO_POSITIONAL.has(program)) problems.push(`${program}: unexpected argument ${arg} (it takes no positional)`);
       continue;
     }
-    if (negations.has(name) || spec.type === "bool") {
+    const eq = arg.indexOf("=");
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const known = spellings.get(name);
+    if (!known) {
+      problems.push(`${program}: unknown flag ${name}`);
+      // Its value(s), if any, are part of the same mistake.
+      while (eq < 0 && i + 1 < args.length && !args[i + 1].startsWith("-")) i++;
+      continue;
+    }
+    const spec = known.spec;
+    if (known.negation || spec.type === "bool") {
       if (eq > 0 && !["mooncake_master", "mooncake_client", "epp"].includes(program))
         problems.push(`${program}: ${name} takes no value`);
       continue;
@@ -58,25 +101,37 @@ export function checkArgv(program: Program, args: string[]): string[] {
       problems.push(...checkValue(program, name, spec, arg.slice(eq + 1)));
       continue;
     }
-    // getopt optional_argument: a value only ever comes as --flag=value; the bare flag is valid alone.
-    if (spec.value_optional) continue;
+    if (spec.value_optional) {
+      // argparse nargs="?" takes the next word unless it looks like an option; getopt's
+      // optional_argument (sbatch, srun) only ever --flag=value. The bare flag is valid alone.
+      const next = args[i + 1];
+      if (spec.nargs === "?" && next !== undefined && !next.startsWith("-"))
+        problems.push(...checkValue(program, name, spec, args[++i]));
+      continue;
+    }
     const value = args[i + 1];
+    // argparse nargs="*" (SGLang's --lora-paths, the router's --worker-urls): no value is a value.
+    if (spec.nargs === "*" && (value === undefined || value.startsWith("--"))) continue;
     if (value === undefined || (value.startsWith("--") && spec.type !== "str")) {
       problems.push(`${program}: ${name} needs a value`);
       continue;
     }
     i++;
     problems.push(...checkValue(program, name, spec, value));
-    if (MULTI(spec)) while (i + 1 < args.length && !args[i + 1].startsWith("--")) i++;
+    if (MULTI(spec))
+      while (i + 1 < args.length && !args[i + 1].startsWith("--"))
+        problems.push(...checkValue(program, name, spec, args[++i]));
   }
   return problems;
 }
 
+/** One value (one item of a list flag): its choices and its type (a list's item type). */
 function checkValue(program: Program, name: string, spec: Spec, value: string): string[] {
   if (spec.choices && !spec.choices.map(String).includes(value))
     return [`${program}: ${name} ${value} is not one of ${spec.choices.join(", ")}`];
-  if (spec.type === "int" && !/^-?\d+$/.test(value)) return [`${program}: ${name} expects an integer, got ${value}`];
-  if (spec.type === "float" && Number.isNaN(Number(value)))
+  const type = spec.type === "list" ? spec.item_type : spec.type;
+  if (type === "int" && !/^-?\d+$/.test(value)) return [`${program}: ${name} expects an integer, got ${value}`];
+  if (type === "float" && (value.trim() === "" || Number.isNaN(Number(value))))
     return [`${program}: ${name} expects a number, got ${value}`];
   if (spec.type === "json") {
     try {
