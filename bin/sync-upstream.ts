@@ -263,8 +263,9 @@ export function derive(): Record<string, Json> {
     },
     "sglang-server.json": {
       source: sglang.source,
-      // deprecated: retired switches SGLang still accepts with a warning (sglang_extra refuses them).
-      flags: pickFlags(sglang.flags, ["deprecated"]),
+      // deprecated: retired flags SGLang still accepts with a warning naming their replacement
+      // (sglang_extra refuses them, naming it).
+      flags: pickFlags(sglang.flags, ["deprecated", "replacement"]),
     },
     "sglang-router.json": {
       source: sglangRouter.source,

@@ -163,10 +163,16 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
         e["takes_value"] = True
         if a.choices is not None:
             # argparse compares the converted value; None (a Literal[..., None]) is spelled None.
-            e["choices"] = ["None" if c is None else c for c in a.choices]
+            # A set (SGLang's --sampling-backend, the router's --tool-call-parser) has no order of its
+            # own: sorted, so the manifest is the same from one run to the next.
+            choices = sorted(a.choices, key=str) if isinstance(a.choices, (set, frozenset)) else a.choices
+            e["choices"] = ["None" if c is None else c for c in choices]
     if sglang_action and kind.startswith("Deprecated"):
-        # SGLang's retired flags (sglang/srt/arg_groups/argparse_actions.py): accepted, with a warning.
+        # SGLang's retired flags (sglang/srt/arg_groups/argparse_actions.py): accepted, with a warning
+        # naming what replaces them.
         e["deprecated"] = True
+        if getattr(a, "new_flag", None):
+            e["replacement"] = a.new_flag
     e.setdefault("negatable", False)
     e.setdefault("takes_value", False)
     e["repeatable"] = kind in ("_AppendAction", "_ExtendAction")
@@ -398,6 +404,11 @@ def sglang_router_manifest() -> dict:
     version = dist_version("sglang-router")
     parser, _ = sglang_router_parser()
     flags, positional = flags_of(parser)
+    # --tool-call-parser's choices come from the Rust router's registry (get_available_tool_call_parsers),
+    # a hash map whose order changes from one process to the next: sorted, the manifest is stable.
+    tool = flags.get("--tool-call-parser", {})
+    if "choices" in tool:
+        tool["choices"] = sorted(tool["choices"])
     choices = lambda flag: list(flags.get(flag, {}).get("choices", []))
     return {
         "program": "python -m sglang_router.launch_router",
