@@ -4,7 +4,7 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
 
   python test/upstream/introspect.py manifests
       Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve,vllm-router,
-      mooncake}.json that the installed tools report:
+      mooncake,sglang-server,sglang-router}.json that the installed tools report:
         "vllm-serve":  vLLM's own `vllm serve` argparse parser, built in-process exactly as
                        `vllm serve` builds it (ServeSubcommand.subparser_init -> make_arg_parser),
                        walked action by action; plus the registries the parser's values are checked
@@ -12,6 +12,11 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
                        KVTransferConfig / KVEventsConfig fields and the environment variables.
         "vllm-router": the argparse parser of the pip-installed `vllm-router` console script
                        (vllm_router.launch_router: RouterArgs.add_cli_args).
+        "sglang-server": SGLang's `python -m sglang.launch_server` argparse parser, built in-process
+                       as sglang.srt.server_args.prepare_server_args builds it (ServerArgs.add_cli_args);
+                       null, said on stderr, where sglang is not installed.
+        "sglang-router": the argparse parser of `python -m sglang_router.launch_router`
+                       (RouterArgs.add_cli_args), with its policy choices.
         "mooncake":    the gflags of the bundled mooncake_master and mooncake_client binaries
                        (`--helpxml`), and mooncake_http_metadata_server's argparse parser.
       bin/sync-upstream.ts merges them into the vendored manifests; test/e2e/upstream.e2e.test.ts
@@ -19,13 +24,17 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
 
   python test/upstream/introspect.py check < lines.json
       Parses command lines with the real parsers, in this one process. stdin: a JSON list of
-      {"id": str, "program": "vllm" | "vllm-router", "argv": [str, ...]} where argv is what follows
-      the program (`vllm serve` or `vllm-router`). stdout: a JSON list of {"id", "ok", "problems"}.
+      {"id": str, "program": "vllm" | "vllm-router" | "sglang" | "sglang-router", "argv": [str, ...]}
+      where argv is what follows the program (`vllm serve`, `vllm-router`, `python -m
+      sglang.launch_server`, `python -m sglang_router.launch_router`). stdout: a JSON list of
+      {"id", "ok", "problems"}.
       A problem is an argparse error (unknown flag, missing or invalid value, bad choice), a flag
       spelled as an abbreviation (the real parser expands unambiguous prefixes; we never mean to
       rely on that), or, for vllm, a value vLLM's own post-parse validation rejects
       (validate_parsed_serve_args, and validate_api_server_args' tool-call and reasoning parser
-      names).
+      names). sglang lines are parsed by argparse alone (SGLang checks parser names as argparse
+      choices; ServerArgs' own resolution needs the model and the devices); sglang-router lines
+      also go through RouterArgs.from_cli_args, as its launcher does.
 
 Nothing here writes files; output is deterministic (sorted keys, no help prose, no paths).
 """
@@ -568,13 +577,19 @@ def parser_names(args) -> list:
 def check(lines: list) -> list:
     results = []
     want = {l["program"] for l in lines}
-    serve = router = None
+    serve = router = sglang = sglang_router = None
     if "vllm" in want:
         serve, cmd = serve_parser()
         raising(serve)
     if "vllm-router" in want:
         router, RouterArgs = router_parser()
         raising(router)
+    if "sglang" in want and sglang_available():
+        sglang = sglang_server_parser()
+        raising(sglang)
+    if "sglang-router" in want:
+        sglang_router, SglangRouterArgs = sglang_router_parser()
+        raising(sglang_router)
     for l in lines:
         problems = []
         argv = list(l["argv"])
@@ -598,6 +613,21 @@ def check(lines: list) -> list:
                     problems.append(f"unrecognized arguments: {' '.join(extra)}")
                 else:
                     RouterArgs.from_cli_args(args, use_router_prefix=False)
+            elif l["program"] == "sglang":
+                if sglang is None:
+                    raise ParseError("sglang is not installed in this environment: no parser to check with")
+                problems += abbreviations(sglang, argv, lambda s: s)
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    args, extra = sglang.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+            elif l["program"] == "sglang-router":
+                problems += abbreviations(sglang_router, argv, lambda s: s)
+                args, extra = sglang_router.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+                else:
+                    SglangRouterArgs.from_cli_args(args, use_router_prefix=False)
             else:
                 problems.append(f"unknown program {l['program']}")
         except ParseError as e:
