@@ -68,6 +68,8 @@ export const SGLANG_PLANNER_OWNED: Record<string, Owner> = {
     key: "enable_expert_parallel",
     why: "data-parallel attention is planned with expert parallelism",
   },
+  // SGLang 0.5.23's own spelling of data-parallel attention (--enable-dp-attention is deprecated for it).
+  attn_dp_size: { key: "enable_expert_parallel", why: "data-parallel attention is planned with expert parallelism" },
   mem_fraction_static: {
     key: "gpu_memory_utilization",
     why: "the planner turns it into SGLang's static memory fraction",

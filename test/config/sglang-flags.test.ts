@@ -71,6 +71,10 @@ describe("checkSglangExtra", () => {
     expect(messages({ nnodes: 2 })[0]).toMatch(/computed by the planner from the deployment$/);
     expect(messages({ api_key: "sk" })[0]).toMatch(/Pulumi config secrets/);
     expect(messages({ help: true })[0]).toMatch(/prints the help and exits/);
+    // --attention-data-parallel-size: an alias of --attn-dp-size, SGLang's spelling of DP attention.
+    expect(messages({ attention_data_parallel_size: 2 })[0]).toMatch(
+      /\(an alias of --attn-dp-size\): .*set enable_expert_parallel instead/,
+    );
   });
 
   it("spells the owning key as the file does (userPath), and takes another ownership table", () => {
