@@ -36,7 +36,18 @@ export const fixturesDir = packagePath("test", "fixtures", "upstream");
 export const vendoredDir = packagePath("components", "upstream");
 
 /** Regenerated from the real tools of the pinned Python environment (test/upstream/introspect.py). */
-export const TOOL_MANIFESTS = ["vllm-serve.json", "vllm-router.json", "mooncake.json"];
+export const TOOL_MANIFESTS = [
+  "vllm-serve.json",
+  "vllm-router.json",
+  "mooncake.json",
+  "sglang-server.json",
+  "sglang-router.json",
+];
+/**
+ * Tool parts introspect.py reports as null when their package is missing from the environment (sglang
+ * is installed --no-deps beside vLLM; an older environment lacks it): the vendored file is kept.
+ */
+export const OPTIONAL_TOOLS: Record<string, string> = { "sglang-server": "sglang-server.json" };
 /** Copied from the maintainers' manifests folder: no tool for them runs here. */
 export const FOLDER_MANIFESTS = ["llm-d-epp.json", "slurm-sbatch.json"];
 export const MANIFESTS = [...TOOL_MANIFESTS, ...FOLDER_MANIFESTS];
@@ -62,7 +73,10 @@ export function pythonEnvDir(env: NodeJS.ProcessEnv = process.env): string | und
   return line?.slice("FLEET_PYENV=".length).trim() || undefined;
 }
 
-/** What the real tools report (introspect.py manifests): {"vllm-serve", "vllm-router", "mooncake"}. */
+/**
+ * What the real tools report (introspect.py manifests): {"vllm-serve", "vllm-router", "mooncake",
+ * "sglang-server", "sglang-router"}; "sglang-server" is null when sglang is not installed.
+ */
 export function introspect(pyenv: string): Json {
   const python = path.join(pyenv, "bin", "python");
   if (!fs.existsSync(python)) throw new Error(`no python at ${python}: FLEET_PYENV must name the venv directory`);
@@ -107,10 +121,15 @@ export function toolReportOf(read: (name: string) => Json): Json {
       mooncake_client_flags: mooncake.other_programs.mooncake_client.flags,
       mooncake_http_metadata_server_flags: mooncake.other_programs.mooncake_http_metadata_server.flags,
     },
+    "sglang-server": read("sglang-server.json"),
+    "sglang-router": read("sglang-router.json"),
   };
 }
 
-/** The vendored vllm-serve, vllm-router and mooncake manifests for what the tools report (name → text). */
+/**
+ * The vendored tool manifests (vllm-serve, vllm-router, mooncake, sglang-server, sglang-router) for
+ * what the tools report (name → text). A part reported as null (OPTIONAL_TOOLS) keeps its vendored file.
+ */
 export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = base): Record<string, string> {
   const router = structuredClone(baseOf("vllm-router.json"));
   const r = tools["vllm-router"];
@@ -141,6 +160,8 @@ export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = 
     "vllm-serve.json": text(tools["vllm-serve"]),
     "vllm-router.json": text(router),
     "mooncake.json": text(mooncake),
+    "sglang-server.json": text(tools["sglang-server"] ?? baseOf("sglang-server.json")),
+    "sglang-router.json": text(tools["sglang-router"]),
   };
 }
 
@@ -170,9 +191,10 @@ function read(name: string): Json {
   return JSON.parse(fs.readFileSync(path.join(fixturesDir, name), "utf8"));
 }
 
-function pickFlag(f: Json): Json {
+function pickFlag(f: Json, more: string[] = []): Json {
   const out: Json = { type: f.type };
   for (const key of [
+    ...more,
     "choices",
     "negatable",
     "negative_form",
@@ -187,11 +209,12 @@ function pickFlag(f: Json): Json {
   return out;
 }
 
-function pickFlags(flags: Json): Json {
+/** The fields the program reads of each flag; `more` adds fields one manifest needs (sorted by flag). */
+function pickFlags(flags: Json, more: string[] = []): Json {
   return Object.fromEntries(
     Object.entries(flags)
       .sort(([a], [b]) => a.localeCompare(b))
-      .map(([k, v]) => [k, pickFlag(v)]),
+      .map(([k, v]) => [k, pickFlag(v, more)]),
   );
 }
 
@@ -202,6 +225,8 @@ export function derive(): Record<string, Json> {
   const epp = read("llm-d-epp.json");
   const mooncake = read("mooncake.json");
   const slurm = read("slurm-sbatch.json");
+  const sglang = read("sglang-server.json");
+  const sglangRouter = read("sglang-router.json");
   const allVariants = new Set<string>(router.option_strings_in_all_variants);
   const policySets: string[][] = Object.entries(router.policies)
     .filter(([k]) => k !== "note" && !k.endsWith("_pd_stage"))
@@ -236,6 +261,18 @@ export function derive(): Record<string, Json> {
       sbatch_flags: pickFlags(slurm.flags),
       srun_flags: pickFlags(slurm.srun.flags),
     },
+    "sglang-server.json": {
+      source: sglang.source,
+      // deprecated: retired flags SGLang still accepts with a warning naming their replacement
+      // (sglang_extra refuses them, naming it).
+      flags: pickFlags(sglang.flags, ["deprecated", "replacement"]),
+    },
+    "sglang-router.json": {
+      source: sglangRouter.source,
+      // repeatable: --prefill URL [BOOTSTRAP_PORT] and --decode URL come once per worker.
+      flags: pickFlags(sglangRouter.flags, ["repeatable"]),
+      policies: sglangRouter.policies,
+    },
   };
 }
 
@@ -267,7 +304,12 @@ if (require.main === module) {
     );
   if (pyenv) {
     console.log(`introspecting the real tools of ${pyenv} (test/upstream/introspect.py; a minute or two)`);
-    write(fixturesFromTools(introspect(pyenv)));
+    const tools = introspect(pyenv);
+    const missing = Object.entries(OPTIONAL_TOOLS)
+      .filter(([part]) => tools[part] == null)
+      .map(([, file]) => file);
+    if (missing.length > 0) kept(missing, `its package is not installed in ${pyenv}`);
+    write(fixturesFromTools(tools));
   } else {
     kept(
       TOOL_MANIFESTS,

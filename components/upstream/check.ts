@@ -14,6 +14,7 @@ interface Spec {
   choices?: (string | number)[];
   aliases?: string[];
   value_optional?: boolean;
+  item_type?: string;
 }
 
 /**
@@ -47,6 +48,9 @@ const TABLES: Record<Program, Record<string, Spec>> = {
 /** Flags that take several values until the next flag (clap num_args / argparse nargs). */
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
 
+/** argparse programs without positional arguments: a stray word is an error ("unrecognized arguments"). */
+const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router"]);
+
 /**
  * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases
  * (SGLang's `--tensor-parallel-size` for `--tp-size`, ...) and its `--no-` form.
@@ -73,12 +77,18 @@ export function checkArgv(program: Program, args: string[]): string[] {
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
-    if (!arg.startsWith("-") || arg === "-") continue; // positional (model, script path)
+    if (!arg.startsWith("-") || arg === "-") {
+      // positional (vLLM's model, a script path); SGLang's parsers take none, argparse refuses them
+      if (NO_POSITIONAL.has(program)) problems.push(`${program}: unexpected argument ${arg} (it takes no positional)`);
+      continue;
+    }
     const eq = arg.indexOf("=");
     const name = eq > 0 ? arg.slice(0, eq) : arg;
     const known = spellings.get(name);
     if (!known) {
       problems.push(`${program}: unknown flag ${name}`);
+      // Its value(s), if any, are part of the same mistake.
+      while (eq < 0 && i + 1 < args.length && !args[i + 1].startsWith("-")) i++;
       continue;
     }
     const spec = known.spec;
@@ -91,8 +101,14 @@ export function checkArgv(program: Program, args: string[]): string[] {
       problems.push(...checkValue(program, name, spec, arg.slice(eq + 1)));
       continue;
     }
-    // getopt optional_argument: a value only ever comes as --flag=value; the bare flag is valid alone.
-    if (spec.value_optional) continue;
+    if (spec.value_optional) {
+      // argparse nargs="?" takes the next word unless it looks like an option; getopt's
+      // optional_argument (sbatch, srun) only ever --flag=value. The bare flag is valid alone.
+      const next = args[i + 1];
+      if (spec.nargs === "?" && next !== undefined && !next.startsWith("-"))
+        problems.push(...checkValue(program, name, spec, args[++i]));
+      continue;
+    }
     const value = args[i + 1];
     // argparse nargs="*" (SGLang's --lora-paths, the router's --worker-urls): no value is a value.
     if (spec.nargs === "*" && (value === undefined || value.startsWith("--"))) continue;
@@ -102,16 +118,20 @@ export function checkArgv(program: Program, args: string[]): string[] {
     }
     i++;
     problems.push(...checkValue(program, name, spec, value));
-    if (MULTI(spec)) while (i + 1 < args.length && !args[i + 1].startsWith("--")) i++;
+    if (MULTI(spec))
+      while (i + 1 < args.length && !args[i + 1].startsWith("--"))
+        problems.push(...checkValue(program, name, spec, args[++i]));
   }
   return problems;
 }
 
+/** One value (one item of a list flag): its choices and its type (a list's item type). */
 function checkValue(program: Program, name: string, spec: Spec, value: string): string[] {
   if (spec.choices && !spec.choices.map(String).includes(value))
     return [`${program}: ${name} ${value} is not one of ${spec.choices.join(", ")}`];
-  if (spec.type === "int" && !/^-?\d+$/.test(value)) return [`${program}: ${name} expects an integer, got ${value}`];
-  if (spec.type === "float" && Number.isNaN(Number(value)))
+  const type = spec.type === "list" ? spec.item_type : spec.type;
+  if (type === "int" && !/^-?\d+$/.test(value)) return [`${program}: ${name} expects an integer, got ${value}`];
+  if (type === "float" && (value.trim() === "" || Number.isNaN(Number(value))))
     return [`${program}: ${name} expects a number, got ${value}`];
   if (spec.type === "json") {
     try {

@@ -98,6 +98,13 @@ describe("the vendored manifests are what the pinned tools report", () => {
     tools = introspect(pythonVenv());
   }, 30 * 60_000);
 
+  // introspect.py reports sglang-server as null where sglang is not installed, and sync keeps the
+  // vendored file: here the pinned environment must have it (requirements.in pins it), or the drift
+  // check below would compare the vendored manifest with itself.
+  it("the pinned environment reports SGLang's server parser", () => {
+    expect(tools["sglang-server"], "sglang is missing from the pinned environment").toBeTruthy();
+  });
+
   it.each(TOOL_MANIFESTS)("test/fixtures/upstream/%s", (file) => {
     const expected = JSON.parse(fixturesFromTools(tools)[file]);
     const vendored = JSON.parse(fs.readFileSync(path.join(fixturesDir, file), "utf8"));

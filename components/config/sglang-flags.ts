@@ -1,0 +1,233 @@
+import sglangManifest from "../upstream/sglang-server.json";
+import { ConfigIssue, joinPath } from "./issues";
+import { didYouMean } from "./suggest";
+import type { ExtraValue } from "./vllm-flags";
+
+/** A `python -m sglang.launch_server` flag as components/upstream/sglang-server.json describes it. */
+export interface SglangFlagSpec {
+  type: "bool" | "int" | "float" | "str" | "json" | "list";
+  choices?: (string | number)[];
+  negatable?: boolean;
+  negative_form?: string;
+  nargs?: string | number;
+  item_type?: string;
+  aliases?: string[];
+  /** SGLang still accepts it, with a warning naming `replacement`. */
+  deprecated?: boolean;
+  replacement?: string;
+}
+
+/** Every SGLang server flag by its own spelling (`--tp-size`), from the vendored manifest. */
+export const SGLANG_FLAGS = sglangManifest.flags as Record<string, SglangFlagSpec>;
+/** The pinned SGLang release the manifest describes ("sglang 0.5.23"). */
+export const SGLANG_SOURCE = /^\S+ \S+/.exec(sglangManifest.source)![0];
+
+const snake = (flag: string) => flag.replace(/^-+/, "").replace(/-/g, "_");
+
+/** `tp_size` -> `--tp-size`: the spelling an sglang_extra key is emitted as. */
+export function sglangFlagName(key: string): string {
+  return "--" + key.replace(/_/g, "-");
+}
+
+/**
+ * Every snake_case spelling SGLang accepts, to the flag's own snake_case name: the flag itself and its
+ * aliases (`tensor_parallel_size` and `tp_size` are one flag). The `--no-` forms are apart (NEGATIONS).
+ */
+const SPELLINGS = new Map<string, string>();
+const NEGATIONS = new Map<string, string>();
+for (const [flag, spec] of Object.entries(SGLANG_FLAGS)) {
+  SPELLINGS.set(snake(flag), snake(flag));
+  for (const alias of spec.aliases ?? []) if (alias.startsWith("--")) SPELLINGS.set(snake(alias), snake(flag));
+  if (spec.negative_form) NEGATIONS.set(snake(spec.negative_form), snake(flag));
+}
+const NAMES = [...SPELLINGS.keys()];
+
+/** Who controls a flag instead of sglang_extra: a stack-file key (canonical path) and/or why. */
+export interface Owner {
+  key?: string;
+  why?: string;
+}
+
+const DEPLOYMENT = "computed by the planner from the deployment";
+
+/**
+ * The `python -m sglang.launch_server` flags the SGLang planner emits, by snake_case name (the flag
+ * without `--`), each with the stack-file key that controls it (canonical path; checkSglangExtra's
+ * userPath spells it as the file does) or why no key does. An alias of one of them (`tensor_parallel_size`)
+ * is refused as the flag itself. Edit this table as the planner learns or drops a flag.
+ */
+export const SGLANG_PLANNER_OWNED: Record<string, Owner> = {
+  model_path: { key: "model.name" },
+  served_model_name: { key: "model.name", why: "the served name is the model name, which trainers rely on" },
+  host: { key: "server.host" },
+  port: { key: "server.port", why: "ports are planned from the server port and the deployment" },
+  tp_size: { key: "parallel.tp" },
+  dp_size: { key: "parallel.dp" },
+  ep_size: { key: "enable_expert_parallel", why: "expert parallelism is planned from the parallel sizes" },
+  enable_dp_attention: {
+    key: "enable_expert_parallel",
+    why: "data-parallel attention is planned with expert parallelism",
+  },
+  // SGLang 0.5.23's own spelling of data-parallel attention (--enable-dp-attention is deprecated for it).
+  attn_dp_size: { key: "enable_expert_parallel", why: "data-parallel attention is planned with expert parallelism" },
+  mem_fraction_static: {
+    key: "gpu_memory_utilization",
+    why: "the planner turns it into SGLang's static memory fraction",
+  },
+  context_length: { key: "model.max_model_len" },
+  nnodes: { why: DEPLOYMENT },
+  node_rank: { why: DEPLOYMENT },
+  dist_init_addr: { why: DEPLOYMENT },
+  tool_call_parser: { key: "model.tool_call_parser" },
+  reasoning_parser: { key: "model.reasoning_parser" },
+  enable_lora: { key: "enable_lora" },
+  lora_paths: { key: "enable_lora", why: "the planner emits the adapters it serves" },
+  max_loras_per_batch: { key: "max_loras" },
+  api_key: {
+    why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values",
+  },
+  disaggregation_mode: {
+    key: "deployment.type",
+    why: "prefill and decode roles are planned for disaggregated deployments",
+  },
+  disaggregation_transfer_backend: {
+    key: "deployment.type",
+    why: "the KV transfer backend is planned for disaggregated deployments",
+  },
+  disaggregation_bootstrap_port: { why: "bootstrap ports are planned per prefill engine" },
+  enable_metrics: { why: "always on: the fleet CLI and monitors read /metrics" },
+  trust_remote_code: { key: "model.trust_remote_code" },
+  chat_template: { key: "model.chat_template" },
+  dtype: { key: "model.dtype" },
+  // Not flags of the plan, but no pass-through either:
+  help: { why: "it prints the help and exits; the engine would never serve" },
+  config: { why: "it reads more flags from a YAML file that no check sees; set them here one by one" },
+};
+
+/**
+ * Checks `sglang_extra` (snake_case keys: `python -m sglang.launch_server` flags without `--`, as
+ * vllm_extra's are `vllm serve`'s) against the vendored SGLang manifest: unknown keys are refused
+ * with a did-you-mean, values checked against the flag's type and choices, and the flags the planner
+ * owns (`owned`, by default SGLANG_PLANNER_OWNED) refused naming the key that controls them. An alias
+ * is read as its flag. Returns the entries keyed by the flag's own snake_case name (JSON strings
+ * parsed), plus every problem found (`path`: the table's path as the user wrote it).
+ */
+export function checkSglangExtra(
+  extra: Record<string, unknown>,
+  path: string,
+  userPath: (canonical: string) => string = (c) => c,
+  owned: Record<string, Owner> = SGLANG_PLANNER_OWNED,
+): { values: Record<string, ExtraValue>; issues: ConfigIssue[] } {
+  const values: Record<string, ExtraValue> = {};
+  const issues: ConfigIssue[] = [];
+  const seen = new Map<string, string>();
+  for (const [rawKey, value] of Object.entries(extra)) {
+    const written = rawKey.replace(/-/g, "_");
+    const at = joinPath(path, rawKey);
+    const negated = NEGATIONS.get(written);
+    if (negated) {
+      issues.push({ path: at, message: `write ${negated} = false instead of the --no- form` });
+      continue;
+    }
+    const key = SPELLINGS.get(written);
+    const owner = owned[key ?? written];
+    if (owner) {
+      const use = owner.key ? `set ${userPath(owner.key)} instead` : "";
+      const as = key && key !== written ? ` (an alias of ${sglangFlagName(key)})` : "";
+      issues.push({
+        path: at,
+        message: `cannot be set in sglang_extra${as}: ${[owner.why, use].filter(Boolean).join("; ")}`,
+      });
+      continue;
+    }
+    if (!key) {
+      issues.push({
+        path: at,
+        message: `"${rawKey}" is not a \`python -m sglang.launch_server\` flag of ${SGLANG_SOURCE}${didYouMean(written, NAMES)}`,
+      });
+      continue;
+    }
+    const first = seen.get(key);
+    if (first !== undefined) {
+      issues.push({ path: at, message: `sets ${sglangFlagName(key)} again (${first} already does)` });
+      continue;
+    }
+    seen.set(key, rawKey);
+    const spec = SGLANG_FLAGS[sglangFlagName(key)];
+    if (spec.deprecated) {
+      const use = spec.replacement ? `: use ${spec.replacement} instead` : "";
+      issues.push({ path: at, message: `${sglangFlagName(key)} is deprecated in ${SGLANG_SOURCE}${use}` });
+      continue;
+    }
+    const checked = checkValue(value, spec);
+    if (typeof checked === "string") issues.push({ path: at, message: `${checked} (flag ${sglangFlagName(key)})` });
+    else values[key] = checked.value;
+  }
+  return { values, issues };
+}
+
+const DASH = "must not start with '-' (SGLang would read it as an option, not as this flag's value)";
+
+function checkValue(value: unknown, spec: SglangFlagSpec): { value: ExtraValue } | string {
+  const choices = spec.choices;
+  const inChoices = (v: string | number) => !choices || choices.map(String).includes(String(v));
+  switch (spec.type) {
+    case "bool":
+      if (typeof value !== "boolean") return `expects true or false, got ${describe(value)}`;
+      if (value === false && !spec.negatable)
+        return "is a switch without a --no- form: remove the key instead of setting false";
+      return { value };
+    case "int":
+      if (typeof value !== "number" || !Number.isInteger(value))
+        return `expects a whole number, got ${describe(value)}`;
+      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
+      return { value };
+    case "float":
+      if (typeof value !== "number" || !Number.isFinite(value)) return `expects a number, got ${describe(value)}`;
+      return { value };
+    case "str":
+      if (typeof value !== "string" || value.length === 0) return `expects a non-empty string, got ${describe(value)}`;
+      if (value.includes("\0")) return "must not contain a NUL byte";
+      if (value.startsWith("-")) return DASH;
+      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
+      return { value };
+    case "json": {
+      if (typeof value === "string") {
+        try {
+          const parsed = JSON.parse(value);
+          if (parsed === null || typeof parsed !== "object") return "expects a JSON object or array";
+          return { value: parsed };
+        } catch {
+          return "expects a table, an array or a JSON string, and this string is not valid JSON";
+        }
+      }
+      if (value !== null && typeof value === "object") return { value: value as Record<string, unknown> };
+      return `expects a table, an array or JSON, got ${describe(value)}`;
+    }
+    case "list": {
+      const items = Array.isArray(value) ? value : [value];
+      if (items.length === 0 && spec.nargs !== "*") return "expects at least one value";
+      if (typeof spec.nargs === "number" && items.length !== spec.nargs)
+        return `expects exactly ${spec.nargs} value${spec.nargs === 1 ? "" : "s"}`;
+      for (const item of items) {
+        if ((typeof item !== "string" && typeof item !== "number") || item === "")
+          return `expects strings or numbers, got ${describe(item)}`;
+        if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
+        if (typeof item === "string" && item.startsWith("-")) return DASH;
+        const n = typeof item === "string" ? Number(item) : item;
+        if (spec.item_type === "int" && !Number.isInteger(n)) return `expects whole numbers, got ${describe(item)}`;
+        if (spec.item_type === "float" && (item === "" || !Number.isFinite(n)))
+          return `expects numbers, got ${describe(item)}`;
+        if (!inChoices(item)) return `items must be one of ${choices!.join(", ")}, got ${describe(item)}`;
+      }
+      return { value: items as (string | number)[] };
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return "an array";
+  if (value === null) return "null";
+  if (typeof value === "object") return "a table";
+  return `${typeof value} ${JSON.stringify(value)}`;
+}
