@@ -13,6 +13,7 @@ import { serverTable } from "./schema/server";
 import { launcherTable, slurmTable } from "./schema/slurm";
 import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig, SlurmTarget } from "./types";
 import { checkVllmExtra } from "./vllm-flags";
+import { checkSglangExtra } from "./sglang-flags";
 
 type Raw = Record<string, any>;
 
@@ -300,6 +301,8 @@ export function applyDefaults(
 
   const extra = checkVllmExtra(inference.vllm_extra, paths.user("vllm_extra"), (c) => paths.user(c));
   issues.push(...extra.issues);
+  const sglangExtra = checkSglangExtra(inference.sglang_extra, paths.user("sglang_extra"), (c) => paths.user(c));
+  issues.push(...sglangExtra.issues);
 
   const [target, targetIssues] = resolveTarget(values, paths);
   issues.push(...targetIssues);
@@ -321,7 +324,7 @@ export function applyDefaults(
     server: everyKey(serverTable, inference.server),
     kv_cache_offload: offload,
     vllm_extra: extra.values,
-    sglang_extra: inference.sglang_extra as FleetConfig["sglang_extra"],
+    sglang_extra: sglangExtra.values,
     backend_port: inference.backend_port as number, // AUTO_SETUP fills it when unset
     islands: input.islands ?? ISLANDS,
     target: target ?? placeholderTarget(),
