@@ -31,7 +31,7 @@ describe("checkSglangExtra", () => {
       chunked_prefill_size: 4096,
       schedule_conservativeness: 0.5,
       attention_backend: "triton",
-      disable_radix_cache: true,
+      enable_torch_compile: true,
       enable_tf32_matmul: false, // negatable: emitted as --no-enable-tf32-matmul
       preferred_sampling_params: '{"temperature": 0.6}',
       cuda_graph_bs_decode: [1, 2, 4],
@@ -43,7 +43,7 @@ describe("checkSglangExtra", () => {
       chunked_prefill_size: 4096,
       schedule_conservativeness: 0.5,
       attention_backend: "triton",
-      disable_radix_cache: true,
+      enable_torch_compile: true,
       enable_tf32_matmul: false,
       preferred_sampling_params: { temperature: 0.6 },
       cuda_graph_bs_decode: [1, 2, 4],
@@ -100,8 +100,8 @@ describe("checkSglangExtra", () => {
     expect(messages({ schedule_conservativeness: "high" })[0]).toMatch(/expects a number/);
     expect(messages({ attention_backend: "magic" })[0]).toMatch(/must be one of .*triton/);
     expect(messages({ attention_backend: "--triton" })[0]).toMatch(/must not start with '-'/);
-    expect(messages({ disable_radix_cache: "yes" })[0]).toMatch(/expects true or false/);
-    expect(messages({ disable_radix_cache: false })[0]).toMatch(/without a --no- form: remove the key/);
+    expect(messages({ enable_torch_compile: "yes" })[0]).toMatch(/expects true or false/);
+    expect(messages({ enable_torch_compile: false })[0]).toMatch(/without a --no- form: remove the key/);
     expect(messages({ preferred_sampling_params: "{not json" })[0]).toMatch(/not valid JSON/);
     expect(messages({ preferred_sampling_params: 3 })[0]).toMatch(/expects a table, an array or JSON/);
     expect(messages({ cuda_graph_bs_decode: [1, "two"] })[0]).toMatch(/expects whole numbers/);

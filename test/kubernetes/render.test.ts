@@ -237,6 +237,10 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
         kubeletExpand(s, env),
       );
       if (c.name === "vllm-router") expect(checkArgv("vllm-router", argv.slice(1))).toEqual([]);
+      if (c.name === "sglang-router") {
+        expect(argv.slice(0, 3)).toEqual(["python3", "-m", "sglang_router.launch_router"]);
+        expect(checkArgv("sglang-router", argv.slice(3))).toEqual([]);
+      }
       if (c.name === "epp") expect(checkArgv("epp", argv)).toEqual([]);
       if (c.name === "mooncake-master") expect(checkArgv("mooncake_master", argv.slice(1))).toEqual([]);
       if (c.name === "mooncake-client") expect(checkArgv("mooncake_client", argv.slice(1))).toEqual([]);
@@ -247,7 +251,7 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
         });
         expect(run.status, run.stderr).toBe(0);
       }
-      if (c.name !== "vllm")
+      if (!isEngineContainer(c))
         for (const s of argv) expect(s, `${c.name}: no unexpanded kubelet reference`).not.toMatch(/\$\(/);
     }
   });
