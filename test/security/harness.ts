@@ -30,8 +30,9 @@ const RECORD = `rec() {
 const node = `node\${SLURM_PROCID:-x}`;
 
 /**
- * An engine: `vllm serve <model> ...`, or prime-rl's `inference --vllm.model <model> ...`. On
- * Kubernetes (FAKE_MODE=k8s) it writes its name and argv to $FAKE_OUT and exits.
+ * An engine: `vllm serve <model> ...`, prime-rl's `inference --vllm.model <model> ...`, or SGLang's
+ * `python3 -m sglang.launch_server --model-path <model> ...` (the python3 stand-in runs this as
+ * `sglang.launch_server`). On Kubernetes (FAKE_MODE=k8s) it writes its name and argv to $FAKE_OUT and exits.
  */
 const ENGINE = `${RECORD}
 if [ "\${FAKE_MODE:-}" = k8s ]; then printf '%s\\0' "\${0##*/}" "$@" > "$FAKE_OUT"; exit 0; fi
@@ -41,7 +42,7 @@ if [ "$1" = serve ]; then
   model=$2 served=1
 else
   prev=
-  for a; do [ "$prev" = --vllm.model ] && model=$a served=1; prev=$a; done
+  for a; do [ "$prev" = --vllm.model ] || [ "$prev" = --model-path ] && model=$a served=1; prev=$a; done
 fi
 if [ -n "\${served:-}" ]; then
   printf '%s' "$model" | jq -cRs '{object: "list", data: [{id: ., object: "model"}]}' > "$FAKE_STATE/models.json.$$" && mv -f "$FAKE_STATE/models.json.$$" "$FAKE_STATE/models.json"
@@ -66,6 +67,16 @@ exit 3`;
 export const FAKES: Record<string, string> = {
   vllm: ENGINE,
   inference: ENGINE,
+  // SGLang's programs are Python modules: \`python3 -m <module>\` runs the stand-in named after the
+  // module (so records name it), anything else the system's python3.
+  python3: `if [ "$1" = -m ]; then
+  if [ "\${FAKE_MODE:-}" = k8s ]; then printf '%s\\0' python3 "$@" > "$FAKE_OUT"; exit 0; fi
+  mod=$2
+  shift 2
+  exec "\${0%/*}/$mod" "$@"
+fi
+exec /usr/bin/python3 "$@"`,
+  "sglang.launch_server": ENGINE,
   apptainer: `${RECORD}
 rec wrap-${node} "$@"
 args=("$@")
@@ -126,7 +137,15 @@ esac`,
   // Never longer than 0.05 s: nothing here needs the cleanup step's settle time or real polling.
   sleep: "exec /bin/sleep 0.05",
   ...Object.fromEntries(
-    ["vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"].map((p) => [
+    [
+      "vllm-router",
+      "sglang_router.launch_router",
+      "epp",
+      "envoy",
+      "pd-sidecar",
+      "mooncake_master",
+      "mooncake_client",
+    ].map((p) => [
       p,
       `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`,
     ]),

@@ -51,6 +51,7 @@ import { buildPlan } from "../../components/planner";
 import type { DeploymentPlan, IslandPlan } from "../../components/plan/deployment-plan";
 import { resolveValue, type Value } from "../../components/plan/values";
 import { allK8sObjects, kubernetesEngineFlags, renderK8sFleet } from "../../components/kubernetes";
+import { engineNamed } from "../../components/plan/engines";
 import { generatedFiles, parseIslandResult, renderIslandJob, renderIslandScript } from "../../components/slurm";
 import { ROOT as PACKAGE_ROOT, stackText } from "../helpers";
 import * as H from "./harness";
@@ -1712,7 +1713,9 @@ function plannedProcesses(island: IslandPlan, nodeDir: (k: number) => string): M
   const add = (node: number, log: string, argv: Value[], env: [string, Value][] = []) => {
     const resolve = (v: Value) =>
       resolveValue(v, (r) => (r.ref === "file" ? `${nodeDir(node)}/${GENERATED[r.file]}` : H.FAKE_NODE_ADDR));
-    const [prog, ...args] = argv.map(resolve);
+    const words = argv.map(resolve);
+    // `python3 -m <module> ...` is recorded by its module (test/security/harness.ts FAKES.python3).
+    const [prog, ...args] = words[0] === "python3" && words[1] === "-m" ? words.slice(2) : words;
     const key = `${node}/${prog}`;
     if (out.has(key)) throw new Error(`test setup: two ${prog} on node ${node}`);
     out.set(key, { node, prog, log, argv: args, env: env.map(([k, v]) => [k, resolve(v)]) });
@@ -1724,7 +1727,7 @@ function plannedProcesses(island: IslandPlan, nodeDir: (k: number) => string): M
   }
   for (const e of island.engines) add(e.node, e.id, e.argv, e.env);
   const r = island.router;
-  if (r?.kind === "vllm-router") add(r.node, "router", r.argv);
+  if (r && r.kind !== "llm-d") add(r.node, "router", r.argv);
   if (r?.kind === "llm-d") {
     for (const s of r.sidecars) add(s.node, "pd-sidecar", s.argv);
     add(r.node, "epp", r.epp.argv);
@@ -2126,7 +2129,7 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
             ] as const)
           : ([["template", workload.engines[0]]] as const);
       for (const [which, e] of pods) {
-        const got = engines[`${object.metadata.name}/${which}/vllm`];
+        const got = engines[`${object.metadata.name}/${which}/${engineNamed(e.engine).container}`];
         const want = plannedPodArgv(plan, e);
         if (!Array.isArray(got)) continue;
         // The program the script ran (vllm, or prime-rl's inference), then its argv, the API key
