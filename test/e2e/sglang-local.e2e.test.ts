@@ -172,7 +172,8 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
 
   it("credentials: the API key reaches the stand-in SGLang engines and the real sglang-router, which demand it; probes and the router's worker checks authenticate", async () => {
     const home = freshHome("sglang-standin-key");
-    const key = "sk-sglang-local-key";
+    // Quotes, a command substitution and a backslash: the key goes through bash and a YAML file.
+    const key = "sk-sglang $(touch /tmp/pwned-sglang) 'quote'' \" `id` \\n";
     const { commands } = await captureLocal(
       standinStack("key", `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`),
       { secrets: { apiKey: key } },
@@ -186,6 +187,8 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
       async (island) => {
         const dir = path.join(home, "vllm-fleet", "local-dev", "island-0", "secrets");
         expect(fs.statSync(path.join(dir, "api_key")).mode & 0o777).toBe(0o600);
+        // Each SGLang engine reads it from its own 0600 config file (--config), not its command line.
+        for (const e of island.engines) expect(fs.statSync(path.join(dir, `${e.id}.yaml`)).mode & 0o777).toBe(0o600);
         // The engine demands the key on every API route; sglang-router on the inference routes (its
         // own /v1/models is open, as 0.3.2 serves it).
         const body = JSON.stringify({ model: island.model, messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
@@ -215,6 +218,8 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
       },
       key,
     );
+    expect(fs.existsSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "secrets"))).toBe(false);
+    expect(fs.existsSync("/tmp/pwned-sglang")).toBe(false);
   });
 });
 
@@ -249,7 +254,7 @@ describe("local target, engine = sglang: the REAL SGLang server (0.5.23, CPU) be
   const REAL_SGLANG_EXTRA = `[sglang_extra]\ndevice = "cpu"\nmax_total_tokens = 8192\nattention_backend = "torch_native"`;
 
   it(
-    "single node: real SGLang (CPU) behind the real sglang-router: completions with token ids and logprobs and a chat through the openai client, /get_server_info and /flush_cache at the engine's root, adoption, delete leaves no process",
+    "single node: real SGLang (CPU) behind the real sglang-router, with an API key: completions with token ids and logprobs and a chat through the openai client, /get_server_info and /flush_cache at the engine's root, adoption, delete leaves no process",
     async () => {
       const home = freshHome("sglang-real-single");
       const stack = sglangStack(
@@ -262,18 +267,24 @@ describe("local target, engine = sglang: the REAL SGLang server (0.5.23, CPU) be
         `device = "cpu"\nready_timeout = 900`,
         realDir("local-sglang-real"),
       );
-      const { commands } = await captureLocal(stack);
+      // An API key: the real engine must read it from its --config file (nothing on its command line).
+      const key = "sk-real-sglang 'quoted'' \" $(id)";
+      const { commands } = await captureLocal(stack, { secrets: { apiKey: key } });
+      const auth = { authorization: `Bearer ${key}` };
       await upAndDown("real SGLang single node", commands[0], home, async (island) => {
         const root = island.adminUrls[0];
         expect(root).toBe("http://127.0.0.1:8100");
+        expect(processesUnder(home).filter((p) => p.includes(key))).toEqual([]);
+        expect((await fetch(`${root}/v1/models`)).status).toBe(401);
+        expect((await fetch(`${root}/v1/models`, { headers: auth })).status).toBe(200);
         // The engine is the real one: no stand-in answers, and SGLang names its version.
         expect(processesUnder(home).some((p) => p.includes("sglang-launch-server"))).toBe(false);
-        const info = (await (await fetch(`${root}/get_server_info`)).json()) as Record<string, unknown>;
+        const info = (await (await fetch(`${root}/get_server_info`, { headers: auth })).json()) as Record<string, unknown>;
         expect(info.standin).toBeUndefined();
         expect(info.version).toBe("0.5.23");
         expect(info.device).toBe("cpu");
         expect(info.max_total_num_tokens).toBeLessThanOrEqual(8192);
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
+        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: key, maxRetries: 0, timeout: 120_000 });
         const completion = await client.completions.create({
           model: island.model,
           prompt: "the fleet serves",
@@ -292,9 +303,10 @@ describe("local target, engine = sglang: the REAL SGLang server (0.5.23, CPU) be
         });
         expect(chat.choices[0].message.role).toBe("assistant");
         expect(chat.usage?.completion_tokens).toBeGreaterThan(0);
-        const flush = await fetch(`${root}/flush_cache`, { method: "POST" });
+        expect((await fetch(`${root}/flush_cache`, { method: "POST" })).status).toBe(401);
+        const flush = await fetch(`${root}/flush_cache`, { method: "POST", headers: auth });
         expect(flush.status, await flush.text()).toBe(200);
-      });
+      }, key);
     },
     20 * 60_000,
   );
