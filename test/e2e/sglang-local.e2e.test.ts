@@ -61,7 +61,9 @@ const routerProcs = (home: string) => processesUnder(home).filter((p) => / sglan
 /** Requests each engine counted (sglang:num_requests_total on its own /metrics, as `fleet metrics` reads it). */
 async function engineRequests(adminUrls: string[]): Promise<number[]> {
   return Promise.all(
-    adminUrls.map(async (u) => parseScrape(await (await fetch(`${new URL(u).origin}/metrics`)).text(), Date.now()).requests),
+    adminUrls.map(
+      async (u) => parseScrape(await (await fetch(`${new URL(u).origin}/metrics`)).text(), Date.now()).requests,
+    ),
   );
 }
 
@@ -80,7 +82,9 @@ async function upAndDown(
     expect(island.engine ?? "sglang").toBe("sglang");
     for (const url of island.adminUrls) expect((await fetch(`${new URL(url).origin}/health`)).status).toBe(200);
     const headers: Record<string, string> = apiKey ? { authorization: `Bearer ${apiKey}` } : {};
-    const models = (await (await fetch(`${island.routerUrl}/models`, { headers })).json()) as { data: { id: string }[] };
+    const models = (await (await fetch(`${island.routerUrl}/models`, { headers })).json()) as {
+      data: { id: string }[];
+    };
     expect(models.data.map((m) => m.id)).toContain(island.model);
     // The router on the island's URL is the real sglang-router, one process of this run.
     expect(routerProcs(home), processesUnder(home).join("\n")).toHaveLength(1);
@@ -191,7 +195,11 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
         for (const e of island.engines) expect(fs.statSync(path.join(dir, `${e.id}.yaml`)).mode & 0o777).toBe(0o600);
         // The engine demands the key on every API route; sglang-router on the inference routes (its
         // own /v1/models is open, as 0.3.2 serves it).
-        const body = JSON.stringify({ model: island.model, messages: [{ role: "user", content: "hi" }], max_tokens: 2 });
+        const body = JSON.stringify({
+          model: island.model,
+          messages: [{ role: "user", content: "hi" }],
+          max_tokens: 2,
+        });
         for (const url of [island.routerUrl!, `${island.adminUrls[0]}/v1`]) {
           const chat = (authorization?: string) =>
             fetch(`${url}/chat/completions`, {
@@ -213,7 +221,9 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
         expect(chat.choices).toHaveLength(1);
         // Where the key is visible: every process's command line, as any user of the machine reads it.
         const shown = processesUnder(home).filter((p) => p.includes(key));
-        console.log(`API key on a command line: ${shown.length ? shown.map((p) => p.slice(0, 120)).join(" | ") : "none"}`);
+        console.log(
+          `API key on a command line: ${shown.length ? shown.map((p) => p.slice(0, 120)).join(" | ") : "none"}`,
+        );
         expect(shown).toEqual([]);
       },
       key,
@@ -235,9 +245,13 @@ describe("local target, engine = sglang: the REAL SGLang server (0.5.23, CPU) be
     fs.mkdirSync(dir, { recursive: true });
     const python = path.join(env.FLEET_PYENV, "bin", "python3");
     if (!fs.existsSync(python)) throw new Error(`${python} is missing`);
-    fs.writeFileSync(path.join(dir, "python3"), `#!/bin/sh\n# the pinned venv's python3 (real SGLang, real sglang-router)\nexec '${python}' "$@"\n`, {
-      mode: 0o755,
-    });
+    fs.writeFileSync(
+      path.join(dir, "python3"),
+      `#!/bin/sh\n# the pinned venv's python3 (real SGLang, real sglang-router)\nexec '${python}' "$@"\n`,
+      {
+        mode: 0o755,
+      },
+    );
     return dir;
   };
 
@@ -271,42 +285,51 @@ describe("local target, engine = sglang: the REAL SGLang server (0.5.23, CPU) be
       const key = "sk-real-sglang 'quoted'' \" $(id)";
       const { commands } = await captureLocal(stack, { secrets: { apiKey: key } });
       const auth = { authorization: `Bearer ${key}` };
-      await upAndDown("real SGLang single node", commands[0], home, async (island) => {
-        const root = island.adminUrls[0];
-        expect(root).toBe("http://127.0.0.1:8100");
-        expect(processesUnder(home).filter((p) => p.includes(key))).toEqual([]);
-        expect((await fetch(`${root}/v1/models`)).status).toBe(401);
-        expect((await fetch(`${root}/v1/models`, { headers: auth })).status).toBe(200);
-        // The engine is the real one: no stand-in answers, and SGLang names its version.
-        expect(processesUnder(home).some((p) => p.includes("sglang-launch-server"))).toBe(false);
-        const info = (await (await fetch(`${root}/get_server_info`, { headers: auth })).json()) as Record<string, unknown>;
-        expect(info.standin).toBeUndefined();
-        expect(info.version).toBe("0.5.23");
-        expect(info.device).toBe("cpu");
-        expect(info.max_total_num_tokens).toBeLessThanOrEqual(8192);
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: key, maxRetries: 0, timeout: 120_000 });
-        const completion = await client.completions.create({
-          model: island.model,
-          prompt: "the fleet serves",
-          max_tokens: 5,
-          logprobs: 1,
-          ...({ return_token_ids: true, ignore_eos: true } as object),
-        });
-        const choice = completion.choices[0] as unknown as { token_ids?: number[]; prompt_token_ids?: number[] };
-        console.log(`real SGLang completion: ${JSON.stringify(completion).slice(0, 1500)}`);
-        expect(choice.token_ids).toHaveLength(5);
-        expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(5);
-        const chat = await client.chat.completions.create({
-          model: island.model,
-          messages: [{ role: "user", content: "hello" }],
-          max_tokens: 4,
-        });
-        expect(chat.choices[0].message.role).toBe("assistant");
-        expect(chat.usage?.completion_tokens).toBeGreaterThan(0);
-        expect((await fetch(`${root}/flush_cache`, { method: "POST" })).status).toBe(401);
-        const flush = await fetch(`${root}/flush_cache`, { method: "POST", headers: auth });
-        expect(flush.status, await flush.text()).toBe(200);
-      }, key);
+      await upAndDown(
+        "real SGLang single node",
+        commands[0],
+        home,
+        async (island) => {
+          const root = island.adminUrls[0];
+          expect(root).toBe("http://127.0.0.1:8100");
+          expect(processesUnder(home).filter((p) => p.includes(key))).toEqual([]);
+          expect((await fetch(`${root}/v1/models`)).status).toBe(401);
+          expect((await fetch(`${root}/v1/models`, { headers: auth })).status).toBe(200);
+          // The engine is the real one: no stand-in answers, and SGLang names its version.
+          expect(processesUnder(home).some((p) => p.includes("sglang-launch-server"))).toBe(false);
+          const info = (await (await fetch(`${root}/get_server_info`, { headers: auth })).json()) as Record<
+            string,
+            unknown
+          >;
+          expect(info.standin).toBeUndefined();
+          expect(info.version).toBe("0.5.23");
+          expect(info.device).toBe("cpu");
+          expect(info.max_total_num_tokens).toBeLessThanOrEqual(8192);
+          const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: key, maxRetries: 0, timeout: 120_000 });
+          const completion = await client.completions.create({
+            model: island.model,
+            prompt: "the fleet serves",
+            max_tokens: 5,
+            logprobs: 1,
+            ...({ return_token_ids: true, ignore_eos: true } as object),
+          });
+          const choice = completion.choices[0] as unknown as { token_ids?: number[]; prompt_token_ids?: number[] };
+          console.log(`real SGLang completion: ${JSON.stringify(completion).slice(0, 1500)}`);
+          expect(choice.token_ids).toHaveLength(5);
+          expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(5);
+          const chat = await client.chat.completions.create({
+            model: island.model,
+            messages: [{ role: "user", content: "hello" }],
+            max_tokens: 4,
+          });
+          expect(chat.choices[0].message.role).toBe("assistant");
+          expect(chat.usage?.completion_tokens).toBeGreaterThan(0);
+          expect((await fetch(`${root}/flush_cache`, { method: "POST" })).status).toBe(401);
+          const flush = await fetch(`${root}/flush_cache`, { method: "POST", headers: auth });
+          expect(flush.status, await flush.text()).toBe(200);
+        },
+        key,
+      );
     },
     20 * 60_000,
   );
