@@ -212,8 +212,8 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   const engineSecrets = (e: EngineProcess): SecretUse => {
     const key = secrets.includes("apiKey") && e.port !== undefined;
     const inEnv = key && host.apiKeyInEnv === true && engineNamed(e.engine).apiKeyEnv !== undefined;
-    // Off the command line in a config file where the engine reads one and none is given already
-    // (sglang_extra.config: SGLang takes one --config only, so the key stays a flag then).
+    // Off the command line in a config file where the engine reads one, unless argv names one already
+    // (SGLang takes one --config only; the config rules refuse sglang_extra.config today).
     const config = API_KEY_CONFIG[e.engine];
     const inFile = key && host.apiKeyInEnv === true && !inEnv && config !== undefined && !e.argv.includes(config.flag);
     return {
