@@ -87,10 +87,38 @@ export function setupLines(
   return lines;
 }
 
-/** What an engine gets of the configured secrets: HF_TOKEN in its env, the API key as --api-key. */
+/** What an engine gets of the configured secrets: HF_TOKEN in its env, the API key as --api-key (or in a config file). */
 interface SecretUse {
   env: SecretName[];
   apiKey: boolean;
+  apiKeyFile?: ApiKeyConfig;
+}
+
+/**
+ * How an engine that reads its API key from no environment variable takes it from a file: SGLang's
+ * `--config FILE.yaml`, whose keys it merges as flags before parsing (0.5.23
+ * srt/utils/server_args_config_parser.py; the file must end in .yaml or .yml, and one --config at
+ * most). A host that keeps the key off command lines (local: any user of the machine reads
+ * /proc/<pid>/cmdline) writes it there, 0600, beside the credentials, instead of `--api-key KEY`.
+ */
+interface ApiKeyConfig {
+  flag: string;
+  key: string;
+}
+const API_KEY_CONFIG: Record<string, ApiKeyConfig | undefined> = { sglang: { flag: "--config", key: "api-key" } };
+
+/**
+ * The lines that write the API key into `name`'s config file: a YAML single-quoted scalar (a quote
+ * doubled, nothing else escaped), in a subshell with umask 077 so the file is 0600 and the process
+ * keeps its own umask.
+ */
+function apiKeyFileLines(name: string, c: ApiKeyConfig): { write: string; path: string } {
+  const path = `"$FLEET_SECRETS_DIR"/${shq(`${name}.yaml`)}`;
+  const key = `$${secretVar("apiKey")}`;
+  return {
+    write: `q="'"; (umask 077 && printf '%s: %s\\n' ${shq(c.key)} "$q\${${key.slice(1)}//"$q"/"$q$q"}$q" > ${path}) || exit 1`,
+    path,
+  };
 }
 const NO_SECRETS: SecretUse = { env: [], apiKey: false };
 
@@ -112,12 +140,15 @@ function startLine(
       : `export ${k}=${shellWord(v, spell)}`,
   );
   for (const s of secrets.env) exports.push(`export ${SECRETS[s].env}="$${secretVar(s)}"`);
+  const keyFile = secrets.apiKeyFile ? apiKeyFileLines(name, secrets.apiKeyFile) : undefined;
   const cmd = [
     ...wrap,
     shellWords(argv, spell),
     ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
+    ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
   ].join(" ");
-  return `( ${[...(before ? [before] : []), ...exports, `exec ${cmd}`].join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+  const steps = [...(before ? [before] : []), ...(keyFile ? [keyFile.write] : []), ...exports, `exec ${cmd}`];
+  return `( ${steps.join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
 /**
@@ -181,9 +212,14 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   const engineSecrets = (e: EngineProcess): SecretUse => {
     const key = secrets.includes("apiKey") && e.port !== undefined;
     const inEnv = key && host.apiKeyInEnv === true && engineNamed(e.engine).apiKeyEnv !== undefined;
+    // Off the command line in a config file where the engine reads one, unless argv names one already
+    // (SGLang takes one --config only; the config rules refuse sglang_extra.config today).
+    const config = API_KEY_CONFIG[e.engine];
+    const inFile = key && host.apiKeyInEnv === true && !inEnv && config !== undefined && !e.argv.includes(config.flag);
     return {
       env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && inEnv)),
-      apiKey: key && !inEnv,
+      apiKey: key && !inEnv && !inFile,
+      ...(inFile ? { apiKeyFile: config } : {}),
     };
   };
   for (const e of island.engines.filter((x) => x.node === node)) {

@@ -113,8 +113,9 @@ export function running(run: Run, what: string): RunningIsland {
 }
 
 /**
- * The live processes (not zombies) whose environment names a run folder under `home`: whatever a
- * run of this test started and still runs, found by the variable the supervisor hands every process.
+ * The live processes (not zombies) whose environment names a run folder under `home`, or whose
+ * working folder lies under it: whatever a run of this test started and still runs, found by the
+ * variable the supervisor hands every process and the node folder it starts each one in.
  */
 export function processesUnder(home: string): string[] {
   const left: string[] = [];
@@ -123,7 +124,13 @@ export function processesUnder(home: string): string[] {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
       if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
       const env = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
-      if (env.some((e) => e.startsWith(`FLEET_ATTEMPT_DIR=${home}/`))) {
+      // A process that writes its title over its environment (setproctitle: the real sglang-router's
+      // `sglang::router`, SGLang's `sglang::scheduler`) shows none: its working folder, the node
+      // folder of the run the supervisor starts every process in, names it too.
+      if (
+        env.some((e) => e.startsWith(`FLEET_ATTEMPT_DIR=${home}/`)) ||
+        fs.readlinkSync(`/proc/${pid}/cwd`).startsWith(`${home}/`)
+      ) {
         left.push(`${pid} ${fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim()}`);
       }
     } catch {

@@ -83,6 +83,18 @@ describe("the local target's scripts", () => {
     expect(supervisor).not.toContain("--api-key");
   });
 
+  it("an SGLang engine (no key variable) reads the API key from a 0600 --config YAML file, not --api-key; the router holds it as a flag", () => {
+    const plan = planOf(stackText("local-sglang"), "local-sglang");
+    const supervisor = renderSupervisor(plan, plan.islands[0], ["apiKey"]);
+    const engine = supervisor.split("\n").find((l) => l.includes("sglang.launch_server"))!;
+    expect(engine).toContain('--config "$FLEET_SECRETS_DIR"/i0-replica0-n0.yaml');
+    expect(engine).toContain("umask 077");
+    expect(engine).not.toContain("--api-key");
+    const router = supervisor.split("\n").find((l) => l.includes("sglang_router.launch_router"))!;
+    expect(router).toContain('--api-key "$FLEET_API_KEY"');
+    expectShell(supervisor, "supervisor");
+  });
+
   it("delete stops the run the record names (pid, start time, log folder), never a process found by name", () => {
     const plan = planOf(stackText("local-single-node"), "local-single-node");
     const script = deleteScript(renderLocalRun(plan, plan.islands[0]).delete);
