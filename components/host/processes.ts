@@ -4,6 +4,7 @@ import { engineFlag } from "../plan/engine-argv";
 import type { EngineProcess, IslandPlan, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
+import type { Engine } from "../plan/engine";
 import type { Launcher } from "../plan/target-settings";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { shellWord, shellWords, shq, type RefSpelling } from "../shell";
@@ -95,17 +96,11 @@ interface SecretUse {
 }
 
 /**
- * How an engine that reads its API key from no environment variable takes it from a file: SGLang's
- * `--config FILE.yaml`, whose keys it merges as flags before parsing (0.5.23
- * srt/utils/server_args_config_parser.py; the file must end in .yaml or .yml, and one --config at
- * most). A host that keeps the key off command lines (local: any user of the machine reads
- * /proc/<pid>/cmdline) writes it there, 0600, beside the credentials, instead of `--api-key KEY`.
+ * An engine that reads its API key from no environment variable takes it from a config file
+ * (Engine.apiKeyConfig): a host that keeps the key off command lines (local: any user of the machine
+ * reads /proc/<pid>/cmdline) writes it there, 0600, beside the credentials, instead of `--api-key KEY`.
  */
-interface ApiKeyConfig {
-  flag: string;
-  key: string;
-}
-const API_KEY_CONFIG: Record<string, ApiKeyConfig | undefined> = { sglang: { flag: "--config", key: "api-key" } };
+type ApiKeyConfig = NonNullable<Engine["apiKeyConfig"]>;
 
 /**
  * The lines that write the API key into `name`'s config file: a YAML single-quoted scalar (a quote
@@ -214,7 +209,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const inEnv = key && host.apiKeyInEnv === true && engineNamed(e.engine).apiKeyEnv !== undefined;
     // Off the command line in a config file where the engine reads one, unless argv names one already
     // (SGLang takes one --config only; the config rules refuse sglang_extra.config today).
-    const config = API_KEY_CONFIG[e.engine];
+    const config = engineNamed(e.engine).apiKeyConfig;
     const inFile = key && host.apiKeyInEnv === true && !inEnv && config !== undefined && !e.argv.includes(config.flag);
     return {
       env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && inEnv)),

@@ -48,7 +48,7 @@ export const localTarget: Target = {
   placementText: (plan, island) => [
     `    on this machine, in ~/${islandDir(plan, island)} (run ${runName(plan, island.index)})`,
     ...(localSettings(plan).device === "cpu"
-      ? ["    device = cpu: vLLM's CPU build; no GPU is counted, and CUDA_VISIBLE_DEVICES stays empty"]
+      ? ["    device = cpu: the engine's CPU build; no GPU is counted, and CUDA_VISIBLE_DEVICES stays empty"]
       : []),
   ],
   fleet: {

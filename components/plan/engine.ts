@@ -79,6 +79,11 @@ export interface Engine {
   container: string;
   /** The environment variable it reads its API key from when --api-key is unset; none: the flag only. */
   apiKeyEnv?: string;
+  /**
+   * Without such a variable: a config file of flags it reads (`flag FILE`), where the key can go as
+   * `key: ...` instead of on the command line; none: the flag only.
+   */
+  apiKeyConfig?: { flag: string; key: string };
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */
   manifest: Program;
   /** The arguments of `argv` that manifest checks. */

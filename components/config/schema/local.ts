@@ -18,7 +18,7 @@ export const localTable = table({
     .enum(["gpu", "cpu"])
     .default("gpu")
     .describe(
-      'What the engines run on: "gpu" (each engine gets its CUDA_VISIBLE_DEVICES slice) or "cpu" (vLLM\'s CPU build on a machine without GPUs; no GPU is counted or assigned). Default "gpu"',
+      'What the engines run on: "gpu" (each engine gets its CUDA_VISIBLE_DEVICES slice) or "cpu" (the engine\'s CPU build on a machine without GPUs: vLLM\'s, or SGLang\'s with sglang_extra.device = "cpu"; no GPU is counted or assigned). Default "gpu"',
     ),
   gpus: z
     .array(gpuIndex)

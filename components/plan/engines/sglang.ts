@@ -89,6 +89,9 @@ export const sglangEngine: Engine = {
   podFlags: () => [],
   argv: (cfg, layout, gpuBytes) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg), gpuBytes),
   container: "sglang",
+  // --config FILE.yaml: its keys are merged as flags before parsing (0.5.23
+  // srt/utils/server_args_config_parser.py; .yaml or .yml, one --config at most).
+  apiKeyConfig: { flag: "--config", key: "api-key" },
   manifest: "sglang",
   // `python3 -m sglang.launch_server` itself is not a flag.
   manifestArgs: (argv) => argv.slice(SGLANG_SERVER.length),
