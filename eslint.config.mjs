@@ -18,6 +18,8 @@ export default tseslint.config(
       "scratch/",
       "schema/",
       "components/upstream/*.json",
+      // A shell script among the Node stand-ins (the python3 shim).
+      "test/fixtures/standins/bin/python3",
       "package-lock.json",
     ],
   },

@@ -57,7 +57,10 @@ export function fleetEndpoints(
  * (a router-less island is served by its engines), from its admin URL (SGLang's admin routes sit at
  * the root, its API under /v1).
  */
-function clientUrls(islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[], engine: DeploymentPlan["engine"]): string[] {
+function clientUrls(
+  islands: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[],
+  engine: DeploymentPlan["engine"],
+): string[] {
   const { admin, api } = engineNamed(engine).routes;
   const apiOf = (adminUrl: string) => (admin ? adminUrl.slice(0, -admin.length) : adminUrl) + api;
   return islands.flatMap((i) => (i.routerUrl ? [i.routerUrl] : i.adminUrls.map(apiOf)));

@@ -7,7 +7,7 @@ import { SGLANG_ROUTER_POLICIES } from "./schema/router";
  * only as vLLM features (docs/sglang.md), and each engine's own tables on the other engine.
  */
 
-const sglang = "engine = \"sglang\"";
+const sglang = 'engine = "sglang"';
 
 const choicesOf = (flag: string) =>
   ((sglangManifest.flags as Record<string, { choices?: unknown[] }>)[flag]?.choices ?? []) as string[];
@@ -45,8 +45,7 @@ export const SGLANG_RULES: Record<string, Rule> = {
         )
       : [],
   "sglang-router policy": (cfg) =>
-    cfg.router.type === "sglang-router" &&
-    !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(cfg.router.policy)
+    cfg.router.type === "sglang-router" && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(cfg.router.policy)
       ? fail(
           "router.policy",
           `sglang-router has no policy "${cfg.router.policy}"; its policies: ${SGLANG_ROUTER_POLICIES.join(", ")}`,
@@ -109,9 +108,7 @@ export const SGLANG_RULES: Record<string, Rule> = {
         )
       : [],
   "vLLM's P/D moves KV over NIXL": (cfg) =>
-    cfg.engine !== "sglang" &&
-    cfg.deployment.type === "disaggregated" &&
-    cfg.deployment.transfer_backend === "mooncake"
+    cfg.engine !== "sglang" && cfg.deployment.type === "disaggregated" && cfg.deployment.transfer_backend === "mooncake"
       ? fail(
           "deployment.transfer_backend",
           'vLLM\'s prefill/decode engines here move KV with NixlConnector: "nixl" (mooncake is a transfer backend of engine = "sglang")',

@@ -1,3 +1,4 @@
+import { checkFlagValue } from "./flag-values";
 import vllmManifest from "../upstream/vllm-serve.json";
 import { ConfigIssue, joinPath } from "./issues";
 import { inferenceShape } from "./schema/inference";
@@ -100,72 +101,9 @@ export function checkVllmExtra(
       issues.push({ path: at, message: `"${rawKey}" is not a \`vllm serve\` flag${didYouMean(key, SNAKE_NAMES)}` });
       continue;
     }
-    const checked = checkValue(value, spec);
+    const checked = checkFlagValue(value, spec, "vLLM");
     if (typeof checked === "string") issues.push({ path: at, message: `${checked} (flag ${flagName(key)})` });
     else values[key] = checked.value;
   }
   return { values, issues };
-}
-
-const DASH = "must not start with '-' (vLLM would read it as an option, not as this flag's value)";
-
-function checkValue(value: unknown, spec: FlagSpec): { value: ExtraValue } | string {
-  const choices = spec.choices;
-  const inChoices = (v: string | number) => !choices || choices.includes(v);
-  switch (spec.type) {
-    case "bool":
-      if (typeof value !== "boolean") return `expects true or false, got ${describe(value)}`;
-      if (value === false && !spec.negatable)
-        return "is a switch without a --no- form: remove the key instead of setting false";
-      return { value };
-    case "int":
-      if (typeof value !== "number" || !Number.isInteger(value))
-        return `expects a whole number, got ${describe(value)}`;
-      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
-      return { value };
-    case "float":
-      if (typeof value !== "number") return `expects a number, got ${describe(value)}`;
-      return { value };
-    case "str":
-      if (typeof value !== "string" || value.length === 0) return `expects a non-empty string, got ${describe(value)}`;
-      if (value.includes("\0")) return "must not contain a NUL byte";
-      // The value is its own argv word after the flag: argparse would read "-x" as an option.
-      if (value.startsWith("-")) return DASH;
-      if (!inChoices(value)) return `must be one of ${choices!.join(", ")}`;
-      return { value };
-    case "json": {
-      if (typeof value === "string") {
-        try {
-          const parsed = JSON.parse(value);
-          if (parsed === null || typeof parsed !== "object") return "expects a JSON object or array";
-          return { value: parsed };
-        } catch {
-          return "expects a table, an array or a JSON string, and this string is not valid JSON";
-        }
-      }
-      if (value !== null && typeof value === "object") return { value: value as Record<string, unknown> };
-      return `expects a table or JSON, got ${describe(value)}`;
-    }
-    case "list": {
-      const items = Array.isArray(value) ? value : [value];
-      if (items.length === 0) return "expects at least one value";
-      for (const item of items) {
-        if ((typeof item !== "string" && typeof item !== "number") || item === "")
-          return `expects strings or numbers, got ${describe(item)}`;
-        if (typeof item === "string" && item.includes("\0")) return "must not contain a NUL byte";
-        if (typeof item === "string" && item.startsWith("-")) return DASH;
-        if (spec.item_type === "int" && !Number.isInteger(typeof item === "string" ? Number(item) : item))
-          return `expects whole numbers, got ${describe(item)}`;
-        if (!inChoices(item)) return `items must be one of ${choices!.join(", ")}, got ${describe(item)}`;
-      }
-      return { value: items as (string | number)[] };
-    }
-  }
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return "an array";
-  if (value === null) return "null";
-  if (typeof value === "object") return "a table";
-  return `${typeof value} ${JSON.stringify(value)}`;
 }

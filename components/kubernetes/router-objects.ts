@@ -35,10 +35,7 @@ function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPla
   const selector = labels(ctx, "router", island.index);
   const name = ctx.names.routerService(island.index);
   const key = r.holdsApiKey && ctx.secrets.includes("apiKey");
-  const command = [
-    ...k8sArgv(ctx, island.index, r.argv),
-    ...(key ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : []),
-  ];
+  const command = [...k8sArgv(ctx, island.index, r.argv), ...(key ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : [])];
   // The config rule "vllm-router on Kubernetes needs a router image" refuses a fleet without one.
   const image = ctx.target.router_image;
   if (image === undefined) throw new Error(`kubernetes.router_image is required for ${r.kind} on Kubernetes`);

@@ -228,8 +228,7 @@ function buildIsland(
   const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
     const here = engines.filter((e) => e.node === n);
     const services: string[] = [];
-    if (router && router.node === n)
-      services.push(...(router.kind === "llm-d" ? ["epp", "envoy"] : [router.kind]));
+    if (router && router.node === n) services.push(...(router.kind === "llm-d" ? ["epp", "envoy"] : [router.kind]));
     if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
     if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
     if (mooncake) services.push("mooncake_client");
@@ -291,14 +290,17 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
   if (memoryCheck.issues.length && !memory?.gpu.assumed) throw new ConfigError(memoryCheck.issues);
-  const islands = Array.from({ length: cfg.islands }, (_, i) => buildIsland(cfg, hints, stack, service, i, memory?.gpu.bytes));
+  const islands = Array.from({ length: cfg.islands }, (_, i) =>
+    buildIsland(cfg, hints, stack, service, i, memory?.gpu.bytes),
+  );
   for (const island of islands) {
     for (const e of island.engines) {
       const engine = engineNamed(e.engine);
       assertArgv(engine.manifest, engine.manifestArgs(e.argv), e.id);
     }
     const r = island.router;
-    if (r && r.kind !== "llm-d") assertArgv(r.kind, r.argv.slice(routerProgram(r.kind).length), `${island.name} router`);
+    if (r && r.kind !== "llm-d")
+      assertArgv(r.kind, r.argv.slice(routerProgram(r.kind).length), `${island.name} router`);
     if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv.slice(1), `${island.name} epp`);
     if (island.mooncake) {
       assertArgv("mooncake_master", island.mooncake.master.argv.slice(1), `${island.name} mooncake_master`);

@@ -258,7 +258,10 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
 
   it("engine scripts pass bash -n and shellcheck", () => {
     for (const { template } of templates(fleet, plan)) {
-      const script = kubeletExpand((containers(template).find((c) => isEngineContainer(c))!.command as string[])[2], {});
+      const script = kubeletExpand(
+        (containers(template).find((c) => isEngineContainer(c))!.command as string[])[2],
+        {},
+      );
       const n = spawnSync("bash", ["-n"], { input: script, encoding: "utf8" });
       expect(n.status, n.stderr).toBe(0);
       expectShellcheckClean(script);

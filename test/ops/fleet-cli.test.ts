@@ -41,7 +41,9 @@ describe("fleet CLI (no cluster needed)", () => {
     const ep = await run(["endpoints", "--endpoints", file, "--json"]);
     expect(ep.code, ep.err).toBe(0);
     expect(JSON.parse(ep.out)).toEqual(
-      JSON.parse(JSON.stringify(fleetEndpoints({ model: "m", target: "kubernetes", engine: "vllm" }, islands as any, false))),
+      JSON.parse(
+        JSON.stringify(fleetEndpoints({ model: "m", target: "kubernetes", engine: "vllm" }, islands as any, false)),
+      ),
     );
     const st = await run(["status", "--endpoints", file, "--json"]);
     expect(st.code, st.err).toBe(0);

@@ -145,10 +145,7 @@ esac`,
       "pd-sidecar",
       "mooncake_master",
       "mooncake_client",
-    ].map((p) => [
-      p,
-      `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`,
-    ]),
+    ].map((p) => [p, `${RECORD}\nrec ${node} "$@"\nexec /bin/sleep 30`]),
   ),
 };
 

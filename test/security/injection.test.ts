@@ -1017,8 +1017,7 @@ export const FIELDS: Field[] = [
     covers: ["sglang_extra.*"],
     slurm: "sgl",
     at: (l) => inf(l, "sglang_extra.json_model_override_args"),
-    set: (r, v, c) =>
-      void (sub(inference(r, c), "sglang_extra").json_model_override_args = JSON.stringify({ inj: v })),
+    set: (r, v, c) => void (sub(inference(r, c), "sglang_extra").json_model_override_args = JSON.stringify({ inj: v })),
   },
   // Keys must be SGLang server flags: a closed set.
   {

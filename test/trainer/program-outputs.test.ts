@@ -52,7 +52,9 @@ describe("endpoints: the trainer contract every stack exports", () => {
       expect(endpoints.roles).toEqual(planned.islands.flatMap((i) => i.roles));
       // Every engine that serves an API: a node that only joins its head's process group (SGLang's
       // --nnodes) is an engine process of the plan's totals but no URL of its own.
-      const headless = stackPlanOf(stack).services[0].islands.flatMap((i) => i.engines).filter((e) => e.headless);
+      const headless = stackPlanOf(stack)
+        .services[0].islands.flatMap((i) => i.engines)
+        .filter((e) => e.headless);
       expect(endpoints.engineCount).toBe(planned.totals.engines - headless.length);
       expect(endpoints.islands.map((i) => i.engineCount)).toEqual(planned.islands.map((i) => i.adminUrls.length));
       const routers = planned.islands.map((i) => (i.routerUrl ? show(i.routerUrl) : null));

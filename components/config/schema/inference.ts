@@ -35,7 +35,7 @@ export const inferenceShape = {
   sglang_extra: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe("Extra SGLang server flags by snake_case name (engine = \"sglang\"), checked against SGLang's manifest"),
+    .describe('Extra SGLang server flags by snake_case name (engine = "sglang"), checked against SGLang\'s manifest'),
   env_vars: envVars.default({}).describe("Exported for every inference process"),
   server: serverTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
