@@ -1,4 +1,5 @@
-import type { ExtraValue } from "./vllm-flags";
+/** A pass-through flag's value as checked: what the command line gets. */
+export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
 
 /** What a pass-through table's value check reads of a flag's manifest entry (vLLM's and SGLang's alike). */
 export interface FlagValueSpec {

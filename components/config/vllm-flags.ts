@@ -1,4 +1,4 @@
-import { checkFlagValue } from "./flag-values";
+import { checkFlagValue, type ExtraValue } from "./flag-values";
 import vllmManifest from "../upstream/vllm-serve.json";
 import { ConfigIssue, joinPath } from "./issues";
 import { inferenceShape } from "./schema/inference";
@@ -70,7 +70,7 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
   },
 };
 
-export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
+export type { ExtraValue } from "./flag-values";
 
 /** A numeric vllm_extra entry (`max_num_seqs`, `kv_cache_memory_bytes`, ...), or undefined when unset or not a number. */
 export const extraNumber = (extra: Record<string, ExtraValue>, key: string): number | undefined =>
