@@ -10,8 +10,8 @@
  *   (test/fixtures/standins/lib/sglang.js, reached through the launcher folder's python3 shim for
  *   `-m sglang.launch_server` only): no model, no GPU; it enforces SGLang's manifest and serves its
  *   routes, and imitates P/D's bootstrap over HTTP;
- * - the last test runs the REAL SGLang 0.5.23 server (CPU, the tiny model of the venv) behind the
- *   real router, in a launcher folder whose python3 is the venv's interpreter and nothing else.
+ * - the last two tests run the REAL SGLang 0.5.23 server (CPU, the tiny model of the venv) behind the
+ *   real router (the second with an API key), in a launcher folder whose python3 is the venv's interpreter.
  *   P/D cannot run for real here: SGLang's decode engine registers CUDA host memory.
  */
 import * as fs from "node:fs";
@@ -336,6 +336,26 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
     });
   });
 
+  it("sglang-disaggregated, 2 nodes, with an API key: the REAL sglang-router in P/D holds it and demands it; the STAND-IN prefill and decode demand it; the KV bootstrap still works", async () => {
+    const apiKey = "sk-sgl-pd-0b7e";
+    await deployed(
+      "sglang-pd-key",
+      "sglang-disaggregated",
+      PD_SMALL,
+      async (island) => {
+        const r = await fetch(`${new URL(island.routerUrl!).origin}/v1/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
+        });
+        expect(r.status, "a completion through the P/D router without the key").toBe(401);
+        await checkPd(island, false, apiKey);
+        await checkAdmin(island, apiKey);
+      },
+      { apiKey },
+    );
+  });
+
   it("API key (a Pulumi secret): the REAL sglang-router holds it (--api-key from the secret file) and demands it of clients; the STAND-IN SGLang engines demand it too; no value in any script, log or output", async () => {
     const apiKey = "sk-sgl-e2e-$(touch /tmp/sgl-e2e-canary)-'q\"-77c1";
     const name = "sglang-creds";
@@ -393,47 +413,84 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
   });
 
   it(
-    "REAL SGLang 0.5.23 (CPU, tiny model) on one SLURM node behind the REAL sglang-router: openai completions and chat, /generate, admin URL, adoption, delete leaves no process",
-    async () => {
-      const env: PythonEnv = pythonEnv();
-      // A launcher folder whose python3 is the venv's interpreter, nothing else: `python3 -m
-      // sglang.launch_server` is the real SGLang server, `-m sglang_router.launch_router` the real router.
-      const { dir } = launcherDir(env, "sglang-real", ["vllm-router"]);
-      fs.writeFileSync(
-        path.join(dir, "python3"),
-        `#!/bin/sh\n# the pinned venv's REAL python3 (test/e2e/sglang.e2e.test.ts): no stand-in behind it\nexec '${env.FLEET_PYENV}/bin/python3' "$@"\n`,
-        { mode: 0o755 },
-      );
-      const overrides = {
-        "slurm.launcher": { type: "vllm", bin_dir: dir },
-        // Loading torch and SGLang and warming up take about a minute on this machine's 2 cores.
-        "slurm.ready_timeout": 900,
-        "model.name": env.FLEET_TINY_MODEL,
-        "parallel.tp": 1,
-        ...REAL_SGLANG_CPU,
-      };
-      await deployed("sglang-real", "sglang-single-node", overrides, async (island) => {
-        const server = await (await fetch(`${island.adminUrls[0]}/get_server_info`)).json();
-        expect(server).not.toHaveProperty("standin");
-        expect(server).toMatchObject({ device: "cpu", max_total_tokens: 8192 });
-        await sendTraffic(island, undefined, 120_000);
-        await checkAdmin(island, undefined, null);
-        // The processes are the real ones: SGLang's scheduler titles itself, the router too.
-        // Looked up in the nodes' network namespaces only: other SGLang servers may run on this machine.
-        const titles = (await leftOnNodes(clusterEnv, 0)).map((l) => l.split(" ").slice(2).join(" "));
-        expect(titles, "processes on the job's node").toContainEqual(expect.stringMatching(/^sglang::router/));
-        expect(titles).toContainEqual(expect.stringMatching(/^sglang::scheduler/));
-      });
-    },
+    "REAL SGLang 0.5.23 (CPU, tiny model) on one SLURM node behind the REAL sglang-router: openai completions and chat, /generate, every admin URL (a real weight update from disk), adoption, delete leaves no process",
+    () => realSglang("sglang-real"),
+    20 * 60_000,
+  );
+
+  it(
+    "REAL SGLang 0.5.23 (CPU) with an API key: the REAL sglang-router holds it and finds the keyed REAL server with it; both demand it (401 without), the openai client with it is served",
+    () => realSglang("sglang-real-key", "sk-sgl-real-5e0d"),
     20 * 60_000,
   );
 });
+
+/**
+ * The real SGLang server behind the real router on one node: a launcher folder whose python3 is the
+ * venv's interpreter and nothing else, so `python3 -m sglang.launch_server` is SGLang itself.
+ */
+async function realSglang(name: string, apiKey?: string) {
+  const env: PythonEnv = pythonEnv();
+  const { dir } = launcherDir(env, name, ["vllm-router"]);
+  fs.writeFileSync(
+    path.join(dir, "python3"),
+    `#!/bin/sh\n# the pinned venv's REAL python3 (test/e2e/sglang.e2e.test.ts): no stand-in behind it\nexec '${env.FLEET_PYENV}/bin/python3' "$@"\n`,
+    { mode: 0o755 },
+  );
+  const overrides = {
+    "slurm.launcher": { type: "vllm", bin_dir: dir },
+    // Importing torch and SGLang in the server and its scheduler process takes one to three
+    // minutes on this machine's 2 cores (more when other suites share them).
+    "slurm.ready_timeout": 900,
+    "model.name": env.FLEET_TINY_MODEL,
+    "parallel.tp": 1,
+    ...REAL_SGLANG_CPU,
+  };
+  await deployed(
+    name,
+    "sglang-single-node",
+    overrides,
+    async (island) => {
+      const info = await fetch(`${island.adminUrls[0]}/server_info`, { headers: bearer(apiKey) });
+      expect(info.status).toBe(200);
+      const server = (await info.json()) as Record<string, unknown>;
+      expect(server, "the real SGLang, not the stand-in").not.toHaveProperty("standin");
+      expect(server).toMatchObject({ version: "0.5.23", device: "cpu", max_total_tokens: 8192 });
+      if (apiKey) {
+        const router = new URL(island.routerUrl!).origin;
+        const post = (key?: string) =>
+          fetch(`${router}/v1/completions`, {
+            method: "POST",
+            headers: { "content-type": "application/json", ...bearer(key) },
+            body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
+          });
+        expect((await post()).status, "through the router without the key").toBe(401);
+        expect((await post("not-the-key")).status, "through the router with a wrong key").toBe(401);
+      }
+      await sendTraffic(island, apiKey, 120_000);
+      // A real weight update: the server reloads the tiny model's weights from disk.
+      await checkAdmin(island, apiKey, env.FLEET_TINY_MODEL);
+      const after = await sendTraffic(island, apiKey, 120_000);
+      expect(after).toBeGreaterThan(0);
+      // The processes are the real ones, looked up in the nodes' network namespaces only (other
+      // SGLang servers may run on this machine): SGLang's scheduler and the router title themselves.
+      const titles = (await leftOnNodes(clusterEnv, 0)).map((l) => l.split(" ").slice(2).join(" "));
+      expect(titles, "processes on the job's node").toContainEqual(expect.stringMatching(/^sglang::router/));
+      expect(titles).toContainEqual(expect.stringMatching(/^sglang::scheduler/));
+    },
+    apiKey ? { apiKey } : {},
+  );
+}
 
 /**
  * The real SGLang on CPU, through sglang_extra (each flag passes SGLang's manifest):
  * - device = "cpu": no GPU here (SGLang would look for CUDA);
  * - max_total_tokens = 8192: a fixed, small KV pool instead of one sized from mem_fraction_static
  *   of the host's memory.
+ * Nothing else is needed: on a CPU without AMX SGLang itself falls back to the torch_native
+ * attention backend and the pytorch sampler (its log: "The current platform does not support Intel
+ * AMX, will fallback to torch_native backend"), and it runs no CUDA graphs on CPU. The planner's
+ * --mem-fraction-static (0.728 without the model's arch facts) and --enable-metrics are accepted.
  */
 const REAL_SGLANG_CPU: Record<string, unknown> = {
   "sglang_extra.device": "cpu",
@@ -445,8 +502,7 @@ const REAL_SGLANG_CPU: Record<string, unknown> = {
  * decode; each decode fetched its KV from a prefill's bootstrap server, at the host and port the
  * router named in the request (--prefill URL BOOTSTRAP_PORT); none failed.
  */
-async function checkPd(island: RunningIsland, spread = false) {
-  const key = undefined;
+async function checkPd(island: RunningIsland, spread = false, key?: string) {
   const before = await states(island, key);
   // With several prefill servers, only concurrent load spreads requests over them (see burst).
   const sent = (await sendTraffic(island, key)) + (spread ? await burst(island, key) : 0);
