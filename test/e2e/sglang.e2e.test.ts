@@ -107,6 +107,32 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
   expect(chat.choices[0].message.content?.length, "chat content").toBeGreaterThan(0);
   expect(chat.choices[0].logprobs?.content?.length, "chat logprobs").toBeGreaterThan(0);
   expect(chat.choices[0].logprobs!.content![0].top_logprobs.length).toBeGreaterThan(0);
+  // Streamed, as RL rollouts often are: server-sent events through the router (in P/D too).
+  const stream = await client.completions.create({
+    model: island.model,
+    prompt: "stream the fleet",
+    max_tokens: 6,
+    stream: true,
+  });
+  let streamed = "";
+  const finishes: (string | null)[] = [];
+  for await (const chunk of stream) {
+    streamed += chunk.choices[0]?.text ?? "";
+    finishes.push(chunk.choices[0]?.finish_reason ?? null);
+  }
+  sent++;
+  expect(streamed.length, "streamed completion text").toBeGreaterThan(0);
+  expect(finishes).toContain("length");
+  const chatStream = await client.chat.completions.create({
+    model: island.model,
+    messages: [{ role: "user", content: "stream hi" }],
+    max_tokens: 6,
+    stream: true,
+  });
+  let chatStreamed = "";
+  for await (const chunk of chatStream) chatStreamed += chunk.choices[0]?.delta?.content ?? "";
+  sent++;
+  expect(chatStreamed.length, "streamed chat content").toBeGreaterThan(0);
   // SGLang's native API through the router: output token ids and their logprobs.
   const native = await fetch(`${new URL(island.routerUrl!).origin}/generate`, {
     method: "POST",
@@ -312,6 +338,18 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
       const delta = after.map((s, k) => s.requests - before[k].requests);
       expect(delta.reduce((a, b) => a + b, 0)).toBe(sent);
       expect(Math.min(...delta), `requests per engine: ${delta}`).toBeGreaterThan(0);
+      await checkAdmin(island);
+    });
+  });
+
+  it("sglang-wide-ep: one STAND-IN SGLang server spanning 2 nodes (--nnodes 2, rank 1 headless) behind the REAL sglang-router: the ranks joined at --dist-init-addr, served through the router, the head's admin URL, adoption, delete leaves no rank behind", async () => {
+    await deployed("sglang-wide-ep", "sglang-wide-ep", {}, async (island) => {
+      expect(island.nodes).toHaveLength(2);
+      expect(island.adminUrls).toHaveLength(1);
+      const [head] = await states(island);
+      expect({ nnodes: head.nnodes, joined: head.joined_ranks }).toEqual({ nnodes: 2, joined: [0, 1] });
+      const sent = await sendTraffic(island);
+      expect((await states(island))[0].requests - head.requests).toBe(sent);
       await checkAdmin(island);
     });
   });
