@@ -317,7 +317,12 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
   });
 
   it("sglang-single-node: STAND-IN SGLang server behind the REAL sglang-router: openai completions (logprobs, token ids) and chat, /generate, every admin URL at the engine root, adoption, delete leaves no job and no process", async () => {
+    // A real SGLang server leaves its load-snapshot slot file in /dev/shm (it dies by SIGKILL): the
+    // node cleanup of the next job on the node removes such leftovers of the user.
+    const stale = "/dev/shm/sglang_loads_fleet-e2e-stale_00000000.shm";
+    fs.writeFileSync(stale, "");
     await deployed("sglang-single-node", "sglang-single-node", {}, async (island) => {
+      expect(fs.existsSync(stale), `${stale} after the job's node cleanup`).toBe(false);
       expect(island.engines.map((e) => e.role)).toEqual(["replica"]);
       const before = await states(island);
       expect(before.every((s) => s.standin)).toBe(true);
