@@ -441,6 +441,12 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
         const pid = /i0-replica0-n0 started \(pid (\d+)\)/.exec(out)![1];
         const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
         expect(argv[argv.indexOf("--api-key") + 1]).toBe(apiKey);
+        // The router's command line takes it from the secret file at run time (the real router
+        // retitles itself sglang::router, so its own /proc cmdline no longer shows its flags).
+        const script = (await runRemote(conn(), `cat ${dir}/*.sbatch`)).stdout;
+        expect(script).toMatch(/exec python3 -m sglang_router\.launch_router [^\n]* --api-key "\$FLEET_API_KEY" \)/);
+        const routerPid = /router started \(pid (\d+)\)/.exec(out)![1];
+        expect(fs.readFileSync(`/proc/${routerPid}/cmdline`, "utf8")).toMatch(/^sglang::router/);
       },
       { apiKey },
     );
