@@ -36,7 +36,7 @@ import { pythonVenv } from "./python-env";
 
 interface Line {
   id: string;
-  program: "vllm" | "vllm-router";
+  program: "vllm" | "vllm-router" | "sglang" | "sglang-router";
   argv: string[];
 }
 interface Verdict {
@@ -49,7 +49,8 @@ const resolve = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/$
 
 /**
  * Every engine and router command line of every stack, as the real program receives it (what
- * follows `vllm serve` / `vllm-router`). An engine's line carries what the backends add to it: the
+ * follows `vllm serve` / `vllm-router`, or `python3 -m sglang.launch_server` /
+ * `python3 -m sglang_router.launch_router`). An engine's line carries what the backends add to it: the
  * API key (both targets, when one is configured) and, on Kubernetes, the quiet probe endpoints and
  * the drain budget. prime-rl's `inference` lines are translated to the `vllm serve` line prime-rl's
  * server builds (vllmArgvOf: --vllm.<flag> -> --<flag>, --server.host/port -> --host/--port).
@@ -64,6 +65,12 @@ function commandLines(): Line[] {
         const added: Value[] = [];
         if (e.port !== undefined) added.push(engineFlag(e.argv, "--api-key"), "sk-placeholder");
         if (k8s) added.push(...kubernetesEngineFlags(e));
+        if (e.engine === "sglang") {
+          const argv = [...e.argv, ...added].map(resolve);
+          expect(argv.slice(0, 3), `${stack} ${e.id}`).toEqual(["python3", "-m", "sglang.launch_server"]);
+          lines.push({ id: `${stack} ${island.name} ${e.id}`, program: "sglang", argv: argv.slice(3) });
+          continue;
+        }
         const argv = vllmArgvOf([...e.argv, ...added]).map(resolve);
         expect(argv.slice(0, 2), `${stack} ${e.id}`).toEqual(["vllm", "serve"]);
         const prime = e.argv[0] !== "vllm" ? " (prime-rl server, translated)" : "";
@@ -75,6 +82,13 @@ function commandLines(): Line[] {
           id: `${stack} ${island.name} router`,
           program: "vllm-router",
           argv: r.argv.slice(1).map(resolve),
+        });
+      // sglang-router holds the API key when there is one (HttpRouterPlan.holdsApiKey).
+      if (r?.kind === "sglang-router")
+        lines.push({
+          id: `${stack} ${island.name} router`,
+          program: "sglang-router",
+          argv: [...r.argv.slice(3), ...(r.holdsApiKey ? ["--api-key", "sk-placeholder"] : [])].map(resolve),
         });
     }
   }
@@ -124,6 +138,8 @@ describe("every stack's command lines parse with the real parsers", () => {
   // Negative controls: the same check must refuse these, or it proves nothing.
   const engine = lines.find((l) => l.program === "vllm")!;
   const router = lines.find((l) => l.program === "vllm-router")!;
+  const sglang = lines.find((l) => l.program === "sglang")!;
+  const sglangRouter = lines.find((l) => l.program === "sglang-router")!;
   const controls: Line[] = [
     { id: "control: unknown vllm flag", program: "vllm", argv: [...engine.argv, "--no-such-flag", "1"] },
     { id: "control: bad vllm choice", program: "vllm", argv: [...engine.argv, "--kv-cache-dtype", "fp3"] },
@@ -136,6 +152,18 @@ describe("every stack's command lines parse with the real parsers", () => {
     { id: "control: unknown reasoning parser", program: "vllm", argv: [...engine.argv, "--reasoning-parser", "nope"] },
     { id: "control: unknown router flag", program: "vllm-router", argv: [...router.argv, "--pd-disaggregation"] },
     { id: "control: bad router policy", program: "vllm-router", argv: [...router.argv, "--policy", "lottery"] },
+    { id: "control: unknown sglang flag", program: "sglang", argv: [...sglang.argv, "--no-such-flag", "1"] },
+    { id: "control: bad sglang choice", program: "sglang", argv: [...sglang.argv, "--dtype", "fp3"] },
+    {
+      id: "control: vLLM's parser name on sglang",
+      program: "sglang",
+      argv: [...sglang.argv, "--reasoning-parser", "deepseek_r1"],
+    },
+    {
+      id: "control: sglang-router's missing policy",
+      program: "sglang-router",
+      argv: [...sglangRouter.argv, "--policy", "consistent_hash"],
+    },
   ];
   let verdicts: Map<string, Verdict>;
   beforeAll(() => {
@@ -143,13 +171,13 @@ describe("every stack's command lines parse with the real parsers", () => {
     verdicts = new Map(all.map((v) => [v.id, v]));
   }, 30 * 60_000);
 
-  it(`covers every stack (${STACK_NAMES.length}) and both programs`, () => {
+  it(`covers every stack (${STACK_NAMES.length}) and every engine and router program`, () => {
     for (const stack of STACK_NAMES)
       expect(
         lines.some((l) => l.id.startsWith(`${stack} `)),
         stack,
       ).toBe(true);
-    expect(new Set(lines.map((l) => l.program))).toEqual(new Set(["vllm", "vllm-router"]));
+    expect(new Set(lines.map((l) => l.program))).toEqual(new Set(["vllm", "vllm-router", "sglang", "sglang-router"]));
   });
 
   it.each(lines.map((l) => [l.id, l] as const))("%s", (_id, line) => {
