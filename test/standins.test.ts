@@ -1876,21 +1876,24 @@ describe("SGLang stand-in: --admin-api-key guards the admin routes", () => {
   });
 });
 
+/** A multi-node SGLang server's shared flags: tp 2 per node over `nodes` nodes, joined at `dist`. */
+const groupArgs = (model: string, nodes: number, dist: number) => [
+  "--model-path",
+  model,
+  "--host",
+  "127.0.0.1",
+  "--tp-size",
+  String(2 * nodes),
+  "--nnodes",
+  String(nodes),
+  "--dist-init-addr",
+  `127.0.0.1:${dist}`,
+];
+
 describe("SGLang stand-in: multi-node join at --dist-init-addr", () => {
   it("rank 0 serves HTTP only once every rank joined; ranks > 0 serve SGLang's dummy health server", async () => {
     const [p0, p1, p2, dist] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
-    const common = [
-      "--model-path",
-      TINY,
-      "--host",
-      "127.0.0.1",
-      "--tp-size",
-      "6",
-      "--nnodes",
-      "3",
-      "--dist-init-addr",
-      `127.0.0.1:${dist}`,
-    ];
+    const common = groupArgs(TINY, 3, dist);
     const R0 = start("python3", [...SGL, ...common, "--port", String(p0), "--node-rank", "0"]);
     await waitTcp(dist);
     const R1 = start("python3", [...SGL, ...common, "--port", String(p1), "--node-rank", "1"]);
@@ -1905,16 +1908,7 @@ describe("SGLang stand-in: multi-node join at --dist-init-addr", () => {
     // a rank that does not match rank 0 is refused and exits 1
     const bad = await runToExit("python3", [
       ...SGL,
-      "--model-path",
-      "other/model",
-      "--host",
-      "127.0.0.1",
-      "--tp-size",
-      "6",
-      "--nnodes",
-      "3",
-      "--dist-init-addr",
-      `127.0.0.1:${dist}`,
+      ...groupArgs("other/model", 3, dist),
       "--port",
       String(p2),
       "--node-rank",
@@ -1941,18 +1935,7 @@ describe("SGLang stand-in: multi-node join at --dist-init-addr", () => {
 
   it("rank 0 exits 1 when a joined rank dies (as NCCL would make it)", async () => {
     const [p0, p1, dist] = await Promise.all([freePort(), freePort(), freePort()]);
-    const common = [
-      "--model-path",
-      TINY,
-      "--host",
-      "127.0.0.1",
-      "--tp-size",
-      "2",
-      "--nnodes",
-      "2",
-      "--dist-init-addr",
-      `127.0.0.1:${dist}`,
-    ];
+    const common = groupArgs(TINY, 2, dist);
     const R0 = start("python3", [...SGL, ...common, "--port", String(p0), "--node-rank", "0"]);
     const R1 = start("python3", [...SGL, ...common, "--port", String(p1), "--node-rank", "1"]);
     await waitHttp(`http://127.0.0.1:${p0}/health`, 200, 10000, R0);
