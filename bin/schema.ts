@@ -5,7 +5,8 @@
  * schema/prime-rl.schema.json is the same for prime-rl's layout (schema/prime.ts, with the
  * descriptions and prime-rl defaults of schema/prime-docs.ts). From the same JSON Schemas it writes
  * docs/stack-file.md, the key reference (components/config/key-reference.ts). Also
- * schema/endpoints.schema.json, the trainer contract (the `endpoints` output) from its zod schema.
+ * schema/endpoints.schema.json, the trainer contract (the `endpoints` output) from its zod schema, and
+ * schema/island.schema.json, a running island's endpoints.json (what a trainer beside a SLURM job reads).
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -21,6 +22,7 @@ import {
 } from "../components/config/schema/prime";
 import { primeDocs } from "../components/config/schema/prime-docs";
 import { endpointsOutputSchema } from "../components/trainer/contract";
+import { runningIslandSchema } from "../components/host/island-result";
 import { packagePath } from "../components/package-root";
 import { ourCommand, runCommand, type CommandFactory } from "./cli";
 
@@ -100,16 +102,25 @@ export function endpointsJsonSchema(): Record<string, unknown> {
   };
 }
 
+/** A running island's result: <output_dir>/island-<k>/endpoints.json beside a SLURM or local job. */
+export function islandJsonSchema(): Record<string, unknown> {
+  return {
+    ...(z.toJSONSchema(runningIslandSchema, { io: "input" }) as Record<string, unknown>),
+    title: "vllm-fleet island result (<output_dir>/island-<k>/endpoints.json)",
+  };
+}
+
 export const schemaCommand: CommandFactory = (io, exit) =>
   ourCommand("schema", io, false)
     .description(
-      "Writes schema/stack.schema.json (the JSON Schema of a stack file, made from the zod schema, so TOML editors such as Even Better TOML / Taplo complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`), schema/prime-rl.schema.json (the same for a file in prime-rl's layout), schema/endpoints.schema.json (the trainer contract) and docs/stack-file.md (the key reference). Takes no arguments.",
+      "Writes schema/stack.schema.json (the JSON Schema of a stack file, made from the zod schema, so TOML editors such as Even Better TOML / Taplo complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`), schema/prime-rl.schema.json (the same for a file in prime-rl's layout), schema/endpoints.schema.json (the trainer contract), schema/island.schema.json (a running island's endpoints.json) and docs/stack-file.md (the key reference). Takes no arguments.",
     )
     .action(() => {
       const outputs: [string, string][] = [
         [packagePath("schema", "stack.schema.json"), JSON.stringify(stackJsonSchema(), null, 2) + "\n"],
         [packagePath(...PRIME_SCHEMA_FILE.split("/")), JSON.stringify(primeJsonSchema(), null, 2) + "\n"],
         [packagePath("schema", "endpoints.schema.json"), JSON.stringify(endpointsJsonSchema(), null, 2) + "\n"],
+        [packagePath("schema", "island.schema.json"), JSON.stringify(islandJsonSchema(), null, 2) + "\n"],
         [packagePath("docs", "stack-file.md"), stackKeyReference()],
       ];
       for (const [out, text] of outputs) {

@@ -23,7 +23,8 @@ const base = {
   jobName: z.string(),
 };
 
-const running = z.object({
+/** A job that runs: its create command's result line, and <island dir>/endpoints.json (schema/island.schema.json). */
+export const runningIslandSchema = z.object({
   ...base,
   dryRun: z.literal(false),
   jobId: z.string().regex(/^\d+$/),
@@ -42,9 +43,9 @@ const running = z.object({
 
 const dryRun = z.object({ ...base, dryRun: z.literal(true), script: z.string() });
 
-export const islandResultSchema = z.discriminatedUnion("dryRun", [running, dryRun]);
+export const islandResultSchema = z.discriminatedUnion("dryRun", [runningIslandSchema, dryRun]);
 export type IslandResult = z.infer<typeof islandResultSchema>;
-export type RunningIsland = z.infer<typeof running>;
+export type RunningIsland = z.infer<typeof runningIslandSchema>;
 
 /** A node's tokens: prefix, node index, `end`; the trailing `__` keeps `_1__` from matching inside `_10__`. */
 export const NODE_TOKENS = { host: "__FLEET_NODE_HOST_", addr: "__FLEET_NODE_ADDR_", end: "__" } as const;

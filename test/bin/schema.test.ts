@@ -3,7 +3,13 @@ import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { endpointsJsonSchema, primeJsonSchema, stackJsonSchema, stackKeyReference } from "../../bin/schema";
+import {
+  endpointsJsonSchema,
+  islandJsonSchema,
+  primeJsonSchema,
+  stackJsonSchema,
+  stackKeyReference,
+} from "../../bin/schema";
 import { readsAsPrime } from "../../components/config";
 import { plannedOutputs, stackEndpoints } from "../../components/outputs";
 import { ROOT, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
@@ -114,6 +120,45 @@ describe("JSON Schema of prime-rl's layout", () => {
     const seed = JSON.stringify(stackJsonSchema());
     expect(seed).not.toContain("prime-rl default");
     expect(seed).not.toContain("Qwen/Qwen3-0.6B");
+  });
+});
+
+describe("JSON Schema of a running island's endpoints.json", () => {
+  it("schema/island.schema.json is up to date (npm run schema)", () => {
+    const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "island.schema.json"), "utf8"));
+    expect(committed).toEqual(islandJsonSchema());
+  });
+
+  it("the Python client vendors both contracts' schemas byte for byte (clients/python/src/vllm_fleet/)", () => {
+    for (const name of ["endpoints.schema.json", "island.schema.json"])
+      expect(
+        fs.readFileSync(path.join(ROOT, "clients", "python", "src", "vllm_fleet", name), "utf8"),
+        `cp schema/${name} clients/python/src/vllm_fleet/`,
+      ).toBe(fs.readFileSync(path.join(ROOT, "schema", name), "utf8"));
+  });
+
+  it("accepts what a job writes and refuses a result without its engines", () => {
+    const validate = new Ajv2020({ strict: false, allErrors: true }).compile(islandJsonSchema());
+    const written = {
+      format: "vllm-fleet/island/v1",
+      dryRun: false,
+      stack: "dev",
+      island: 0,
+      jobName: "j",
+      jobId: "12",
+      adopted: false,
+      model: "m",
+      nodes: [{ name: "i0-n0", host: "node1", addr: "10.0.0.1" }],
+      routerUrl: null,
+      engines: [{ id: "e", role: "replica", replica: 0, url: "http://10.0.0.1:8000/v1" }],
+      adminUrls: ["http://10.0.0.1:8000/v1"],
+      roles: ["replica"],
+      mooncake: null,
+      timing: { submittedAt: 1, runningAt: 2, readyAt: 3 },
+    };
+    expect(validate(written), JSON.stringify(validate.errors)).toBe(true);
+    const { engines: _e, ...without } = written;
+    expect(validate(without)).toBe(false);
   });
 });
 

@@ -1,0 +1,56 @@
+"""A stack's outputs, through the Pulumi CLI (`pulumi stack output --json --show-secrets`) or Pulumi's
+Python Automation API (the optional `automation` extra), and `up` / `destroy` through the latter."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import FleetError
+
+
+def outputs_via_cli(stack: str, work_dir: str | Path | None) -> dict[str, Any]:
+    pulumi = shutil.which("pulumi")
+    if pulumi is None:
+        raise FleetError("the pulumi CLI is not on PATH: install it, or read the stack with via='automation', or use Fleet.from_endpoints")
+    # --show-secrets: the apiKey output is a secret; it stays in this process and is never logged.
+    proc = subprocess.run(
+        [pulumi, "stack", "output", "--json", "--show-secrets", "--stack", stack],
+        cwd=work_dir, capture_output=True, text=True, env=os.environ.copy(), check=False,
+    )
+    if proc.returncode != 0:
+        raise FleetError(f"pulumi stack output --stack {stack} failed (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
+    try:
+        return json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise FleetError(f"pulumi stack output --stack {stack} printed no JSON: {e}") from None
+
+
+def _automation() -> Any:
+    try:
+        from pulumi import automation  # type: ignore[import-not-found]
+    except ImportError:
+        raise FleetError("Pulumi's Automation API is not installed: pip install 'vllm-fleet[automation]'") from None
+    return automation
+
+
+def select(stack: str, work_dir: str | Path | None) -> Any:
+    auto = _automation()
+    return auto.select_stack(stack_name=stack, work_dir=str(work_dir or os.getcwd()))
+
+
+def outputs_via_automation(stack: str, work_dir: str | Path | None) -> dict[str, Any]:
+    return {k: v.value for k, v in select(stack, work_dir).outputs().items()}
+
+
+def up(stack: str, work_dir: str | Path | None, on_output: Callable[[str], None] | None) -> dict[str, Any]:
+    result = select(stack, work_dir).up(on_output=on_output)
+    return {k: v.value for k, v in result.outputs.items()}
+
+
+def destroy(stack: str, work_dir: str | Path | None, on_output: Callable[[str], None] | None) -> None:
+    select(stack, work_dir).destroy(on_output=on_output)
