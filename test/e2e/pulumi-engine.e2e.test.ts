@@ -13,6 +13,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runClientPytest } from "./client-pytest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
 import { launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
@@ -205,6 +206,13 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       expect(JSON.parse(status.stdout.slice(status.stdout.indexOf("{"))).status).toBe("READY");
       const outputs = await project.outputs();
       expect(outputs.islands[0].routerUrl).toMatch(/^http:\/\/10\.231\.0\.\d+:8000\/v1$/);
+      // The Python client reads the same stack: through the CLI and through the Automation API (clients/python).
+      runClientPytest(
+        "test_from_stack.py",
+        { FLEET_CLIENT_STACK: "dev", FLEET_CLIENT_WORK_DIR: project.dir },
+        "client-from-stack",
+        project.env,
+      );
       summary.push(`quickstart: up and fleet status READY with the apiKey set; job ${outputs.islands[0].jobId}`);
       const destroy = await project.bash(
         here(step4)

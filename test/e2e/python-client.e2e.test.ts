@@ -5,19 +5,17 @@
  * (clients/python/tests/env.sh), handing it the island's endpoints.json as the job wrote it. pytest's
  * JUnit report goes to FLEET_PYTEST_REPORTS when set, so .ci/run counts its tests.
  */
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
-import { capture, env as clusterEnv, expectOk, login, privateKey, ROOT } from "./cluster";
+import { clientPython, runClientPytest as pytest } from "./client-pytest";
+import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
 import { launcherDir, leftOnNodes, pythonEnv, type PythonEnv } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
-const CLIENT = path.join(ROOT, "clients", "python");
 let env: PythonEnv;
-let python: string;
 
 /** Deploys `stack` as Pulumi stack `name`, hands the running island to `body`, then deletes it and checks nothing is left. */
 async function deployed(
@@ -52,30 +50,10 @@ async function deployed(
   expect(await leftOnNodes(clusterEnv)).toEqual([]);
 }
 
-/** Runs one pytest file of the client's e2e suite against a fleet; fails with pytest's own output. */
-function pytest(file: string, vars: Record<string, string>, report: string) {
-  const reports = process.env.FLEET_PYTEST_REPORTS;
-  const args = ["-m", "pytest", "-v", "-p", "no:cacheprovider", path.join(CLIENT, "tests", "e2e", file)];
-  if (reports) args.push(`--junitxml=${path.join(reports, `${report}.xml`)}`);
-  const run = spawnSync(python, args, {
-    cwd: CLIENT,
-    env: { ...process.env, ...vars },
-    encoding: "utf8",
-    timeout: 20 * 60_000,
-  });
-  console.log(`pytest ${file}:\n${run.stdout}\n${run.stderr}`);
-  expect(run.status, `pytest ${file} failed:\n${run.stdout.slice(-6000)}\n${run.stderr.slice(-3000)}`).toBe(0);
-  // A run that collected nothing (every test skipped) proves nothing here.
-  expect(run.stdout).toMatch(/\d+ passed/);
-  expect(run.stdout).not.toMatch(/\d+ skipped/);
-}
-
 describe("the Python client (clients/python) against fleets on the real SLURM test cluster", () => {
   beforeAll(async () => {
     env = pythonEnv();
-    python = spawnSync("bash", [path.join(CLIENT, "tests", "env.sh")], { encoding: "utf8", timeout: 20 * 60_000 })
-      .stdout.trim();
-    expect(fs.existsSync(python), "clients/python/tests/env.sh printed the client venv's python").toBe(true);
+    clientPython();
     const check = await runRemote(conn(), "squeue -h -o %i | wc -l");
     expect(check.stdout.trim(), "the test cluster must start with an empty queue").toBe("0");
   }, 40 * 60_000);
@@ -115,14 +93,14 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
 
   it(
     "prime-rl's per-rank topology (stand-in prime-rl servers, 4 ranks on 2 nodes) behind the real vllm-router: " +
-      "update_weights() reaches every rank and the greedy-probe ledger agrees and names a rank left behind; " +
+      "update_weights() and load_lora_adapter() reach every rank, the greedy-probe ledger agrees and names a rank left behind; " +
       "a rank killed between pause() and update_weights() fails the call naming it, the others resumed",
     async () => {
       const weights = path.join("/tmp/fleet-e2e", "client-weights");
       for (const v of ["v1", "v2"]) fs.mkdirSync(path.join(weights, v), { recursive: true });
       // The launcher is the suite's (the real vllm-router, stand-in engines): e2eOverrides sets it.
       // prime-rl's server in each rank (its /update_weights, /pause, /resume), as slurm.e2e's prime rows run it.
-      const overrides = { "vllm_fleet.engine": "prime-rl" };
+      const overrides = { "vllm_fleet.engine": "prime-rl", "vllm.enable_lora": true };
       await deployed("client-prime", "prime-multi-replica", overrides, {}, (island, file) => {
         expect(island.adminUrls).toHaveLength(4);
         pytest("test_prime_per_rank.py", { FLEET_CLIENT_ENDPOINTS: file, FLEET_CLIENT_WEIGHTS: weights }, "client-prime");

@@ -35,6 +35,9 @@ class FanOutError(FleetError):
     results: list[EngineResult] = field(default_factory=list)
     reason: str = ""
     resumed: list[str] = field(default_factory=list)
+    """Engines that answered the resume sent after the failure."""
+    not_resumed: list[EngineResult] = field(default_factory=list)
+    """Engines that did not answer it (gone, usually: a job takes a node's ranks down with a dead one)."""
 
     def __str__(self) -> str:
         failed = [r.describe() for r in self.results if not r.ok]
@@ -42,6 +45,8 @@ class FanOutError(FleetError):
         lines += [f"  {f}" for f in failed]
         if self.resumed:
             lines.append(f"  resumed so that none is left paused: {', '.join(self.resumed)}")
+        for r in self.not_resumed:
+            lines.append(f"  not resumed: {r.describe()}")
         return "\n".join(lines)
 
 

@@ -211,18 +211,18 @@ class Fleet:
             )
         return snap
 
-    def _resume_all(self) -> list[str]:
+    def _resume_all(self) -> tuple[list[str], list[EngineResult]]:
         routes = routes_for(self.endpoints.engine)
         done = self._fan("resume", lambda e: [routes.resume], timeout=60)
-        return [r.engine for r in done if r.ok]
+        return [r.engine for r in done if r.ok], [r for r in done if not r.ok]
 
     def _fail(self, operation: str, results: list[EngineResult], reason: str = "") -> FanOutError:
         """Resumes every engine (none is left paused by a failed call), reopens generate(), and builds the error."""
-        resumed = self._resume_all()
+        resumed, not_resumed = self._resume_all()
         self._paused_at = None
         self._pending_version = None
         self._serving.set()
-        return FanOutError(operation, results, reason=reason, resumed=resumed)
+        return FanOutError(operation, results, reason=reason, resumed=resumed, not_resumed=not_resumed)
 
     def _check_members(self, operation: str, before: membership.Membership, results: list[EngineResult]) -> None:
         moved = membership.changes(before, membership.snapshot(self._http, self.endpoints))

@@ -19,6 +19,14 @@ def tokenizer() -> Tokenizer:
     return Tokenizer.from_file(os.path.join(os.environ["FLEET_TINY_MODEL"], "tokenizer.json"))
 
 
+def decodes_to(tokenizer: Tokenizer, ids: list[int], text: str) -> bool:
+    """The ids decode to the text, but for the bytes of a character still unfinished at the end: with
+    byte-fallback tokens (a random-weight model emits many) vLLM's incremental detokenizer holds those
+    back, where a whole-sequence decode shows each as U+FFFD."""
+    decoded = tokenizer.decode(ids, skip_special_tokens=False)
+    return decoded.rstrip("\ufffd") == text.rstrip("\ufffd") and decoded.startswith(text)
+
+
 @pytest.fixture(scope="module")
 def admin(fleet: Fleet) -> httpx.Client:
     """Direct engine calls the test makes behind the client's back, with the fleet's key."""
@@ -28,7 +36,8 @@ def admin(fleet: Fleet) -> httpx.Client:
 
 def test_contract_from_the_jobs_endpoints_file(fleet: Fleet) -> None:
     e = fleet.endpoints
-    assert e.engine == "vllm" and e.api_key_required
+    # An island's endpoints.json does not say whether a key is needed (the contract does); the key came from VLLM_API_KEY.
+    assert e.engine == "vllm" and e.api_key_required is None
     assert len(e.engines) == 2 and len(e.islands) == 1
     assert e.islands[0].router is not None and e.islands[0].router.url.endswith("/v1")
 
@@ -55,7 +64,7 @@ def test_generate_prompts_token_ids_decode_with_the_tokenizer(fleet: Fleet, toke
     for i, prompt in enumerate(prompts):
         ids = out.token_ids[i]
         assert len(ids) == 6
-        assert tokenizer.decode(ids, skip_special_tokens=False) == out.completions[i]
+        assert decodes_to(tokenizer, ids, out.completions[i]), (tokenizer.decode(ids), out.completions[i])
         # The prompt's ids are the tokenizer's (with the BOS its post-processor adds, as vLLM does).
         assert out.prompt_token_ids[i] == tokenizer.encode(prompt).ids
         meta = out.metadata[i]
@@ -81,7 +90,7 @@ def test_generate_conversations(fleet: Fleet, tokenizer: Tokenizer) -> None:
     assert len(out.completions) == 2
     for i in range(2):
         assert len(out.token_ids[i]) == 5
-        assert tokenizer.decode(out.token_ids[i], skip_special_tokens=False) == out.completions[i]
+        assert decodes_to(tokenizer, out.token_ids[i], out.completions[i])
         assert len(out.prompt_token_ids[i]) > 0 and len(out.logprobs[i]) == 5
 
 
