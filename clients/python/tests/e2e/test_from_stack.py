@@ -39,3 +39,14 @@ def test_from_stack_through_the_automation_api_agrees_with_the_cli(stack: str) -
 def test_a_stack_that_does_not_exist_is_named(stack: str) -> None:
     with pytest.raises(Exception, match="no-such-stack"):
         Fleet.from_stack("no-such-stack", work_dir=os.environ["FLEET_CLIENT_WORK_DIR"])
+
+
+def test_up_through_the_automation_api_changes_nothing_on_a_fleet_that_is_up(stack: str) -> None:
+    work_dir = os.environ["FLEET_CLIENT_WORK_DIR"]
+    lines: list[str] = []
+    with Fleet.from_stack(stack, work_dir=work_dir) as before, Fleet.up(stack, work_dir=work_dir, on_output=lines.append) as after:
+        assert after.endpoints.engines == before.endpoints.engines
+        assert after.status().status == "READY"
+    summary = "".join(lines)
+    assert "Resources:" in summary and "unchanged" in summary, summary[-2000:]
+    assert not any(w in summary for w in ("+ create", "~ update", "- delete", "+-replace")), summary[-2000:]
