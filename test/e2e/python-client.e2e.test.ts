@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { clientPython, runClientPytest as pytest } from "./client-pytest";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { launcherDir, leftOnNodes, pythonEnv, type PythonEnv } from "./real-parts";
+import { launcherDir, leftOnNodes, pythonEnv, REAL_SGLANG_CPU, realSglangLauncher, type PythonEnv } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -103,9 +103,37 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
       const overrides = { "vllm_fleet.engine": "prime-rl", "vllm.enable_lora": true };
       await deployed("client-prime", "prime-multi-replica", overrides, {}, (island, file) => {
         expect(island.adminUrls).toHaveLength(4);
-        pytest("test_prime_per_rank.py", { FLEET_CLIENT_ENDPOINTS: file, FLEET_CLIENT_WEIGHTS: weights }, "client-prime");
+        pytest(
+          "test_prime_per_rank.py",
+          { FLEET_CLIENT_ENDPOINTS: file, FLEET_CLIENT_WEIGHTS: weights },
+          "client-prime",
+        );
       });
     },
     20 * 60_000,
+  );
+
+  it(
+    "real SGLang 0.5.23 (CPU) behind the real sglang-router, with a key: generate() token ids, pause_generation holds " +
+      "generation until continue_generation, update_weights_from_disk and the ledger on SGLang's own weight_version",
+    async () => {
+      const overrides = {
+        "slurm.launcher": { type: "vllm", bin_dir: realSglangLauncher(env, "client-sglang") },
+        // Importing torch and SGLang takes one to three minutes on 2 cores.
+        "slurm.ready_timeout": 900,
+        "model.name": env.FLEET_TINY_MODEL,
+        "parallel.tp": 1,
+        ...REAL_SGLANG_CPU,
+      };
+      const apiKey = "sk-client-sgl-3b9e";
+      await deployed("client-sglang", "sglang-single-node", overrides, { apiKey }, (_island, file) => {
+        pytest(
+          "test_real_sglang.py",
+          { FLEET_CLIENT_ENDPOINTS: file, VLLM_API_KEY: apiKey, FLEET_TINY_MODEL: env.FLEET_TINY_MODEL },
+          "client-sglang",
+        );
+      });
+    },
+    40 * 60_000,
   );
 });

@@ -82,6 +82,36 @@ export function launcherDir(
 }
 
 /**
+ * The real SGLang on CPU, through sglang_extra (each flag passes SGLang's manifest):
+ * - device = "cpu": no GPU here (SGLang would look for CUDA);
+ * - max_total_tokens = 8192: a fixed, small KV pool instead of one sized from mem_fraction_static
+ *   of the host's memory.
+ * Nothing else is needed: on a CPU without AMX SGLang itself falls back to the torch_native
+ * attention backend and the pytorch sampler (its log: "The current platform does not support Intel
+ * AMX, will fallback to torch_native backend"), and it runs no CUDA graphs on CPU. The planner's
+ * --mem-fraction-static (0.728 without the model's arch facts) and --enable-metrics are accepted.
+ */
+export const REAL_SGLANG_CPU: Record<string, unknown> = {
+  "sglang_extra.device": "cpu",
+  "sglang_extra.max_total_tokens": 8192,
+};
+
+/**
+ * A launcher folder for the REAL SGLang server: the real vllm-router among stand-ins as launcherDir
+ * makes it, and a python3 that is the venv's interpreter and nothing else, so
+ * `python3 -m sglang.launch_server` is SGLang itself.
+ */
+export function realSglangLauncher(env: PythonEnv, name: string): string {
+  const { dir } = launcherDir(env, name, ["vllm-router"]);
+  fs.writeFileSync(
+    path.join(dir, "python3"),
+    `#!/bin/sh\n# the pinned venv's REAL python3 (test/e2e/real-parts.ts): no stand-in behind it\nexec '${env.FLEET_PYENV}/bin/python3' "$@"\n`,
+    { mode: 0o755 },
+  );
+  return dir;
+}
+
+/**
  * The launcher folder's `python3`: the fleet starts SGLang as `python3 -m sglang.launch_server` (it
  * has no console script to shadow, and its CUDA-only wheels cannot run here), so this runs the
  * SGLang stand-in for exactly that and the pinned venv's interpreter for everything else, among it

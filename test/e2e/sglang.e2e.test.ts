@@ -15,12 +15,11 @@
  *   P/D cannot run for real here: SGLang's decode engine registers CUDA host memory.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { launcherDir, leftOnNodes, pythonEnv, type PythonEnv } from "./real-parts";
+import { leftOnNodes, pythonEnv, REAL_SGLANG_CPU, realSglangLauncher, type PythonEnv } from "./real-parts";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -480,12 +479,7 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
  */
 async function realSglang(name: string, apiKey?: string) {
   const env: PythonEnv = pythonEnv();
-  const { dir } = launcherDir(env, name, ["vllm-router"]);
-  fs.writeFileSync(
-    path.join(dir, "python3"),
-    `#!/bin/sh\n# the pinned venv's REAL python3 (test/e2e/sglang.e2e.test.ts): no stand-in behind it\nexec '${env.FLEET_PYENV}/bin/python3' "$@"\n`,
-    { mode: 0o755 },
-  );
+  const dir = realSglangLauncher(env, name);
   const overrides = {
     "slurm.launcher": { type: "vllm", bin_dir: dir },
     // Importing torch and SGLang in the server and its scheduler process takes one to three
@@ -530,21 +524,6 @@ async function realSglang(name: string, apiKey?: string) {
     apiKey ? { apiKey } : {},
   );
 }
-
-/**
- * The real SGLang on CPU, through sglang_extra (each flag passes SGLang's manifest):
- * - device = "cpu": no GPU here (SGLang would look for CUDA);
- * - max_total_tokens = 8192: a fixed, small KV pool instead of one sized from mem_fraction_static
- *   of the host's memory.
- * Nothing else is needed: on a CPU without AMX SGLang itself falls back to the torch_native
- * attention backend and the pytorch sampler (its log: "The current platform does not support Intel
- * AMX, will fallback to torch_native backend"), and it runs no CUDA graphs on CPU. The planner's
- * --mem-fraction-static (0.728 without the model's arch facts) and --enable-metrics are accepted.
- */
-const REAL_SGLANG_CPU: Record<string, unknown> = {
-  "sglang_extra.device": "cpu",
-  "sglang_extra.max_total_tokens": 8192,
-};
 
 /**
  * P/D, counted on the stand-in engines: every request through the router went to a prefill and a

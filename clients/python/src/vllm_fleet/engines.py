@@ -26,6 +26,8 @@ class EngineRoutes:
     """What one kind of engine serves. A None route is one that engine lacks."""
 
     kind: str
+    alive: Call
+    """Whether the engine process is there, also while paused (the membership snapshot)."""
     pause: Call
     resume: Call
     lora_path: str
@@ -81,6 +83,7 @@ class SglangRoutes(EngineRoutes):
 ROUTES: dict[str, EngineRoutes] = {
     "vllm": VllmRoutes(
         kind="vllm",
+        alive=Call("GET", "/health"),  # the engine core's liveness; answers while paused
         # "keep": requests in flight stay queued and continue on /resume (the default "abort" drops them).
         pause=Call("POST", "/pause", params={"mode": "keep"}),
         resume=Call("POST", "/resume"),
@@ -90,6 +93,7 @@ ROUTES: dict[str, EngineRoutes] = {
     ),
     "prime-rl": PrimeRlRoutes(
         kind="prime-rl",
+        alive=Call("GET", "/health"),
         pause=Call("POST", "/pause"),
         resume=Call("POST", "/resume"),
         lora_path="/load_lora_adapter",
@@ -98,6 +102,8 @@ ROUTES: dict[str, EngineRoutes] = {
     ),
     "sglang": SglangRoutes(
         kind="sglang",
+        # Not /health: it generates a token, so it hangs while generation is paused; /ready answers 503 then.
+        alive=Call("GET", "/model_info"),
         # "retract": running requests go back to the queue and are recomputed with the new weights.
         pause=Call("POST", "/pause_generation", {"mode": "retract"}),
         resume=Call("POST", "/continue_generation", {}),

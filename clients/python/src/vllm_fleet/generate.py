@@ -12,7 +12,7 @@ from typing import Any, Mapping, Sequence, Union
 
 import openai
 
-from .endpoints import Island, ServiceEndpoints
+from .endpoints import Island, ServiceEndpoints, api_base
 from .errors import FleetError
 
 Message = Mapping[str, Any]
@@ -105,7 +105,8 @@ def parse_chat(resp: Any) -> dict[str, Any]:
     choice = resp.choices[0]
     content = choice.logprobs.content if choice.logprobs is not None and choice.logprobs.content else []
     logprobs = [float(c.logprob) for c in content]
-    ids = _extra(choice, "token_ids") or _ids_from_logprob_tokens([c.token for c in content]) or []
+    # vLLM: choice.token_ids; SGLang's chat: choice.response_token_ids (completions: token_ids).
+    ids = _extra(choice, "token_ids") or _extra(choice, "response_token_ids") or _ids_from_logprob_tokens([c.token for c in content]) or []
     prompt_ids = _extra(resp, "prompt_token_ids") or _extra(choice, "prompt_token_ids") or []
     return {"text": choice.message.content or "", "ids": list(ids), "prompt_ids": list(prompt_ids), "logprobs": logprobs, "finish": choice.finish_reason}
 
@@ -135,7 +136,13 @@ def one(
     island = island_for(svc, session_id)
     header = island.router.session_header if island.router else None
     headers = {header: session_id} if header else {}
-    c = client.with_options(base_url=island.base_url)
+    base = island.base_url
+    if kind == "chat" and svc.engine == "sglang" and island.router is not None and all(e.role == "replica" for e in island.engines):
+        # sglang-router 0.3.2 re-serialises chat responses without SGLang's response_token_ids and
+        # prompt_token_ids (completions pass through whole): chats go to an engine directly, by session.
+        n = int(hashlib.sha256(session_id.encode()).hexdigest()[8:16], 16)
+        base = api_base(svc.engine, island.engines[n % len(island.engines)].admin_url)
+    c = client.with_options(base_url=base)
     if kind == "completion":
         resp = c.completions.create(
             model=model, prompt=prompt, max_tokens=max_tokens, logprobs=1 if logprobs else None,
@@ -148,6 +155,11 @@ def one(
             extra_body=extra, extra_headers=headers, **args,
         )
         out = parse_chat(resp)
+    if not out["ids"] and resp.usage is not None and resp.usage.completion_tokens:
+        raise FleetError(
+            f"island {island.island}'s answer carries no token ids ({resp.usage.completion_tokens} tokens generated through {base}): "
+            "the engine or router in between dropped them"
+        )
     out["island"] = island.island
     out["session_id"] = session_id
     return out

@@ -9,25 +9,27 @@ from dataclasses import dataclass
 import httpx
 
 from .endpoints import ServiceEndpoints
+from .engines import admin_root, routes_for
 from .http import Http
 
 
 @dataclass(frozen=True)
 class Membership:
     serving: frozenset[str]
-    """Names of the engines whose /health answered 200."""
+    """Names of the engines whose liveness route answered 200 (EngineRoutes.alive)."""
     down: dict[str, str]
     """Engines that did not, with what they answered."""
     router_workers: dict[int, frozenset[str]]
     """Per island, the workers its router lists (vllm-router's /list_workers); absent where it lists none."""
 
 
-def _health(http: Http, origin: str) -> str | None:
+def _alive(http: Http, root: str, kind: str) -> str | None:
+    call = routes_for(kind).alive
     try:
-        r = http.request("GET", origin + "/health", timeout=10)
+        r = http.request(call.method, root + call.path, timeout=10)
     except httpx.HTTPError as e:
         return f"{type(e).__name__}: {e}"
-    return None if r.status_code == 200 else f"/health answered {r.status_code}"
+    return None if r.status_code == 200 else f"{call.path} answered {r.status_code}"
 
 
 def _router_workers(http: Http, origin: str) -> frozenset[str] | None:
@@ -43,7 +45,7 @@ def _router_workers(http: Http, origin: str) -> frozenset[str] | None:
 
 def snapshot(http: Http, svc: ServiceEndpoints) -> Membership:
     engines = svc.engines
-    health = http.each(engines, lambda e: _health(http, e.origin))
+    health = http.each(engines, lambda e: _alive(http, admin_root(svc.engine, e), svc.engine))
     workers: dict[int, frozenset[str]] = {}
     for island in svc.islands:
         if island.router is not None and island.router.kind in (None, "vllm-router"):
