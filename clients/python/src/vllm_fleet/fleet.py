@@ -282,6 +282,7 @@ class Fleet:
                 if not all(r.ok for r in paused):
                     raise self._fail("update_weights (pausing)", paused)
             else:
+                assert self._paused_at is not None
                 before = self._paused_at
             results = self._fan("update_weights", lambda e: routes.update_weights(weight_dir, v))
             if not all(r.ok for r in results):

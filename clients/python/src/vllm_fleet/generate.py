@@ -35,7 +35,8 @@ class GenerationOutput:
     logprobs: list[list[float]] = field(default_factory=list)
 
     def nexrl_train(self, i: int = 0) -> dict[str, list[Any]]:
-        return self.metadata[i]["nexrl_train"]
+        train: dict[str, list[Any]] = self.metadata[i]["nexrl_train"]
+        return train
 
 
 def as_requests(prompts: Prompts) -> tuple[str, list[Any]]:

@@ -58,7 +58,8 @@ def check(http: Http, svc: ServiceEndpoints, version: str | None) -> dict[str, A
     reasons: list[str] = []
 
     if routes.version is not None:
-        got = http.each(engines, lambda e: http.call(admin_root(svc.engine, e), routes.version, e.name, timeout=30))
+        version_call = routes.version
+        got = http.each(engines, lambda e: http.call(admin_root(svc.engine, e), version_call, e.name, timeout=30))
         if all(r.ok for r in got):
             report["method"] = "engine report"
             versions = {r.engine: reported_version(svc.engine, r.body) for r in got}
@@ -69,7 +70,8 @@ def check(http: Http, svc: ServiceEndpoints, version: str | None) -> dict[str, A
                 reasons += [f"{n} reports weight version {versions[n]!r}, not {version!r}" for n in bad]
                 differing += bad
     if routes.checksum is not None:
-        got = http.each(engines, lambda e: http.call(admin_root(svc.engine, e), routes.checksum, e.name, timeout=300))
+        checksum_call = routes.checksum
+        got = http.each(engines, lambda e: http.call(admin_root(svc.engine, e), checksum_call, e.name, timeout=300))
         if all(r.ok and isinstance(r.body, dict) for r in got):
             report["method"] = "engine report"
             sums = {r.engine: r.body.get("checksums") for r in got}

@@ -25,14 +25,17 @@ def outputs_via_cli(stack: str, work_dir: str | Path | None) -> dict[str, Any]:
     if proc.returncode != 0:
         raise FleetError(f"pulumi stack output --stack {stack} failed (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
     try:
-        return json.loads(proc.stdout)
+        outputs = json.loads(proc.stdout)
     except json.JSONDecodeError as e:
         raise FleetError(f"pulumi stack output --stack {stack} printed no JSON: {e}") from None
+    if not isinstance(outputs, dict):
+        raise FleetError(f"pulumi stack output --stack {stack} printed {type(outputs).__name__}, not the outputs object")
+    return outputs
 
 
 def _automation() -> Any:
     try:
-        from pulumi import automation  # type: ignore[import-not-found]
+        from pulumi import automation
     except ImportError:
         raise FleetError("Pulumi's Automation API is not installed: pip install 'vllm-fleet[automation]'") from None
     return automation

@@ -110,5 +110,5 @@ def status(http: Http, svc: ServiceEndpoints, key_from: str) -> FleetStatus:
         st = "READY" if n_ready == len(procs) else "LAUNCHING"
         islands.append(IslandStatus(island=island.island, status=st, detail=f"{n_ready} of {len(procs)} serving", processes=tuple(procs)))
     overall = "READY" if all(i.status == "READY" for i in islands) else "LAUNCHING"
-    ready = sum(i.status == "READY" for i in islands)
-    return FleetStatus(status=overall, detail=f"{ready} of {len(islands)} island(s) serving", islands=tuple(islands))
+    islands_ready = sum(i.status == "READY" for i in islands)
+    return FleetStatus(status=overall, detail=f"{islands_ready} of {len(islands)} island(s) serving", islands=tuple(islands))

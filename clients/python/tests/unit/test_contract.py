@@ -142,3 +142,12 @@ def test_a_session_stays_on_one_island() -> None:
 def test_contract_from_stack_outputs_without_endpoints_is_refused() -> None:
     with pytest.raises(FleetError, match=r"stack dev exports no `endpoints` output \(outputs: planned\)"):
         Fleet._from_outputs("dev", {"planned": json.dumps({})}, None)
+
+
+def test_the_package_is_typed_strictly() -> None:
+    """mypy --strict over the installed package's sources (py.typed promises users checked types)."""
+    import subprocess
+    import sys
+
+    run = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "-p", "vllm_fleet"], capture_output=True, text=True, check=False, cwd="/")
+    assert run.returncode == 0, run.stdout + run.stderr
