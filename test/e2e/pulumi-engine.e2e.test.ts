@@ -293,6 +293,23 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
     });
   });
 
+  it("the Python client drives a stack by itself: Fleet.up through the Automation API from nothing, status READY and generate(), Fleet.destroy leaves no job and no process", async () => {
+    const stack = "client-driven";
+    await onStack(stack, async () => {
+      await configure(overridesFor("multi-replica", stack));
+      await project.ok(["config", "set", "stackFile", "multi-replica"]);
+      runClientPytest(
+        "test_drive_stack.py",
+        { FLEET_CLIENT_STACK: stack, FLEET_CLIENT_WORK_DIR: project.dir },
+        "client-drive-stack",
+        project.env,
+      );
+      expect(await squeue(), "squeue after Fleet.destroy").toBe("");
+      expect(await leftOnNodes(cluster)).toEqual([]);
+      summary.push(`${stack}: Fleet.up, generate, Fleet.destroy from Python`);
+    });
+  });
+
   it("a double interrupt during up leaves a pending create; refresh --clear-pending-creates, then up adopts or resubmits: one job, and destroy leaves none", async () => {
     const stack = "interrupt";
     await onStack(stack, async () => {
