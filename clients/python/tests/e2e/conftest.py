@@ -10,12 +10,22 @@ import pytest
 from vllm_fleet import Fleet
 
 
+def required_env(name: str, needs: str) -> str:
+    """The variable the deploying suite sets, or a skip that says what is missing."""
+    value = os.environ.get(name)
+    if not value:
+        pytest.skip(f"{name} is not set: this needs {needs}")
+    return value
+
+
 @pytest.fixture(scope="module")
 def endpoints_file() -> str:
-    path = os.environ.get("FLEET_CLIENT_ENDPOINTS")
-    if not path:
-        pytest.skip("FLEET_CLIENT_ENDPOINTS is not set: these tests need a deployed fleet (test/e2e/python-client.e2e.test.ts deploys one)")
-    return path
+    return required_env("FLEET_CLIENT_ENDPOINTS", "a deployed fleet (test/e2e/python-client.e2e.test.ts deploys one)")
+
+
+@pytest.fixture(scope="module")
+def stack() -> str:
+    return required_env("FLEET_CLIENT_STACK", "a stack under the real Pulumi engine (test/e2e/pulumi-engine.e2e.test.ts)")
 
 
 @pytest.fixture(scope="module")

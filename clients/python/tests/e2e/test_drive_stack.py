@@ -10,10 +10,7 @@ import pytest
 from vllm_fleet import Fleet, FleetError
 
 
-def test_up_generate_destroy() -> None:
-    stack = os.environ.get("FLEET_CLIENT_STACK")
-    if not stack:
-        pytest.skip("FLEET_CLIENT_STACK is not set: this needs a configured stack under the real Pulumi engine (test/e2e/pulumi-engine.e2e.test.ts)")
+def test_up_generate_destroy(stack: str) -> None:
     work_dir = os.environ["FLEET_CLIENT_WORK_DIR"]
     lines: list[str] = []
     with Fleet.up(stack, work_dir=work_dir, on_output=lines.append) as fleet:

@@ -11,14 +11,6 @@ import pytest
 from vllm_fleet import Fleet
 
 
-@pytest.fixture(scope="module")
-def stack() -> str:
-    name = os.environ.get("FLEET_CLIENT_STACK")
-    if not name:
-        pytest.skip("FLEET_CLIENT_STACK is not set: this needs a stack up under the real Pulumi engine (test/e2e/pulumi-engine.e2e.test.ts)")
-    return name
-
-
 def test_from_stack_through_the_cli_reads_the_contract_and_the_secret_key(stack: str) -> None:
     os.environ.pop("VLLM_API_KEY", None)  # the key comes from the stack's secret output, nowhere else
     with Fleet.from_stack(stack, work_dir=os.environ["FLEET_CLIENT_WORK_DIR"]) as fleet:
