@@ -114,6 +114,30 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
   );
 
   it(
+    "prime-rl's routing today: sticky_least_loaded on PrimeIntellect's router v0.2.1 (the vllm-router TEST STAND-IN as " +
+      "that release; the real one is not on PyPI) before prime-rl per-rank stand-ins: new sessions spread, a session's " +
+      "turns stay, the client finishes the sessions it opened (/finish_session)",
+    async () => {
+      const { dir } = launcherDir(env, "client-sticky", []);
+      const overrides = {
+        "vllm_fleet.slurm.launcher": { type: "vllm", bin_dir: dir },
+        "vllm_fleet.engine": "prime-rl",
+        "vllm_fleet.router_release": "primeintellect-v0.2.1",
+        "router.policy": "sticky_least_loaded",
+      };
+      await deployed("client-sticky", "prime-multi-replica", overrides, {}, (island, file) => {
+        const metrics = `http://${new URL(island.routerUrl!).hostname}:29000/metrics`;
+        pytest(
+          "test_sticky_router.py",
+          { FLEET_CLIENT_ENDPOINTS: file, FLEET_CLIENT_ROUTER_METRICS: metrics },
+          "client-sticky",
+        );
+      });
+    },
+    20 * 60_000,
+  );
+
+  it(
     "real SGLang 0.5.23 (CPU) behind the real sglang-router, with a key: generate() token ids, pause_generation holds " +
       "generation until continue_generation, update_weights_from_disk and the ledger on SGLang's own weight_version",
     async () => {
