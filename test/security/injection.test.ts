@@ -788,6 +788,14 @@ const PRIME_FIELDS: Field[] = [
   },
   // vllm-fleet's own [vllm_fleet] table.
   {
+    id: "prime vllm_fleet.router_release",
+    covers: ["prime:vllm_fleet.router_release"],
+    slurm: "p-pd",
+    closed: true,
+    at: () => "vllm_fleet.router_release",
+    set: (r, v) => void (sub(r, "vllm_fleet").router_release = v),
+  },
+  {
     id: "prime vllm_fleet.engine_processes",
     covers: ["prime:vllm_fleet.engine_processes"],
     slurm: "p-sn",
@@ -1117,6 +1125,14 @@ export const FIELDS: Field[] = [
     closed: true,
     at: (l) => inf(l, "deployment.router.policy"),
     set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", policy: v }),
+  },
+  {
+    id: "deployment.router.release",
+    covers: ["deployment.router.release"],
+    slurm: "mr-main",
+    closed: true,
+    at: (l) => inf(l, "deployment.router.release"),
+    set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", release: v }),
   },
   ...(["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const).map((k): Field => ({
     id: `deployment.router.${k}.<key>`,
