@@ -14,11 +14,11 @@ export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUr
  * to the islands' outputs and `planned` applies it to the plan, so both have one shape.
  */
 export function fleetEndpoints(
-  plan: Pick<DeploymentPlan, "model" | "target" | "engine">,
+  plan: Pick<DeploymentPlan, "model" | "target" | "engine"> & Partial<Pick<DeploymentPlan, "routerContract">>,
   islands: IslandUrls[],
   apiKeyRequired: boolean,
 ): FleetEndpoints {
-  const { engine } = plan;
+  const { engine, routerContract } = plan;
   const baseUrls = (of: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]) => clientUrls(of, engine);
   const own = islands.map((i) => {
     const island: Omit<IslandEndpoints, "trainers"> = {
@@ -28,6 +28,8 @@ export function fleetEndpoints(
       adminUrls: i.adminUrls,
       roles: i.roles,
       engineCount: i.adminUrls.length,
+      // Unknown only for a view read from endpoints written before the field existed.
+      ...(routerContract !== undefined && { router: routerContract }),
     };
     return {
       ...island,

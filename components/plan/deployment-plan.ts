@@ -1,3 +1,4 @@
+import type { IslandRouter } from "../trainer/contract";
 import type { Shape } from "../config/types";
 import type { GpuMemoryPlan } from "./gpu-memory";
 import type { Role } from "./roles";
@@ -189,4 +190,6 @@ export interface DeploymentPlan {
   dryRun: boolean;
   /** KV cache offload beyond GPU memory; null without. */
   kvTiers: KvTiers | null;
+  /** Every island's router as the trainer contract states it (router-plan.ts islandRouter); null without one. */
+  routerContract: IslandRouter | null;
 }
