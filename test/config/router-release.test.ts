@@ -10,6 +10,13 @@ import { issuesOf, load, plan, SLURM } from "../helpers";
 
 const V021 = "primeintellect-v0.2.1";
 
+/** The first island's vllm-router command line. */
+function routerArgv(text: string): unknown[] {
+  const r = plan(text).islands[0].router!;
+  if (r.kind === "llm-d") throw new Error("not an HTTP router");
+  return r.argv;
+}
+
 /** The same fleet in each layout, with the policy and (when given) the release where that layout keeps it. */
 const LAYOUTS: Record<string, (policy: string, release?: string) => string> = {
   older: (policy, release) =>
@@ -41,9 +48,7 @@ describe("router.release", () => {
       it(`${layout}: ${policy} loads and plans with release ${V021}`, () => {
         const cfg = load(text(policy, V021));
         expect(cfg.router).toMatchObject({ type: "vllm-router", policy, release: V021 });
-        const p = plan(text(policy, V021));
-        const argv = p.islands[0].router!.argv;
-        expect(argv.slice(0, 3)).toEqual(["vllm-router", "--policy", policy]);
+        expect(routerArgv(text(policy, V021)).slice(0, 3)).toEqual(["vllm-router", "--policy", policy]);
       });
 
       it(`${layout}: ${policy} is refused with the default release, at the policy`, () => {
@@ -57,9 +62,6 @@ describe("router.release", () => {
 
   it("the pinned upstream's policies plan with either release", () => {
     for (const release of [undefined, V021])
-      expect(plan(LAYOUTS.older("round_robin", release)).islands[0].router!.argv.slice(1, 3)).toEqual([
-        "--policy",
-        "round_robin",
-      ]);
+      expect(routerArgv(LAYOUTS.older("round_robin", release)).slice(1, 3)).toEqual(["--policy", "round_robin"]);
   });
 });
