@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { parseIslandResult, resultTemplate } from "../../components/host/island-result";
+import { viewFromEndpoints } from "../../components/ops/fleet-view";
 import { fleetEndpoints } from "../../components/outputs";
 import { fleetEndpointsSchema, islandEndpointsSchema } from "../../components/trainer/contract";
 import { plan, SLURM } from "../helpers";
@@ -94,5 +95,13 @@ describe("the island router in the trainer contract", () => {
     const r = parseIslandResult(line);
     expect(r.dryRun === false && r.router).toEqual(p.routerContract);
     expect(r.dryRun === false && r.router?.finishSession).toBe(true);
+    // `fleet endpoints --endpoints <island's endpoints.json>` carries it into the contract.
+    const view = viewFromEndpoints(JSON.parse(line), "endpoints.json");
+    const e = fleetEndpoints(
+      view,
+      [{ island: 0, routerUrl: "http://10.0.0.1:8000/v1", adminUrls: ["http://10.0.0.1:8100/v1"], roles: ["replica"] }],
+      false,
+    );
+    expect(e.islands[0].router).toEqual(p.routerContract);
   });
 });
