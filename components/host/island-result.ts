@@ -3,6 +3,7 @@ import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-pla
 import { ROLES } from "../plan/roles";
 import { ENGINE_NAMES } from "../plan/engine-names";
 import { islandRouterSchema } from "../trainer/contract";
+import { islandRouter } from "../trainer/router-contract";
 
 /**
  * The contract between an island's create command and the program: one JSON line on stdout (and
@@ -95,7 +96,7 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     })),
     adminUrls: island.endpoints.engines.map((e) => tokenUrl(e.url)),
     roles: island.endpoints.engines.map((e) => e.role),
-    router: plan.routerContract,
+    router: islandRouter(plan.routerSettings),
     mooncake: m
       ? {
           master: `${TOKENS.addr(m.headNode)}:${m.masterPort}`,

@@ -1,5 +1,6 @@
 import type { TargetKind } from "../config/target-kinds";
 import type { IslandRouter } from "../trainer/contract";
+import { islandRouter } from "../trainer/router-contract";
 import type { DeploymentPlan, EngineName, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
 import type { StackPlan } from "../plan/stack-plan";
 import { routerProcess } from "../host/processes";
@@ -64,7 +65,7 @@ export function viewFromPlan(
     target: plan.target,
     stack: plan.stack,
     ...(plan.service !== undefined && { service: plan.service }),
-    routerContract: plan.routerContract,
+    routerContract: islandRouter(plan.routerSettings),
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
       const placement = target.fleet.island?.(stack, plan, island) ?? {};

@@ -1,4 +1,3 @@
-import type { IslandRouter } from "../trainer/contract";
 import type { Shape } from "../config/types";
 import type { GpuMemoryPlan } from "./gpu-memory";
 import type { Role } from "./roles";
@@ -190,6 +189,15 @@ export interface DeploymentPlan {
   dryRun: boolean;
   /** KV cache offload beyond GPU memory; null without. */
   kvTiers: KvTiers | null;
-  /** Every island's router as the trainer contract states it (router-plan.ts islandRouter); null without one. */
-  routerContract: IslandRouter | null;
+  /** Every island's router as configured (router-plan.ts routerSettings); null without one. */
+  routerSettings: RouterSettings | null;
+}
+
+/** What the trainer contract says of an island's router is derived from these (trainer/router-contract.ts). */
+export interface RouterSettings {
+  kind: RouterPlan["kind"];
+  /** `--policy`; null for llm-d. */
+  policy: string | null;
+  /** vllm-router's router.release; null for the others. */
+  release: string | null;
 }

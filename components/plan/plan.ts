@@ -8,7 +8,7 @@ import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
-import { httpRouterPlan, islandRouter, llmdPlan, routerProgram } from "./router-plan";
+import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
 import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
@@ -359,7 +359,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     ...(cfg.output_dir !== undefined && { outputDir: cfg.output_dir }),
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
-    routerContract: islandRouter(cfg),
+    routerSettings: routerSettings(cfg),
   };
 }
 

@@ -1,11 +1,9 @@
 import type { FleetConfig } from "../config/types";
 import type { PoolRef } from "./target-hints";
 import { FIXED_PORTS } from "../config/fixed-ports";
-import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan } from "./deployment-plan";
+import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan, RouterSettings } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
-import { ROUTER_RELEASES, ROUTER_SESSION_HEADER } from "../config/schema/router";
-import type { IslandRouter } from "../trainer/contract";
 
 /** Seconds the router waits for its workers: as long as an engine may take to be ready (prime-rl uses 4200). */
 export const WORKER_STARTUP_TIMEOUT_S = ENGINE_READY_TIMEOUT_S;
@@ -342,32 +340,10 @@ export function envoyConfig(listenPort: number): Record<string, unknown> {
   };
 }
 
-/** sglang-router's manual policy routes by this header (docs/sglang.md); its other policies pin nothing. */
-const SGLANG_ROUTING_KEY = "X-SMG-Routing-Key";
-
-/**
- * Each island's router as the trainer contract states it (contract.ts islandRouterSchema), or null
- * without one. What a vllm-router build serves comes from vllm-router-releases.json.
- */
-export function islandRouter(cfg: FleetConfig): IslandRouter | null {
+/** The island router's settings the trainer contract reports (trainer/router-contract.ts); null without one. */
+export function routerSettings(cfg: FleetConfig): RouterSettings | null {
   const r = cfg.router;
   if (r.type === "none") return null;
-  if (r.type === "llm-d")
-    return { kind: r.type, policy: null, release: null, finishSession: false, sessionHeader: null };
-  if (r.type === "sglang-router")
-    return {
-      kind: r.type,
-      policy: r.policy,
-      release: null,
-      finishSession: false,
-      sessionHeader: r.policy === "manual" ? SGLANG_ROUTING_KEY : null,
-    };
-  const build = ROUTER_RELEASES[r.release];
-  return {
-    kind: r.type,
-    policy: r.policy,
-    release: r.release,
-    finishSession: build.finish_session,
-    sessionHeader: build.session_policies.includes(r.policy) ? ROUTER_SESSION_HEADER : null,
-  };
+  if (r.type === "llm-d") return { kind: r.type, policy: null, release: null };
+  return { kind: r.type, policy: r.policy, release: r.type === "vllm-router" ? r.release : null };
 }

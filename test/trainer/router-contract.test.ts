@@ -6,9 +6,13 @@
 import { describe, expect, it } from "vitest";
 import { parseIslandResult, resultTemplate } from "../../components/host/island-result";
 import { viewFromEndpoints } from "../../components/ops/fleet-view";
-import { fleetEndpoints } from "../../components/outputs";
+import { fleetEndpoints, stackEndpoints } from "../../components/outputs";
+import type { DeploymentPlan } from "../../components/plan/deployment-plan";
+import { islandRouter } from "../../components/trainer/router-contract";
 import { fleetEndpointsSchema, islandEndpointsSchema } from "../../components/trainer/contract";
 import { plan, SLURM } from "../helpers";
+
+const contractOf = (p: DeploymentPlan) => islandRouter(p.routerSettings);
 
 const multiNode = (router: string) =>
   `[model]\nname = "Qwen/Qwen3-8B"\n[deployment]\ntype = "multi_node"\n[deployment.router]\n${router}\n${SLURM}`;
@@ -49,23 +53,33 @@ describe("the island router in the trainer contract", () => {
     ['type = "llm-d"', { kind: "llm-d", policy: null, release: null, finishSession: false, sessionHeader: null }],
   ])("%s", (router, expected) => {
     const p = plan(multiNode(router));
-    expect(p.routerContract).toEqual(expected);
-    const e = fleetEndpoints(
-      p,
-      [{ island: 0, routerUrl: "http://10.0.0.1:8000/v1", adminUrls: ["http://10.0.0.1:8100/v1"], roles: ["replica"] }],
+    expect(contractOf(p)).toEqual(expected);
+    // The `endpoints` output as the program builds it from the stack's plans.
+    const out = stackEndpoints(
+      { stack: p.stack, services: [p], totals: p.totals },
+      [
+        [
+          {
+            island: 0,
+            routerUrl: "http://10.0.0.1:8000/v1",
+            adminUrls: ["http://10.0.0.1:8100/v1"],
+            roles: ["replica"],
+          },
+        ],
+      ],
       false,
     );
+    const e = fleetEndpointsSchema.parse(out);
     expect(e.islands[0].router).toEqual(expected);
-    expect(fleetEndpointsSchema.parse(e).islands[0].router).toEqual(expected);
   });
 
   it("is null for a router-less island, and sglang-router's manual policy pins by its routing key", () => {
     const bare = plan(`[model]\nname = "Qwen/Qwen3-8B"\n[deployment.router]\ntype = "none"\n${SLURM}`);
-    expect(bare.routerContract).toBeNull();
+    expect(contractOf(bare)).toBeNull();
     const sglang = plan(
       `engine = "sglang"\n[model]\nname = "Qwen/Qwen3-8B"\n[deployment]\ntype = "multi_node"\n[deployment.router]\ntype = "sglang-router"\npolicy = "manual"\n${SLURM}`,
     );
-    expect(sglang.routerContract).toEqual({
+    expect(contractOf(sglang)).toEqual({
       kind: "sglang-router",
       policy: "manual",
       release: null,
@@ -93,7 +107,7 @@ describe("the island router in the trainer contract", () => {
       .replace(/__FLEET_NODE_HOST_\d+__/g, "h")
       .replace(/__FLEET_NODE_ADDR_\d+__/g, "10.0.0.1");
     const r = parseIslandResult(line);
-    expect(r.dryRun === false && r.router).toEqual(p.routerContract);
+    expect(r.dryRun === false && r.router).toEqual(contractOf(p));
     expect(r.dryRun === false && r.router?.finishSession).toBe(true);
     // `fleet endpoints --endpoints <island's endpoints.json>` carries it into the contract.
     const view = viewFromEndpoints(JSON.parse(line), "endpoints.json");
@@ -102,6 +116,6 @@ describe("the island router in the trainer contract", () => {
       [{ island: 0, routerUrl: "http://10.0.0.1:8000/v1", adminUrls: ["http://10.0.0.1:8100/v1"], roles: ["replica"] }],
       false,
     );
-    expect(e.islands[0].router).toEqual(p.routerContract);
+    expect(e.islands[0].router).toEqual(contractOf(p));
   });
 });
