@@ -129,9 +129,9 @@ function fromZod(error: z.ZodError, layout: Layout, prime = false): SchemaIssue[
           message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
         } else if (layout === "rl" && path === "" && key in (prime ? primeInferenceShape : inferenceShape)) {
           message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
-          // not a target: prime-rl's own [slurm] table
         } else if (prime && key === "release" && /(^|\.)router$/.test(path)) {
           message = `"release" is vllm-fleet's key, which prime-rl's [router] does not have (its VllmRouterConfig forbids extra keys): set router_release under [vllm_fleet] instead`;
+          // not a target: prime-rl's own [slurm] table
         } else if (prime && path === "slurm" && key in primeFleetSlurmTable.shape) {
           message = `"${key}" is a vllm-fleet key that prime-rl's [slurm] does not have: put it under [vllm_fleet.slurm] (prime-rl's SlurmConfig forbids extra keys)`;
         } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
