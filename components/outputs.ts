@@ -1,7 +1,8 @@
 import type { DeploymentPlan } from "./plan/deployment-plan";
 import { showUrl } from "./report/plan-json";
 import { targetOf } from "./targets";
-import type { EndpointsOutput, FleetEndpoints, IslandEndpoints } from "./trainer/contract";
+import type { EndpointsOutput, FleetEndpoints, IslandEndpoints, IslandRouter } from "./trainer/contract";
+import { islandRouter } from "./trainer/router-contract";
 import { namedServices, type StackPlan } from "./plan/stack-plan";
 import { trainerBlocks } from "./trainer/trainer-blocks";
 import { engineNamed } from "./plan/engines";
@@ -14,11 +15,11 @@ export type IslandUrls = Pick<IslandEndpoints, "island" | "routerUrl" | "adminUr
  * to the islands' outputs and `planned` applies it to the plan, so both have one shape.
  */
 export function fleetEndpoints(
-  plan: Pick<DeploymentPlan, "model" | "target" | "engine">,
+  plan: Pick<DeploymentPlan, "model" | "target" | "engine"> & { routerContract?: IslandRouter | null },
   islands: IslandUrls[],
   apiKeyRequired: boolean,
 ): FleetEndpoints {
-  const { engine } = plan;
+  const { engine, routerContract } = plan;
   const baseUrls = (of: Pick<IslandEndpoints, "routerUrl" | "adminUrls">[]) => clientUrls(of, engine);
   const own = islands.map((i) => {
     const island: Omit<IslandEndpoints, "trainers"> = {
@@ -28,6 +29,8 @@ export function fleetEndpoints(
       adminUrls: i.adminUrls,
       roles: i.roles,
       engineCount: i.adminUrls.length,
+      // Unknown only for a view read from endpoints written before the field existed.
+      ...(routerContract !== undefined && { router: routerContract }),
     };
     return {
       ...island,
@@ -100,7 +103,9 @@ export function plannedOutputs(plan: DeploymentPlan) {
  * the stack's order.
  */
 export function stackEndpoints(stack: StackPlan, islands: IslandUrls[][], apiKeyRequired: boolean): EndpointsOutput {
-  const each = stack.services.map((plan, k) => fleetEndpoints(plan, islands[k], apiKeyRequired));
+  const each = stack.services.map((plan, k) =>
+    fleetEndpoints({ ...plan, routerContract: islandRouter(plan.routerSettings) }, islands[k], apiKeyRequired),
+  );
   if (!namedServices(stack)) return each[0];
   return {
     target: stack.services[0].target,

@@ -4,7 +4,7 @@ import type { z } from "zod";
 import { type Catalog, loadCatalog } from "./catalog";
 import { ConfigError, ConfigIssue, joinPath } from "./issues";
 import { lookalikeNote } from "./lookalike";
-import { applyDefaults, toCanonicalInput } from "./normalise";
+import { applyDefaults, olderRlIgnored, toCanonicalInput } from "./normalise";
 import { primeToCanonicalInput } from "./normalise-prime";
 import { applyOverrides, olderLayoutSpellings, Override } from "./overrides";
 import { UserPaths } from "./paths";
@@ -40,13 +40,16 @@ const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "obje
 /**
  * Whether the file has a key only prime-rl's current layout has (packages/prime-rl-configs/src/
  * prime_rl/configs/inference.py since PR #3202): at the inference root ([vllm], [router], ...), or
- * in an RL file, a table of prime-rl's RLConfig our older RL layout lacks.
+ * in an RL file without an older-layout key at its inference root, a table of prime-rl's RLConfig.
  */
 export function hasPrimeMarker(raw: TomlTable, layout: Layout): boolean {
   const holder = layout === "rl" ? raw.inference : raw;
   if (isTable(holder) && PRIME_MARKERS.some((k) => k in holder)) return true;
   if (layout !== "rl") return false;
   if (isSftFile(raw)) return true; // prime-rl's SFT file: its [inference] serves online evals
+  // [inference] model = "..." or [inference.parallel] is the older layout's: prime-rl's RL tables
+  // beside it are a whole RL file in that layout (as prime-rl's docs/inference.md wrote one), not prime-rl's current one.
+  if (hasOlderMarker(raw, layout)) return false;
   // Not [trainer]: the older RL layout has one too (RLConfig requires [orchestrator], which it lacks).
   const rlOnly = [...PRIME_RL_IGNORED_TABLES, "env_vars"].filter((k) => k !== "trainer");
   if (rlOnly.some((k) => k in raw)) return true;
@@ -126,6 +129,8 @@ function fromZod(error: z.ZodError, layout: Layout, prime = false): SchemaIssue[
           message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
         } else if (layout === "rl" && path === "" && key in (prime ? primeInferenceShape : inferenceShape)) {
           message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
+        } else if (prime && key === "release" && /(^|\.)router$/.test(path)) {
+          message = `"release" is vllm-fleet's key, which prime-rl's [router] does not have (its VllmRouterConfig forbids extra keys): set router_release under [vllm_fleet] instead`;
           // not a target: prime-rl's own [slurm] table
         } else if (prime && path === "slurm" && key in primeFleetSlurmTable.shape) {
           message = `"${key}" is a vllm-fleet key that prime-rl's [slurm] does not have: put it under [vllm_fleet.slurm] (prime-rl's SlurmConfig forbids extra keys)`;
@@ -416,15 +421,16 @@ function resolveIn(raw: TomlTable, baseDir: string, layout: Layout, prime: boole
   const input = fromPrime ? fromPrime.input : toCanonicalInput(data, layout, paths);
   const { catalog, issues: catalogIssues } = stackCatalog(parsed.model_catalog, baseDir);
   const { config, issues, filled } = applyDefaults(input, layout, paths, catalog);
+  const ignored = fromPrime ? fromPrime.ignored : layout === "rl" ? olderRlIgnored(data) : [];
   if (fromPrime) {
     issues.push(...fromPrime.issues);
-    config.ignored = fromPrime.ignored;
     config.notes.push(...fromPrime.notes);
-    if (fromPrime.ignored.length)
-      config.notes.push(
-        `ignored (prime-rl settings for its trainer, orchestrator and launcher, which vllm-fleet does not act on): ${fromPrime.ignored.join(", ")}`,
-      );
   }
+  if (fromPrime || ignored.length) config.ignored = ignored;
+  if (ignored.length)
+    config.notes.push(
+      `ignored (prime-rl settings for its trainer, orchestrator and launcher, which vllm-fleet does not act on): ${ignored.join(", ")}`,
+    );
   // A rule is skipped when a value it read was set aside (it would judge a default, not the file).
   const touchesSetAside = (userPath: string) => isUnder(userPath, setAside);
   // A rule that read a catalog default says so: the user never wrote that value.

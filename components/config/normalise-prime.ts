@@ -274,7 +274,11 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     parallel: Object.keys(parallel).length ? parallel : undefined,
     ...flat,
     deployment,
-    router: inf.router,
+    // [vllm_fleet] router_release is the canonical router.release (prime-rl's [router] has no such key).
+    router:
+      file.vllm_fleet?.router_release === undefined
+        ? inf.router
+        : { ...(inf.router as Raw | undefined), release: file.vllm_fleet.router_release },
     kv_cache_offload: inf.kv_cache_offload,
     vllm_extra: Object.keys(extra).length ? extra : undefined,
     env_vars: env,

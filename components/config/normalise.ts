@@ -7,7 +7,13 @@ import { catalogEntry } from "./schema/catalog";
 import { inferenceShape, inferenceTable } from "./schema/inference";
 import { kubernetesTable } from "./schema/kubernetes";
 import { localLauncherTable, localTable } from "./schema/local";
-import { rlDeploymentTable, standaloneLayout, type RlLayout, type StandaloneLayout } from "./schema/layouts";
+import {
+  RL_PASSENGERS,
+  rlDeploymentTable,
+  standaloneLayout,
+  type RlLayout,
+  type StandaloneLayout,
+} from "./schema/layouts";
 import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
 import { launcherTable, slurmTable } from "./schema/slurm";
@@ -66,6 +72,17 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
     output_dir: outputDir(r as Raw, paths),
     dry_run: r.dry_run,
   });
+}
+
+/**
+ * The older RL layout's keys vllm-fleet accepts and does not act on: prime-rl's RL tables of a whole
+ * RL file, and [trainer]'s keys but enable_router_replay.
+ */
+export function olderRlIgnored(file: Raw): string[] {
+  const trainer = Object.keys(file.trainer ?? {})
+    .filter((k) => k !== "enable_router_replay")
+    .map((k) => `trainer.${k}`);
+  return [...trainer, ...RL_PASSENGERS.filter((k) => file[k] !== undefined)];
 }
 
 /** Every inference key the schema knows, under its own name; model and deployment are mapped on their own. */

@@ -57,6 +57,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (head === "islands") return "deployment.num_infer_replicas";
   if (head === "rl_deployment") return "deployment" + tail;
   if (head === "engine_processes") return "vllm_fleet.engine_processes";
+  if (canonical === "router.release") return "vllm_fleet.router_release";
   if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")
     return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);

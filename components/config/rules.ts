@@ -1,5 +1,5 @@
 import eppManifest from "../upstream/llm-d-epp.json";
-import { KNOWN_SCORERS } from "./schema/router";
+import { DEFAULT_ROUTER_RELEASE, KNOWN_SCORERS, ROUTER_RELEASES } from "./schema/router";
 import { FleetConfig, shapeOf } from "./types";
 import { VLLM_FLAGS } from "./vllm-flags";
 import { FIXED_PORTS } from "./fixed-ports";
@@ -318,6 +318,18 @@ export const RULES: Record<string, Rule> = {
           "deployment.type",
         )
       : [],
+  // The schema takes a policy any build has; which build runs is router.release's to say.
+  "the router release serves the policy": (cfg) => {
+    if (cfg.router.type !== "vllm-router") return [];
+    const { policy, release } = cfg.router;
+    if (ROUTER_RELEASES[release].policies.includes(policy)) return [];
+    const [needed, build] = Object.entries(ROUTER_RELEASES).find(([, r]) => r.policies.includes(policy))!;
+    return fail(
+      "router.policy",
+      `"${policy}" is not a policy of ${ROUTER_RELEASES[release].title} ({key:router.release} = "${release}"${release === DEFAULT_ROUTER_RELEASE ? ", the default" : ""}); it needs ${build.title}: install ${build.install} where the launcher finds vllm-router (on SLURM ${cfg.prime_rl ? "vllm_fleet.slurm.launcher" : "slurm.launcher"}: its bin_dir, venv or container image; on Kubernetes an image in kubernetes.router_image; locally local.launcher's bin_dir or venv), then set {key:router.release} = "${needed}"`,
+      "router.release",
+    );
+  },
   "known llm-d scorers": (cfg) => {
     if (cfg.router.type !== "llm-d") return [];
     const plugins = new Set(eppManifest.plugin_types);

@@ -2,6 +2,8 @@ import { z } from "zod";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { ROLES } from "../plan/roles";
 import { ENGINE_NAMES } from "../plan/engine-names";
+import { islandRouterSchema } from "../trainer/contract";
+import { islandRouter } from "../trainer/router-contract";
 
 /**
  * The contract between an island's create command and the program: one JSON line on stdout (and
@@ -37,6 +39,8 @@ export const runningIslandSchema = z.object({
   engines: z.array(z.object({ id: z.string(), role, replica: z.number().int(), url })),
   adminUrls: z.array(url),
   roles: z.array(role),
+  // Results written before it existed have none.
+  router: islandRouterSchema.nullable().optional(),
   mooncake: z.object({ master: z.string(), metadata: url }).nullable(),
   timing: z.object({ submittedAt: z.number(), runningAt: z.number(), readyAt: z.number() }),
 });
@@ -93,6 +97,7 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     })),
     adminUrls: island.endpoints.engines.map((e) => tokenUrl(e.url)),
     roles: island.endpoints.engines.map((e) => e.role),
+    router: islandRouter(plan.routerSettings),
     mooncake: m
       ? {
           master: `${TOKENS.addr(m.headNode)}:${m.masterPort}`,

@@ -1,4 +1,6 @@
 import type { TargetKind } from "../config/target-kinds";
+import type { IslandRouter } from "../trainer/contract";
+import { islandRouter } from "../trainer/router-contract";
 import type { DeploymentPlan, EngineName, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
 import type { StackPlan } from "../plan/stack-plan";
 import { routerProcess } from "../host/processes";
@@ -19,6 +21,8 @@ export interface FleetView {
   stack?: string;
   /** The service of a stack with [services] this view is of (resource names carry it). */
   service?: string;
+  /** Each island's router as the trainer contract states it; unknown from files that predate it. */
+  routerContract?: IslandRouter | null;
 }
 
 export interface IslandView {
@@ -61,6 +65,7 @@ export function viewFromPlan(
     target: plan.target,
     stack: plan.stack,
     ...(plan.service !== undefined && { service: plan.service }),
+    routerContract: islandRouter(plan.routerSettings),
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
       const placement = target.fleet.island?.(stack, plan, island) ?? {};
@@ -113,6 +118,7 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
       model: d.model,
       engine: d.engine ?? "vllm",
       target: "slurm",
+      ...(d.router !== undefined && { routerContract: d.router }),
       islands: [islandFromEndpoints(d as EndpointsIsland)],
     };
   }

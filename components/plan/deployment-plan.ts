@@ -189,4 +189,15 @@ export interface DeploymentPlan {
   dryRun: boolean;
   /** KV cache offload beyond GPU memory; null without. */
   kvTiers: KvTiers | null;
+  /** Every island's router as configured (router-plan.ts routerSettings); null without one. */
+  routerSettings: RouterSettings | null;
+}
+
+/** What the trainer contract says of an island's router is derived from these (trainer/router-contract.ts). */
+export interface RouterSettings {
+  kind: RouterPlan["kind"];
+  /** `--policy`; null for llm-d. */
+  policy: string | null;
+  /** vllm-router's router.release; null for the others. */
+  release: string | null;
 }

@@ -8,7 +8,7 @@ import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
-import { httpRouterPlan, llmdPlan, routerProgram } from "./router-plan";
+import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
 import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
@@ -266,8 +266,8 @@ function buildIsland(
 const probe = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r.file}` : "10.0.0.1"));
 
 /** `args`: the arguments after the program's name (an engine's come from `Engine.manifestArgs`). */
-function assertArgv(program: Program, args: Value[], where: string): void {
-  const problems = checkArgv(program, args.map(probe));
+function assertArgv(program: Program, args: Value[], where: string, routerRelease?: string): void {
+  const problems = checkArgv(program, args.map(probe), routerRelease);
   if (problems.length)
     throw new Error(
       `internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`,
@@ -293,6 +293,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   const islands = Array.from({ length: cfg.islands }, (_, i) =>
     buildIsland(cfg, hints, stack, service, i, memory?.gpu.bytes),
   );
+  const routerRelease = cfg.router.type === "vllm-router" ? cfg.router.release : undefined;
   for (const island of islands) {
     for (const e of island.engines) {
       const engine = engineNamed(e.engine);
@@ -300,7 +301,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     }
     const r = island.router;
     if (r && r.kind !== "llm-d")
-      assertArgv(r.kind, r.argv.slice(routerProgram(r.kind).length), `${island.name} router`);
+      assertArgv(r.kind, r.argv.slice(routerProgram(r.kind).length), `${island.name} router`, routerRelease);
     if (island.router?.kind === "llm-d") assertArgv("epp", island.router.epp.argv.slice(1), `${island.name} epp`);
     if (island.mooncake) {
       assertArgv("mooncake_master", island.mooncake.master.argv.slice(1), `${island.name} mooncake_master`);
@@ -358,6 +359,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     ...(cfg.output_dir !== undefined && { outputDir: cfg.output_dir }),
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
+    routerSettings: routerSettings(cfg),
   };
 }
 

@@ -1,7 +1,7 @@
 import type { FleetConfig } from "../config/types";
 import type { PoolRef } from "./target-hints";
 import { FIXED_PORTS } from "../config/fixed-ports";
-import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan } from "./deployment-plan";
+import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan, RouterSettings } from "./deployment-plan";
 import { fileRef, nodeRef, t, type Value } from "./values";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
 
@@ -338,4 +338,12 @@ export function envoyConfig(listenPort: number): Record<string, unknown> {
       ],
     },
   };
+}
+
+/** The island router's settings the trainer contract reports (trainer/router-contract.ts); null without one. */
+export function routerSettings(cfg: FleetConfig): RouterSettings | null {
+  const r = cfg.router;
+  if (r.type === "none") return null;
+  if (r.type === "llm-d") return { kind: r.type, policy: null, release: null };
+  return { kind: r.type, policy: r.policy, release: r.type === "vllm-router" ? r.release : null };
 }

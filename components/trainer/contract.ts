@@ -53,6 +53,42 @@ export const trainerBlocksSchema = z
   })
   .describe("ready-made client settings for the trainers our users run, as text they paste or template in");
 
+/** The routers an island may have (router.type, less "none"). */
+export const ROUTER_KINDS = ["vllm-router", "sglang-router", "llm-d"] as const;
+
+export const islandRouterSchema = z
+  .object({
+    kind: z
+      .enum(ROUTER_KINDS)
+      .describe(
+        'which router fronts the island: "vllm-router", "sglang-router" (SGLang engines) or "llm-d" (EPP + Envoy)',
+      ),
+    policy: z
+      .string()
+      .nullable()
+      .describe(
+        "the router's load-balancing policy (`--policy`), e.g. `sticky_least_loaded`; null for llm-d, whose EPP scores by plugins",
+      ),
+    release: z
+      .string()
+      .nullable()
+      .describe(
+        'vllm-router: which build runs (`router.release`): "vllm-router-0.1.17" (the pinned upstream) or "primeintellect-v0.2.1" (PrimeIntellect\'s fork); null for the other routers',
+      ),
+    finishSession: z
+      .boolean()
+      .describe(
+        "whether the router serves `POST <router>/finish_session?session_id=<id>` (the router URL without `/v1`), which releases a session `sticky_least_loaded` holds on an engine; prime-rl's orchestrator calls it when a rollout ends. False: do not call it (vllm-router 0.1.17 would pass the unknown path to one engine)",
+      ),
+    sessionHeader: z
+      .string()
+      .nullable()
+      .describe(
+        "the request header that keeps a session's requests on one engine under this policy (vllm-router's consistent_hash and sticky_least_loaded: `X-Session-ID`, as prime-rl sends its trajectory id; sglang-router's manual: `X-SMG-Routing-Key`), or null when the policy pins no session",
+      ),
+  })
+  .describe("the island's router, as a client needs to know it to keep sessions together and release them");
+
 export const islandEndpointsSchema = z
   .object({
     island: z.number().int().describe("the island's index"),
@@ -66,6 +102,11 @@ export const islandEndpointsSchema = z
     ),
     roles: z.array(roleSchema).describe("the role of each admin URL, position by position"),
     engineCount: z.number().int().describe("how many admin URLs"),
+    // Optional: endpoints written before it existed still validate.
+    router: islandRouterSchema
+      .nullable()
+      .optional()
+      .describe("the island's router (see its fields), or null when engines are addressed directly"),
     trainers: trainerBlocksSchema,
   })
   .describe("one island as a trainer sees it: where to send rollouts, and every engine for weight updates");
@@ -114,4 +155,5 @@ export type TrainerBlocks = z.infer<typeof trainerBlocksSchema>;
 export type StackEndpoints = z.infer<typeof stackEndpointsSchema>;
 export type EndpointsOutput = z.infer<typeof endpointsOutputSchema>;
 export type IslandEndpoints = z.infer<typeof islandEndpointsSchema>;
+export type IslandRouter = z.infer<typeof islandRouterSchema>;
 export type FleetEndpoints = z.infer<typeof fleetEndpointsSchema>;

@@ -3,6 +3,7 @@ import mooncakeManifest from "./mooncake.json";
 import sglangRouterManifest from "./sglang-router.json";
 import sglangManifest from "./sglang-server.json";
 import routerManifest from "./vllm-router.json";
+import routerReleases from "./vllm-router-releases.json";
 import slurmManifest from "./slurm.json";
 import vllmManifest from "./vllm-serve.json";
 
@@ -72,8 +73,8 @@ const SPELLINGS = Object.fromEntries(
  * value when it must, and values match choices and numeric types. Returns the problems found. It
  * reads `--flag value` and `--flag=value`; gflags programs use `--name=value` as we emit them.
  */
-export function checkArgv(program: Program, args: string[]): string[] {
-  const spellings = SPELLINGS[program];
+export function checkArgv(program: Program, args: string[], routerRelease?: string): string[] {
+  const spellings = withReleasePolicies(program, SPELLINGS[program], routerRelease);
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -123,6 +124,22 @@ export function checkArgv(program: Program, args: string[]): string[] {
         problems.push(...checkValue(program, name, spec, args[++i]));
   }
   return problems;
+}
+
+/**
+ * vllm-router's --policy as a given build accepts it (vllm-router-releases.json): the flag manifest
+ * is the pinned 0.1.17's, whose parser lacks PrimeIntellect's policies.
+ */
+function withReleasePolicies(
+  program: Program,
+  spellings: Map<string, { spec: Spec; negation: boolean }>,
+  release?: string,
+) {
+  if (program !== "vllm-router" || release === undefined) return spellings;
+  const build = (routerReleases.releases as Record<string, { policies: string[] }>)[release];
+  if (!build) throw new Error(`unknown vllm-router release ${release}`);
+  const policy = spellings.get("--policy")!;
+  return new Map(spellings).set("--policy", { ...policy, spec: { ...policy.spec, choices: build.policies } });
 }
 
 /** One value (one item of a list flag): its choices and its type (a list's item type). */

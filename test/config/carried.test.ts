@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import type { z } from "zod";
 import { resolve } from "../../components/config/load";
-import { rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
+import { RL_PASSENGERS, rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
 import type { FleetConfig } from "../../components/config/types";
 
 type Doc = Record<string, any>;
@@ -111,6 +111,14 @@ interface Layout {
 const SPECIAL: Record<string, (l: Layout) => { values: unknown[]; with?: Doc }> = {
   vllm_extra: () => ({ values: [{ max_num_seqs: 7 }] }),
   sglang_extra: () => ({ values: [{ max_running_requests: 7 }] }),
+  // prime-rl's RL tables: accepted, never read; they reach the config as its ignored list. An
+  // [inference] model keeps the file in this layout (alone, the tables would make it prime-rl's).
+  ...Object.fromEntries(
+    RL_PASSENGERS.map((k) => [
+      k,
+      () => ({ values: [{ carried: true }], with: { inference: { model: { name: "Qwen/Qwen3-8B" } } } }),
+    ]),
+  ),
   model_catalog: (l) => ({ values: [overlay], with: setIn({}, [...l.inference, "model"], { name: "Qwen/Qwen3-8B" }) }),
 };
 

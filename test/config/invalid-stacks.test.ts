@@ -48,6 +48,12 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "router replay excludes KV offload": ["rule-router-replay-kv-offload", "rule-router-replay-trainer-kv-offload"],
   "llm-d needs a multi-node shape": ["rule-llmd-single-node", "rule-llmd-single-node-rl"],
   "multi-node needs a router": ["rule-multi-node-router-none", "rule-disaggregated-router-none"],
+  "the router release serves the policy": [
+    "rule-router-release-policy",
+    "rule-router-release-least-loaded-rl",
+    "rule-router-release-policy-prime",
+    "rule-router-release-policy-prime-rl",
+  ],
   "known llm-d scorers": [
     "rule-llmd-unknown-scorer",
     "rule-llmd-unknown-prefill-scorer",

@@ -74,7 +74,7 @@ job_name = "j"
     const { layout: _b, explicit: eb, ...restB } = b;
     expect(restA).toEqual(restB);
     expect([...ea].sort()).toEqual([...eb].sort());
-    expect(a.router).toEqual({ type: "vllm-router", policy: "round_robin" });
+    expect(a.router).toEqual({ type: "vllm-router", policy: "round_robin", release: "vllm-router-0.1.17" });
     expect(a.deployment).toEqual({ type: "multi_node", num_nodes: 2, gpus_per_node: 8 });
   });
 
@@ -108,7 +108,7 @@ describe("defaults and auto-setup", () => {
   it("fills the schema's defaults (prime-rl's)", () => {
     const c = load(base);
     expect(c.deployment).toEqual({ type: "single_node", gpus_per_node: 8 });
-    expect(c.router).toEqual({ type: "vllm-router", policy: "consistent_hash" });
+    expect(c.router).toEqual({ type: "vllm-router", policy: "consistent_hash", release: "vllm-router-0.1.17" });
     expect(c.server.port).toBe(8000);
     expect(c.parallel).toEqual({ tp: 1, dp: 1 });
     expect(c.gpu_memory_utilization).toBe(0.9);

@@ -38,7 +38,7 @@ import { catalogPath } from "../../components/config/catalog";
 import { catalogOverlayFile } from "../../components/config/schema/catalog";
 import { kubernetesTable } from "../../components/config/schema/kubernetes";
 import { lwsVariables, plannedPodArgv, POD_IP } from "../kubernetes/planned-argv";
-import { rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
+import { RL_PASSENGERS, rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
 import {
   PRIME_RL_IGNORED_TABLES,
   PRIME_SFT_IGNORED_TABLES,
@@ -788,6 +788,14 @@ const PRIME_FIELDS: Field[] = [
   },
   // vllm-fleet's own [vllm_fleet] table.
   {
+    id: "prime vllm_fleet.router_release",
+    covers: ["prime:vllm_fleet.router_release"],
+    slurm: "p-pd",
+    closed: true,
+    at: () => "vllm_fleet.router_release",
+    set: (r, v) => void (sub(r, "vllm_fleet").router_release = v),
+  },
+  {
     id: "prime vllm_fleet.engine_processes",
     covers: ["prime:vllm_fleet.engine_processes"],
     slurm: "p-sn",
@@ -1118,6 +1126,14 @@ export const FIELDS: Field[] = [
     at: (l) => inf(l, "deployment.router.policy"),
     set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", policy: v }),
   },
+  {
+    id: "deployment.router.release",
+    covers: ["deployment.router.release"],
+    slurm: "mr-main",
+    closed: true,
+    at: (l) => inf(l, "deployment.router.release"),
+    set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", release: v }),
+  },
   ...(["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const).map((k): Field => ({
     id: `deployment.router.${k}.<key>`,
     covers: [`deployment.router.${k}.<key>`],
@@ -1422,6 +1438,17 @@ export const FIELDS: Field[] = [
     set: (r, v) => void (r.kubernetes.env = { NCCL_SOCKET_IFNAME: "eth0", INJ_VALUE: v }),
   },
   {
+    id: "RL trainer, orchestrator and launcher tables (older layout)",
+    covers: [...RL_PASSENGERS.map((k) => `rl:${k}`), "rl:trainer.<extra key>", "rl:trainer.<extra>"],
+    slurm: "dis",
+    unrendered: "prime-rl's RL tables and [trainer]'s other keys, accepted and ignored",
+    at: () => RL_PASSENGERS[0],
+    set: (r, v) => {
+      for (const k of RL_PASSENGERS) r[k] = { inj: v, [v]: v };
+      Object.assign(sub(r, "trainer"), { inj: v, [v]: v });
+    },
+  },
+  {
     id: "kubernetes.gpu_resource",
     covers: ["kubernetes.gpu_resource"],
     k8s: "k8s-single-node",
@@ -1482,7 +1509,7 @@ function schemaLeaves(): Set<string> {
     out.add(
       p.startsWith("inference.")
         ? p.slice("inference.".length)
-        : /^(model|deployment|trainer)\./.test(p)
+        : /^(model|deployment|trainer)\./.test(p) || (RL_PASSENGERS as readonly string[]).includes(p)
           ? `rl:${p}`
           : p,
     ),

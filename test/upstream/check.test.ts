@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { checkArgv } from "../../components/upstream/check";
+import releases from "../../components/upstream/vllm-router-releases.json";
+import routerManifest from "../../components/upstream/vllm-router.json";
 
 /** Every flag the SGLang planner emits (issue 29), on one line. */
 const ENGINE = [
@@ -196,5 +198,30 @@ describe("checkArgv: sglang-router (python3 -m sglang_router.launch_router)", ()
       "vllm-router: unknown flag --pd-disaggregation",
     ]);
     expect(checkArgv("sglang-router", ["--pd-disaggregation"])).toEqual([]);
+  });
+});
+
+describe("vllm-router's --policy by release (vllm-router-releases.json)", () => {
+  it("takes PrimeIntellect's policies only when that release runs", () => {
+    const sticky = ["--policy", "sticky_least_loaded"];
+    // The flag manifest is the pinned 0.1.17's: its parser refuses the fork's policies.
+    expect(checkArgv("vllm-router", sticky)[0]).toMatch(/--policy sticky_least_loaded is not one of/);
+    expect(checkArgv("vllm-router", sticky, "vllm-router-0.1.17")[0]).toMatch(/is not one of/);
+    expect(checkArgv("vllm-router", sticky, "primeintellect-v0.2.1")).toEqual([]);
+    expect(checkArgv("vllm-router", ["--policy", "least_loaded"], "primeintellect-v0.2.1")).toEqual([]);
+    // The release narrows --policy and nothing else.
+    expect(checkArgv("vllm-router", ["--policy", "kv_aware"], "primeintellect-v0.2.1")[0]).toMatch(/is not one of/);
+    expect(checkArgv("vllm-router", ["--pd-disaggregation"], "primeintellect-v0.2.1")).toEqual([
+      "vllm-router: unknown flag --pd-disaggregation",
+    ]);
+    expect(() => checkArgv("vllm-router", sticky, "v9")).toThrow(/unknown vllm-router release v9/);
+  });
+
+  it("lists the pinned 0.1.17's policies as the synced flag manifest does", () => {
+    // sync-upstream rewrites vllm-router.json; the release manifest must follow it.
+    expect(releases.releases["vllm-router-0.1.17"].policies).toEqual(routerManifest.policies);
+    expect(releases.releases[releases.default as keyof typeof releases.releases]).toBeDefined();
+    for (const r of Object.values(releases.releases))
+      for (const p of r.session_policies) expect(r.policies, p).toContain(p);
   });
 });

@@ -4,6 +4,7 @@ import { kubernetesTable } from "./kubernetes";
 import { localTable } from "./local";
 import { count, filePath, modelId, outputDir, SERVICE_NAME, table } from "./primitives";
 import { serviceSlurmTable, slurmTable } from "./slurm";
+import { closest, didYouMean } from "../suggest";
 
 /** The target keys: at the root of both layouts. */
 export const targetShape = {
@@ -49,6 +50,27 @@ export const rlDeploymentTable = table({
 });
 
 /**
+ * prime-rl's RL tables a whole RL file in this layout carries (prime-rl's docs/inference.md put [orchestrator]
+ * and [trainer] beside [inference] model = "..."): accepted, listed as ignored, never read. The
+ * same list as prime-rl's layout accepts (schema/prime.ts PRIME_RL_IGNORED_TABLES), less [trainer],
+ * whose enable_router_replay this layout reads.
+ */
+export const RL_PASSENGERS = [
+  "orchestrator",
+  "run",
+  "clean",
+  "log",
+  "ckpt",
+  "resume",
+  "monitors",
+  "tokenizer",
+  "max_steps",
+  "seq_len",
+  "weight_broadcast",
+  "rollout_transport",
+] as const;
+
+/**
  * The RL-embedded layout, as in a prime-rl RL config: inference under `[inference]`, the island
  * multiplier in top-level `[deployment]` (prime-rl's docs/inference.md, "P/D Disaggregation").
  */
@@ -56,7 +78,29 @@ export const rlLayout = table({
   inference: inferenceTable,
   deployment: rlDeploymentTable.optional(),
   model: table({ name: modelId }).optional().describe("RL model table; its name is served when [inference] names none"),
-  trainer: table({ enable_router_replay: z.boolean().default(false) }).optional(),
+  // Its other keys are the trainer's, accepted and ignored (normalise.ts olderRlIgnored).
+  trainer: z
+    .looseObject({
+      enable_router_replay: z
+        .boolean()
+        .default(false)
+        .describe("Router replay: turns on enable_return_routed_experts (prime-rl's auto_setup_router_replay)"),
+    })
+    // A near miss of the one key read is a typo, not a trainer setting.
+    .superRefine((t, ctx) => {
+      for (const k of Object.keys(t))
+        if (k !== "enable_router_replay" && closest(k, ["enable_router_replay"]))
+          ctx.addIssue({
+            code: "custom",
+            path: [k],
+            message: `unknown key "${k}"${didYouMean(k, ["enable_router_replay"])}`,
+          });
+    })
+    .optional()
+    .describe("The trainer's settings (an RL file pasted whole): enable_router_replay is read, the rest ignored"),
+  ...Object.fromEntries(
+    RL_PASSENGERS.map((k) => [k, z.unknown().optional().describe("prime-rl's RL setting: accepted and ignored")]),
+  ),
   ...targetShape,
   ...catalogShape,
 });

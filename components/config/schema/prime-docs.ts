@@ -187,6 +187,11 @@ doc(
   ours.vllm_fleet?.unwrap().shape.engine,
   'What each engine runs: "prime-rl" (its `inference` server, with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" in an RL file, "vllm" in a standalone one',
 );
+doc(
+  ours.vllm_fleet?.unwrap().shape.router_release,
+  'Which vllm-router build the launcher provides (the older layout\'s [deployment.router] release): "vllm-router-0.1.17" (the pinned upstream) or "primeintellect-v0.2.1" (PrimeIntellect\'s fork, prime-rl\'s since its PR #3563: sticky_least_loaded, least_loaded and POST /finish_session). Install that build where the launcher finds vllm-router',
+  "vllm-router-0.1.17",
+);
 
 const rl = primeRlLayout.shape;
 doc(rl.inference, "The inference settings: the keys of a standalone prime-rl inference file");

@@ -3,7 +3,7 @@ import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { kubernetesTable } from "./kubernetes";
 import { localTable } from "./local";
-import { llmdRouter, vllmRouter } from "./router";
+import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
 import { serverTable } from "./server";
 import {
   argText,
@@ -119,7 +119,7 @@ export const primeDeploymentTable = z.discriminatedUnion(
 /** prime-rl's router is vllm-router or llm-d (`None` cannot be written in TOML). */
 export const primeRouterTable = z.discriminatedUnion(
   "type",
-  [vllmRouter, llmdRouter],
+  [primeVllmRouter, llmdRouter],
   typeChoices("vllm-router", "llm-d"),
 );
 
@@ -213,6 +213,8 @@ export const primeFleetSlurmTable = table({
 /** vllm-fleet's own settings for a prime-rl file: which server each engine process runs, how many, and how. */
 export const vllmFleetTable = table({
   slurm: primeFleetSlurmTable.optional(),
+  // The router's release (router.ts routerRelease): prime-rl's [router] forbids keys it lacks.
+  router_release: bare(routerRelease),
   engine: z
     .enum(["prime-rl", "vllm"])
     .optional()

@@ -1,9 +1,39 @@
 import { z } from "zod";
-import routerManifest from "../../upstream/vllm-router.json";
+import releasesManifest from "../../upstream/vllm-router-releases.json";
 import { port, table, typeChoices } from "./primitives";
 
-/** Policies every vllm-router build accepts (upstream and PrimeIntellect, Rust and Python). */
-export const ROUTER_POLICIES = routerManifest.policies as [string, ...string[]];
+/** One vllm-router build the launcher may provide (components/upstream/vllm-router-releases.json). */
+export interface RouterRelease {
+  title: string;
+  install: string;
+  policies: string[];
+  /** Its policies that keep a session on one engine by ROUTER_SESSION_HEADER. */
+  session_policies: string[];
+  /** Whether it serves `POST /finish_session?session_id=...` (prime-rl's orchestrator calls it when a rollout ends). */
+  finish_session: boolean;
+}
+
+export const ROUTER_RELEASES = releasesManifest.releases as Record<string, RouterRelease>;
+export const ROUTER_RELEASE_NAMES = Object.keys(ROUTER_RELEASES) as [string, ...string[]];
+export const DEFAULT_ROUTER_RELEASE = releasesManifest.default;
+export const ROUTER_SESSION_HEADER = releasesManifest.session_header;
+
+/**
+ * Policies some vllm-router build accepts: a file may name any of them, and the rule "the router
+ * release serves the policy" (rules.ts) checks it against router.release.
+ */
+export const ROUTER_POLICIES = [...new Set(Object.values(ROUTER_RELEASES).flatMap((r) => r.policies))].sort() as [
+  string,
+  ...string[],
+];
+
+/** Which vllm-router build runs: its home is [deployment.router] here, [vllm_fleet] router_release in prime-rl's layout. */
+export const routerRelease = z
+  .enum(ROUTER_RELEASE_NAMES)
+  .default(DEFAULT_ROUTER_RELEASE)
+  .describe(
+    `Which vllm-router build the launcher provides: "vllm-router-0.1.17" (the pinned upstream, pip install vllm-router==0.1.17; default) or "primeintellect-v0.2.1" (PrimeIntellect's fork, which adds least_loaded, sticky_least_loaded and POST /finish_session). It decides the policies the file may name and the island's router entry in the endpoints contract; install that build where the launcher finds vllm-router`,
+  );
 
 /** prime-rl's KNOWN_SCORERS: the llm-d scorer plugins its generated EPP config may weight. */
 export const KNOWN_SCORERS = [
@@ -23,13 +53,20 @@ export const KNOWN_SCORERS = [
 const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >= 0").max(1000));
 
 /** `type` may be omitted: this is the table's default router. */
-export const vllmRouter = table({
+const vllmRouterShape = {
   type: z.literal("vllm-router").default("vllm-router"),
   policy: z
     .enum(ROUTER_POLICIES)
     .default("consistent_hash")
-    .describe("Load-balancing policy (default consistent_hash on X-Session-ID)"),
-});
+    .describe(
+      'Load-balancing policy (default consistent_hash on X-Session-ID); sticky_least_loaded and least_loaded need release = "primeintellect-v0.2.1"',
+    ),
+};
+
+export const vllmRouter = table({ ...vllmRouterShape, release: routerRelease });
+
+/** prime-rl's VllmRouterConfig has no release key (it forbids extras): there it is [vllm_fleet] router_release. */
+export const primeVllmRouter = table(vllmRouterShape);
 
 export const llmdRouter = table({
   type: z.literal("llm-d"),
