@@ -330,7 +330,10 @@ describe("flag checking against the upstream manifests", () => {
         "http://d:8200",
       ]),
       expectRejected("vllm-router", ["--worker-url", "http://h0:8100"], "--worker-url"),
-      expectRejected("vllm-router", ["--policy", "least_loaded"], "--policy"),
+      // No release the fleet plans for has rendezvous_hash (upstream main only); PrimeIntellect's
+      // v0.2.1 policies are accepted: the stand-in then behaves as that release.
+      expectRejected("vllm-router", ["--policy", "rendezvous_hash"], "--policy"),
+      expectOk("vllm-router", ["--policy", "sticky_least_loaded", "--worker-urls", "http://h0:8100"]),
       expectRejected("vllm-router", ["--log-level", "warn"], "--log-level"),
       expectRejected("vllm-router", ["--port", "8000", "--port", "8001"], "--port"),
       expectRejected("vllm-router", ["--port", "eighty"], "--port"),
