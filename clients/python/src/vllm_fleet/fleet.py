@@ -138,7 +138,7 @@ class Fleet:
         model: str | None = None,
         wait_timeout: float | None = None,
     ) -> gen.GenerationOutput:
-        """Seed 003's generate(): a prompt, prompts, a conversation or conversations; returns completions,
+        """generate() as a VERL + SGLang InferenceEngine wrapper offers it: a prompt, prompts, a conversation or conversations; returns completions,
         token_ids and metadata (with NexRL's nexrl_train fields). Each prompt is a session (its own id, or
         the one given) sent with the router's session header; sessions the client opened are finished on
         routers that serve /finish_session. Waits while weights change."""

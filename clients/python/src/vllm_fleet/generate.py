@@ -1,4 +1,4 @@
-"""generate(): seed 003's InferenceEngine.generate signature and output, with NexRL's training fields
+"""generate(): the generate() signature and output of a VERL + SGLang InferenceEngine wrapper, with NexRL's training fields
 (prompt token ids, response token ids, their logprobs), sent through each island's router with a
 session header, over the OpenAI client."""
 
@@ -23,12 +23,12 @@ _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
 
 @dataclass
 class GenerationOutput:
-    """What seed 003's InferenceEngine returns, position by position with the prompts."""
+    """What a VERL + SGLang InferenceEngine wrapper returns, position by position with the prompts."""
 
     completions: list[str]
     token_ids: list[list[int]]
     metadata: list[dict[str, Any]]
-    """Per completion: seed 003's `response_ids` and `response_mask`; NexRL's `nexrl_train`
+    """Per completion: the wrapper's `response_ids` and `response_mask`; NexRL's `nexrl_train`
     (`prompt_tokens`, `response_tokens`, `response_logprobs`); `prompt_token_ids`, `logprobs`,
     `finish_reason`, `session_id` and `island`."""
     prompt_token_ids: list[list[int]] = field(default_factory=list)

@@ -68,7 +68,7 @@ def test_generate_prompts_token_ids_decode_with_the_tokenizer(fleet: Fleet, toke
         # The prompt's ids are the tokenizer's (with the BOS its post-processor adds, as vLLM does).
         assert out.prompt_token_ids[i] == tokenizer.encode(prompt).ids
         meta = out.metadata[i]
-        # Seed 003's metadata and NexRL's training fields, field for field.
+        # The InferenceEngine wrapper's metadata and NexRL's training fields, field for field.
         assert meta["response_ids"] == ids and meta["response_mask"] == [1] * 6
         assert meta["nexrl_train"] == {
             "prompt_tokens": out.prompt_token_ids[i],
