@@ -33,8 +33,23 @@ export function quantityValue(q: string | number): number {
   return Number(num) * scale;
 }
 
-/** A byte count as a quantity, rounded up to whole MiB. */
-export const bytesQuantity = (bytes: number) => `${Math.ceil(bytes / 2 ** 20)}Mi`;
+/**
+ * A byte count as a quantity, rounded up to whole MiB, in the canonical form the API server writes
+ * back (apimachinery's resource.Quantity: the largest binary suffix that keeps the number whole), so
+ * `163840Mi` is written `160Gi`. A LeaderWorkerSet's webhook returns the canonical form; any other
+ * spelling showed as a change on the next `pulumi up` and bumped the object's generation.
+ */
+export function bytesQuantity(bytes: number): string {
+  let n = Math.ceil(bytes / 2 ** 20);
+  if (n === 0) return "0";
+  const suffixes = ["Mi", "Gi", "Ti", "Pi", "Ei"];
+  let k = 0;
+  while (n % 1024 === 0 && k < suffixes.length - 1) {
+    n /= 1024;
+    k++;
+  }
+  return `${n}${suffixes[k]}`;
+}
 
 /** A CPU count as a quantity, in whole millicores. */
 export const cpuQuantity = (cpus: number) =>

@@ -491,8 +491,8 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     const r = sts.spec.template.spec.containers[0].resources;
     // 8 GPUs x 16Gi + 16Gi of /dev/shm = 144Gi; the model cache is a PVC, so only the compile cache is on disk.
     expect(r).toEqual({
-      requests: { "nvidia.com/gpu": "8", cpu: "32", memory: `${144 * 1024}Mi`, "ephemeral-storage": `${20 * 1024}Mi` },
-      limits: { "nvidia.com/gpu": "8", memory: `${144 * 1024}Mi` },
+      requests: { "nvidia.com/gpu": "8", cpu: "32", memory: "144Gi", "ephemeral-storage": "20Gi" },
+      limits: { "nvidia.com/gpu": "8", memory: "144Gi" },
     });
   });
 
@@ -500,10 +500,11 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     const sts = renderK8sFleet(stackPlan("k8s-kv-offload-native"), []).islands[0].replicas[0].object as any;
     const r = sts.spec.template.spec.containers[0].resources;
     const bytes = 8 * 16 * 2 ** 30 + 16 * 2 ** 30 + 128e9 + 8 * 2 ** 30;
+    // 128e9 bytes are no whole number of GiB: the sum stays in MiB.
     expect(r.requests.memory).toBe(`${Math.ceil(bytes / 2 ** 20)}Mi`);
     expect(r.limits.memory).toBe(r.requests.memory);
     // No model_cache: the Hugging Face cache is an emptyDir, requested as ephemeral storage.
-    expect(r.requests["ephemeral-storage"]).toBe(`${320 * 1024}Mi`);
+    expect(r.requests["ephemeral-storage"]).toBe("320Gi");
     expect(sts.spec.template.spec.volumes).toContainEqual({ name: "hf-cache", emptyDir: { sizeLimit: "300Gi" } });
   });
 
@@ -539,8 +540,8 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     const gpus = Number((vllm.resources as any).limits["nvidia.com/gpu"]);
     expect((vllm.resources as any).requests).toMatchObject({
       cpu: gpus % 2 ? `${2500 * gpus}m` : String(2.5 * gpus),
-      memory: `${(10 * gpus + 1) * 1024}Mi`,
-      "ephemeral-storage": `${105 * 1024}Mi`,
+      memory: `${10 * gpus + 1}Gi`,
+      "ephemeral-storage": "105Gi",
     });
     expect(all.find((c) => c.name === "epp")!.resources).toEqual({
       requests: { cpu: "3", memory: "6Gi" },
