@@ -32,11 +32,15 @@ const gopath = fs.mkdtempSync(path.join(os.tmpdir(), "vendor-crds-"));
 try {
   const env = { ...process.env, GOPATH: gopath, GOMODCACHE: path.join(gopath, "mod"), GOFLAGS: "-modcacherw" };
   const info = JSON.parse(
-    execFileSync("go", ["mod", "download", "-json", `github.com/prometheus-operator/prometheus-operator@${PROMETHEUS_OPERATOR}`], {
-      env,
-      cwd: gopath,
-      encoding: "utf8",
-    }),
+    execFileSync(
+      "go",
+      ["mod", "download", "-json", `github.com/prometheus-operator/prometheus-operator@${PROMETHEUS_OPERATOR}`],
+      {
+        env,
+        cwd: gopath,
+        encoding: "utf8",
+      },
+    ),
   );
   const file = path.join(info.Dir, "example", "prometheus-operator-crd", "monitoring.coreos.com_podmonitors.yaml");
   write("podmonitors.json", YAML.parse(fs.readFileSync(file, "utf8")));
@@ -46,4 +50,7 @@ try {
 
 const disagg = path.join(sourceDir, "crds", "disaggregatedset.x-k8s.io_disaggregatedsets.yaml");
 if (fs.existsSync(disagg)) write("disaggregatedsets.json", YAML.parse(fs.readFileSync(disagg, "utf8")));
-else console.error(`!!! NOT REGENERATED: no ${disagg}; test/fixtures/upstream/control-plane-crds/disaggregatedsets.json kept`);
+else
+  console.error(
+    `!!! NOT REGENERATED: no ${disagg}; test/fixtures/upstream/control-plane-crds/disaggregatedsets.json kept`,
+  );
