@@ -16,7 +16,7 @@ import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadStackText } from "../../components/config/load";
-import { allK8sStackObjects, renderK8sStack } from "../../components/kubernetes/fleet-objects";
+import { allK8sStackObjects, renderK8sStack } from "../../components/kubernetes";
 import { buildStackPlan } from "../../components/planner";
 import { ROOT, STACK_NAMES, stackText } from "../helpers";
 
