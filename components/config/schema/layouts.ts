@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { inferenceShape, inferenceTable } from "./inference";
 import { kubernetesTable } from "./kubernetes";
+import { PRIME_RL_IGNORED_TABLES } from "./prime";
 import { localTable } from "./local";
 import { count, filePath, modelId, outputDir, SERVICE_NAME, table } from "./primitives";
 import { serviceSlurmTable, slurmTable } from "./slurm";
@@ -55,20 +56,9 @@ export const rlDeploymentTable = table({
  * same list as prime-rl's layout accepts (schema/prime.ts PRIME_RL_IGNORED_TABLES), less [trainer],
  * whose enable_router_replay this layout reads.
  */
-export const RL_PASSENGERS = [
-  "orchestrator",
-  "run",
-  "clean",
-  "log",
-  "ckpt",
-  "resume",
-  "monitors",
-  "tokenizer",
-  "max_steps",
-  "seq_len",
-  "weight_broadcast",
-  "rollout_transport",
-] as const;
+export const RL_PASSENGERS = PRIME_RL_IGNORED_TABLES.filter(
+  (k): k is Exclude<(typeof PRIME_RL_IGNORED_TABLES)[number], "trainer"> => k !== "trainer",
+);
 
 /**
  * The RL-embedded layout, as in a prime-rl RL config: inference under `[inference]`, the island
