@@ -151,3 +151,52 @@ def test_the_package_is_typed_strictly() -> None:
 
     run = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--cache-dir=/dev/null", "-p", "vllm_fleet"], capture_output=True, text=True, check=False, cwd="/")
     assert run.returncode == 0, run.stdout + run.stderr
+
+
+def island_file(k: int, stack: str = "dev", router: dict | None = None) -> dict:
+    """A running island's endpoints.json as a job writes it (schema/island.schema.json)."""
+    addr = f"10.0.{k}.1"
+    return {
+        "format": "vllm-fleet/island/v1",
+        "dryRun": False,
+        "stack": stack,
+        "island": k,
+        "jobName": f"{stack}-i{k}",
+        "jobId": str(100 + k),
+        "adopted": False,
+        "model": "tiny",
+        "engine": "prime-rl",
+        "nodes": [{"name": f"i{k}-n0", "host": f"node{k}", "addr": addr}],
+        "routerUrl": f"http://{addr}:8000/v1",
+        "router": router,
+        "engines": [{"id": f"i{k}-e{r}", "role": "replica", "replica": 0, "url": f"http://{addr}:{8100 + r}/v1"} for r in range(2)],
+        "adminUrls": [f"http://{addr}:{8100 + r}/v1" for r in range(2)],
+        "roles": ["replica", "replica"],
+        "mooncake": None,
+        "timing": {"submittedAt": 1.0, "runningAt": 2.0, "readyAt": 3.0},
+    }
+
+
+def test_islands_endpoints_files_make_one_fleet() -> None:
+    sticky = {"kind": "vllm-router", "policy": "sticky_least_loaded", "release": "primeintellect-v0.2.1", "finishSession": True, "sessionHeader": "X-Session-ID"}
+    svc = ep.load([island_file(1, router=sticky), island_file(0)])
+    assert [i.island for i in svc.islands] == [0, 1]
+    assert svc.engine == "prime-rl" and svc.api_key_required is None and svc.target is None
+    assert len(svc.engines) == 4
+    assert svc.islands[1].router is not None and svc.islands[1].router.finish_session
+    assert svc.islands[0].router is not None and not svc.islands[0].router.finish_session  # a file from before the router entry
+
+
+def test_islands_of_two_stacks_or_twice_the_same_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(FleetError, match=r"of stack 'prod'.*one fleet's islands only"):
+        ep.load([island_file(0), island_file(1, stack="prod")])
+    with pytest.raises(FleetError, match="an island is given twice"):
+        ep.load([island_file(0), island_file(0)])
+    half = island_file(0)
+    del half["adminUrls"]
+    with pytest.raises(FleetError, match=r"is not a running island's endpoints.json: at \(top level\): 'adminUrls' is a required property"):
+        ep.load(half)
+    f = tmp_path / "endpoints.json"
+    f.write_text(json.dumps(contract()))
+    with pytest.raises(FleetError, match="is not an island's endpoints.json"):
+        ep.load([f, island_file(0)])
