@@ -2134,17 +2134,14 @@ describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned v
       top_logprobs: 2,
     });
     expect(chat.choices[0].logprobs!.content!.length).toBe(chat.usage!.completion_tokens);
-    // sglang-router 0.3.2 registers a worker with GET /health, /server_info and /model_info (not the
-    // /get_ forms); its registration goes on after it routes, so /model_info may come a little later.
-    const registered = (s: any) => ["/health", "/server_info", "/model_info"].every((g) => g in s.gets);
-    let s1 = await getJson(`${w1.base}/standin/state`);
-    let s2 = await getJson(`${w2.base}/standin/state`);
-    for (let i = 0; i < 60 && !(registered(s1) && registered(s2)); i++) {
-      await new Promise((r) => setTimeout(r, 500));
-      [s1, s2] = [await getJson(`${w1.base}/standin/state`), await getJson(`${w2.base}/standin/state`)];
+    const s1 = await getJson(`${w1.base}/standin/state`);
+    const s2 = await getJson(`${w2.base}/standin/state`);
+    // sglang-router 0.3.2 registers a worker with GET /health and /server_info, never the /get_ forms;
+    // its /model_info call comes only sometimes (seen, and not seen within 30 s, on this machine).
+    for (const s of [s1, s2]) {
+      expect(Object.keys(s.gets)).toEqual(expect.arrayContaining(["/health", "/server_info"]));
+      expect(Object.keys(s.gets).filter((g) => g.startsWith("/get_"))).toEqual([]);
     }
-    for (const s of [s1, s2])
-      expect(Object.keys(s.gets)).toEqual(expect.arrayContaining(["/health", "/server_info", "/model_info"]));
     expect(s1.requests + s2.requests).toBe(2); // round robin: one each
     expect(s1.requests).toBe(1);
     // what the router added to the OpenAI request it forwarded
