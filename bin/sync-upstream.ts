@@ -58,6 +58,15 @@ export const CRDS: Record<string, string> = {
   "inferencepools.json": "inference.networking.k8s.io_inferencepools.yaml",
 };
 
+/**
+ * CRDs only the test control plane installs (test/kubernetes/control-plane), vendored beside the
+ * rest in control-plane-crds/, which validate.ts does not read: LWS v0.10.0 exits without its
+ * DisaggregatedSet CRD, and no registry serves sigs.k8s.io/lws.
+ */
+export const CONTROL_PLANE_CRDS: Record<string, string> = {
+  "disaggregatedsets.json": "disaggregatedset.x-k8s.io_disaggregatedsets.yaml",
+};
+
 export function sourceAvailable(): boolean {
   return FOLDER_MANIFESTS.every((name) => fs.existsSync(path.join(sourceDir, name)));
 }
@@ -180,10 +189,15 @@ export function withoutDescriptions(v: unknown): unknown {
 export function fixturesFromSource(): Record<string, string> {
   const out: Record<string, string> = {};
   for (const name of FOLDER_MANIFESTS) out[name] = fs.readFileSync(path.join(sourceDir, name), "utf8");
-  for (const [vendored, upstream] of Object.entries(CRDS)) {
-    const crd = YAML.parse(fs.readFileSync(path.join(sourceDir, "crds", upstream), "utf8"));
-    out[path.join("crds", vendored)] = JSON.stringify(withoutDescriptions(crd), null, 1) + "\n";
-  }
+  const crds: [string, Record<string, string>][] = [
+    ["crds", CRDS],
+    ["control-plane-crds", CONTROL_PLANE_CRDS],
+  ];
+  for (const [folder, files] of crds)
+    for (const [vendored, upstream] of Object.entries(files)) {
+      const crd = YAML.parse(fs.readFileSync(path.join(sourceDir, "crds", upstream), "utf8"));
+      out[path.join(folder, vendored)] = JSON.stringify(withoutDescriptions(crd), null, 1) + "\n";
+    }
   return out;
 }
 
@@ -299,7 +313,11 @@ if (require.main === module) {
   if (sourceAvailable()) write(fixturesFromSource());
   else
     kept(
-      [...FOLDER_MANIFESTS, ...Object.keys(CRDS).map((c) => `crds/${c}`)],
+      [
+        ...FOLDER_MANIFESTS,
+        ...Object.keys(CRDS).map((c) => `crds/${c}`),
+        ...Object.keys(CONTROL_PLANE_CRDS).map((c) => `control-plane-crds/${c}`),
+      ],
       `no upstream manifests at ${sourceDir}; set FLEET_UPSTREAM_DIR`,
     );
   if (pyenv) {

@@ -7,8 +7,8 @@
  *
  * - podmonitors.json: prometheus-operator v0.93.0, from its module source on the Go module proxy
  *   (example/prometheus-operator-crd/), downloaded into a temporary GOPATH deleted afterwards.
- * - disaggregatedsets.json: LWS's DisaggregatedSet CRD from the maintainers' upstream folder
- *   (FLEET_UPSTREAM_DIR, as `npm run sync-upstream` reads it); no registry serves sigs.k8s.io/lws.
+ * - disaggregatedsets.json: LWS's DisaggregatedSet CRD, vendored by `npm run sync-upstream` with the
+ *   other CRDs from the maintainers' upstream folder (no registry serves sigs.k8s.io/lws).
  * - disaggregatedsetrolescalers.json is written by hand (see the README): no source has it here.
  *
  * The test control plane never reads ../shared: only these vendored files.
@@ -18,7 +18,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import YAML from "yaml";
-import { sourceDir, withoutDescriptions } from "../../../bin/sync-upstream";
+import { withoutDescriptions } from "../../../bin/sync-upstream";
 
 const OUT = path.resolve(__dirname, "..", "..", "fixtures", "upstream", "control-plane-crds");
 const PROMETHEUS_OPERATOR = "v0.93.0";
@@ -47,10 +47,3 @@ try {
 } finally {
   fs.rmSync(gopath, { recursive: true, force: true });
 }
-
-const disagg = path.join(sourceDir, "crds", "disaggregatedset.x-k8s.io_disaggregatedsets.yaml");
-if (fs.existsSync(disagg)) write("disaggregatedsets.json", YAML.parse(fs.readFileSync(disagg, "utf8")));
-else
-  console.error(
-    `!!! NOT REGENERATED: no ${disagg}; test/fixtures/upstream/control-plane-crds/disaggregatedsets.json kept`,
-  );
