@@ -6,16 +6,22 @@ import type * as k8s from "@pulumi/kubernetes";
 import type { DeployTarget } from "../backend";
 import type { K8sIslandEndpoints } from "./fleet-objects";
 import { deployKubernetesIsland, kubernetesFleet, type KubernetesIslandContext } from "./island";
-import { kubernetesProvider } from "./provider";
+import { clusterConfig, kubernetesProvider, type ClusterConfig } from "./provider";
 import { kubernetesSettings } from "./settings";
 
-export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIslandContext, K8sIslandEndpoints> = {
+type Connection = { provider: k8s.Provider; cluster: ClusterConfig };
+
+export const kubernetesDeployTarget: DeployTarget<Connection, KubernetesIslandContext, K8sIslandEndpoints> = {
   // The provider's default namespace is the one the plan's URLs were made with.
   // Services share the file's [kubernetes] table, so any service's namespace is the stack's.
-  connect: (config, name, stack) => kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
-  fleetContext: (fleet, stack, common, provider) => ({
+  // The readiness waits read the cluster as the provider does (readiness-command.ts).
+  connect: (config, name, stack) => ({
+    provider: kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
+    cluster: clusterConfig(config),
+  }),
+  fleetContext: (fleet, stack, common, connection) => ({
     ...common,
-    ...kubernetesFleet(fleet, stack, provider, common.secrets),
+    ...kubernetesFleet(fleet, stack, connection, common.secrets),
   }),
   deployIsland: deployKubernetesIsland,
 };

@@ -5,6 +5,9 @@ import type { SecretName } from "../credentials";
 import type { StackPlan } from "../plan/stack-plan";
 import { renderK8sStack, serviceK8sObjects, type K8sIslandEndpoints, type K8sStackObjects } from "./fleet-objects";
 import { SECRET_KEYS, type K8sObject } from "./objects";
+import { k8sIslandPrefix } from "./base-name";
+import type { ClusterConfig } from "./provider";
+import { readinessCommand, skipProviderAwait } from "./readiness-command";
 import { k8sResource } from "./resource";
 import {
   annotatePod,
@@ -20,6 +23,8 @@ import { kubernetesSettings } from "./settings";
 /** What every island of every service of a Kubernetes stack shares: the cluster, the rendered objects, the namespace and the Secret. */
 export interface KubernetesFleet {
   provider: k8s.Provider;
+  /** The provider's cluster, for the readiness waits (readiness-command.ts). */
+  cluster: ClusterConfig;
   /** Every object of the stack (each service's), rendered once. */
   objects: K8sStackObjects;
   /** The namespace, when the fleet creates it: every namespaced object depends on it. */
@@ -56,13 +61,13 @@ export type KubernetesIslandContext = IslandContext & KubernetesFleet;
 export function kubernetesFleet(
   parent: pulumi.ComponentResource,
   stack: StackPlan,
-  provider: k8s.Provider,
+  { provider, cluster }: { provider: k8s.Provider; cluster: ClusterConfig },
   secrets: Partial<Record<SecretName, pulumi.Output<string>>>,
 ): KubernetesFleet {
   const configured = Object.keys(secrets) as SecretName[];
   const objects = renderK8sStack(stack, configured);
   const namespace = objects.namespaceObject ? k8sResource(objects.namespaceObject, { parent, provider }) : undefined;
-  if (!objects.secret) return { provider, objects, namespace };
+  if (!objects.secret) return { provider, cluster, objects, namespace };
   const values = Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)]));
   const secret = new k8s.core.v1.Secret(
     objects.secret.metadata.name,
@@ -71,7 +76,7 @@ export function kubernetesFleet(
   );
   const { name, namespace: ns } = objects.secret.metadata;
   const digest = pulumi.secret(pulumi.all(values).apply((v) => secretsDigest(`${ns}/${name}`, v)));
-  return { provider, objects, namespace, secret, secretsDigest: digest };
+  return { provider, cluster, objects, namespace, secret, secretsDigest: digest };
 }
 
 /** Resolves to `value` once every resource is created (and, for workloads, Ready). */
@@ -94,7 +99,10 @@ function createObjects(
   for (const o of objects) if (!workloads.includes(o)) created.set(o, k8sResource(o, opts));
   for (const o of workloads) {
     const reads = podDependencies(o, objects).map((d) => created.get(d)!);
-    created.set(o, k8sResource(withSecretsDigest(ctx, o), { ...opts, dependsOn: [...opts.dependsOn, ...reads] }));
+    created.set(
+      o,
+      k8sResource(skipProviderAwait(withSecretsDigest(ctx, o)), { ...opts, dependsOn: [...opts.dependsOn, ...reads] }),
+    );
   }
   return objects.map((o) => created.get(o)!);
 }
@@ -109,11 +117,19 @@ function withSecretsDigest(ctx: KubernetesIslandContext, o: K8sObject): K8sObjec
   );
 }
 
+/** The labels every pod of one island carries (render-context.ts labels), as a selector. */
+function islandPodSelector(o: K8sObject): string {
+  const keep = ["app.kubernetes.io/name", "app.kubernetes.io/instance", "vllm-fleet/service", "vllm-fleet/island"];
+  const l = (o.metadata.labels ?? {}) as Record<string, string>;
+  return keep.flatMap((k) => (l[k] !== undefined ? [`${k}=${l[k]}`] : [])).join(",");
+}
+
 /**
- * One island on Kubernetes: the Mooncake store, then the engine workloads (the provider waits
- * until they are Ready, as the SLURM create waits for /health), then the router in front of them.
- * Each workload is a child of its logical part (VllmReplica, PrefillDecodeGroup, Router,
- * MooncakeStore), whose outputs are the in-cluster URLs.
+ * One island on Kubernetes: the Mooncake store, then the engine workloads, then the router in front
+ * of them, each step after the one before is Ready (readiness-command.ts: a wait that fails with the
+ * cluster's reason, as the SLURM create waits for /health). Each workload is a child of its
+ * logical part (VllmReplica, PrefillDecodeGroup, Router, MooncakeStore), whose outputs are the
+ * in-cluster URLs.
  */
 export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8sIslandEndpoints> = (
   parent,
@@ -126,10 +142,26 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   const ep = objects.endpoints;
   const nsDeps = ctx.namespace ? [ctx.namespace] : [];
   const secretDeps = ctx.secret ? [ctx.secret] : [];
-  // Engines load a model before they are Ready; give the provider the same budget as the probes.
+  const settings = kubernetesSettings(plan);
+  const prefix = k8sIslandPrefix(plan.stack, island.index, plan.service);
+  // Engines load a model before they are Ready: the wait gets the probes' budget and ten minutes.
   // The Mooncake store gets it too: its image is the multi-GB vLLM image, and the engines wait for it.
-  const startupTimeout = kubernetesSettings(plan).startup_timeout;
-  const slow = { create: `${startupTimeout + 600}s`, update: `${startupTimeout + 600}s`, delete: "10m" };
+  const slowS = settings.startup_timeout + 600;
+  const deleteTimeout = { delete: "10m" };
+  const waitFor = (what: string, workloads: K8sObject[], timeoutS: number, opts: pulumi.CustomResourceOptions) =>
+    readinessCommand(
+      `${prefix}-${what}-ready`,
+      {
+        namespace: ep.namespace,
+        workloads,
+        podSelector: islandPodSelector(workloads[0]),
+        timeoutS,
+        stuckAfterS: settings.stuck_after,
+        cluster: ctx.cluster,
+        ...(ctx.secretsDigest ? { rollsWith: ctx.secretsDigest } : {}),
+      },
+      opts,
+    );
 
   // Part outputs are the planned in-cluster URLs; the island's output below waits for readiness.
   const replicaOf = new Map(island.engines.map((e) => [e.id, e.replica]));
@@ -149,33 +181,39 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
         parent: parts.mooncake,
         provider,
         dependsOn: nsDeps,
-        customTimeouts: slow,
+        customTimeouts: deleteTimeout,
       })
     : [];
+  const storeWorkloads = objects.mooncake.filter((o) => podTemplates(o).length > 0);
+  const storeReady =
+    parts.mooncake && storeWorkloads.length
+      ? [waitFor("store", storeWorkloads, slowS, { parent: parts.mooncake, dependsOn: storeResources })]
+      : [];
   const engineService = k8sResource(objects.engineService, { parent, provider, dependsOn: nsDeps });
-  const engineDeps = [...nsDeps, engineService, ...storeResources, ...secretDeps];
+  const engineDeps = [...nsDeps, engineService, ...storeResources, ...storeReady, ...secretDeps];
   const workloads = objects.replicas.map(({ workload, object }) =>
-    k8sResource(withSecretsDigest(ctx, object), {
+    k8sResource(skipProviderAwait(withSecretsDigest(ctx, object)), {
       parent: parts.engines(workload.replica),
       provider,
       dependsOn: engineDeps,
-      customTimeouts: slow,
+      customTimeouts: deleteTimeout,
     }),
   );
+  const enginesReady = waitFor(
+    "engines",
+    objects.replicas.map((r) => r.object),
+    slowS,
+    { parent, dependsOn: [engineService, ...workloads] },
+  );
 
-  // Each replica's disruption budget, created once its workload is Ready: until then no engine is
-  // healthy to protect (the budget always lets a not-ready pod go). pulumi-kubernetes has no await
-  // logic for a PodDisruptionBudget (provider/pkg/await/awaiters.go lists none, and without a
-  // pulumi.com/waitFor annotation metadata.ReadyCondition is immediate), so nothing waits on it;
-  // under PULUMI_K8S_AWAIT_ALL its generic check (sigs.k8s.io/cli-utils kstatus, pdbConditions:
-  // ready once computed, or in older releases once healthy pods meet the budget) holds at once
-  // after the workload is Ready. Destroyed before its workload.
+  // Each replica's disruption budget, created once the engines are Ready: until then no engine is
+  // healthy to protect (the budget always lets a not-ready pod go). Destroyed before its workload.
   objects.replicas.forEach(({ workload, budget }, k) => {
     if (budget)
       k8sResource(budget, {
         parent: parts.engines(workload.replica),
         provider,
-        dependsOn: [...nsDeps, workloads[k]],
+        dependsOn: [...nsDeps, workloads[k], enginesReady],
       });
   });
   // PodMonitors select pods by label and need nothing else: the engines' beside their Service, the router's under it.
@@ -189,9 +227,14 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
     ? createObjects(ctx, objects.router, {
         parent: parts.router,
         provider,
-        dependsOn: [...nsDeps, ...workloads, ...secretDeps],
-        customTimeouts: { create: "20m", update: "20m", delete: "10m" },
+        dependsOn: [...nsDeps, ...workloads, enginesReady, ...secretDeps],
+        customTimeouts: deleteTimeout,
       })
     : [];
-  return after([...workloads, ...routerResources, ...storeResources], ep);
+  const routerWorkloads = objects.router.filter((o) => podTemplates(o).length > 0);
+  const routerReady =
+    parts.router && routerWorkloads.length
+      ? [waitFor("router", routerWorkloads, 1200, { parent: parts.router, dependsOn: routerResources })]
+      : [];
+  return after([...workloads, enginesReady, ...routerResources, ...routerReady, ...storeResources, ...storeReady], ep);
 };

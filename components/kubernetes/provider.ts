@@ -22,13 +22,8 @@ export function kubernetesProvider(
   namespace: string,
   opts?: pulumi.CustomResourceOptions,
 ): k8s.Provider {
-  const raw = config.get("kubeconfig");
-  let kubeconfig: pulumi.Input<string> | undefined;
-  if (raw !== undefined) {
-    // A path is not a credential; the file's contents are, and must be a config secret.
-    kubeconfig = /[\n{]/.test(raw.trim()) ? secretConfig(config, "kubeconfig", "< ~/.kube/config") : raw;
-  }
-  const context = config.get("context");
+  const { path, data, context } = clusterConfig(config);
+  const kubeconfig = data ?? path;
   return new k8s.Provider(
     name,
     {
@@ -39,4 +34,24 @@ export function kubernetesProvider(
     },
     opts,
   );
+}
+
+/** The cluster as Pulumi config names it: a kubeconfig path or its contents (a secret), and a context. */
+export interface ClusterConfig {
+  path?: string;
+  data?: pulumi.Output<string>;
+  context?: string;
+}
+
+export function clusterConfig(config: pulumi.Config): ClusterConfig {
+  const raw = config.get("kubeconfig");
+  const context = config.get("context");
+  // A path is not a credential; the file's contents are, and must be a config secret.
+  const isData = raw !== undefined && /[\n{]/.test(raw.trim());
+  const data = isData ? secretConfig(config, "kubeconfig", "< ~/.kube/config") : undefined;
+  return {
+    ...(raw !== undefined && !isData ? { path: raw } : {}),
+    ...(data ? { data } : {}),
+    ...(context !== undefined ? { context } : {}),
+  };
 }

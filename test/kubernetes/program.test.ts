@@ -66,10 +66,21 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         if (r.inputs.kind !== "Namespace") expect(r.inputs.metadata.namespace).toBe("inference");
       }
       // Workloads belong to their replica or P/D group; router objects to the Router part.
-      for (const r of created.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind))) {
+      const engineWorkloads = created.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind));
+      for (const r of engineWorkloads)
         expect(r.options.parent).toMatch(/vllm-fleet:fleet:(VllmReplica|PrefillDecodeGroup)::/);
-        expect(r.options.customTimeouts?.create).toBe(`${ENGINE_READY_TIMEOUT_S + 600}s`);
+      // Every workload is waited for by the island's readiness Command, not by the provider.
+      const waits = registered.filter((r) => r.type === "command:local:Command");
+      for (const r of created.filter((r) => podTemplatesOf(r).length)) {
+        expect(r.inputs.metadata.annotations?.["pulumi.com/skipAwait"], r.name).toBe("true");
+        const wait = waits.find((w) => w.inputs.create.includes(` --workload ${r.inputs.kind}/${r.name} `));
+        expect(wait, `${r.inputs.kind}/${r.name} has a readiness wait`).toBeDefined();
+        expect(wait!.options.dependsOn).toEqual(expect.arrayContaining([urn(r)]));
       }
+      const engineWaits = waits.filter((w) => /-engines-ready$/.test(w.name));
+      expect(engineWaits).toHaveLength(plan.islands.length);
+      for (const w of engineWaits)
+        expect(w.inputs.create).toMatch(new RegExp(` --timeout ${ENGINE_READY_TIMEOUT_S + 600} --stuck-after 300$`));
       for (const r of created.filter((r) => r.inputs.metadata.labels["app.kubernetes.io/component"] === "router"))
         expect(r.options.parent).toMatch(/vllm-fleet:fleet:Router::/);
       const planned = singleService(await value(infra.planned));
@@ -134,6 +145,33 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const { registered } = await program("k8s-single-node", { kubeconfig: contents });
     const [provider] = registered.filter((r) => r.type === "pulumi:providers:kubernetes");
     expect(provider.secretInputs).toContain("kubeconfig");
+    // The readiness waits read the same cluster: the contents travel in the environment, as a secret.
+    const waits = registered.filter((r) => r.type === "command:local:Command");
+    expect(waits.length).toBeGreaterThan(0);
+    for (const w of waits) {
+      expect(w.inputs.environment).toEqual({ FLEET_KUBECONFIG_DATA: contents });
+      expect(w.secretInputs).toContain("environment");
+      expect(w.inputs.create).not.toContain("clusters");
+    }
+  });
+
+  it("the readiness waits use the provider's kubeconfig path and context", async () => {
+    const { registered } = await program("k8s-multi-replica", {
+      kubeconfig: "/home/alice/.kube/prod",
+      context: "gpu-east",
+    });
+    const waits = registered.filter((r) => r.type === "command:local:Command");
+    expect(waits.map((w) => w.name).sort()).toEqual([
+      "k8s-multi-replica-i0-engines-ready",
+      "k8s-multi-replica-i0-router-ready",
+    ]);
+    for (const w of waits) {
+      expect(w.inputs.environment).toEqual({ KUBECONFIG: "/home/alice/.kube/prod" });
+      expect(w.inputs.create).toMatch(
+        /^node dist\/bin\/k8s-wait\.js --namespace \S+ (--workload \S+ )+--pod-selector \S+ /,
+      );
+      expect(w.inputs.create).toMatch(/ --context gpu-east$/);
+    }
   });
 
   it("namespace on a SLURM stack is an error that says so", async () => {
@@ -147,11 +185,16 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const kinds = (kind: string) => registered.filter((r) => r.inputs.kind === kind);
     const engines = kinds("StatefulSet");
     const router = registered.find((r) => r.inputs.kind === "Deployment" && r.name.endsWith("-router"))!;
-    expect(router.options.dependsOn).toEqual(expect.arrayContaining(engines.map(urn)));
+    const enginesReady = registered.find(
+      (r) => r.type === "command:local:Command" && r.name.endsWith("-engines-ready"),
+    )!;
+    expect(router.options.dependsOn).toEqual(expect.arrayContaining([...engines, enginesReady].map(urn)));
+    const storeReady = registered.find((r) => r.type === "command:local:Command" && r.name.endsWith("-store-ready"))!;
+    expect(storeReady.inputs.create).toContain(" --workload Deployment/");
     const store = registered.filter((r) => r.inputs.metadata?.labels?.["app.kubernetes.io/component"] === "mooncake");
     expect(store.length).toBe(3);
     for (const e of engines)
-      expect(e.options.dependsOn).toEqual(expect.arrayContaining([...store, ...kinds("Secret")].map(urn)));
+      expect(e.options.dependsOn).toEqual(expect.arrayContaining([...store, storeReady, ...kinds("Secret")].map(urn)));
   });
 
   // pulumi-kubernetes hides a missing namespace only in a preview (provider/pkg/await/await.go,
@@ -190,7 +233,8 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       for (const b of budgets) {
         const w = workloads.find((w) => w.name === b.name)!;
         expect(b.options.parent).toBe(w.options.parent);
-        expect(b.options.dependsOn).toEqual(expect.arrayContaining([urn(ns), urn(w)]));
+        const ready = registered.find((r) => r.type === "command:local:Command" && r.name.endsWith("-engines-ready"))!;
+        expect(b.options.dependsOn).toEqual(expect.arrayContaining([urn(ns), urn(w), urn(ready)]));
         expect(b.inputs.spec).toMatchObject({ maxUnavailable: 0, unhealthyPodEvictionPolicy: "AlwaysAllow" });
       }
       const monitors = registered.filter((r) => r.type === "kubernetes:monitoring.coreos.com/v1:PodMonitor");
@@ -217,11 +261,12 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const { registered } = await program("k8s-kv-offload-mooncake");
     const store = registered.filter((r) => r.inputs.metadata?.labels?.["app.kubernetes.io/component"] === "mooncake");
     expect(store.map((r) => r.inputs.kind).sort()).toEqual(["ConfigMap", "Deployment", "Service"]);
-    const engines = registered.filter((r) => r.inputs.kind === "StatefulSet");
-    for (const r of store) {
-      expect(r.options.customTimeouts, r.name).toEqual(engines[0].options.customTimeouts);
-      expect(r.options.customTimeouts?.create).toBe(`${ENGINE_READY_TIMEOUT_S + 600}s`);
-    }
+    const waits = registered.filter((r) => r.type === "command:local:Command");
+    const timeout = (w: Registered) => / --timeout (\d+) /.exec(w.inputs.create)![1];
+    const [storeReady] = waits.filter((w) => w.name.endsWith("-store-ready"));
+    const [enginesReady] = waits.filter((w) => w.name.endsWith("-engines-ready"));
+    expect(timeout(storeReady)).toBe(String(ENGINE_READY_TIMEOUT_S + 600));
+    expect(timeout(storeReady)).toBe(timeout(enginesReady));
   });
 
   it.each(["k8s-llm-d", "k8s-llm-d-pd"])(

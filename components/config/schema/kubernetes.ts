@@ -155,6 +155,15 @@ export const kubernetesTable = table({
     .describe(
       `Seconds the engines' startup probe allows; the default is vLLM's VLLM_ENGINE_READY_TIMEOUT_S as the fleet sets it and the router's wait for its workers (default ${ENGINE_READY_TIMEOUT_S})`,
     ),
+  stuck_after: z
+    .number()
+    .int()
+    .min(10)
+    .max(86400)
+    .default(300)
+    .describe(
+      "Seconds a pod may stay unschedulable, refused at creation (Pod Security, quota, webhooks), unable to pull its image or crash-looping before `pulumi up` fails with the reason from the cluster, naming the object; a cluster autoscaler adding a GPU node needs a few minutes (default 300)",
+    ),
   cpu_per_gpu: quantity("4")
     .default("4")
     .describe(

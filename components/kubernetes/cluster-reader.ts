@@ -1,0 +1,112 @@
+/*
+ * Reads a fleet's workloads, pods and events from the API server for readiness.ts: the waiter that
+ * `pulumi up` runs (bin/k8s-wait.ts) and `fleet status`. Credentials come from a kubeconfig as
+ * kubectl reads it, through @kubernetes/client-node (tokens, client certificates, exec plugins such
+ * as EKS's and GKE's); requests are plain GETs whose JSON is kept as the API server wrote it (the
+ * client's typed models turn timestamps into Dates and drop nothing we need, but raw JSON is what
+ * kubectl -o json shows and what the tests' snapshots hold). Loaded lazily: the CLIs that never
+ * talk to a cluster do not pay for it.
+ */
+import * as http from "node:http";
+import * as https from "node:https";
+import { refKey, type ClusterSnapshot, type KubeEvent, type KubeObject, type WorkloadRef } from "./readiness";
+
+/** Where the cluster is: a kubeconfig file or its contents, and a context; neither means $KUBECONFIG or ~/.kube/config. */
+export interface ClusterAccess {
+  kubeconfigPath?: string;
+  kubeconfigData?: string;
+  context?: string;
+}
+
+/** The API server did not answer as expected: the message says which request and what came back. */
+export class ClusterReadError extends Error {}
+
+const PATHS: Record<WorkloadRef["kind"], string> = {
+  StatefulSet: "/apis/apps/v1/namespaces/%s/statefulsets/",
+  Deployment: "/apis/apps/v1/namespaces/%s/deployments/",
+  LeaderWorkerSet: "/apis/leaderworkerset.x-k8s.io/v1/namespaces/%s/leaderworkersets/",
+};
+
+export interface ClusterReader {
+  /** The API server's URL, for messages. */
+  server: string;
+  snapshot(namespace: string, workloads: WorkloadRef[], podSelector?: string): Promise<ClusterSnapshot>;
+}
+
+export async function clusterReader(access: ClusterAccess): Promise<ClusterReader> {
+  // An ES module (client-node 1.x): Node 20.19+ loads it through require().
+  const k8s: typeof import("@kubernetes/client-node") = require("@kubernetes/client-node");
+  const kc = new k8s.KubeConfig();
+  if (access.kubeconfigData !== undefined) kc.loadFromString(access.kubeconfigData);
+  else if (access.kubeconfigPath !== undefined) kc.loadFromFile(access.kubeconfigPath);
+  else kc.loadFromDefault();
+  if (access.context) kc.setCurrentContext(access.context);
+  const cluster = kc.getCurrentCluster();
+  if (!cluster)
+    throw new ClusterReadError(
+      `the kubeconfig has no cluster for context "${kc.getCurrentContext() || "(none)"}": set kubeconfig (and context) in the stack's Pulumi config, or KUBECONFIG`,
+    );
+  const server = cluster.server.replace(/\/+$/, "");
+
+  async function get(path: string): Promise<{ status: number; body: any }> {
+    const opts: https.RequestOptions = { method: "GET", headers: { Accept: "application/json" }, timeout: 30_000 };
+    await kc.applyToHTTPSOptions(opts);
+    const mod = server.startsWith("http:") ? http : https;
+    return new Promise((resolve, reject) => {
+      const req = mod.request(server + path, opts, (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c: string) => (text += c));
+        res.on("end", () => {
+          try {
+            resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
+          } catch {
+            reject(new ClusterReadError(`GET ${server}${path}: answered ${res.statusCode} with no JSON`));
+          }
+        });
+      });
+      req.on("timeout", () => req.destroy(new Error("no answer within 30 s")));
+      req.on("error", (e) => reject(new ClusterReadError(`GET ${server}${path}: ${e.message}`)));
+      req.end();
+    });
+  }
+
+  async function must(path: string): Promise<any> {
+    const r = await get(path);
+    if (r.status !== 200)
+      throw new ClusterReadError(`GET ${server}${path} answered ${r.status}: ${r.body?.message ?? "no message"}`);
+    return r.body;
+  }
+
+  return {
+    server,
+    async snapshot(namespace, refs, podSelector) {
+      const ns = encodeURIComponent(namespace);
+      const q = podSelector ? `?labelSelector=${encodeURIComponent(podSelector)}` : "";
+      const [objects, pods, replicaSets, events] = await Promise.all([
+        Promise.all(
+          refs.map(async (ref) => {
+            const r = await get(PATHS[ref.kind].replace("%s", ns) + encodeURIComponent(ref.name));
+            if (r.status === 404) return undefined;
+            if (r.status !== 200)
+              throw new ClusterReadError(
+                `GET ${ref.kind} ${namespace}/${ref.name} answered ${r.status}: ${r.body?.message ?? "no message"}`,
+              );
+            return [refKey(ref), r.body as KubeObject] as const;
+          }),
+        ),
+        must(`/api/v1/namespaces/${ns}/pods${q}`),
+        refs.some((r) => r.kind === "Deployment")
+          ? must(`/apis/apps/v1/namespaces/${ns}/replicasets${q}`)
+          : Promise.resolve({ items: [] }),
+        must(`/api/v1/namespaces/${ns}/events`),
+      ]);
+      return {
+        workloads: new Map(objects.filter((o): o is readonly [string, KubeObject] => !!o)),
+        pods: pods.items as KubeObject[],
+        replicaSets: replicaSets.items as KubeObject[],
+        events: events.items as KubeEvent[],
+      };
+    },
+  };
+}

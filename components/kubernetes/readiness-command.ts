@@ -1,0 +1,87 @@
+import { createHash } from "node:crypto";
+import * as command from "@pulumi/command";
+import * as pulumi from "@pulumi/pulumi";
+import { shq } from "../shell";
+import type { K8sObject } from "./objects";
+import type { ClusterConfig } from "./provider";
+
+/*
+ * `pulumi up`'s wait for an island's workloads, as a local Command running bin/k8s-wait.js (the
+ * readiness.ts rules), instead of pulumi-kubernetes' await, which cannot tell a pod that is loading
+ * a model from one that can never start and waits out its whole timeout either way. The workloads
+ * are created with pulumi.com/skipAwait (pulumi-kubernetes provider/pkg/await/await.go, newLegacyReadyCondition:
+ * the annotation makes create and update return at once), and whatever must follow their readiness (the router, the
+ * disruption budgets, the engines after the Mooncake store) depends on this Command.
+ *
+ * The Command runs on the machine running `pulumi up`, in the project folder (the engine starts
+ * provider plugins there; pulumi-command v1.2.1 local/commandOutputs.go runs in the provider's
+ * working directory when `dir` is unset), with the provider's kubeconfig: a path in KUBECONFIG, or
+ * the contents (a secret) in FLEET_KUBECONFIG_DATA, never on the command line, which the provider
+ * prints when the command fails. It has no delete: destroying it leaves the cluster alone.
+ */
+
+/** The annotation that turns off pulumi-kubernetes' own readiness wait for one object. */
+export const SKIP_AWAIT = "pulumi.com/skipAwait";
+
+/** `o` with the provider's await off (only workloads have pods to wait for). */
+export function skipProviderAwait(o: K8sObject): K8sObject {
+  const annotations = { ...(o.metadata.annotations ?? {}), [SKIP_AWAIT]: "true" };
+  return { ...o, metadata: { ...o.metadata, annotations } } as K8sObject;
+}
+
+export interface ReadinessArgs {
+  namespace: string;
+  /** The workloads to wait for (StatefulSets, Deployments, LeaderWorkerSets), as rendered. */
+  workloads: K8sObject[];
+  /** Label selector of the island's pods. */
+  podSelector: string;
+  timeoutS: number;
+  stuckAfterS: number;
+  cluster: ClusterConfig;
+  /** Anything else whose change rolls the pods (the Secret's digest): the wait runs again. */
+  rollsWith?: pulumi.Input<string>;
+}
+
+/** The k8s-wait command line (every value through shq). */
+export function readinessCommandLine(a: Omit<ReadinessArgs, "cluster" | "rollsWith">, context?: string): string {
+  const argv = [
+    "node",
+    "dist/bin/k8s-wait.js",
+    "--namespace",
+    a.namespace,
+    ...a.workloads.flatMap((w) => ["--workload", `${w.kind}/${w.metadata.name}`]),
+    "--pod-selector",
+    a.podSelector,
+    "--timeout",
+    String(a.timeoutS),
+    "--stuck-after",
+    String(a.stuckAfterS),
+    ...(context ? ["--context", context] : []),
+  ];
+  return argv.map(shq).join(" ");
+}
+
+/**
+ * The Command that waits for `args.workloads`. It runs again (replaced: a new wait, then the old one
+ * is forgotten) whenever a workload's rendered spec or `rollsWith` changes, as their pods then roll.
+ */
+export function readinessCommand(
+  name: string,
+  args: ReadinessArgs,
+  opts: pulumi.CustomResourceOptions,
+): command.local.Command {
+  const specs = createHash("sha256").update(JSON.stringify(args.workloads)).digest("hex");
+  const environment: Record<string, pulumi.Input<string>> = {
+    ...(args.cluster.path !== undefined ? { KUBECONFIG: args.cluster.path } : {}),
+    ...(args.cluster.data !== undefined ? { FLEET_KUBECONFIG_DATA: args.cluster.data } : {}),
+  };
+  return new command.local.Command(
+    name,
+    {
+      create: readinessCommandLine(args, args.cluster.context),
+      ...(Object.keys(environment).length ? { environment } : {}),
+      triggers: [specs, ...(args.rollsWith !== undefined ? [args.rollsWith] : [])],
+    },
+    opts,
+  );
+}
