@@ -34,8 +34,9 @@ export interface ClusterReader {
 }
 
 export async function clusterReader(access: ClusterAccess): Promise<ClusterReader> {
-  // An ES module (client-node 1.x): Node 20.19+ loads it through require().
-  const k8s: typeof import("@kubernetes/client-node") = require("@kubernetes/client-node");
+  // An ES module (client-node 1.x): Node 20.19+ loads it through require(); loaded here, when needed.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const k8s = require("@kubernetes/client-node") as typeof import("@kubernetes/client-node");
   const kc = new k8s.KubeConfig();
   if (access.kubeconfigData !== undefined) kc.loadFromString(access.kubeconfigData);
   else if (access.kubeconfigPath !== undefined) kc.loadFromFile(access.kubeconfigPath);
@@ -48,7 +49,8 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
     );
   const server = cluster.server.replace(/\/+$/, "");
 
-  async function get(path: string): Promise<{ status: number; body: any }> {
+  type Answer = { status: number; body?: { message?: string; items?: unknown[] } };
+  async function get(path: string): Promise<Answer> {
     const opts: https.RequestOptions = { method: "GET", headers: { Accept: "application/json" }, timeout: 30_000 };
     await kc.applyToHTTPSOptions(opts);
     const mod = server.startsWith("http:") ? http : https;
@@ -71,11 +73,11 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
     });
   }
 
-  async function must(path: string): Promise<any> {
+  async function must(path: string): Promise<{ items?: unknown[] }> {
     const r = await get(path);
     if (r.status !== 200)
       throw new ClusterReadError(`GET ${server}${path} answered ${r.status}: ${r.body?.message ?? "no message"}`);
-    return r.body;
+    return r.body ?? {};
   }
 
   return {
@@ -92,7 +94,7 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
               throw new ClusterReadError(
                 `GET ${ref.kind} ${namespace}/${ref.name} answered ${r.status}: ${r.body?.message ?? "no message"}`,
               );
-            return [refKey(ref), r.body as KubeObject] as const;
+            return [refKey(ref), r.body as unknown as KubeObject] as const;
           }),
         ),
         must(`/api/v1/namespaces/${ns}/pods${q}`),

@@ -25,8 +25,33 @@ export interface KubeObject {
     deletionTimestamp?: string;
     ownerReferences?: { kind: string; name: string; uid: string }[];
   };
-  spec?: any;
-  status?: any;
+  spec?: {
+    replicas?: number;
+    selector?: { matchLabels?: Record<string, string> };
+    leaderWorkerTemplate?: { size?: number };
+    updateStrategy?: { type?: string };
+  };
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    updatedReplicas?: number;
+    availableReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    /** A pod's. */
+    phase?: string;
+    reason?: string;
+    message?: string;
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
+  };
+}
+
+interface ContainerStatus {
+  name: string;
+  state?: { waiting?: { reason?: string; message?: string } };
 }
 
 export interface KubeEvent {
@@ -139,7 +164,7 @@ function podProblem(p: KubeObject): { state: ReadinessState; reason: string; key
   const statuses = [...(p.status?.initContainerStatuses ?? []), ...(p.status?.containerStatuses ?? [])];
   for (const c of statuses) {
     const waiting = c.state?.waiting;
-    if (waiting && CONTAINER_FAILURES.has(waiting.reason))
+    if (waiting?.reason && CONTAINER_FAILURES.has(waiting.reason))
       return {
         state: "FAILED",
         reason: `${name}: container ${c.name}: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ""}`,
@@ -180,9 +205,7 @@ function rolledOut(ref: WorkloadRef, o: KubeObject, desired: number): boolean {
       );
     case "LeaderWorkerSet": {
       const groups = o.spec?.replicas ?? 1;
-      const available = (s.conditions ?? []).some(
-        (c: { type: string; status: string }) => c.type === "Available" && c.status === "True",
-      );
+      const available = (s.conditions ?? []).some((c) => c.type === "Available" && c.status === "True");
       return available && (s.readyReplicas ?? 0) >= groups && (s.updatedReplicas ?? 0) >= groups;
     }
   }

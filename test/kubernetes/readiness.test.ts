@@ -22,9 +22,9 @@ import { ROOT } from "../helpers";
 
 const raw = JSON.parse(
   fs.readFileSync(path.join(ROOT, "test/fixtures/k8s-readiness/stuck-namespace.json"), "utf8"),
-) as Record<string, KubeObject[]>;
+) as Record<string, any[]>;
 
-function snapshot(mutate: (s: typeof raw) => void = () => {}): ClusterSnapshot {
+function snapshot(mutate: (s: Record<string, any[]>) => void = () => {}): ClusterSnapshot {
   const s = structuredClone(raw);
   mutate(s);
   const workloads = new Map<string, KubeObject>();
