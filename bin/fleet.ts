@@ -110,6 +110,18 @@ const OPTIONS: OptionSpec[] = [
     verbs: [...FLEET_VERBS, "jobs"],
     group: WHERE,
   },
+  {
+    flags: "--kubeconfig <file>",
+    help: "Kubernetes: the kubeconfig whose API server status reads (default: vllm-fleet:kubeconfig in Pulumi.<stack>.yaml when it is a path, else $KUBECONFIG or ~/.kube/config)",
+    verbs: ["status"],
+    group: WHERE,
+  },
+  {
+    flags: "--context <name>",
+    help: "Kubernetes: the kubeconfig context (default: vllm-fleet:context in Pulumi.<stack>.yaml, else the current one)",
+    verbs: ["status"],
+    group: WHERE,
+  },
 ];
 
 /** What commander makes of OPTIONS. */
@@ -128,6 +140,8 @@ interface Opts {
   identity?: string;
   sshOption?: string[];
   local?: boolean;
+  kubeconfig?: string;
+  context?: string;
 }
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -156,6 +170,8 @@ function source(stack: string | undefined, o: Opts, overrides: Override[], cmd: 
     identity: o.identity,
     sshOptions: o.sshOption ?? [],
     local: o.local ?? false,
+    ...(o.kubeconfig ? { kubeconfig: o.kubeconfig } : {}),
+    ...(o.context ? { context: o.context } : {}),
   };
   if (!so.stack && !so.endpoints) throw new UsageError("name a stack (or pass --endpoints <file>)", cmd);
   return resolveSource(so);
@@ -236,13 +252,13 @@ export const fleetCommand: CommandFactory = (io, exit) => {
   fleetVerb(
     "status",
     "PENDING / LAUNCHING / READY / FAILED / SHUTDOWN per island and process",
-    "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN.",
+    "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN. A Kubernetes fleet named by its stack is read from the API server (pods, workloads, events): READY means its pods are Ready.",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const { stack, overrides } = stackAndOverrides(cmd);
       const src = source(stack, o, overrides, cmd);
       needShell(src, cmd);
-      const report = await statusCommand(src.view, src.shell);
+      const report = await statusCommand(src.view, src.shell, src.cluster);
       out(o.json ? JSON.stringify(report, null, 2) + "\n" : statusText(report) + "\n");
       printReplaceHint(report, err);
       exit(0);

@@ -41,6 +41,28 @@ export interface FleetJob {
   where: string;
 }
 
+/** Where a cluster's API is: a kubeconfig file or its contents, and a context; neither means $KUBECONFIG or ~/.kube/config. */
+export interface ClusterAccess {
+  kubeconfigPath?: string;
+  kubeconfigData?: string;
+  context?: string;
+}
+
+/** A state as the cluster's API shows it, in the fleet CLI's words (SHUTDOWN: none of the island's workloads exists). */
+export type ClusterState = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
+
+/** One island as a cluster's API shows it: its workloads' pods and events (Kubernetes). */
+export interface ClusterIslandReport {
+  island: number;
+  state: ClusterState;
+  /** What it waits for or why it failed, naming the object. */
+  detail: string;
+  /** Each process (engine id, or `router`) with its workload's state and reason. */
+  processes: Record<string, { state: ClusterState; detail: string }>;
+  /** The nodes its pods run on. */
+  nodes: string[];
+}
+
 /** What the fleet CLI (components/ops/) needs to know about a target. */
 export interface FleetSupport {
   /**
@@ -60,6 +82,11 @@ export interface FleetSupport {
   jobs?: { script(): string; parse(stdout: string): FleetJob[] };
   /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
   inClusterUrls: boolean;
+  /**
+   * `fleet status` through the cluster's API instead of the URLs: each island's state from its
+   * workloads, pods and events (throws when the API could not be read: never a guess).
+   */
+  cluster?: { observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]> };
   /**
    * An island's placement the CLI can follow before the island serves: its job name and directory
    * (and, in a job of several islands, its component). `stack`: every service, for islands that

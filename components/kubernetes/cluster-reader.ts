@@ -9,14 +9,8 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
+import type { ClusterAccess } from "../target";
 import { refKey, type ClusterSnapshot, type KubeEvent, type KubeObject, type WorkloadRef } from "./readiness";
-
-/** Where the cluster is: a kubeconfig file or its contents, and a context; neither means $KUBECONFIG or ~/.kube/config. */
-export interface ClusterAccess {
-  kubeconfigPath?: string;
-  kubeconfigData?: string;
-  context?: string;
-}
 
 /** The API server did not answer as expected: the message says which request and what came back. */
 export class ClusterReadError extends Error {}

@@ -30,6 +30,8 @@ export interface KubeObject {
     selector?: { matchLabels?: Record<string, string> };
     leaderWorkerTemplate?: { size?: number };
     updateStrategy?: { type?: string };
+    /** A pod's node. */
+    nodeName?: string;
   };
   status?: {
     observedGeneration?: number;

@@ -1,6 +1,7 @@
 import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
+import { observeKubernetesFleet } from "./fleet-status";
 import { k8sNames } from "./names";
 import { kubernetesPlanOut } from "./plan-out";
 import { kubernetesSettings } from "./settings";
@@ -36,5 +37,6 @@ export const kubernetesTarget: Target = {
       .workloads(island)
       .map((w) => `    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
   },
-  fleet: { shell: "none", inClusterUrls: true },
+  // Its URLs resolve only inside the cluster: `fleet status` reads the API server instead.
+  fleet: { shell: "none", inClusterUrls: true, cluster: { observe: observeKubernetesFleet } },
 };

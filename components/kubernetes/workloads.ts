@@ -7,9 +7,6 @@ import type { EngineWorkload } from "./names";
 import type { K8sObject } from "./objects";
 import { k8sArgv } from "./kubelet-values";
 
-/** LWS readiness for `pulumi up`: the provider waits for this condition like it waits for a StatefulSet. */
-const LWS_AWAIT = { "pulumi.com/waitFor": "condition=Available" };
-
 /**
  * The disk tier's claims hold only offloaded KV blocks, worthless once the pod is gone: delete them
  * with the workload (StatefulSet's persistentVolumeClaimRetentionPolicy; LWS has the same field on
@@ -65,7 +62,8 @@ function workloadObject(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload)
   return {
     apiVersion: "leaderworkerset.x-k8s.io/v1",
     kind: "LeaderWorkerSet",
-    metadata: meta(ctx, wl.name, selector, LWS_AWAIT),
+    // `pulumi up` waits for it as for every workload: readiness-command.ts.
+    metadata: meta(ctx, wl.name, selector),
     spec: {
       replicas: 1,
       // Workers dial the leader's DP address at start; the leader is not Ready until they join.

@@ -13,7 +13,9 @@ import { failureText, getText, probeAll } from "./http";
 import type { Probe } from "./status";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
 import { runChecked, type Shell } from "./remote";
-import { fleetStatus, islandStatus, type IslandStatus, type Status } from "./status";
+import { fleetStatus, islandStatus, islandStatusFromCluster, type IslandStatus, type Status } from "./status";
+import type { ClusterAccess } from "../target";
+import type { DeploymentPlan } from "../plan/deployment-plan";
 import { replaceHint, type ReplaceHint } from "./replace-hint";
 
 /**
@@ -47,8 +49,31 @@ export interface FleetStatusReport {
   replace?: ReplaceHint;
 }
 
-/** Scheduler first, then every process's /health and /v1/models, all probed at once. */
-export async function statusCommand(view: FleetView, shell: Shell | undefined): Promise<FleetStatusReport> {
+/** A fleet whose target's API can be asked (Kubernetes): the plan says what to read there. */
+export interface ClusterSource {
+  plan: DeploymentPlan;
+  access: ClusterAccess;
+}
+
+/**
+ * Scheduler first, then every process's /health and /v1/models, all probed at once; or, for a
+ * target whose cluster API answers for it (Kubernetes, from a stack), that API.
+ */
+export async function statusCommand(
+  view: FleetView,
+  shell: Shell | undefined,
+  cluster?: ClusterSource,
+): Promise<FleetStatusReport> {
+  const observe = targetOf(view.target).fleet.cluster?.observe;
+  if (observe && cluster) {
+    const reports = await observe(cluster.plan, cluster.access);
+    const islands = view.islands.map((i) => {
+      const r = reports.find((x) => x.island === i.island);
+      if (!r) throw new Error(`internal error: the cluster's report has no island ${i.island}`);
+      return islandStatusFromCluster(i, r);
+    });
+    return { status: fleetStatus(islands), model: view.model, target: view.target, islands };
+  }
   const jobs = await querySchedulers(view, shell);
   const urls = view.islands.flatMap((i) => {
     const job = jobs?.get(i.island);

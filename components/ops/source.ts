@@ -13,6 +13,8 @@ import type { TargetKind } from "../config/target-kinds";
 import { allTargets, targetOf } from "../targets";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";
+import type { ClusterSource } from "./commands";
+import type { ClusterAccess } from "../target";
 
 export interface SourceOptions {
   /** A Pulumi stack name or a stack file, as for `npm run plan`. */
@@ -28,12 +30,17 @@ export interface SourceOptions {
   identity?: string;
   sshOptions: string[];
   local: boolean;
+  /** `--kubeconfig`, `--context`: the cluster's API (default: the stack's Pulumi config, else $KUBECONFIG). */
+  kubeconfig?: string;
+  context?: string;
 }
 
 export interface FleetSource {
   view: FleetView;
   /** Where the target's scripts run (FleetSupport.shell); undefined for Kubernetes or when nothing says how to reach SLURM. */
   shell?: Shell;
+  /** Where a target whose cluster API answers for it (Kubernetes) is read, from a stack. */
+  cluster?: ClusterSource;
   describe: string;
 }
 
@@ -53,6 +60,12 @@ function pulumiSettings(file: string | undefined, stack: string | undefined) {
     overrides: overridesFromObject(get("overrides"), `${NS}:overrides`),
     namespace: typeof get("namespace") === "string" ? (get("namespace") as string) : undefined,
     login: get("login") !== undefined ? parseLogin(get("login")) : undefined,
+    // A path only: the file's contents are a config secret, which only Pulumi can decrypt.
+    kubeconfig:
+      typeof get("kubeconfig") === "string" && !/[\n{]/.test(get("kubeconfig"))
+        ? path.resolve(path.dirname(candidate), get("kubeconfig") as string)
+        : undefined,
+    context: typeof get("context") === "string" ? (get("context") as string) : undefined,
   };
 }
 
@@ -75,6 +88,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
   let view: FleetView;
   let describe: string;
   let login: SshTarget | undefined;
+  let cluster: ClusterSource | undefined;
   if (o.endpoints) {
     view = viewFromEndpoints(JSON.parse(fs.readFileSync(o.endpoints, "utf8")), o.endpoints, o.service);
     describe = o.endpoints;
@@ -102,6 +116,15 @@ export function resolveSource(o: SourceOptions): FleetSource {
       throw new ConfigError([{ path: "", message: `--service: ${(e as Error).message}` }], file);
     }
     describe = settings ? `${file} (as Pulumi stack ${pulumiStack}, settings from ${settings.file})` : file;
+    if (targetOf(view.target).fleet.cluster) {
+      const kubeconfig = o.kubeconfig ?? settings?.kubeconfig;
+      const context = o.context ?? settings?.context;
+      const access: ClusterAccess = {
+        ...(kubeconfig ? { kubeconfigPath: kubeconfig } : {}),
+        ...(context ? { context } : {}),
+      };
+      cluster = { plan: serviceOf(plan, o.service), access };
+    }
     const l = settings?.login;
     if (l) {
       const options = l.hostKey
@@ -119,7 +142,7 @@ export function resolveSource(o: SourceOptions): FleetSource {
   let shell: Shell | undefined;
   if (where === "here" || (where === "login" && o.local)) shell = localShell();
   else if (where === "login" && login) shell = sshShell(login);
-  return { view, shell, describe };
+  return { view, shell, ...(cluster ? { cluster } : {}), describe };
 }
 
 /**

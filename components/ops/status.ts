@@ -1,6 +1,7 @@
 import type { IslandView, ProcessView } from "./fleet-view";
 import { processesOf, processUrl } from "./fleet-view";
 import { jobPhase, nodeLost, type JobReport } from "../slurm";
+import type { ClusterIslandReport } from "../target";
 
 /** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
 export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
@@ -127,6 +128,32 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
     detail,
     nodes: job?.hosts ?? [],
     processes: out,
+  };
+}
+
+/**
+ * An island's status as its cluster's API shows it (FleetSupport.cluster): each process takes its
+ * workload's state, READY meaning its pods are Ready (their readiness probe, the engine's /health).
+ */
+export function islandStatusFromCluster(view: IslandView, report: ClusterIslandReport): IslandStatus {
+  return {
+    island: view.island,
+    status: report.state,
+    jobName: null,
+    jobId: null,
+    schedulerState: null,
+    detail: report.detail,
+    nodes: report.nodes,
+    processes: processesOf(view).map((p) => {
+      const seen = report.processes[p.role === "router" ? "router" : p.id];
+      return {
+        id: p.id,
+        role: p.role,
+        url: p.url ?? null,
+        status: seen?.state ?? report.state,
+        detail: seen?.detail ?? report.detail,
+      };
+    }),
   };
 }
 

@@ -1,0 +1,89 @@
+import type { DeploymentPlan } from "../plan/deployment-plan";
+import type { ClusterAccess, ClusterIslandReport } from "../target";
+import { clusterReader, type ClusterReader } from "./cluster-reader";
+import { renderK8sFleet, type K8sIslandObjects } from "./fleet-objects";
+import type { K8sObject } from "./objects";
+import { refKey, worstState, workloadReadiness, type ClusterSnapshot, type WorkloadRef } from "./readiness";
+import { podTemplates } from "./rollout";
+
+/*
+ * `fleet status` on Kubernetes: the fleet's URLs are in-cluster names, so from a laptop the API
+ * server is where its state can be seen. Each island's workloads are read (readiness.ts rules, the
+ * same `pulumi up` waits with) and every process takes its workload's state.
+ */
+
+const refOf = (o: K8sObject): WorkloadRef => ({ kind: o.kind as WorkloadRef["kind"], name: o.metadata.name });
+const workloadsOf = (objects: K8sObject[]) => objects.filter((o) => podTemplates(o).length > 0);
+
+/** Which processes (engine ids, `router`) each workload of an island runs. */
+function processMap(island: K8sIslandObjects, plan: DeploymentPlan): { ref: WorkloadRef; processes: string[] }[] {
+  const planned = plan.islands[island.island];
+  return [
+    ...workloadsOf(island.mooncake).map((o) => ({ ref: refOf(o), processes: [] })),
+    ...island.replicas.map((r) => ({
+      ref: refOf(r.object),
+      processes: planned.engines
+        .filter((e) => e.role === r.workload.role && e.replica === r.workload.replica)
+        .map((e) => e.id),
+    })),
+    // The router's Deployment (vllm-router, or llm-d's EPP with Envoy) answers for the island's router.
+    ...workloadsOf(island.router).map((o, k) => ({ ref: refOf(o), processes: k === 0 ? ["router"] : [] })),
+  ];
+}
+
+export function islandReport(
+  island: K8sIslandObjects,
+  plan: DeploymentPlan,
+  snap: ClusterSnapshot,
+): ClusterIslandReport {
+  const rows = processMap(island, plan).map((w) => ({ ...w, r: workloadReadiness(w.ref, snap) }));
+  // Nothing of the island exists: never deployed, or destroyed (a missing part of a deployed one is PENDING).
+  if (rows.every((w) => !snap.workloads.has(refKey(w.ref))))
+    return {
+      island: island.island,
+      state: "SHUTDOWN",
+      detail: `none of its ${rows.length} workloads exists in namespace ${island.endpoints.namespace}`,
+      processes: Object.fromEntries(
+        rows.flatMap((w) =>
+          w.processes.map((id) => [
+            id,
+            { state: "SHUTDOWN" as const, detail: `${w.ref.kind} ${w.ref.name} does not exist` },
+          ]),
+        ),
+      ),
+      nodes: [],
+    };
+  const state = worstState(rows.map((w) => w.r.state));
+  const notReady = rows.filter((w) => w.r.state === state && state !== "READY");
+  const pods = rows.reduce((n, w) => n + w.r.ready, 0);
+  const wanted = rows.reduce((n, w) => n + w.r.desired, 0);
+  const names = new Set(rows.map((w) => w.ref.name));
+  const nodes = snap.pods
+    .filter((p) => [...names].some((n) => p.metadata.name === n || p.metadata.name.startsWith(`${n}-`)))
+    .flatMap((p) => (p.spec?.nodeName ? [p.spec.nodeName] : []));
+  return {
+    island: island.island,
+    state,
+    detail: state === "READY" ? `${pods} of ${wanted} pods Ready` : notReady.map((w) => w.r.reason).join("; "),
+    processes: Object.fromEntries(
+      rows.flatMap((w) => w.processes.map((id) => [id, { state: w.r.state, detail: w.r.reason }])),
+    ),
+    nodes: [...new Set(nodes)].sort(),
+  };
+}
+
+/** Every island of the plan, read in one snapshot of the fleet's namespace. */
+export async function observeKubernetesFleet(
+  plan: DeploymentPlan,
+  access: ClusterAccess,
+  reader?: ClusterReader,
+): Promise<ClusterIslandReport[]> {
+  const fleet = renderK8sFleet(plan, []);
+  const refs = fleet.islands.flatMap((i) => processMap(i, plan).map((w) => w.ref));
+  const r = reader ?? (await clusterReader(access));
+  const selector = `app.kubernetes.io/name=vllm-fleet,app.kubernetes.io/instance=${
+    fleet.islands[0]?.replicas[0]?.object.metadata.labels?.["app.kubernetes.io/instance"] ?? ""
+  }`;
+  const snap = await r.snapshot(fleet.namespace, refs, selector);
+  return fleet.islands.map((i) => islandReport(i, plan, snap));
+}

@@ -1,0 +1,187 @@
+/**
+ * Issue 31, fault 5 and item 4 on the real control plane (kube-apiserver v1.37.2, scheduler,
+ * controller-manager, LWS, kwok's fake 8-GPU nodes: test/kubernetes/control-plane): the readiness
+ * wait `pulumi up` runs for each island (bin/k8s-wait.js, with the command line the program builds:
+ * readiness-command.ts) and `fleet status` read what the API server says about a stack's objects,
+ * applied as `plan --out` renders them. A stack that can run is READY; one whose pods cannot be
+ * scheduled, are refused by Pod Security or mount a PVC that does not exist fails within
+ * kubernetes.stuck_after with the cluster's reason, naming the object. Before this, pulumi-kubernetes'
+ * await printed "0/1 Pods ready" for startup_timeout + 600 s (80 minutes by default).
+ *
+ * kwok marks scheduled pods Running and Ready without running a container: this proves scheduling,
+ * admission, controllers and the readings, not the engines.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readinessCommandLine } from "../../components/kubernetes/readiness-command";
+import type { K8sObject } from "../../components/kubernetes/objects";
+import { ROOT } from "../helpers";
+import { controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+
+const missing = controlPlaneMissing();
+if (missing)
+  console.warn(
+    `\n*** SKIPPED: the readiness wait on a real control plane (k8s-readiness.e2e.test.ts): ${missing} ***\n`,
+  );
+
+let cp: ControlPlane;
+const node = (script: string, args: string[]) =>
+  spawnSync("node", [path.join(ROOT, "dist", "bin", script), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
+    timeout: 120_000,
+  });
+
+interface Applied {
+  namespace: string;
+  workloads: K8sObject[];
+  /** Every object, to delete afterwards. */
+  files: string;
+}
+
+/** `plan --out` of a stack (with overrides), applied for real: the namespace first, then every object. */
+function apply(stack: string, overrides: string[] = [], namespaceLabels: Record<string, string> = {}): Applied {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-${stack}-`));
+  const planned = node("plan.js", [stack, "--out", dir, ...overrides]);
+  expect(planned.status, planned.stderr).toBe(0);
+  // plan.json is for people; kubectl -R would read it as an object.
+  fs.rmSync(path.join(dir, "plan.json"));
+  const files = fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(".yaml"));
+  const objects = files.map((f) => require("yaml").parse(fs.readFileSync(path.join(dir, f), "utf8")) as K8sObject);
+  const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
+  const ns = objects.find((o) => o.kind === "Namespace");
+  if (ns) expect(cp.kubectl(["apply", "-f", path.join(dir, files[objects.indexOf(ns)])]).status).toBe(0);
+  else cp.kubectl(["create", "namespace", namespace]);
+  for (const [k, v] of Object.entries(namespaceLabels))
+    expect(cp.kubectl(["label", "--overwrite", "namespace", namespace, `${k}=${v}`]).status).toBe(0);
+  const r = cp.kubectl(["apply", "-R", "-f", dir]);
+  expect(r.status, r.stderr).toBe(0);
+  return {
+    namespace,
+    workloads: objects.filter((o) => ["StatefulSet", "Deployment", "LeaderWorkerSet"].includes(o.kind)),
+    files: dir,
+  };
+}
+
+function remove(a: Applied) {
+  cp.kubectl(["delete", "-R", "-f", a.files, "--wait=true", "--ignore-not-found"]);
+}
+
+/** The island's wait, as `pulumi up` runs it (the program's command line, in the project folder). */
+function wait(a: Applied, stuckAfterS: number) {
+  const line = readinessCommandLine({
+    namespace: a.namespace,
+    workloads: a.workloads,
+    podSelector: `app.kubernetes.io/name=vllm-fleet`,
+    timeoutS: 120,
+    stuckAfterS,
+  });
+  const started = Date.now();
+  const r = spawnSync("sh", ["-c", line], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
+    timeout: 180_000,
+  });
+  return { ...r, seconds: (Date.now() - started) / 1000 };
+}
+
+const status = (stack: string, overrides: string[] = []) => {
+  const r = node("fleet.js", ["status", stack, "--json", "--kubeconfig", cp.env.KUBECONFIG, ...overrides]);
+  expect(r.status, r.stderr).toBe(0);
+  return JSON.parse(r.stdout);
+};
+
+describe.skipIf(!!missing)("the readiness wait and fleet status on a real control plane", () => {
+  beforeAll(() => {
+    cp = startControlPlane();
+  }, 3 * 3600_000);
+  afterAll(() => cp?.down(), 120_000);
+
+  it("a stack that can run: the wait ends READY at once, and fleet status says READY", () => {
+    const a = apply("k8s-multi-replica");
+    try {
+      expect(status("k8s-multi-replica").islands[0].status).not.toBe("SHUTDOWN");
+      const w = wait(a, 30);
+      expect(w.status, w.stdout + w.stderr).toBe(0);
+      expect(w.stdout).toMatch(/ready in \d+ s/);
+      const s = status("k8s-multi-replica");
+      expect(s.status).toBe("READY");
+      expect(s.islands[0].processes.map((p: { status: string }) => p.status)).toEqual(["READY", "READY", "READY"]);
+      expect(s.islands[0].nodes.length).toBeGreaterThan(0);
+      console.log(`k8s-multi-replica: Ready in ${w.seconds.toFixed(1)} s`);
+    } finally {
+      remove(a);
+    }
+  });
+
+  it("pods no node can hold: the wait fails within stuck_after, naming the pod and the scheduler's reason", () => {
+    const overrides = ["--kubernetes.gpu_resource", "example.com/gpu"];
+    const a = apply("k8s-multi-replica", overrides);
+    try {
+      const w = wait(a, 8);
+      expect(w.status).toBe(1);
+      expect(w.stderr).toMatch(
+        /FAILED after \d+ s: StatefulSet k8s-multi-replica-i0-replica\d: pod k8s-multi-replica-i0-replica\d-0 cannot be scheduled: 0\/\d+ nodes are available: \d+ Insufficient example\.com\/gpu.*\(for \d+ s; kubernetes\.stuck_after = 8\)/,
+      );
+      expect(w.seconds).toBeLessThan(40);
+      const s = status("k8s-multi-replica", overrides);
+      expect(s.status).toBe("PENDING");
+      expect(s.islands[0].detail).toMatch(/Insufficient example\.com\/gpu/);
+      console.log(`unschedulable: failed in ${w.seconds.toFixed(1)} s`);
+    } finally {
+      remove(a);
+    }
+  });
+
+  it("pods Pod Security refuses (IPC_LOCK under baseline): FAILED with the FailedCreate reason", () => {
+    const a = apply("k8s-kv-offload-native", [], {
+      "pod-security.kubernetes.io/enforce": "baseline",
+      "pod-security.kubernetes.io/enforce-version": "latest",
+    });
+    try {
+      const w = wait(a, 8);
+      expect(w.status).toBe(1);
+      expect(w.stderr).toMatch(
+        /FAILED after \d+ s: StatefulSet \S+: FailedCreate: .*violates PodSecurity "baseline:latest".*IPC_LOCK/,
+      );
+      const s = status("k8s-kv-offload-native");
+      expect(s.status).toBe("FAILED");
+      console.log(`Pod Security: failed in ${w.seconds.toFixed(1)} s`);
+    } finally {
+      remove(a);
+    }
+  });
+
+  it("a model cache PVC that does not exist: the wait fails naming the claim", () => {
+    const overrides = ["--kubernetes.create_namespace", "false", "--kubernetes.namespace", "no-pvc-here"];
+    const a = apply("k8s-single-node", overrides);
+    try {
+      const w = wait(a, 8);
+      expect(w.status).toBe(1);
+      expect(w.stderr).toMatch(/cannot be scheduled: .*persistentvolumeclaim "hf-cache" not found/);
+    } finally {
+      remove(a);
+    }
+  });
+
+  it("nothing deployed: fleet status says SHUTDOWN, and a wrong cluster is an error, not a state", () => {
+    expect(status("k8s-wide-ep").status).toBe("SHUTDOWN");
+    const bad = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "kc-")), "config");
+    fs.writeFileSync(
+      bad,
+      fs.readFileSync(cp.env.KUBECONFIG, "utf8").replace(/server: \S+/, "server: https://127.0.0.1:9"),
+    );
+    const r = node("fleet.js", ["status", "k8s-wide-ep", "--kubeconfig", bad]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/127\.0\.0\.1:9.*ECONNREFUSED/);
+    expect(r.stdout).not.toMatch(/SHUTDOWN|PENDING|READY/);
+  });
+});
