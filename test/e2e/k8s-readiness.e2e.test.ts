@@ -15,6 +15,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readinessCommandLine } from "../../components/kubernetes/readiness-command";
 import type { K8sObject } from "../../components/kubernetes/objects";
@@ -54,7 +55,7 @@ function apply(stack: string, overrides: string[] = [], namespaceLabels: Record<
     .readdirSync(dir, { recursive: true })
     .map(String)
     .filter((f) => f.endsWith(".yaml"));
-  const objects = files.map((f) => require("yaml").parse(fs.readFileSync(path.join(dir, f), "utf8")) as K8sObject);
+  const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")) as K8sObject);
   const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
   const ns = objects.find((o) => o.kind === "Namespace");
   if (ns) expect(cp.kubectl(["apply", "-f", path.join(dir, files[objects.indexOf(ns)])]).status).toBe(0);
