@@ -9,9 +9,7 @@
  */
 import { Option } from "commander";
 import { ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
-import { clusterReader } from "../components/kubernetes/cluster-reader";
-import type { WorkloadRef } from "../components/kubernetes/readiness";
-import { waitReady } from "../components/kubernetes/wait-ready";
+import { clusterReader, waitReady, type WorkloadRef } from "../components/kubernetes";
 
 const KINDS: WorkloadRef["kind"][] = ["StatefulSet", "Deployment", "LeaderWorkerSet"];
 

@@ -20,3 +20,7 @@ export { mountedPath } from "./render-context";
 export { kubernetesEngineFlags } from "./engine-pod";
 export type { K8sObject } from "./objects";
 export { kubernetesTarget } from "./target";
+export { clusterReader, ClusterReadError, type ClusterReader } from "./cluster-reader";
+export { waitReady } from "./wait-ready";
+export { readinessCommandLine } from "./wait-command-line";
+export type { WorkloadRef } from "./readiness";

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import { shq } from "../shell";
 import type { K8sObject } from "./objects";
 import type { ClusterConfig } from "./provider";
+import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line";
 
 /*
  * `pulumi up`'s wait for an island's workloads, as a local Command running bin/k8s-wait.js (the
@@ -29,36 +29,10 @@ export function skipProviderAwait(o: K8sObject): K8sObject {
   return { ...o, metadata: { ...o.metadata, annotations } } as K8sObject;
 }
 
-export interface ReadinessArgs {
-  namespace: string;
-  /** The workloads to wait for (StatefulSets, Deployments, LeaderWorkerSets), as rendered. */
-  workloads: K8sObject[];
-  /** Label selector of the island's pods. */
-  podSelector: string;
-  timeoutS: number;
-  stuckAfterS: number;
+export interface ReadinessArgs extends WaitCommandArgs {
   cluster: ClusterConfig;
   /** Anything else whose change rolls the pods (the Secret's digest): the wait runs again. */
   rollsWith?: pulumi.Input<string>;
-}
-
-/** The k8s-wait command line (every value through shq). */
-export function readinessCommandLine(a: Omit<ReadinessArgs, "cluster" | "rollsWith">, context?: string): string {
-  const argv = [
-    "node",
-    "dist/bin/k8s-wait.js",
-    "--namespace",
-    a.namespace,
-    ...a.workloads.flatMap((w) => ["--workload", `${w.kind}/${w.metadata.name}`]),
-    "--pod-selector",
-    a.podSelector,
-    "--timeout",
-    String(a.timeoutS),
-    "--stuck-after",
-    String(a.stuckAfterS),
-    ...(context ? ["--context", context] : []),
-  ];
-  return argv.map(shq).join(" ");
 }
 
 /**

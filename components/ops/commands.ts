@@ -120,6 +120,7 @@ export function unresolvableHere(view: FleetView, probes: Map<string, Probe>): v
   throw new Error(
     `none of the fleet's in-cluster names resolves from here (${host}: ${[...probes.values()][0].error}), so no state was observed. ` +
       `Run fleet status where they resolve (in a pod of the cluster, e.g. kubectl run -it --rm fleet-status -n ${namespace} --image=node:20 -- bash), ` +
+      `name the stack instead of --endpoints (status then reads the cluster's API with the stack's kubeconfig), ` +
       `or read the pods' state with kubectl get pods,leaderworkersets -n ${namespace}.`,
   );
 }

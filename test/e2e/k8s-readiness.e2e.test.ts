@@ -17,8 +17,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readinessCommandLine } from "../../components/kubernetes/readiness-command";
-import type { K8sObject } from "../../components/kubernetes/objects";
+import { readinessCommandLine, type K8sObject } from "../../components/kubernetes";
 import { ROOT } from "../helpers";
 import { controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 

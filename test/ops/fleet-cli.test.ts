@@ -130,8 +130,48 @@ describe("fleet CLI (no cluster needed)", () => {
       }
     });
 
-    it("status of a Kubernetes fleet from outside the cluster, where its names do not resolve", async () => {
-      const r = await run(["status", "k8s-single-node", "--json"]);
+    it("status of a Kubernetes stack whose API server does not answer: the request and the error", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-kc-"));
+      const kubeconfig = path.join(dir, "config");
+      fs.writeFileSync(
+        kubeconfig,
+        [
+          "apiVersion: v1",
+          "kind: Config",
+          "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:9', insecure-skip-tls-verify: true}}]",
+          "users: [{name: u, user: {token: not-a-real-token}}]",
+          "contexts: [{name: x, context: {cluster: c, user: u}}]",
+          "current-context: x",
+        ].join("\n"),
+      );
+      const r = await run(["status", "k8s-single-node", "--json", "--kubeconfig", kubeconfig]);
+      expect(r).toMatchObject({ code: 1, out: "" });
+      expect(r.err).toMatch(/GET https:\/\/127\.0\.0\.1:9\/\S+: connect ECONNREFUSED 127\.0\.0\.1:9/);
+      expect(r.err).not.toContain("not-a-real-token");
+      expect(r.err).not.toMatch(/SHUTDOWN|PENDING|LAUNCHING|READY/);
+    });
+
+    it("status --endpoints of a Kubernetes fleet from outside the cluster, where its names do not resolve", async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-k8s-ep-"));
+      const host = "k8s-single-node-i0-router.inference.svc.cluster.local";
+      const file = path.join(dir, "outputs.json");
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          planned: { model: "Qwen/Qwen3-8B", target: "kubernetes" },
+          islands: [
+            {
+              island: 0,
+              routerUrl: `http://${host}:8000/v1`,
+              adminUrls: [
+                `http://k8s-single-node-i0-replica0-0.k8s-single-node-i0-engines.inference.svc.cluster.local:8100/v1`,
+              ],
+              roles: ["replica"],
+            },
+          ],
+        }),
+      );
+      const r = await run(["status", "--endpoints", file, "--json"]);
       expect(r).toMatchObject({ code: 1, out: "" });
       expect(r.err).toMatch(
         /none of the fleet's in-cluster names resolves from here \(k8s-single-node-[^ ]*\.inference\.svc/,
