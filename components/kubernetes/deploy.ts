@@ -6,13 +6,15 @@ import type * as k8s from "@pulumi/kubernetes";
 import type { DeployTarget } from "../backend";
 import type { K8sIslandEndpoints } from "./fleet-objects";
 import { deployKubernetesIsland, kubernetesFleet, type KubernetesIslandContext } from "./island";
+import { fleetNamespace } from "./fleet-namespace";
 import { kubernetesProvider } from "./provider";
 import { kubernetesSettings } from "./settings";
 
 export const kubernetesDeployTarget: DeployTarget<k8s.Provider, KubernetesIslandContext, K8sIslandEndpoints> = {
   // The provider's default namespace is the one the plan's URLs were made with.
   // Services share the file's [kubernetes] table, so any service's namespace is the stack's.
-  connect: (config, name, stack) => kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
+  connect: (config, name, stack) =>
+    kubernetesProvider(name, config, fleetNamespace(kubernetesSettings(stack.services[0]), stack.stack).name),
   fleetContext: (fleet, stack, common, provider) => ({
     ...common,
     ...kubernetesFleet(fleet, stack, provider, common.secrets),

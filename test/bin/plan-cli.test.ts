@@ -43,9 +43,9 @@ describe("npm run plan", () => {
     expect(stdout).toContain(
       "LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1",
     );
-    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.inference.svc.cluster.local:8000/v1");
+    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.vllm-fleet-k8s-wide-ep.svc.cluster.local:8000/v1");
     expect(stdout).toContain(
-      "admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)",
+      "admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.vllm-fleet-k8s-wide-ep.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)",
     );
   });
 
