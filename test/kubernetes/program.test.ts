@@ -118,6 +118,14 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     for (const r of k8sResources(registered)) if (r !== ns) expect(r.inputs.metadata.namespace).toBe("rl-prod");
   });
 
+  // Issue 31: unset, the fleet's own namespace is the provider's default too, as the URLs were planned.
+  it("without a namespace anywhere, the provider's default namespace is the fleet's own", async () => {
+    const { islands, registered } = await program("k8s-llm-d");
+    const [provider] = registered.filter((r) => r.type === "pulumi:providers:kubernetes");
+    expect(provider.inputs.namespace).toBe("vllm-fleet-k8s-llm-d");
+    expect(islands[0].namespace).toBe("vllm-fleet-k8s-llm-d");
+  });
+
   it("a kubeconfig given as file contents must be a secret", async () => {
     const contents = "apiVersion: v1\nkind: Config\nclusters: []\n";
     await expect(program("k8s-single-node", { kubeconfig: contents }, [])).rejects.toThrow(
