@@ -108,6 +108,12 @@ export interface RequestTable {
   rows: string[][];
 }
 
+/** A target's word on a whole stack: lines of the printed plan, and fields of its JSON. */
+export interface StackReport {
+  text: string[];
+  json: Record<string, unknown>;
+}
+
 /** Why a target cannot run a plan: the key (as the user's file spells it in the older layout) and the reason. */
 export interface PlanRefusal {
   path: string;
@@ -139,6 +145,11 @@ export interface Target {
    * (`plans`: every service of the stack).
    */
   requests?(stack: StackPlan): RequestTable;
+  /**
+   * What the target says of the whole stack beside the plan, for `plan` to print after the totals and
+   * to add to its JSON (Kubernetes: the namespace, and the Pod Security level its pods need and why).
+   */
+  stackReport?(stack: StackPlan): StackReport;
   /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
   placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
   fleet: FleetSupport;

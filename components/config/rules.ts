@@ -8,7 +8,7 @@ import { deepEpAcrossNodes, islandNodes, localRanks, perRankEngines } from "./to
 import { fail, type Rule, type RuleIssue } from "./rule";
 import { SGLANG_RULES } from "./sglang-rules";
 import { SGLANG_ROUTER_POLICIES } from "./schema/router";
-import { SGLANG_IMAGE } from "./schema/kubernetes";
+import { BUILT_IN_NAMESPACES, SGLANG_IMAGE } from "./schema/kubernetes";
 
 export type { RuleIssue } from "./rule";
 
@@ -474,6 +474,47 @@ export const RULES: Record<string, Rule> = {
           "engine",
         )
       : [];
+  },
+  // Issue 31: a namespace the fleet creates is empty until `pulumi up` makes it, and `pulumi destroy`
+  // deletes it with everything in it. What the pods name but the fleet does not create (a PVC, pull
+  // Secrets, a ServiceAccount) could never be there in time, and a PVC's data would go with it.
+  "a namespace the fleet creates holds nothing it does not create": (cfg) => {
+    const kube = settingsFor(cfg, "kubernetes");
+    if (!kube?.create_namespace || (kube.namespace !== undefined && BUILT_IN_NAMESPACES.includes(kube.namespace)))
+      return [];
+    const where =
+      kube.namespace === undefined
+        ? "the fleet's own namespace (kubernetes.namespace is unset: one named after the Pulumi stack)"
+        : `namespace "${kube.namespace}"`;
+    const created = `{key:kubernetes.create_namespace} = true (the default) makes the fleet create ${where}, so nothing can be in it before the pods start (they would stay Pending), and pulumi destroy deletes it with everything in it`;
+    const fix = (what: string) =>
+      `set create_namespace = false and {key:kubernetes.namespace} to the namespace that holds ${what}`;
+    const refused = (key: string, what: string, extra = "") =>
+      fail(
+        key,
+        `${what} must exist before the fleet's pods start, but ${created}${extra}: ${fix(what)}`,
+        "kubernetes.create_namespace",
+        "kubernetes.namespace",
+      );
+    const c = kube.model_cache;
+    return [
+      ...(c?.pvc !== undefined
+        ? refused(
+            "kubernetes.model_cache.pvc",
+            `the PersistentVolumeClaim "${c.pvc}"`,
+            ", the claim and its cached models included",
+          )
+        : []),
+      ...(kube.image_pull_secrets.length
+        ? refused(
+            "kubernetes.image_pull_secrets",
+            `the image pull Secret${kube.image_pull_secrets.length > 1 ? "s" : ""} ${kube.image_pull_secrets.map((s) => `"${s}"`).join(", ")}`,
+          )
+        : []),
+      ...(kube.service_account !== undefined
+        ? refused("kubernetes.service_account", `the ServiceAccount "${kube.service_account}"`)
+        : []),
+    ];
   },
   // The labels go only on the PodMonitors, which exist only with monitoring on: set alone they would do nothing.
   "monitoring labels need monitoring": (cfg) => {

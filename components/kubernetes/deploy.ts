@@ -6,6 +6,7 @@ import type * as k8s from "@pulumi/kubernetes";
 import type { DeployTarget } from "../backend";
 import type { K8sIslandEndpoints } from "./fleet-objects";
 import { deployKubernetesIsland, kubernetesFleet, type KubernetesIslandContext } from "./island";
+import { fleetNamespace } from "./fleet-namespace";
 import { clusterConfig, kubernetesProvider, type ClusterConfig } from "./provider";
 import { kubernetesSettings } from "./settings";
 
@@ -16,7 +17,7 @@ export const kubernetesDeployTarget: DeployTarget<Connection, KubernetesIslandCo
   // Services share the file's [kubernetes] table, so any service's namespace is the stack's.
   // The readiness waits read the cluster as the provider does (readiness-command.ts).
   connect: (config, name, stack) => ({
-    provider: kubernetesProvider(name, config, kubernetesSettings(stack.services[0]).namespace),
+    provider: kubernetesProvider(name, config, fleetNamespace(kubernetesSettings(stack.services[0]), stack.stack).name),
     cluster: clusterConfig(config),
   }),
   fleetContext: (fleet, stack, common, connection) => ({

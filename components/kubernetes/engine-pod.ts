@@ -228,7 +228,7 @@ function engineContainer(
         };
   // Pinned host memory for offloaded KV blocks and NIXL/RDMA registration, and DeepEP's NVSHMEM
   // buffers across pods (RDMA registration is bounded by RLIMIT_MEMLOCK without IPC_LOCK).
-  const capabilities = [...new Set([...(e.needs.pinsMemory ? ["IPC_LOCK"] : []), ...t.capabilities])];
+  const capabilities = [...new Set([...(e.needs.pinsMemory.length ? ["IPC_LOCK"] : []), ...t.capabilities])];
   // kubernetes.extra_resources (the RDMA device, ...): extended resources are requested and limited alike.
   const extra = Object.fromEntries(Object.entries(t.extra_resources).map(([k, v]) => [k, String(v)]));
   return {

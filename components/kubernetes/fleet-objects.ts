@@ -9,6 +9,9 @@ import { routerObjects } from "./router-objects";
 import { engineObjects, type ReplicaObjects } from "./workloads";
 import { monitoringObjects } from "./monitoring-objects";
 import { kubernetesSettings } from "./settings";
+import { k8sBase } from "./base-name";
+import { fleetNamespace } from "./fleet-namespace";
+import { podSecurityCauses, podSecurityLevel, type PodSecurity, type PodSecurityLevel } from "./pod-security";
 
 /** A Kubernetes island's outputs, known from names alone: in-cluster URLs in the plan's admin order. */
 export interface K8sIslandEndpoints extends BaseIslandOutputs {
@@ -37,15 +40,12 @@ export interface K8sFleetObjects {
   /** The plan's service, when the stack names its services. */
   service?: string;
   namespace: string;
-  /** The namespace itself, unless `create_namespace = false` or it is one every cluster has. */
-  namespaceObject?: Extract<K8sObject, { kind: "Namespace" }>;
   /** Holds the configured secrets; values are set by the Pulumi component, never rendered. */
   secret?: Extract<K8sObject, { kind: "Secret" }>;
   islands: K8sIslandObjects[];
 }
 
-/** Namespaces every cluster has, which Kubernetes refuses to delete: never created, whatever create_namespace says. */
-export const BUILT_IN_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+type NamespaceObject = Extract<K8sObject, { kind: "Namespace" }>;
 
 /** Endpoints need no cluster: names are chosen, so URLs are known at plan time. */
 export function k8sEndpoints(plan: DeploymentPlan, names: K8sNames = k8sNames(plan)): K8sIslandEndpoints[] {
@@ -67,9 +67,9 @@ export function k8sEndpoints(plan: DeploymentPlan, names: K8sNames = k8sNames(pl
 
 /**
  * Every Kubernetes object of a fleet, from the plan: per island the engine workloads, their
- * headless Service, the router (vllm-router or llm-d) and the Mooncake store; plus the namespace
- * (`pulumi up` creates objects only in one that exists) and one Secret for the configured
- * credentials. Pure: the Pulumi components only create what this returns.
+ * headless Service, the router (vllm-router or llm-d) and the Mooncake store; plus one Secret for
+ * the configured credentials. The namespace is the stack's (renderK8sStack), labelled for every
+ * service's pods. Pure: the Pulumi components only create what this returns.
  */
 export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8sFleetObjects {
   if (plan.target !== "kubernetes")
@@ -90,26 +90,9 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
         stringData: Object.fromEntries(ctx.secrets.map((s) => [SECRET_KEYS[s], ""])),
       }
     : undefined;
-  const ns = ctx.names.namespace;
-  const namespaceObject: K8sFleetObjects["namespaceObject"] =
-    ctx.target.create_namespace && !BUILT_IN_NAMESPACES.includes(ns)
-      ? {
-          apiVersion: "v1",
-          kind: "Namespace",
-          metadata: {
-            name: ns,
-            labels: {
-              "app.kubernetes.io/name": "vllm-fleet",
-              "app.kubernetes.io/instance": ctx.names.base,
-              "app.kubernetes.io/managed-by": "pulumi",
-            },
-          },
-        }
-      : undefined;
   return {
     ...(plan.service === undefined ? {} : { service: plan.service }),
-    namespace: ns,
-    ...(namespaceObject ? { namespaceObject } : {}),
+    namespace: ctx.names.namespace,
     secret,
     islands: plan.islands.map((island) => {
       const engines = engineObjects(ctx, island);
@@ -135,41 +118,75 @@ export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [
   ...i.monitors,
 ];
 
-/** Flat list in creation order: the namespace, the secret, then every island's objects. */
+/** Flat list in creation order: the secret, then every island's objects (the namespace is the stack's). */
 export function allK8sObjects(fleet: K8sFleetObjects): K8sObject[] {
-  return [
-    ...(fleet.namespaceObject ? [fleet.namespaceObject] : []),
-    ...(fleet.secret ? [fleet.secret] : []),
-    ...fleet.islands.flatMap(islandK8sObjects),
-  ];
+  return [...(fleet.secret ? [fleet.secret] : []), ...fleet.islands.flatMap(islandK8sObjects)];
 }
 
 /** A whole stack's objects: the namespace and the Secret once, then each service's islands. */
 export interface K8sStackObjects {
   namespace: string;
-  namespaceObject?: K8sFleetObjects["namespaceObject"];
+  /** The namespace itself, when the fleet creates it (fleet-namespace.ts), labelled with the level its pods need. */
+  namespaceObject?: NamespaceObject;
+  /** The Pod Security level every pod of the stack needs, and why (pod-security.ts). */
+  podSecurity: PodSecurity;
   secret?: K8sFleetObjects["secret"];
   /** Each service's objects, in the stack's order (their own namespace and Secret are the stack's). */
   services: K8sFleetObjects[];
 }
 
 /**
+ * Pod Security admission enforces, warns and audits at the level the fleet's pods need, against the
+ * latest standard: a cluster whose default is stricter admits the fleet, one that relaxes it does not
+ * leave the fleet's namespace open to more.
+ */
+const podSecurityLabels = (level: PodSecurityLevel): Record<string, string> =>
+  Object.fromEntries(
+    ["enforce", "warn", "audit"].flatMap((mode) => [
+      [`pod-security.kubernetes.io/${mode}`, level],
+      [`pod-security.kubernetes.io/${mode}-version`, "latest"],
+    ]),
+  );
+
+/**
  * Every Kubernetes object of a stack. Services share the file's [kubernetes] table and the
  * configured credentials, so each renders the same namespace and Secret (neither carries a
- * service's name): they are created once. Every other name carries the service (names.ts).
+ * service's name): they are created once. Every other name carries the service (names.ts). The
+ * namespace, when the fleet creates it, admits exactly the Pod Security level all services' pods need.
  */
 export function renderK8sStack(stack: StackPlan, secrets: SecretName[]): K8sStackObjects {
   const services = stack.services.map((plan) => renderK8sFleet(plan, secrets));
   const [first] = services;
-  const shared = (f: K8sFleetObjects) => JSON.stringify([f.namespace, f.namespaceObject ?? null, f.secret ?? null]);
+  const shared = (f: K8sFleetObjects) => JSON.stringify([f.namespace, f.secret ?? null]);
   for (const f of services)
     if (shared(f) !== shared(first))
       throw new Error(
         `internal error: services ${first.service} and ${f.service} render different namespaces or Secrets`,
       );
+  const podSecurity = podSecurityLevel(
+    services.flatMap((f) => f.islands.flatMap(islandK8sObjects)),
+    podSecurityCauses(stack.services),
+  );
+  const ns = fleetNamespace(kubernetesSettings(stack.services[0]), stack.stack);
+  const namespaceObject: NamespaceObject | undefined = ns.created
+    ? {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: {
+          name: ns.name,
+          labels: {
+            "app.kubernetes.io/name": "vllm-fleet",
+            "app.kubernetes.io/instance": k8sBase(stack.stack),
+            "app.kubernetes.io/managed-by": "pulumi",
+            ...podSecurityLabels(podSecurity.level),
+          },
+        },
+      }
+    : undefined;
   return {
     namespace: first.namespace,
-    ...(first.namespaceObject ? { namespaceObject: first.namespaceObject } : {}),
+    ...(namespaceObject ? { namespaceObject } : {}),
+    podSecurity,
     secret: first.secret,
     services,
   };

@@ -1,5 +1,6 @@
 import { k8sBase, k8sIslandPrefix } from "./base-name";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl, Role } from "../plan/deployment-plan";
+import { fleetNamespace } from "./fleet-namespace";
 import { kubernetesSettings } from "./settings";
 
 /** One engine workload: a replica's pods. One node: a StatefulSet; several: a LeaderWorkerSet. */
@@ -22,7 +23,7 @@ const DNS_LABEL = /^[a-z]([-a-z0-9]*[a-z0-9])?$/;
  */
 export function k8sNames(plan: DeploymentPlan) {
   const target = kubernetesSettings(plan);
-  const ns = target.namespace;
+  const ns = fleetNamespace(target, plan.stack).name;
   const base = k8sBase(plan.stack);
   const prefix = (island: number) => k8sIslandPrefix(plan.stack, island, plan.service);
   // <name>.<namespace>.svc.<cluster domain>: the kubelet's clusterDomain, cluster.local unless the cluster says otherwise.

@@ -1,7 +1,7 @@
 import YAML from "yaml";
 import type { PlanOutFile } from "../backend";
-import type { DeploymentPlan } from "../plan/deployment-plan";
-import { islandK8sObjects, renderK8sFleet } from "./fleet-objects";
+import type { StackPlan } from "../plan/stack-plan";
+import { islandK8sObjects, renderK8sStack } from "./fleet-objects";
 import type { K8sObject } from "./objects";
 
 /** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
@@ -11,17 +11,19 @@ const objectYaml = (o: K8sObject) =>
 
 /**
  * `plan --out` on Kubernetes: the namespace (when the fleet creates it) at the top, then every
- * object of each island as YAML. No credentials are configured: `pulumi up` adds the Secret and
- * its references when hfToken or apiKey is set.
+ * object of each service's islands as YAML, each island in its folder. No credentials are
+ * configured: `pulumi up` adds the Secret and its references when hfToken or apiKey is set.
  */
-export function kubernetesPlanOut(plan: DeploymentPlan): PlanOutFile[] {
-  const fleet = renderK8sFleet(plan, []);
-  const ns = fleet.namespaceObject;
+export function kubernetesPlanOut(stack: StackPlan): PlanOutFile[] {
+  const rendered = renderK8sStack(stack, []);
+  const ns = rendered.namespaceObject;
   return [
     ...(ns ? [{ path: objectFile(ns), text: objectYaml(ns) }] : []),
-    ...fleet.islands.flatMap((island) => {
-      const dir = plan.islands[island.island].name;
-      return islandK8sObjects(island).map((o) => ({ path: `${dir}/${objectFile(o)}`, text: objectYaml(o) }));
-    }),
+    ...rendered.services.flatMap((fleet, k) =>
+      fleet.islands.flatMap((island) => {
+        const dir = stack.services[k].islands[island.island].name;
+        return islandK8sObjects(island).map((o) => ({ path: `${dir}/${objectFile(o)}`, text: objectYaml(o) }));
+      }),
+    ),
   ];
 }

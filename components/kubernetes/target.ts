@@ -2,9 +2,11 @@ import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
 import { observeKubernetesFleet } from "./fleet-status";
+import { fleetNamespace } from "./fleet-namespace";
 import { k8sNames } from "./names";
 import { kubernetesPlanOut } from "./plan-out";
 import { kubernetesSettings } from "./settings";
+import { kubernetesStackReport } from "./stack-report";
 
 /** Kubernetes as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
 export const kubernetesTarget: Target = {
@@ -15,7 +17,7 @@ export const kubernetesTarget: Target = {
     // A real InferencePool in the fleet's namespace, named like the island's objects.
     poolRef: (settings, { stack, service }, island) => ({
       name: k8sIslandPrefix(stack, island, service),
-      namespace: kubernetesSettings({ settings }).namespace,
+      namespace: fleetNamespace(kubernetesSettings({ settings }), stack).name,
       discovery: "pool",
     }),
     // Pods request exactly the GPUs their engine uses.
@@ -27,8 +29,10 @@ export const kubernetesTarget: Target = {
         : undefined;
     },
   },
-  // Each service's islands are in folders of their own; the namespace and Secret are the stack's (alike in every service).
-  planOut: (stack) => stack.services.flatMap(kubernetesPlanOut),
+  // Each service's islands are in folders of their own; the namespace and Secret are the stack's.
+  planOut: kubernetesPlanOut,
+  // The namespace and the Pod Security level the stack's pods need.
+  stackReport: kubernetesStackReport,
   // Names are chosen, not allocated: the URLs are final at plan time.
   knownUrls: (plan) => k8sEndpoints(plan),
   placementText: (plan, island) => {

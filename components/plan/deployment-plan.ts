@@ -14,10 +14,12 @@ export type { EngineName } from "./engine-names";
 /** What an engine process needs from its host beyond its GPUs, for the target to grant. */
 export interface EngineNeeds {
   /**
-   * It pins host memory: offloaded KV blocks, NIXL/RDMA registration (P/D), or DeepEP's NVSHMEM
-   * buffers when its replica spans nodes (registration is bounded by RLIMIT_MEMLOCK).
+   * The keys (as the stack file spells them) that make it pin host memory: offloaded KV blocks,
+   * NIXL/RDMA registration (P/D), or DeepEP's NVSHMEM buffers when its replica spans nodes
+   * (registration is bounded by RLIMIT_MEMLOCK). Empty: it pins none. A target that grants the
+   * right to pin (Kubernetes' IPC_LOCK) names them where that costs something (a Pod Security level).
    */
-  pinsMemory: boolean;
+  pinsMemory: string[];
 }
 
 /** The fleet's KV cache tiers beyond GPU memory, for the target to provide memory and volumes for. */

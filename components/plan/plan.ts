@@ -111,7 +111,16 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean, gpu
   const bootstrap = pd && engine.pdTransport === "bootstrap" ? (d.transfer_backend ?? "mooncake") : undefined;
   const kv = kvTransferConfig(nixl, cfg.kv_cache_offload);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
-  const pinsMemory = cfg.kv_cache_offload !== null || pd || deepEpAcrossNodes(cfg).length > 0;
+  const userPaths = new UserPaths(cfg.layout, cfg.prime_rl === true);
+  const pinsMemory = [
+    ...new Set(
+      [
+        ...(cfg.kv_cache_offload ? ["kv_cache_offload.type"] : []),
+        ...(pd ? ["deployment.type"] : []),
+        ...deepEpAcrossNodes(cfg).map((f) => f.key),
+      ].map((k) => userPaths.user(k)),
+    ),
+  ];
   // A node's ports on a shared host: the configured ones moved past the earlier nodes'.
   const portShift = (n: number) => (sharedHost ? n * SHARED_HOST_PORT_STRIDE : 0);
   let node = 0;

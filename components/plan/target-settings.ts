@@ -15,3 +15,5 @@ export type KubernetesSettings = KubernetesTarget;
 export type Launcher = SlurmSettings["launcher"];
 /** `[local]`. */
 export type LocalSettings = LocalTarget;
+/** Namespaces the Kubernetes target never creates (the schema's, re-exported for the target, which reads no config). */
+export { BUILT_IN_NAMESPACES } from "../config/schema/kubernetes";

@@ -2,6 +2,7 @@ import type { FleetConfig } from "../config/types";
 import type { DeploymentPlan, EngineProcess, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { resolveDeep, showRef, showValue, type Value } from "../plan/values";
 import { namedServices, type StackPlan } from "../plan/stack-plan";
+import { targetOf } from "../targets";
 
 /** A URL with a symbolic host, e.g. http://<i0-n0>:8000/v1, for plans made before nodes exist. */
 export const showUrl = (island: number, u: NodeUrl) => `http://<i${island}-n${u.node}>:${u.port}${u.path}`;
@@ -67,11 +68,14 @@ export function planJson(plan: DeploymentPlan, cfg: FleetConfig) {
  * `configs`: the services' configs, in the stack's order.
  */
 export function stackPlanJson(stack: StackPlan, configs: FleetConfig[]) {
-  if (!namedServices(stack)) return planJson(stack.services[0], configs[0]);
+  // What the target says of the whole stack (Kubernetes: namespace, pod_security), beside the totals.
+  const report = targetOf(stack.services[0].target).stackReport?.(stack).json ?? {};
+  if (!namedServices(stack)) return { ...planJson(stack.services[0], configs[0]), ...report };
   return {
     stack: stack.stack,
     target: stack.services[0].target,
     totals: stack.totals,
+    ...report,
     services: Object.fromEntries(stack.services.map((plan, k) => [plan.service!, planJson(plan, configs[k])])),
   };
 }

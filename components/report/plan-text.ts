@@ -118,6 +118,10 @@ function requestLines(stack: StackPlan): string[] {
   return [requests.title, rows.toString(), ""];
 }
 
+/** What the target says of the whole stack (Kubernetes: its namespace and Pod Security level). */
+const stackReportLines = (stack: StackPlan): string[] =>
+  targetOf(stack.services[0].target).stackReport?.(stack).text ?? [];
+
 /** The readable plan of one service, after its title. */
 function planBody(plan: DeploymentPlan): string[] {
   const out: string[] = [];
@@ -136,6 +140,7 @@ export function planText(plan: DeploymentPlan, source: string): string {
     `stack ${plan.stack} (${source}): ${serviceTitle(plan)}`,
     ...requestLines({ stack: plan.stack, services: [plan], totals: plan.totals }),
     totalsText(plan.totals, plan.islands.length),
+    ...stackReportLines({ stack: plan.stack, services: [plan], totals: plan.totals }),
     ...planBody(plan),
   ].join("\n");
 }
@@ -148,6 +153,7 @@ export function stackPlanText(stack: StackPlan, source: string): string {
     `stack ${stack.stack} (${source}): ${plural(stack.services.length, "service")} on ${stack.services[0].target}`,
     ...requestLines(stack),
     totalsText(stack.totals, islands),
+    ...stackReportLines(stack),
   ];
   for (const plan of stack.services)
     out.push(

@@ -43,10 +43,53 @@ describe("npm run plan", () => {
     expect(stdout).toContain(
       "LeaderWorkerSet k8s-wide-ep-i0-replica0: k8s-wide-ep-i0-replica0-0 k8s-wide-ep-i0-replica0-0-1",
     );
-    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.inference.svc.cluster.local:8000/v1");
+    expect(stdout).toContain("router  http://k8s-wide-ep-i0-router.vllm-fleet-k8s-wide-ep.svc.cluster.local:8000/v1");
     expect(stdout).toContain(
-      "admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.inference.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)",
+      "admin   http://k8s-wide-ep-i0-replica0-0-1.k8s-wide-ep-i0-replica0.vllm-fleet-k8s-wide-ep.svc.cluster.local:8100/v1  (replica, i0-replica0-n1)",
     );
+  });
+
+  // Issue 31: the namespace, and the Pod Security level the pods need with the keys behind it.
+  it("a Kubernetes stack states its namespace and Pod Security level, and why, in text and --json", () => {
+    const text = run(["k8s-kv-offload-native"]);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain(
+      "namespace vllm-fleet-k8s-kv-offload-native: created by the fleet, deleted by pulumi destroy with everything in it",
+    );
+    expect(text.stdout).toContain(
+      "pod security: privileged, enforced on the namespace (pod-security.kubernetes.io/enforce: privileged)",
+    );
+    expect(text.stdout).toContain(
+      "capability IPC_LOCK, beyond baseline: inference.kv_cache_offload.type (StatefulSet/k8s-kv-offload-native-i0-replica0)",
+    );
+    const json = JSON.parse(run(["k8s-multi-replica", "--json"]).stdout);
+    expect(json.namespace).toEqual({ name: "vllm-fleet-k8s-multi-replica", created: true });
+    expect(json.pod_security).toMatchObject({
+      level: "privileged",
+      labelled: true,
+      violations: [{ what: "hostPath volume model-cache", keys: ["kubernetes.model_cache.host_path"] }],
+    });
+    const services = JSON.parse(run(["k8s-policy-and-judge", "--json"]).stdout);
+    expect(services.pod_security.level).toBe("privileged");
+    expect(services.namespace.name).toBe("vllm-fleet-k8s-policy-and-judge");
+  });
+
+  it("a namespace the fleet does not create must admit the level: the plan says so", () => {
+    const { code, stdout } = run(["k8s-single-node"]);
+    expect(code).toBe(0);
+    expect(stdout).toContain("namespace inference: not created by the fleet (it must exist)");
+    expect(stdout).toContain("pod security: baseline: namespace inference must admit it");
+    expect(JSON.parse(run(["k8s-llm-d", "--json"]).stdout).pod_security).toEqual({
+      level: "baseline",
+      labelled: true,
+      violations: [],
+    });
+  });
+
+  it("a SLURM stack says nothing of namespaces or Pod Security", () => {
+    const { stdout } = run(["single-node"]);
+    expect(stdout).not.toContain("pod security");
+    expect(JSON.parse(run(["single-node", "--json"]).stdout).pod_security).toBeUndefined();
   });
 
   it.each(Object.entries(SHAPE_TOTALS))("%s --json totals are the shape's numbers", (name, totals) => {

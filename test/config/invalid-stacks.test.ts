@@ -105,6 +105,10 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "SGLang runs one server per node": ["rule-sglang-per-rank"],
   "vLLM's P/D moves KV over NIXL": ["rule-vllm-pd-mooncake-transfer"],
   "monitoring labels need monitoring": ["rule-k8s-monitoring-labels"],
+  "a namespace the fleet creates holds nothing it does not create": [
+    "rule-k8s-pvc-in-created-namespace",
+    "rule-k8s-refs-in-own-namespace",
+  ],
   "cross-pod DeepEP on Kubernetes needs the RDMA fabric": [
     "rule-k8s-wide-ep-deepep-no-rdma",
     "rule-k8s-pd-deepep-no-rdma",

@@ -4,7 +4,10 @@
  * test/kubernetes/control-plane/up.sh. It proves the fixture by applying every object that every
  * stacks/k8s-*.toml renders with a server-side dry run under strict field validation: the API server,
  * the CRDs' schemas, Pod Security admission and LWS's admission webhooks must accept all of them.
- * Namespaces are created for real first (a dry-run Namespace does not exist for the objects in it).
+ * Namespaces are created for real first (a dry-run Namespace does not exist for the objects in it),
+ * with the Pod Security labels the fleet renders (issue 31), and deleted after. Then, for real: a
+ * stack that needs privileged runs in its namespace and is refused where baseline is enforced, and
+ * two stacks share a cluster in their default namespaces.
  *
  * Skips loudly when the binaries cannot be had (no Go toolchain and nothing cached); a cold build
  * takes ~25 min on two cores and happens in the first run only (test/kubernetes/control-plane/README.md).
@@ -15,10 +18,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { allK8sStackObjects, renderK8sStack, type K8sObject } from "../../components/kubernetes";
 import { loadStackText } from "../../components/config/load";
-import { allK8sStackObjects, renderK8sStack } from "../../components/kubernetes";
 import { buildStackPlan } from "../../components/planner";
-import { ROOT, STACK_NAMES, stackText } from "../helpers";
+import { ROOT, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
 
 const CP = path.join(ROOT, "test", "kubernetes", "control-plane");
 const K8S = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
@@ -42,6 +45,52 @@ const kubectl = (args: string[], input?: string) =>
     encoding: "utf8",
     maxBuffer: 64 << 20,
   });
+const yamlDocs = (objects: object[]) => objects.map((o) => YAML.stringify(o)).join("---\n");
+/** Server-side apply as the fleet's field manager, strict fields; `dry` for a server-side dry run. */
+const apply = (objects: object[], dry = false) =>
+  kubectl(
+    [
+      "apply",
+      "--server-side",
+      ...(dry ? ["--dry-run=server"] : []),
+      "--validate=strict",
+      "--field-manager=vllm-fleet",
+      "-f",
+      "-",
+    ],
+    yamlDocs(objects),
+  );
+const dryRun = (objects: object[]) => apply(objects, true);
+/**
+ * Pod Security admission warns on the pod templates of built-in workloads and PodTemplates only,
+ * not of a LeaderWorkerSet (a CRD; its pods are checked when LWS creates them): each LWS template
+ * is dry-run again as a PodTemplate, so the check sees every engine pod.
+ */
+const lwsPodTemplates = (objects: K8sObject[]): object[] =>
+  objects.flatMap((o) =>
+    o.kind === "LeaderWorkerSet"
+      ? (["leader", "worker"] as const).map((role) => ({
+          apiVersion: "v1",
+          kind: "PodTemplate",
+          metadata: { name: `${o.metadata.name}-${role}`, namespace: o.metadata.namespace },
+          template: o.spec.leaderWorkerTemplate[`${role}Template`],
+        }))
+      : [],
+  );
+/** The Pod Security labels of `level` for the given modes, each at the latest version. */
+const psLabels = (level: string, modes = ["enforce", "warn", "audit"]) =>
+  modes.flatMap((m) => [`pod-security.kubernetes.io/${m}=${level}`, `pod-security.kubernetes.io/${m}-version=latest`]);
+/** A stack file planned as Pulumi stack `pulumiStack` (whose name the default namespace carries). */
+const planAs = (file: string, pulumiStack: string) =>
+  buildStackPlan(loadStackText(stackText(file), `${file}.toml`), pulumiStack);
+/** Polls `f` every second until it returns a value or `ms` pass. */
+async function until<T>(f: () => T | undefined, ms: number): Promise<T | undefined> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 1000))) {
+    const v = f();
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
 
 describe.skipIf(!!missing)("the test control plane (test/kubernetes/control-plane)", () => {
   beforeAll(() => {
@@ -123,34 +172,148 @@ describe.skipIf(!!missing)("the test control plane (test/kubernetes/control-plan
     }
   });
 
-  it(`accepts every object of every stacks/k8s-*.toml (${K8S.length} stacks), server-side dry run, strict fields`, () => {
+  // Issue 31: every stack's namespace for real, labelled as the fleet renders it (a namespace the
+  // fleet does not create, as its owner must label it: at the level the plan states), then its
+  // objects dry-run. With enforce labels, Pod Security admission checks workloads' pod templates as
+  // warnings only: none may appear. And the level itself is checked against the API server's own
+  // reading: every object again in a probe namespace that warns at baseline, where exactly the
+  // stacks computed privileged warn, for exactly the capabilities and hostPath volumes named.
+  it(`accepts every object of every stacks/k8s-*.toml (${K8S.length} stacks), server-side dry run, strict fields, in its namespace labelled at its Pod Security level`, () => {
     const rejected: string[] = [];
     const warnings: string[] = [];
+    const levels: Record<string, string> = {};
+    const probeWarned: Record<string, string[]> = {};
+    const created = new Set<string>();
     let applied = 0;
+    const probe = "ps-probe-baseline";
+    const made = kubectl(["create", "namespace", probe]);
+    expect(made.status, made.stderr).toBe(0);
+    kubectl(["label", "namespace", probe, ...psLabels("baseline", ["warn"])]);
+    created.add(probe);
     for (const name of K8S) {
-      const stack = buildStackPlan(loadStackText(stackText(name), `${name}.toml`), name);
-      const rendered = renderK8sStack(stack, ["hfToken", "apiKey"]);
-      const objects = allK8sStackObjects(rendered);
-      // The namespace for real: the objects in it are then dry-run.
+      const rendered = renderK8sStack(stackPlanOf(name), ["hfToken", "apiKey"]);
+      const level = rendered.podSecurity.level;
+      levels[name] = level;
       const ns = rendered.namespaceObject
-        ? kubectl(["apply", "--server-side", "--validate=strict", "-f", "-"], JSON.stringify(rendered.namespaceObject))
+        ? kubectl(["create", "-f", "-"], JSON.stringify(rendered.namespaceObject))
         : kubectl(["create", "namespace", rendered.namespace]);
-      if (ns.status !== 0 && !/AlreadyExists/.test(ns.stderr)) rejected.push(`${name}: namespace: ${ns.stderr.trim()}`);
-      const docs = objects.map((o) => YAML.stringify(o)).join("---\n");
-      const r = kubectl(
-        ["apply", "--server-side", "--dry-run=server", "--validate=strict", "--field-manager=vllm-fleet", "-f", "-"],
-        docs,
-      );
-      const ok = r.stdout.split("\n").filter((l) => /\(server dry run\)$/.test(l));
+      if (ns.status !== 0) rejected.push(`${name}: namespace: ${ns.stderr.trim()}`);
+      created.add(rendered.namespace);
+      if (!rendered.namespaceObject) kubectl(["label", "namespace", rendered.namespace, ...psLabels(level)]);
+      // The enforce label the API server holds is the level the plan computed.
+      const labels = JSON.parse(kubectl(["get", "namespace", rendered.namespace, "-o", "json"]).stdout).metadata.labels;
+      expect(labels["pod-security.kubernetes.io/enforce"], name).toBe(level);
+      const objects = allK8sStackObjects(rendered).filter((o) => o.kind !== "Namespace");
+      const r = dryRun([...objects, ...lwsPodTemplates(objects)]);
+      const ok = r.stdout.split("\n").filter((l) => /\(server dry run\)$/.test(l) && !l.startsWith("podtemplate/"));
       applied += ok.length;
       if (r.status !== 0 || ok.length !== objects.length)
         rejected.push(`${name}: ${ok.length}/${objects.length} accepted (exit ${r.status}):\n${r.stderr.trim()}`);
       for (const l of r.stderr.split("\n")) if (/^Warning:/.test(l)) warnings.push(`${name}: ${l}`);
+      // The same objects where only baseline is admitted (warn mode: nothing is refused).
+      const moved = objects.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: probe } }));
+      probeWarned[name] = dryRun([...moved, ...lwsPodTemplates(moved)])
+        .stderr.split("\n")
+        .filter((l) => /would violate PodSecurity "baseline:latest"/.test(l));
+      for (const v of rendered.podSecurity.violations) {
+        const [kind, what] = v.what.startsWith("capability ")
+          ? ["capabilities", `"${v.what.slice("capability ".length)}"`]
+          : ["hostPath volumes", `volume "${v.what.slice("hostPath volume ".length)}"`];
+        expect(
+          probeWarned[name].some((l) => l.includes(kind) && l.includes(what)),
+          `${name}: ${v.what}`,
+        ).toBe(true);
+      }
     }
+    const del = kubectl(["delete", "namespace", ...created, "--wait=false"]);
     console.log(
-      `${applied} objects of ${K8S.length} stacks accepted; ${warnings.length} warnings\n${warnings.join("\n")}`,
+      `${applied} objects of ${K8S.length} stacks accepted; ${warnings.length} warnings\n${warnings.join("\n")}\n` +
+        `levels: ${JSON.stringify(levels)}`,
     );
+    expect(del.status, del.stderr).toBe(0);
     expect(rejected).toEqual([]);
+    expect(warnings.filter((w) => /would violate PodSecurity/.test(w))).toEqual([]);
     expect(applied).toBeGreaterThan(0);
+    // The API server agrees with the computed level: exactly the privileged stacks warn at baseline.
+    expect(K8S.filter((n) => probeWarned[n].length > 0).sort()).toEqual(
+      K8S.filter((n) => levels[n] === "privileged").sort(),
+    );
+    expect(Object.values(levels)).toContain("baseline");
+  });
+
+  // Issue 31 fault 4, pinned: a stack needing privileged, applied for real into its namespace as
+  // rendered, gets its pods (kwok runs them); the same objects where baseline is enforced get none,
+  // the controllers reporting FailedCreate "violates PodSecurity". k8s-llm-d-pd: P/D engines add
+  // IPC_LOCK, and its StatefulSets fit the fake nodes without storage.
+  it("a privileged stack runs in its namespace as labelled, and is refused where baseline is enforced", async () => {
+    // Its own Pulumi stack name, so its namespace is not one the test above is still deleting.
+    const rendered = renderK8sStack(planAs("k8s-llm-d-pd", "pd-real"), []);
+    expect(rendered.podSecurity.level).toBe("privileged");
+    const objects = allK8sStackObjects(rendered).filter((o) => o.kind !== "Namespace");
+    const engines = objects.filter((o) => o.kind === "StatefulSet").map((o) => o.metadata.name);
+    expect(engines.length).toBe(3);
+    const own = rendered.namespace;
+    const baseline = "pd-real-baseline";
+    try {
+      const ns = kubectl(["create", "-f", "-"], JSON.stringify(rendered.namespaceObject));
+      expect(ns.status, ns.stderr).toBe(0);
+      const up = apply(objects);
+      expect(up.status, up.stderr).toBe(0);
+      expect(up.stderr).not.toMatch(/would violate PodSecurity/);
+      // Every engine pod is created and Running (kwok), as is the EPP's.
+      const running = await until(() => {
+        const pods = JSON.parse(kubectl(["get", "pods", "-n", own, "-o", "json"]).stdout).items;
+        const names = pods.filter((p: any) => p.status.phase === "Running").map((p: any) => p.metadata.name);
+        return engines.every((e) => names.includes(`${e}-0`)) && names.length === engines.length + 1
+          ? names
+          : undefined;
+      }, 90_000);
+      expect(running).toBeDefined();
+
+      const made = kubectl(["create", "namespace", baseline]);
+      expect(made.status, made.stderr).toBe(0);
+      kubectl(["label", "namespace", baseline, ...psLabels("baseline")]);
+      const refused = apply(objects.map((o) => ({ ...o, metadata: { ...o.metadata, namespace: baseline } })));
+      expect(refused.status, refused.stderr).toBe(0); // workloads are admitted; their pods are not
+      expect(refused.stderr).toMatch(/Warning: would violate PodSecurity "baseline:latest": non-default capabilities/);
+      const failed = await until(() => {
+        const events = JSON.parse(kubectl(["get", "events", "-n", baseline, "-o", "json"]).stdout).items;
+        const hit = events.filter(
+          (e: any) => e.reason === "FailedCreate" && /violates PodSecurity "baseline:latest"/.test(e.message),
+        );
+        const who = new Set(hit.map((e: any) => e.involvedObject.name));
+        return engines.every((e) => who.has(e)) ? hit : undefined;
+      }, 60_000);
+      expect(failed).toBeDefined();
+      const pods = JSON.parse(kubectl(["get", "pods", "-n", baseline, "-o", "json"]).stdout).items;
+      expect(pods.map((p: any) => p.metadata.name).filter((n: string) => engines.some((e) => n.startsWith(e)))).toEqual(
+        [],
+      );
+    } finally {
+      kubectl(["delete", "namespace", own, baseline, "--wait=false", "--ignore-not-found"]);
+    }
+  });
+
+  // Issue 31 fault 3: two fleets in one cluster, each in its own namespace by default. Created as
+  // pulumi-kubernetes creates them (a create, not an apply, which would merge into another's).
+  it("two stacks with their default namespaces are created in one cluster without a clash", () => {
+    const stacks = [planAs("k8s-llm-d", "team-a"), planAs("k8s-wide-ep", "team-b")].map((p) => renderK8sStack(p, []));
+    expect(new Set(stacks.map((s) => s.namespace)).size).toBe(2);
+    try {
+      for (const s of stacks) {
+        const docs = allK8sStackObjects(s)
+          .map((o) => YAML.stringify(o))
+          .join("---\n");
+        const r = kubectl(["create", "-f", "-"], docs);
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stderr).not.toMatch(/AlreadyExists|already exists/);
+      }
+      for (const s of stacks) {
+        const got = kubectl(["get", "statefulsets,leaderworkersets,services", "-n", s.namespace, "-o", "name"]);
+        expect(got.stdout.trim().split("\n").length).toBeGreaterThan(1);
+      }
+    } finally {
+      kubectl(["delete", "namespace", ...stacks.map((s) => s.namespace), "--wait=false", "--ignore-not-found"]);
+    }
   });
 });

@@ -7,6 +7,7 @@ import { ConfigError, loadConfigText } from "../../components/config";
 import type { Override } from "../../components/config/overrides";
 import { buildPlan } from "../../components/planner";
 import type { DeploymentPlan } from "../../components/plan/deployment-plan";
+import { stackTotals, type StackPlan } from "../../components/plan/stack-plan";
 import { allK8sObjects, renderK8sFleet, type K8sFleetObjects } from "../../components/kubernetes/fleet-objects";
 import { kubernetesPlanOut } from "../../components/kubernetes/plan-out";
 import type { K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";
@@ -178,8 +179,10 @@ describe("the new [kubernetes] keys", () => {
     expect(() => plan("k8s-single-node", [override(key, value)])).toThrow(new RegExp(`kubernetes\\.${key}`));
   });
 
+  const oneService = (p: DeploymentPlan): StackPlan => ({ stack: p.stack, services: [p], totals: stackTotals([p]) });
+
   it("plan --out writes each budget and monitor as its own file", () => {
-    const files = kubernetesPlanOut(plan("k8s-llm-d", [override("monitoring", true)])).map((f) => f.path);
+    const files = kubernetesPlanOut(oneService(plan("k8s-llm-d", [override("monitoring", true)]))).map((f) => f.path);
     expect(files.filter((f) => f.includes("/poddisruptionbudget-")).length).toBeGreaterThan(0);
     expect(files.filter((f) => f.includes("/podmonitor-"))).toHaveLength(2);
   });

@@ -1,13 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { loadConfigFile } from "../../components/config";
-import { buildPlan } from "../../components/planner";
-import {
-  allK8sObjects,
-  allK8sStackObjects,
-  renderK8sFleet,
-  renderK8sStack,
-  type K8sIslandEndpoints,
-} from "../../components/kubernetes/fleet-objects";
+import { allK8sStackObjects, renderK8sStack, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
 import { loadStackFile } from "../../components/config/load";
 import { buildStackPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
@@ -54,8 +46,8 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     "%s: creates exactly the rendered objects, parented to their parts, and exports the planned URLs",
     async (stack) => {
       const { infra, islands, registered } = await program(stack);
-      const plan = buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
-      const objects = allK8sObjects(renderK8sFleet(plan, []));
+      const rendered = renderK8sStack(buildStackPlan(loadStackFile(resolveStackFile(stack).file), stack), []);
+      const objects = allK8sStackObjects(rendered);
       const created = k8sResources(registered);
       expect(created.map((r) => `${r.inputs.kind}/${r.name}`).sort()).toEqual(
         objects.map((o) => `${o.kind}/${o.metadata.name}`).sort(),
@@ -63,7 +55,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       for (const r of created) {
         const o = objects.find((x) => x.kind === r.inputs.kind && x.metadata.name === r.name)!;
         expect(r.inputs.apiVersion).toBe(o.apiVersion);
-        if (r.inputs.kind !== "Namespace") expect(r.inputs.metadata.namespace).toBe("inference");
+        if (r.inputs.kind !== "Namespace") expect(r.inputs.metadata.namespace).toBe(rendered.namespace);
       }
       // Workloads belong to their replica or P/D group; router objects to the Router part.
       const engineWorkloads = created.filter((r) => ["StatefulSet", "LeaderWorkerSet"].includes(r.inputs.kind));
@@ -78,7 +70,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         expect(wait!.options.dependsOn).toEqual(expect.arrayContaining([urn(r)]));
       }
       const engineWaits = waits.filter((w) => /-engines-ready$/.test(w.name));
-      expect(engineWaits).toHaveLength(plan.islands.length);
+      expect(engineWaits).toHaveLength(rendered.services.reduce((n, s) => n + s.islands.length, 0));
       for (const w of engineWaits)
         expect(w.inputs.create).toMatch(new RegExp(` --timeout ${ENGINE_READY_TIMEOUT_S + 600} --stuck-after 300$`));
       for (const r of created.filter((r) => r.inputs.metadata.labels["app.kubernetes.io/component"] === "router"))
@@ -120,7 +112,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
   });
 
   it("builds the provider from kubeconfig, context and namespace; namespace re-plans the URLs", async () => {
-    const { islands, registered } = await program("k8s-single-node", {
+    const { islands, registered } = await program("k8s-multi-replica", {
       kubeconfig: "/home/alice/.kube/prod",
       context: "gpu-east",
       namespace: "rl-prod",
@@ -131,10 +123,18 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       context: "gpu-east",
       namespace: "rl-prod",
     });
-    expect(islands[0].routerUrl).toBe("http://k8s-single-node-i0-router.rl-prod.svc.cluster.local:8000/v1");
+    expect(islands[0].routerUrl).toBe("http://k8s-multi-replica-i0-router.rl-prod.svc.cluster.local:8000/v1");
     const [ns] = registered.filter((r) => r.type === "kubernetes:core/v1:Namespace");
     expect(ns.name).toBe("rl-prod");
     for (const r of k8sResources(registered)) if (r !== ns) expect(r.inputs.metadata.namespace).toBe("rl-prod");
+  });
+
+  // Issue 31: unset, the fleet's own namespace is the provider's default too, as the URLs were planned.
+  it("without a namespace anywhere, the provider's default namespace is the fleet's own", async () => {
+    const { islands, registered } = await program("k8s-llm-d");
+    const [provider] = registered.filter((r) => r.type === "pulumi:providers:kubernetes");
+    expect(provider.inputs.namespace).toBe("vllm-fleet-k8s-llm-d");
+    expect(islands[0].namespace).toBe("vllm-fleet-k8s-llm-d");
   });
 
   it("a kubeconfig given as file contents must be a secret", async () => {
@@ -200,10 +200,15 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
   // pulumi-kubernetes hides a missing namespace only in a preview (provider/pkg/await/await.go,
   // Creation: IsNamespaceNotFoundErr returns a namespaceError when c.Preview); `pulumi up` on a
   // fresh cluster fails after its NotFound retries unless the namespace is created first.
-  it.each(K8S_STACKS)("%s: creates its namespace, and every namespaced object depends on it", async (stack) => {
+  // Issue 31: without kubernetes.namespace, each fleet's own, named after its stack.
+  const OWN_NAMESPACE = K8S_STACKS.filter((s) => s !== "k8s-single-node");
+  it.each(OWN_NAMESPACE)("%s: creates its namespace, and every namespaced object depends on it", async (stack) => {
     const { registered } = await program(stack, { hfToken: HF_TOKEN, apiKey: API_KEY });
     const namespaces = registered.filter((r) => r.type === "kubernetes:core/v1:Namespace");
-    expect(namespaces.map((r) => [r.name, r.inputs.metadata.name])).toEqual([["inference", "inference"]]);
+    const own = `vllm-fleet-${stack}`;
+    expect(namespaces.map((r) => [r.name, r.inputs.metadata.name])).toEqual([[own, own]]);
+    for (const r of k8sResources(registered).filter((r) => r !== namespaces[0]))
+      expect(r.inputs.metadata.namespace, `${r.type} ${r.name}`).toBe(own);
     expect(namespaces[0].inputs.metadata.namespace).toBeUndefined();
     for (const r of k8sResources(registered).filter((r) => r !== namespaces[0]))
       expect(r.options.dependsOn, `${r.type} ${r.name}`).toEqual(expect.arrayContaining([urn(namespaces[0])]));
@@ -213,8 +218,12 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const off = await program("k8s-llm-d", { overrides: JSON.stringify({ "kubernetes.create_namespace": false }) });
     expect(off.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
     expect(k8sResources(off.registered).length).toBeGreaterThan(5);
-    const dflt = await program("k8s-single-node", { namespace: "default" });
+    const dflt = await program("k8s-llm-d", { namespace: "default" });
     expect(dflt.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
+    // k8s-single-node's PVC is in a namespace that exists: the fleet neither creates nor deletes it.
+    const pvc = await program("k8s-single-node");
+    expect(pvc.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
+    for (const r of k8sResources(pvc.registered)) expect(r.inputs.metadata.namespace).toBe("inference");
   });
 
   // Issue 20 #8 and #11: a replica's budget belongs to it and follows its workload; monitors need only the namespace.
@@ -234,7 +243,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         const w = workloads.find((w) => w.name === b.name)!;
         expect(b.options.parent).toBe(w.options.parent);
         const ready = registered.find((r) => r.type === "command:local:Command" && r.name.endsWith("-engines-ready"))!;
-        expect(b.options.dependsOn).toEqual(expect.arrayContaining([urn(ns), urn(w), urn(ready)]));
+        expect(b.options.dependsOn).toEqual(expect.arrayContaining([...(ns ? [urn(ns)] : []), urn(w), urn(ready)]));
         expect(b.inputs.spec).toMatchObject({ maxUnavailable: 0, unhealthyPodEvictionPolicy: "AlwaysAllow" });
       }
       const monitors = registered.filter((r) => r.type === "kubernetes:monitoring.coreos.com/v1:PodMonitor");
@@ -244,7 +253,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       ]);
       for (const m of monitors) {
         expect(m.inputs.metadata.labels.release).toBe("kps");
-        expect(m.options.dependsOn).toEqual([urn(ns)]);
+        expect(m.options.dependsOn).toEqual(ns ? [urn(ns)] : []);
         expect(m.options.parent).toMatch(
           m.inputs.metadata.labels["app.kubernetes.io/component"] === "router"
             ? /vllm-fleet:fleet:Router::/
@@ -343,7 +352,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     );
     const kind = (k: string) => created.filter((r) => r.inputs.kind === k);
     const [ns] = kind("Namespace");
-    expect(kind("Namespace").map((r) => r.name)).toEqual(["inference"]);
+    expect(kind("Namespace").map((r) => r.name)).toEqual([`vllm-fleet-${stack}`]);
     expect(kind("Secret").map((r) => r.name)).toEqual([`${stack}-secrets`]);
     expect(
       kind("Service")
@@ -383,8 +392,8 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
 
     // `islands` names each island's service; `endpoints` holds each service's contract under services.<name>.
     expect(islands.map((i: any) => [i.service, i.island, i.routerUrl])).toEqual([
-      ["policy", 0, `http://${stack}-policy-i0-router.inference.svc.cluster.local:8000/v1`],
-      ["judge", 0, `http://${stack}-judge-i0-router.inference.svc.cluster.local:9000/v1`],
+      ["policy", 0, `http://${stack}-policy-i0-router.vllm-fleet-${stack}.svc.cluster.local:8000/v1`],
+      ["judge", 0, `http://${stack}-judge-i0-router.vllm-fleet-${stack}.svc.cluster.local:9000/v1`],
     ]);
     const endpoints = (await value(infra.endpoints)) as any;
     expect(Object.keys(endpoints.services)).toEqual(["policy", "judge"]);

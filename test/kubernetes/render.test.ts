@@ -304,9 +304,8 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
     }
   });
 
-  it("the fleet's Namespace comes first and every other object is in it", () => {
-    expect(objects[0]).toMatchObject({ apiVersion: "v1", kind: "Namespace", metadata: { name: fleet.namespace } });
-    for (const o of objects.slice(1)) expect(o.metadata).toMatchObject({ namespace: fleet.namespace });
+  it("every object is in the fleet's namespace", () => {
+    for (const o of objects) expect(o.metadata).toMatchObject({ namespace: fleet.namespace });
   });
 
   it("each workload needs exactly the ConfigMaps, Secret, ServiceAccount and RBAC its pods name", () => {
@@ -395,7 +394,7 @@ describe.each(K8S_SERVICES_STACKS)("%s: several services in one namespace", (nam
   });
 
   it("one Namespace and one Secret for the stack; every other object belongs to one service", () => {
-    expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name)).toEqual(["inference"]);
+    expect(objects.filter((o) => o.kind === "Namespace").map((o) => o.metadata.name)).toEqual([`vllm-fleet-${name}`]);
     expect(objects.filter((o) => o.kind === "Secret").map((o) => o.metadata.name)).toEqual([`${name}-secrets`]);
     for (const f of rendered.services)
       for (const o of f.islands.flatMap(islandK8sObjects)) {
@@ -690,7 +689,7 @@ describe("Kubernetes rendering details", () => {
           expect(script, "no leader DNS name of the fleet's own").not.toContain(".svc.");
           // As kubernetes-sigs/lws AddLWSVariables spells it: <lws>-<group>.<subdomain = lws>.<namespace>.
           const lws = lwsEnv(plan, e)!;
-          expect(lws.LWS_LEADER_ADDRESS).toBe(`${object.metadata.name}-0.${object.metadata.name}.inference`);
+          expect(lws.LWS_LEADER_ADDRESS).toBe(`${object.metadata.name}-0.${object.metadata.name}.vllm-fleet-${stack}`);
           // The leader pod's own name under the Service LWS creates (names.ts: <lws>-0.<lws>.<ns>.svc.<domain>).
           expect(k8sNames(plan).pod(plan.islands[e.island], workload.engines[0].node).host).toBe(
             `${lws.LWS_LEADER_ADDRESS}.svc.corp.example`,
@@ -743,7 +742,13 @@ describe("Kubernetes rendering details", () => {
     // llm-d-router v0.10.0 parsers/README.md: OpenAI paths need openai-parser beside vllmhttp-parser.
     expect(config.requestHandler.parsers.map((p: any) => p.pluginRef)).toEqual(["vllmhttp-parser", "openai-parser"]);
     for (const p of config.plugins) expect(eppManifest.plugin_types).toContain(p.type);
-    expect(r.epp.argv.slice(1, 5)).toEqual(["--pool-name", "k8s-llm-d-pd-i0", "--pool-namespace", "inference"]);
+    // The pool is in the fleet's own namespace (kubernetes.namespace unset), as the EPP is told.
+    expect(r.epp.argv.slice(1, 5)).toEqual([
+      "--pool-name",
+      "k8s-llm-d-pd-i0",
+      "--pool-namespace",
+      "vllm-fleet-k8s-llm-d-pd",
+    ]);
     const pool = fleet.islands[0].router.find((o) => o.kind === "InferencePool") as Extract<
       K8sObject,
       { kind: "InferencePool" }
@@ -830,7 +835,7 @@ describe("Kubernetes rendering details", () => {
     const fleet = renderK8sFleet(plan, []);
     const [cm, master, svc] = fleet.islands[0].mooncake as any[];
     expect([cm.kind, master.kind, svc.kind]).toEqual(["ConfigMap", "Deployment", "Service"]);
-    const host = `${svc.metadata.name}.inference.svc.cluster.local`;
+    const host = `${svc.metadata.name}.vllm-fleet-k8s-kv-offload-mooncake.svc.cluster.local`;
     const config = JSON.parse(cm.data["mooncake.json"]);
     expect(config.master_server_address).toBe(`${host}:50051`);
     expect(config.metadata_server).toBe(`http://${host}:8080/metadata`);
@@ -913,18 +918,16 @@ describe("Kubernetes rendering details", () => {
     const run = runBuiltCli("plan", ["k8s-llm-d-pd", "--out", dir]);
     expect(run.status, run.stderr).toBe(0);
     const files = fs.readdirSync(path.join(dir, "island-0")).sort();
-    const expected = renderK8sFleet(stackPlan("k8s-llm-d-pd"), []);
+    const expected = renderK8sStack(servicesPlan("k8s-llm-d-pd"), []);
     expect(files).toEqual(
-      allK8sObjects(expected)
-        .filter((o) => o.kind !== "Namespace")
+      allK8sObjects(expected.services[0])
         .map((o) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`)
         .sort(),
     );
-    // The namespace is the fleet's, not an island's: `kubectl apply -f dir/namespace-inference.yaml` first.
-    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".yaml"))).toEqual(["namespace-inference.yaml"]);
-    expect(YAML.parse(fs.readFileSync(path.join(dir, "namespace-inference.yaml"), "utf8"))).toEqual(
-      expected.namespaceObject,
-    );
+    // The namespace is the fleet's, not an island's: `kubectl apply -f dir/namespace-<ns>.yaml` first.
+    const nsFile = `namespace-${expected.namespace}.yaml`;
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith(".yaml"))).toEqual([nsFile]);
+    expect(YAML.parse(fs.readFileSync(path.join(dir, nsFile), "utf8"))).toEqual(expected.namespaceObject);
     for (const f of files) {
       const docs = YAML.parseAllDocuments(fs.readFileSync(path.join(dir, "island-0", f), "utf8"));
       expect(docs).toHaveLength(1);

@@ -83,14 +83,23 @@ export const VLLM_IMAGE = "vllm/vllm-openai:v0.32.0";
 /** SGLang's image at the version its manifest is pinned to (components/upstream/sglang-server.json); CUDA 13 since v0.5.20. */
 export const SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
 
+/** Namespaces every cluster has, which Kubernetes refuses to delete: never created, whatever create_namespace says. */
+export const BUILT_IN_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
+
 /** `[kubernetes]`: run the fleet as Kubernetes workloads instead of SLURM jobs. */
 export const kubernetesTable = table({
-  namespace: k8sName.default("default"),
+  // No default here: unset, the namespace is named after the fleet (its Pulumi stack), which only
+  // the target knows (components/kubernetes/fleet-namespace.ts), so two fleets never share one.
+  namespace: k8sName
+    .optional()
+    .describe(
+      "The fleet's namespace (default: one of its own, vllm-fleet-<the Pulumi stack name as object names spell it>, so fleets in one cluster never clash; created and deleted with the fleet unless create_namespace = false)",
+    ),
   create_namespace: z
     .boolean()
     .default(true)
     .describe(
-      "Create the namespace, and delete it with the fleet; false for one that already exists (default true; default, kube-system, kube-public and kube-node-lease are never created)",
+      `Create the namespace, and delete it with the fleet (with everything in it); false for one that already exists, which must then hold any PVC, pull Secret or ServiceAccount the fleet names (default true; ${BUILT_IN_NAMESPACES.join(", ")} are never created)`,
     ),
   image: image
     .default(VLLM_IMAGE)

@@ -158,8 +158,22 @@ start etcd "$bin/etcd" --name test --data-dir "$state/etcd" --unsafe-no-fsync \
   --initial-cluster "test=http://127.0.0.1:$P_ETCD_PEER" --log-level warn
 wait_for etcd 60 curl -sf "http://127.0.0.1:$P_ETCD/health"
 
-# 3. kube-apiserver.
+# 3. kube-apiserver. Pod Security admission enforces CP_POD_SECURITY (baseline) in a namespace
+# without labels, as hardened clusters do (issue 31: the fleet's namespace must say what it needs);
+# CP_POD_SECURITY=privileged gives Kubernetes' own default.
 step kube-apiserver
+pod_security=${CP_POD_SECURITY:-baseline}
+cat > "$state/admission.yaml" <<ADM
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: PodSecurity
+  configuration:
+    apiVersion: pod-security.admission.config.k8s.io/v1
+    kind: PodSecurityConfiguration
+    defaults: {enforce: $pod_security, enforce-version: latest, warn: $pod_security, warn-version: latest, audit: $pod_security, audit-version: latest}
+    exemptions: {usernames: [], runtimeClasses: [], namespaces: [kube-system]}
+ADM
 start kube-apiserver "$bin/kube-apiserver" \
   --etcd-servers "http://127.0.0.1:$P_ETCD" \
   --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$P_API" \
@@ -171,6 +185,7 @@ start kube-apiserver "$bin/kube-apiserver" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --enable-admission-plugins NamespaceLifecycle,LimitRanger,ServiceAccount,DefaultStorageClass,DefaultTolerationSeconds,PodSecurity,MutatingAdmissionWebhook,ValidatingAdmissionWebhook,ResourceQuota,StorageObjectInUseProtection,PersistentVolumeClaimResize \
+  --admission-control-config-file "$state/admission.yaml" \
   --allow-privileged=true --profiling=false
 # shellcheck disable=SC2317 # invoked through wait_for
 api_ready() { curl -sf --cacert "$pki/ca.crt" -H "Authorization: Bearer $token" "https://127.0.0.1:$P_API/readyz"; }

@@ -1,0 +1,35 @@
+import type { StackPlan } from "../plan/stack-plan";
+import type { StackReport } from "../target";
+import { renderK8sStack } from "./fleet-objects";
+import { fleetNamespace } from "./fleet-namespace";
+import { kubernetesSettings } from "./settings";
+
+/**
+ * What `plan` says of a Kubernetes stack as a whole: its namespace, whether the fleet creates it,
+ * and the Pod Security level its pods need with the keys behind it. A namespace the fleet creates
+ * is labelled with that level; any other must already admit it, which only its owner can see to.
+ */
+export function kubernetesStackReport(stack: StackPlan): StackReport {
+  const rendered = renderK8sStack(stack, []);
+  const ns = fleetNamespace(kubernetesSettings(stack.services[0]), stack.stack);
+  const { level, violations } = rendered.podSecurity;
+  const text = [
+    ns.created
+      ? `namespace ${ns.name}: created by the fleet, deleted by pulumi destroy with everything in it`
+      : `namespace ${ns.name}: not created by the fleet (it must exist)`,
+    ns.created
+      ? `pod security: ${level}, enforced on the namespace (pod-security.kubernetes.io/enforce: ${level})`
+      : `pod security: ${level}: namespace ${ns.name} must admit it (pod-security.kubernetes.io/enforce: ${level}${level === "baseline" ? " or privileged" : ""}, or no enforce label under a cluster default that does)`,
+    ...violations.map(
+      (v) =>
+        `  ${v.what}, beyond baseline: ${v.keys.length ? v.keys.join(", ") : "the fleet's own"} (${v.workloads.join(" ")})`,
+    ),
+  ];
+  return {
+    text,
+    json: {
+      namespace: { name: ns.name, created: ns.created },
+      pod_security: { level, labelled: ns.created, violations },
+    },
+  };
+}
