@@ -57,8 +57,12 @@ function apply(stack: string, overrides: string[] = [], namespaceLabels: Record<
   const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")) as K8sObject);
   const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
   const ns = objects.find((o) => o.kind === "Namespace");
-  if (ns) expect(cp.kubectl(["apply", "-f", path.join(dir, files[objects.indexOf(ns)])]).status).toBe(0);
-  else cp.kubectl(["create", "namespace", namespace]);
+  if (ns) {
+    const file = path.join(dir, files[objects.indexOf(ns)]);
+    expect(cp.kubectl(["apply", "-f", file]).status).toBe(0);
+    // Applied once: the labels set below must stay, and remove() must leave the namespace to its owner.
+    fs.rmSync(file);
+  } else cp.kubectl(["create", "namespace", namespace]);
   for (const [k, v] of Object.entries(namespaceLabels))
     expect(cp.kubectl(["label", "--overwrite", "namespace", namespace, `${k}=${v}`]).status).toBe(0);
   const r = cp.kubectl(["apply", "-R", "-f", dir]);
