@@ -51,7 +51,14 @@ import { overridesFromObject } from "../../components/config";
 import { allK8sStackObjects, renderK8sStack } from "../../components/kubernetes";
 import { buildStackPlan } from "../../components/planner";
 import { ROOT } from "./program-capture";
-import { configPairs, KUBERNETES_PROVIDER_VERSION, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
+import {
+  configPairs,
+  disposeToolchain,
+  KUBERNETES_PROVIDER_VERSION,
+  PulumiProject,
+  pulumiToolchain,
+  type Toolchain,
+} from "./pulumi-cli";
 
 const CP = path.join(ROOT, "test", "kubernetes", "control-plane");
 const PORT_BASE = process.env.FLEET_K8S_PORT_BASE ?? "46400";
@@ -92,8 +99,10 @@ function controlPlaneMissing(): string | undefined {
   return undefined;
 }
 
-const toolchain = pulumiToolchain({ kubernetes: true });
-const missing = "missing" in toolchain ? toolchain.missing : controlPlaneMissing();
+// The control plane first: the toolchain's install (a 300 MB plugin copy) is made only for a run.
+const cpMissing = controlPlaneMissing();
+const toolchain = cpMissing ? { missing: cpMissing } : pulumiToolchain({ kubernetes: true });
+const missing = "missing" in toolchain ? toolchain.missing : undefined;
 if (missing)
   console.warn(
     `\n*** SKIPPED: the Kubernetes real-engine suite (k8s-pulumi.e2e.test.ts) needs a Pulumi toolchain with the kubernetes provider ${KUBERNETES_PROVIDER_VERSION} and the test control plane: ${missing} ***\n`,
@@ -383,25 +392,32 @@ const secs = (ms: number) => (ms / 1000).toFixed(1);
 
 /**
  * The router of an island with LeaderWorkerSet engines is created once they are Ready (the
- * provider awaits the group's Available condition): no LWS pod of `ns` became Ready in a later
- * second than any router Deployment was created (timestamps have one-second resolution).
+ * provider awaits the group's Available condition): no LWS pod of an island became Ready in a
+ * later second than that island's router Deployment was created (one-second timestamps).
  */
 function checkRouterAfterLws(stack: string, ns: string): string | undefined {
   const lwsPods = items(["get", "pods", "-n", ns, "-l", "leaderworkerset.sigs.k8s.io/name"]);
   if (!lwsPods.length) return undefined;
-  const readyAt = lwsPods.map((p) =>
-    Date.parse(p.status.conditions.find((c: any) => c.type === "Ready" && c.status === "True")?.lastTransitionTime),
+  // An island of a service: its pods and its router carry both labels (components/kubernetes/render-context.ts).
+  const islandOf = (o: any) =>
+    `${o.metadata.labels["vllm-fleet/service"] ?? ""}/${o.metadata.labels["vllm-fleet/island"] ?? ""}`;
+  const routers = new Map(
+    items(["get", "deployments", "-n", ns, "-l", "app.kubernetes.io/component=router"]).map((r) => [islandOf(r), r]),
   );
-  const routers = items(["get", "deployments", "-n", ns, "-l", "app.kubernetes.io/component=router"]);
-  expect(routers.length, `${stack}: router Deployments`).toBeGreaterThan(0);
-  for (const r of routers) {
-    const created = Date.parse(r.metadata.creationTimestamp);
+  let last = 0;
+  for (const p of lwsPods) {
+    const router = routers.get(islandOf(p));
+    expect(router, `${stack}: the router of pod ${p.metadata.name}'s island ${islandOf(p)}`).toBeDefined();
+    const ready = Date.parse(
+      p.status.conditions.find((c: any) => c.type === "Ready" && c.status === "True")?.lastTransitionTime,
+    );
+    last = Math.max(last, ready);
     expect(
-      readyAt.filter((t) => !(t <= created)).length,
-      `${stack}: LWS pods Ready after router ${r.metadata.name} was created`,
-    ).toBe(0);
+      ready <= Date.parse(router.metadata.creationTimestamp),
+      `${stack}: pod ${p.metadata.name} Ready (${new Date(ready).toISOString()}) by the time router ${router.metadata.name} was created (${router.metadata.creationTimestamp})`,
+    ).toBe(true);
   }
-  return `${lwsPods.length} LWS pods Ready by ${new Date(Math.max(...readyAt)).toISOString()}, routers created from ${routers.map((r) => r.metadata.creationTimestamp).sort()[0]}`;
+  return `${lwsPods.length} LWS pods Ready by ${new Date(last).toISOString()}, each before its island's router was created`;
 }
 
 describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engine on the test control plane", () => {
@@ -438,6 +454,7 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
   afterAll(() => {
     console.log(`Kubernetes real engine:\n${summary.join("\n")}\n\npulumi runs:\n${project?.log.join("\n")}`);
     project?.dispose();
+    disposeToolchain(toolchain as Toolchain);
     const down = spawnSync("bash", [path.join(CP, "down.sh"), state], { encoding: "utf8" });
     expect(down.status, down.stderr).toBe(0);
   }, 120_000);

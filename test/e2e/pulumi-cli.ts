@@ -163,6 +163,17 @@ function kubernetesProviderBinary(toolchainDir: string, folder: string): { binar
   return { binary: path.join(extracted(archive, name, "pulumi-kubernetes"), name) };
 }
 
+/**
+ * Removes the temporary folders pulumiToolchain() made for a FLEET_PULUMI_TOOLCHAIN toolchain (its
+ * PATH links and its PULUMI_HOME with the installed plugins: 300 MB with the kubernetes provider);
+ * a PATH install is the user's and is left alone.
+ */
+export function disposeToolchain(t: Toolchain) {
+  for (const dir of [t.bin, t.home])
+    if (/^fleet-pulumi-(bin|home)-/.test(path.basename(dir)) && path.dirname(dir) === os.tmpdir())
+      fs.rmSync(dir, { recursive: true, force: true });
+}
+
 /** The environment of every Pulumi run: no update check, no plugin download, no agent socket. */
 function baseEnv(t: Toolchain): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
