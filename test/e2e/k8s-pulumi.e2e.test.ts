@@ -16,7 +16,13 @@
  * 5. `pulumi destroy` leaves nothing the fleet created and deletes nothing it did not: a ConfigMap
  *    carrying the fleet's labels outside its namespace, and for k8s-single-node the namespace, the
  *    `hf-cache` PersistentVolumeClaim (bound to a PersistentVolume) and a ConfigMap in it, all made
- *    before `up` as that stack's user makes them, survive.
+ *    before `up` as that stack's user makes them, survive. That stack is first run as shipped
+ *    (`create_namespace` defaults to true): `up` must be refused with "already exists" and adopt
+ *    nothing; then with `kubernetes.create_namespace = false`, as docs/kubernetes.md tells its user.
+ *
+ * The namespace, node selectors, volumes and sizes come from the plan (`npm run plan -- <stack>
+ * --json`), never from constants, and the cluster is sized once for the most engine pods any stack
+ * (or the scaled one) plans, one fake node of 8 GPUs each.
  *
  * kwok runs no container: a pod bound to a fake node is marked Running and Ready at once. "Ready"
  * here proves admission (Pod Security, LWS's webhooks), scheduling (GPU requests, node selectors,
