@@ -115,7 +115,8 @@ if (missing)
   );
 
 const API_KEY = `k8s-e2e-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
-const state = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-pulumi-cp-"));
+/** The control plane's state dir (up.sh makes it; down.sh removes it). */
+const state = path.join(os.tmpdir(), `k8s-pulumi-cp-${process.pid}-${Date.now().toString(36)}`);
 let env: Record<string, string> = {};
 let project: PulumiProject;
 const summary: string[] = [];
