@@ -8,6 +8,12 @@
  * installed. Plugins are installed from files (`pulumi plugin install ... --file`) and automatic
  * acquisition is off, so nothing is ever downloaded. State lives in a temporary file:// backend.
  * Without a toolchain, `pulumiToolchain()` says why and the suite skips with one loud line.
+ *
+ * The Kubernetes suite also asks for the kubernetes provider (`pulumiToolchain({ kubernetes: true })`):
+ * `pulumi-resource-kubernetes` in the toolchain folder, or the archive
+ * `pulumi-resource-kubernetes-v<version>.tar.xz` beside it (the shared tools folder beside the clone
+ * has one), installed with `pulumi plugin install resource kubernetes <version> --file`; on the PATH
+ * route it must already be installed. Missing, it is reported like a missing toolchain.
  */
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -18,6 +24,9 @@ import { newerSource } from "../../components/build-freshness";
 import { ROOT } from "./program-capture";
 
 export const COMMAND_PROVIDER_VERSION = "1.2.1";
+/** The Kubernetes provider the Kubernetes suite installs: the version @pulumi/kubernetes (package.json) asks for. */
+export const KUBERNETES_PROVIDER_VERSION = "4.34.2";
+const KUBERNETES_PROVIDER_ARCHIVE = `pulumi-resource-kubernetes-v${KUBERNETES_PROVIDER_VERSION}.tar.xz`;
 const CACHE = process.env.FLEET_PYENV_CACHE ?? "/var/cache/vllm-fleet";
 
 export interface Toolchain {
@@ -29,15 +38,18 @@ export interface Toolchain {
   from: string;
 }
 
-/** The toolchain folder of an archive, extracted once per archive (keyed by its size and mtime). */
-function extracted(archive: string): string {
+/**
+ * The folder of an archive, extracted once per archive (keyed by its size and mtime); `marker` is
+ * the file whose presence means a complete extraction.
+ */
+function extracted(archive: string, marker = "pulumi", prefix = "pulumi-toolchain"): string {
   const st = fs.statSync(archive);
   const key = createHash("sha256")
     .update(`${path.resolve(archive)}\0${st.size}\0${st.mtimeMs}`)
     .digest("hex")
     .slice(0, 16);
-  const dir = path.join(fs.existsSync(CACHE) || tryMkdir(CACHE) ? CACHE : os.tmpdir(), `pulumi-toolchain-${key}`);
-  if (!fs.existsSync(path.join(dir, "pulumi"))) {
+  const dir = path.join(fs.existsSync(CACHE) || tryMkdir(CACHE) ? CACHE : os.tmpdir(), `${prefix}-${key}`);
+  if (!fs.existsSync(path.join(dir, marker))) {
     const tmp = `${dir}.partial-${process.pid}`;
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
@@ -70,7 +82,7 @@ const onPath = (name: string): string | undefined => {
  * reason there is none. Never downloads: PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION is set for
  * every run, and a PATH install without the command plugin is reported, not completed.
  */
-export function pulumiToolchain(): Toolchain | { missing: string } {
+export function pulumiToolchain(opts: { kubernetes?: boolean } = {}): Toolchain | { missing: string } {
   const given = process.env.FLEET_PULUMI_TOOLCHAIN;
   if (given) {
     if (!fs.existsSync(given)) return { missing: `FLEET_PULUMI_TOOLCHAIN=${given} does not exist` };
@@ -101,6 +113,17 @@ export function pulumiToolchain(): Toolchain | { missing: string } {
       ],
       { env, stdio: "pipe" },
     );
+    if (opts.kubernetes) {
+      // Beside the toolchain: its folder, or the folder holding the toolchain archive.
+      const folder = fs.statSync(given).isDirectory() ? given : path.dirname(given);
+      const provider = kubernetesProviderBinary(dir, folder);
+      if ("missing" in provider) return provider;
+      execFileSync(
+        path.join(bin, "pulumi"),
+        ["plugin", "install", "resource", "kubernetes", KUBERNETES_PROVIDER_VERSION, "--file", provider.binary],
+        { env, stdio: "pipe" },
+      );
+    }
     return { bin, home, from: `${given} (${dir})` };
   }
   const pulumi = onPath("pulumi");
@@ -115,7 +138,40 @@ export function pulumiToolchain(): Toolchain | { missing: string } {
     return {
       missing: `${pulumi} has no command plugin v${COMMAND_PROVIDER_VERSION} in ${home}/plugins (install it with pulumi plugin install resource command ${COMMAND_PROVIDER_VERSION} --file <binary>; the suite downloads nothing)`,
     };
+  if (opts.kubernetes) {
+    const k8s = path.join(home, "plugins", `resource-kubernetes-v${KUBERNETES_PROVIDER_VERSION}`);
+    if (!fs.existsSync(k8s))
+      return {
+        missing: `${pulumi} has no kubernetes plugin v${KUBERNETES_PROVIDER_VERSION} in ${home}/plugins (install it with pulumi plugin install resource kubernetes ${KUBERNETES_PROVIDER_VERSION} --file <binary>; the suite downloads nothing)`,
+      };
+  }
   return { bin: path.dirname(pulumi), home, from: pulumi };
+}
+
+/**
+ * The pulumi-resource-kubernetes binary: in the toolchain folder itself, or extracted (once, cached)
+ * from pulumi-resource-kubernetes-v<version>.tar.xz in the folder the toolchain was given as.
+ */
+function kubernetesProviderBinary(toolchainDir: string, folder: string): { binary: string } | { missing: string } {
+  const name = "pulumi-resource-kubernetes";
+  if (fs.existsSync(path.join(toolchainDir, name))) return { binary: path.join(toolchainDir, name) };
+  const archive = path.join(folder, KUBERNETES_PROVIDER_ARCHIVE);
+  if (!fs.existsSync(archive))
+    return {
+      missing: `no Kubernetes provider v${KUBERNETES_PROVIDER_VERSION}: neither ${toolchainDir}/${name} nor ${archive} exists`,
+    };
+  return { binary: path.join(extracted(archive, name, "pulumi-kubernetes"), name) };
+}
+
+/**
+ * Removes the temporary folders pulumiToolchain() made for a FLEET_PULUMI_TOOLCHAIN toolchain (its
+ * PATH links and its PULUMI_HOME with the installed plugins: 300 MB with the kubernetes provider);
+ * a PATH install is the user's and is left alone.
+ */
+export function disposeToolchain(t: Toolchain) {
+  for (const dir of [t.bin, t.home])
+    if (/^fleet-pulumi-(bin|home)-/.test(path.basename(dir)) && path.dirname(dir) === os.tmpdir())
+      fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /** The environment of every Pulumi run: no update check, no plugin download, no agent socket. */
@@ -162,7 +218,10 @@ export class PulumiProject {
     })
       .split("\0")
       // A developer's own Pulumi.<stack>.yaml stays behind: the suite configures its stacks itself.
-      .filter((f) => f && fs.existsSync(path.join(ROOT, f)) && !/^Pulumi\.[^/]+\.yaml$/.test(f));
+      // node_modules is linked below (a worktree whose node_modules is itself a link lists it as a new file).
+      .filter(
+        (f) => f && f !== "node_modules" && fs.existsSync(path.join(ROOT, f)) && !/^Pulumi\.[^/]+\.yaml$/.test(f),
+      );
     for (const f of files) {
       fs.mkdirSync(path.dirname(path.join(this.dir, f)), { recursive: true });
       fs.cpSync(path.join(ROOT, f), path.join(this.dir, f), { preserveTimestamps: true });
