@@ -16,9 +16,11 @@
  * 5. `pulumi destroy` leaves nothing the fleet created and deletes nothing it did not: a ConfigMap
  *    carrying the fleet's labels outside its namespace, and for k8s-single-node the namespace, the
  *    `hf-cache` PersistentVolumeClaim (bound to a PersistentVolume) and a ConfigMap in it, all made
- *    before `up` as that stack's user makes them, survive. That stack is first run as shipped
- *    (`create_namespace` defaults to true): `up` must be refused with "already exists" and adopt
- *    nothing; then with `kubernetes.create_namespace = false`, as docs/kubernetes.md tells its user.
+ *    before `up` as that stack's user makes them, survive. That stack is first tried with
+ *    `kubernetes.create_namespace = true`: a fleet that creates (and on destroy deletes) the
+ *    namespace the user's claim is in must be refused before anything is created, naming the keys;
+ * 6. an `up` whose engine pods cannot be scheduled fails within `kubernetes.stuck_after` with the
+ *    scheduler's reason, naming the pod, instead of waiting out `startup_timeout + 600` s.
  *
  * The namespace, node selectors, volumes and sizes come from the plan (`npm run plan -- <stack>
  * --json`), never from constants, and the cluster is sized once for the most engine pods any stack
@@ -29,27 +31,24 @@
  * bound volumes) and the controllers (StatefulSet, Deployment, LeaderWorkerSet), not that vLLM
  * serves: no engine runs and no request is sent.
  *
- * What the provider is relied on for (pulumi-kubernetes, provider/pkg/await): a StatefulSet and a
- * Deployment are awaited by its built-in awaiters (awaiters.go: statefulsetAwaiter,
- * deploymentAwaiter: ready replicas and the current revision); a custom resource has no built-in
- * awaiter and counts as created at once unless it carries `pulumi.com/waitFor`
- * (metadata/overrides.go ReadyCondition), which the program puts on every LeaderWorkerSet
- * (`condition=Available`, components/kubernetes/workloads.ts), so its router is created only after
- * the group is Available (checked below against the live timestamps); an InferencePool is not
- * awaited. A create of an object that exists fails with AlreadyExists unless the provider sets
- * upsertExistingObjects (await.go Creation), and a delete is a foreground cascading delete, awaited
- * until the object is gone (await.go Deletion).
+ * What the provider is relied on for (pulumi-kubernetes, provider/pkg/await): workloads carry
+ * `pulumi.com/skipAwait`, so their create and update return at once (await.go
+ * newLegacyReadyCondition; metadata/overrides.go ReadyCondition), and each island's readiness
+ * Commands (components/kubernetes/readiness-command.ts: bin/k8s-wait.js) wait for them instead, so a
+ * router is created only after its engines are Ready (checked below against the live timestamps);
+ * an InferencePool is not awaited. A create of an object that exists fails with AlreadyExists
+ * unless the provider sets upsertExistingObjects (await.go Creation), and a delete is a foreground
+ * cascading delete, awaited until the object is gone (await.go Deletion).
  *
  * The Pulumi CLI, its Node language host and the kubernetes provider 4.34.2 come from
  * FLEET_PULUMI_TOOLCHAIN (test/e2e/pulumi-cli.ts; the provider's archive sits beside the toolchain
  * in the shared tools folder beside the clone). Without the toolchain, the provider, the control
  * plane's cached build (test/kubernetes/control-plane/build.sh) or the LWS controller, the file is
- * skipped with one loud line. FLEET_K8S_PORT_BASE moves the control plane's ports (default 46400,
- * as up.sh); FLEET_K8S_STACKS=<a,b> runs only those stacks (the log says so).
+ * skipped with one loud line. CP_PORT_BASE moves the control plane's ports (default 46400, as
+ * up.sh); FLEET_K8S_STACKS=<a,b> runs only those stacks (the log says so).
  */
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadStackText } from "../../components/config/load";
@@ -57,6 +56,7 @@ import { overridesFromObject } from "../../components/config";
 import { allK8sStackObjects, renderK8sStack } from "../../components/kubernetes";
 import { buildStackPlan } from "../../components/planner";
 import { ROOT } from "./program-capture";
+import { CONTROL_PLANE, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 import {
   configPairs,
   disposeToolchain,
@@ -66,8 +66,7 @@ import {
   type Toolchain,
 } from "./pulumi-cli";
 
-const CP = path.join(ROOT, "test", "kubernetes", "control-plane");
-const PORT_BASE = process.env.FLEET_K8S_PORT_BASE ?? "46400";
+const PORT_BASE = process.env.CP_PORT_BASE ?? "46400";
 
 const ALL_STACKS = fs
   .readdirSync(path.join(ROOT, "stacks"))
@@ -81,32 +80,28 @@ const STACKS = only ? ALL_STACKS.filter((s) => only.includes(s)) : ALL_STACKS;
 const SCALED = "k8s-multi-replica";
 const SCALE_UP = { "inference.deployment.num_nodes": 3 };
 
-/**
- * What a stack's user sets beyond the stack file. k8s-single-node reads its model cache from an
- * existing PersistentVolumeClaim, so its namespace exists before the fleet: docs/kubernetes.md says
- * to set `create_namespace = false` for that (the create fails with "already exists" otherwise).
- */
-const USER_OVERRIDES: Record<string, Record<string, unknown>> = {
-  "k8s-single-node": { "kubernetes.create_namespace": false },
+/** What a stack's user sets beyond the stack file (none today: each stack deploys as shipped). */
+const USER_OVERRIDES: Record<string, Record<string, unknown>> = {};
+
+/** The unschedulable case: a LeaderWorkerSet stack whose node selector no node matches. */
+const STUCK = {
+  stack: "k8s-wide-ep",
+  overrides: { "kubernetes.node_selector": { "fleet-test/no-such-node": "x" }, "kubernetes.stuck_after": 20 },
 };
 
-/** Why the control plane cannot start here, if it cannot: no cached build, or no LWS controller. */
-function controlPlaneMissing(): string | undefined {
-  const r = spawnSync("bash", ["-c", `. "${CP}/versions.sh" && echo "$(cp_cache_dir)" && echo "$LWS_VERSION"`], {
-    encoding: "utf8",
-  });
-  const [cache, lws] = r.stdout.trim().split("\n");
-  if (r.status !== 0 || !cache) return `cannot read ${CP}/versions.sh: ${r.stderr.trim()}`;
-  if (!fs.existsSync(path.join(cache, "COMPLETE")))
-    return `the test control plane is not built (${cache}; run test/kubernetes/control-plane/build.sh, ~16 min)`;
+/** Why the control plane cannot start here, if it cannot: no build to be had, or no LWS controller. */
+function k8sMissing(): string | undefined {
+  const build = controlPlaneMissing();
+  if (build) return build;
+  const r = spawnSync("bash", ["-c", `. "${CONTROL_PLANE}/versions.sh" && echo "$LWS_VERSION"`], { encoding: "utf8" });
   const tools = process.env.FLEET_SHARED_TOOLS ?? path.join(ROOT, "..", "shared", "tools");
-  const tar = path.join(tools, "k8s", `lws-controller-${lws}.tar.xz`);
+  const tar = path.join(tools, "k8s", `lws-controller-${r.stdout.trim()}.tar.xz`);
   if (!fs.existsSync(tar)) return `no LWS controller (${tar}): LeaderWorkerSets would never get pods`;
   return undefined;
 }
 
 // The control plane first: the toolchain's install (a 300 MB plugin copy) is made only for a run.
-const cpMissing = controlPlaneMissing();
+const cpMissing = k8sMissing();
 const toolchain = cpMissing ? { missing: cpMissing } : pulumiToolchain({ kubernetes: true });
 const missing = "missing" in toolchain ? toolchain.missing : undefined;
 if (missing)
@@ -115,8 +110,7 @@ if (missing)
   );
 
 const API_KEY = `k8s-e2e-${Math.random().toString(36).slice(2)}${Date.now().toString(36)}`;
-/** The control plane's state dir (up.sh makes it; down.sh removes it). */
-const state = path.join(os.tmpdir(), `k8s-pulumi-cp-${process.pid}-${Date.now().toString(36)}`);
+let cp: ControlPlane | undefined;
 let env: Record<string, string> = {};
 let project: PulumiProject;
 const summary: string[] = [];
@@ -399,7 +393,7 @@ const secs = (ms: number) => (ms / 1000).toFixed(1);
 
 /**
  * The router of an island with LeaderWorkerSet engines is created once they are Ready (the
- * provider awaits the group's Available condition): no LWS pod of an island became Ready in a
+ * island's readiness Command waits for them): no LWS pod of an island became Ready in a
  * later second than that island's router Deployment was created (one-second timestamps).
  */
 function checkRouterAfterLws(stack: string, ns: string): string | undefined {
@@ -435,18 +429,9 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
       STACKS.includes(SCALED) ? planJson(SCALED, SCALE_UP).totals.nodes : 0,
     );
     const started = Date.now();
-    const up = spawnSync("bash", [path.join(CP, "up.sh"), state], {
-      encoding: "utf8",
-      env: { ...process.env, CP_PORT_BASE: PORT_BASE, CP_FAKE_NODES: String(nodes), CP_NO_BUILD: "1" },
-    });
-    if (up.status !== 0) throw new Error(`up.sh exited ${up.status}:\n${up.stderr}`);
-    env = Object.fromEntries(
-      fs
-        .readFileSync(path.join(state, "env"), "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-    );
+    cp = startControlPlane({ CP_FAKE_NODES: String(nodes) });
+    if (cp.upCode !== 0) throw new Error("the control plane came up without LWS");
+    env = cp.env;
     project = new PulumiProject(toolchain as Toolchain);
     const version = (await project.ok(["version"])).stdout.trim();
     const plugins = (await project.ok(["plugin", "ls"])).stdout;
@@ -462,13 +447,40 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
     console.log(`Kubernetes real engine:\n${summary.join("\n")}\n\npulumi runs:\n${project?.log.join("\n")}`);
     project?.dispose();
     disposeToolchain(toolchain as Toolchain);
-    const down = spawnSync("bash", [path.join(CP, "down.sh"), state], { encoding: "utf8" });
-    expect(down.status, down.stderr).toBe(0);
+    cp?.down();
   }, 120_000);
 
-  it.todo(
-    "an up whose engine pods cannot be scheduled (an override asking for a node label no node has) fails fast with the scheduler's reason, instead of waiting out startup_timeout + 600 s: PLACEHOLDER for the fail-fast readiness waiter another engineer is building (a local Command per island that fails `pulumi up` with the reason from the events)",
-  );
+  it(`${STUCK.stack} with pods no node can hold: up fails within stuck_after with the scheduler's reason, naming the pod, and destroy cleans up`, async () => {
+    const { stack, overrides } = STUCK;
+    const ns: string = targetOf(planJson(stack)).namespace;
+    await project.ok(["stack", "init", `${stack}-stuck`]);
+    try {
+      await project.ok(["config", "set", "kubeconfig", env.KUBECONFIG]);
+      await project.ok(["config", "set", "stackFile", `stacks/${stack}.toml`]);
+      await project.ok(["config", "set-all", "--path", ...configPairs({}, overrides)]);
+      // Before the readiness wait, this up printed "0/1 Pods ready" until startup_timeout + 600 s.
+      const up = await project.pulumi(["up", "--yes", "--skip-preview"], { timeoutMs: 240_000 });
+      const text = up.stdout + up.stderr;
+      expect(up.code, text.slice(-3000)).not.toBe(0);
+      expect(text).toMatch(
+        /FAILED after \d+ s: LeaderWorkerSet \S+: pod \S+ cannot be scheduled: 0\/\d+ nodes are available: .*node\(s\) didn't match Pod's node affinity\/selector.*kubernetes\.stuck_after = 20/,
+      );
+      expect(up.ms).toBeLessThan(120_000);
+      // The router never started: it waits for its engines.
+      expect(items(["get", "deployments", "-n", ns, "-l", "app.kubernetes.io/component=router"])).toEqual([]);
+      summary.push(`${stack} unschedulable: up failed in ${secs(up.ms)} s with the scheduler's reason`);
+      const destroy = await project.ok(["destroy", "--yes", "--skip-preview"], { timeoutMs: 600_000 });
+      expect(kubectl(["get", "namespace", ns]).stderr).toMatch(/NotFound/);
+      summary.push(`${stack} unschedulable: destroy ${secs(destroy.ms)} s`);
+      await project.ok(["stack", "rm", "--yes"]);
+    } finally {
+      if ((await project.pulumi(["stack", "select", `${stack}-stuck`])).code === 0) {
+        await project.pulumi(["destroy", "--yes", "--skip-preview"], { timeoutMs: 600_000 });
+        await project.pulumi(["stack", "rm", "--yes", "--force"]);
+      }
+      waitFor(`namespace ${ns} gone`, 120, () => kubectl(["get", "namespace", ns]).status !== 0);
+    }
+  });
 
   for (const stack of STACKS)
     it(`${stack}: up, outputs equal the live objects, no changes on preview and refresh${stack === SCALED ? ", a third replica only creates" : ""}, destroy leaves nothing and only what the fleet made goes`, async () => {
@@ -487,15 +499,24 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
         await project.ok(["config", "set", "kubeconfig", env.KUBECONFIG]);
         await project.ok(["config", "set", "stackFile", `stacks/${stack}.toml`]);
         await project.ok(["config", "set", "--secret", "apiKey"], { input: API_KEY });
-        if (overrides["kubernetes.create_namespace"] === false) {
-          // As shipped (create_namespace defaults to true), the fleet must refuse the user's namespace, not adopt it
-          // (adopted, destroy would delete it with the claim in it): the provider creates, it does not upsert.
+        if (t.model_cache?.pvc) {
+          // A fleet that would create (and on destroy delete) the namespace holding the user's claim is
+          // refused before anything is created, naming the keys: it could never start, and its destroy
+          // would take the claim with the namespace.
+          await project.ok([
+            "config",
+            "set-all",
+            "--path",
+            ...configPairs({}, { "kubernetes.create_namespace": true }),
+          ]);
           const refused = await project.pulumi(["up", "--yes", "--skip-preview"], { timeoutMs: 600_000 });
-          expect(refused.code, "up as shipped into the existing namespace").not.toBe(0);
-          expect(refused.stdout + refused.stderr).toMatch(new RegExp(`namespaces "${ns}" already exists`));
-          expect((await stateObjects()).filter((o) => o.kind === "Namespace")).toEqual([]);
+          expect(refused.code, "up with create_namespace = true and a PVC model cache").not.toBe(0);
+          expect(refused.stdout + refused.stderr).toMatch(/kubernetes\.model_cache\.pvc/);
+          expect(refused.stdout + refused.stderr).toMatch(/kubernetes\.create_namespace/);
+          expect(await stateObjects()).toEqual([]);
           for (const sv of pre.survivors) expect(kubectl(["get", ...sv]).status, `${sv.join(" ")} untouched`).toBe(0);
-          times.push(`as shipped refused in ${secs(refused.ms)} s (namespace exists)`);
+          times.push(`create_namespace = true refused in ${secs(refused.ms)} s`);
+          await project.ok(["config", "rm", "--path", "overrides"]);
         }
         if (Object.keys(overrides).length)
           await project.ok(["config", "set-all", "--path", ...configPairs({}, overrides)]);
