@@ -3,6 +3,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import type { K8sObject } from "./objects";
 import type { ClusterConfig } from "./provider";
+import { PACKAGE_ROOT } from "../package-root";
 import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line";
 
 /*
@@ -13,9 +14,11 @@ import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line"
  * the annotation makes create and update return at once), and whatever must follow their readiness (the router, the
  * disruption budgets, the engines after the Mooncake store) depends on this Command.
  *
- * The Command runs on the machine running `pulumi up`, in the project folder (the engine starts
- * provider plugins there; pulumi-command v1.2.1 local/commandOutputs.go runs in the provider's
- * working directory when `dir` is unset), with the provider's kubeconfig: a path in KUBECONFIG, or
+ * The Command runs on the machine running `pulumi up`, in the package folder (`dir`: the engine
+ * starts providers in the program's folder, dist/ here, and pulumi-command v1.2.1
+ * local/commandOutputs.go runs in the provider's working directory when `dir` is unset, which the
+ * real engine showed; moving the project changes `dir`, and the next `up` waits once more), with the
+ * provider's kubeconfig: a path in KUBECONFIG, or
  * the contents (a secret) in FLEET_KUBECONFIG_DATA, never on the command line, which the provider
  * prints when the command fails. It has no delete: destroying it leaves the cluster alone.
  */
@@ -53,6 +56,7 @@ export function readinessCommand(
     name,
     {
       create: readinessCommandLine(args, args.cluster.context),
+      dir: PACKAGE_ROOT,
       ...(Object.keys(environment).length ? { environment } : {}),
       triggers: [specs, ...(args.rollsWith !== undefined ? [args.rollsWith] : [])],
     },

@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { allK8sStackObjects, renderK8sStack, type K8sIslandEndpoints } from "../../components/kubernetes/fleet-objects";
 import { loadStackFile } from "../../components/config/load";
@@ -171,6 +173,8 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         /^node dist\/bin\/k8s-wait\.js --namespace \S+ (--workload \S+ )+--pod-selector \S+ /,
       );
       expect(w.inputs.create).toMatch(/ --context gpu-east$/);
+      // Run from the package folder, where dist/bin/k8s-wait.js is (the provider's own folder is dist/).
+      expect(fs.existsSync(path.join(w.inputs.dir, "dist", "bin", "k8s-wait.js"))).toBe(true);
     }
   });
 
