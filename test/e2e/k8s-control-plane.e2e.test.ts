@@ -12,39 +12,23 @@
  * Skips loudly when the binaries cannot be had (no Go toolchain and nothing cached); a cold build
  * takes ~25 min on two cores and happens in the first run only (test/kubernetes/control-plane/README.md).
  */
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { allK8sStackObjects, renderK8sStack, type K8sObject } from "../../components/kubernetes";
 import { loadStackText } from "../../components/config/load";
 import { buildStackPlan } from "../../components/planner";
-import { ROOT, STACK_NAMES, stackPlanOf, stackText } from "../helpers";
+import { STACK_NAMES, stackPlanOf, stackText } from "../helpers";
+import { controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
-const CP = path.join(ROOT, "test", "kubernetes", "control-plane");
 const K8S = STACK_NAMES.filter((n) => n.startsWith("k8s-"));
 
-/** Whether the binaries are cached, or a Go toolchain can build them. */
-function binariesCanBeHad(): string | undefined {
-  const cached = spawnSync("bash", ["-c", `. ${CP}/versions.sh && test -f "$(cp_cache_dir)/COMPLETE"`]).status === 0;
-  if (cached) return undefined;
-  if (!spawnSync("go", ["version"]).error) return undefined;
-  return "no Go toolchain on PATH and no cached build under /var/cache/vllm-fleet";
-}
-const missing = binariesCanBeHad();
+const missing = controlPlaneMissing();
 if (missing) console.warn(`\n*** SKIPPED: the test control plane (k8s-control-plane.e2e.test.ts): ${missing} ***\n`);
 
-const state = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-cp-"));
-let env: Record<string, string> = {};
+let cp: ControlPlane | undefined;
 let upCode: number | null = null;
-const kubectl = (args: string[], input?: string) =>
-  spawnSync(env.CP_BIN + "/kubectl", ["--kubeconfig", env.KUBECONFIG, ...args], {
-    input,
-    encoding: "utf8",
-    maxBuffer: 64 << 20,
-  });
+const kubectl = (args: string[], input?: string) => cp!.kubectl(args, input);
 const yamlDocs = (objects: object[]) => objects.map((o) => YAML.stringify(o)).join("---\n");
 /** Server-side apply as the fleet's field manager, strict fields; `dry` for a server-side dry run. */
 const apply = (objects: object[], dry = false) =>
@@ -94,31 +78,17 @@ async function until<T>(f: () => T | undefined, ms: number): Promise<T | undefin
 
 describe.skipIf(!!missing)("the test control plane (test/kubernetes/control-plane)", () => {
   beforeAll(() => {
-    const started = Date.now();
-    const up = spawnSync("bash", [path.join(CP, "up.sh"), state], {
-      encoding: "utf8",
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    upCode = up.status;
-    console.log(`up.sh exited ${up.status} in ${((Date.now() - started) / 1000).toFixed(1)} s\n${up.stderr}`);
-    if (up.status !== 0 && up.status !== 4) throw new Error(`up.sh failed (${up.status}):\n${up.stderr}`);
-    if (up.status === 4)
+    cp = startControlPlane();
+    upCode = cp.upCode;
+    if (upCode === 4)
       console.warn(
-        "\n*** SKIPPED: LWS's webhooks (no ../shared/tools): LeaderWorkerSets are checked by their CRD only ***\n",
+        "\n*** SKIPPED: LWS's webhooks (no LWS controller in the shared tools folder): LeaderWorkerSets are checked by their CRD only ***\n",
       );
-    env = Object.fromEntries(
-      fs
-        .readFileSync(path.join(state, "env"), "utf8")
-        .trim()
-        .split("\n")
-        .map((l) => [l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]),
-    );
   }, 3 * 3600_000);
 
   afterAll(() => {
-    const down = spawnSync("bash", [path.join(CP, "down.sh"), state], { encoding: "utf8" });
-    expect(down.status).toBe(0);
-    expect(fs.existsSync(state)).toBe(false);
+    cp?.down();
+    expect(fs.existsSync(cp!.env.CP_STATE_DIR)).toBe(false);
   }, 120_000);
 
   it("is a v1.37.2 API server with the CRDs established and the fake GPU nodes Ready", () => {

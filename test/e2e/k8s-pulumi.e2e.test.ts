@@ -215,7 +215,7 @@ interface Precreated {
  */
 function precreate(stack: string, plan: any): Precreated {
   const t = targetOf(plan);
-  const ns: string = t.namespace;
+  const ns: string = plan.namespace.name;
   const base = stack;
   const docs: object[] = [
     {
@@ -452,7 +452,7 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
 
   it(`${STUCK.stack} with pods no node can hold: up fails within stuck_after with the scheduler's reason, naming the pod, and destroy cleans up`, async () => {
     const { stack, overrides } = STUCK;
-    const ns: string = targetOf(planJson(stack)).namespace;
+    const ns: string = planJson(stack).namespace.name;
     await project.ok(["stack", "init", `${stack}-stuck`]);
     try {
       await project.ok(["config", "set", "kubeconfig", env.KUBECONFIG]);
@@ -487,9 +487,8 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
       const overrides = USER_OVERRIDES[stack] ?? {};
       const plan = planJson(stack, overrides);
       const t = targetOf(plan);
-      const ns: string = t.namespace;
-      const nsCreated =
-        t.create_namespace && !["default", "kube-system", "kube-public", "kube-node-lease"].includes(ns);
+      // The namespace as the plan chose it (a fleet's own by default) and whether the fleet creates it.
+      const { name: ns, created: nsCreated }: { name: string; created: boolean } = plan.namespace;
       labelNodes(plan);
       const pre = precreate(stack, plan);
       const times: string[] = [];
