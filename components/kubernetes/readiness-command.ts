@@ -39,8 +39,11 @@ export interface ReadinessArgs extends WaitCommandArgs {
 }
 
 /**
- * The Command that waits for `args.workloads`. It runs again (replaced: a new wait, then the old one
- * is forgotten) whenever a workload's rendered spec or `rollsWith` changes, as their pods then roll.
+ * The Command that waits for `args.workloads`. It runs again whenever a workload's rendered spec or
+ * `rollsWith` changes, as their pods then roll: both are in its environment (as digests), and a
+ * changed input is an update, which pulumi-command v1.2.1 runs as the create command when there is
+ * no update command (local/commandController.go Update). Not `triggers`, which would replace the
+ * Command: a scale-up would then show replacements where nothing in the cluster is replaced.
  */
 export function readinessCommand(
   name: string,
@@ -49,17 +52,14 @@ export function readinessCommand(
 ): command.local.Command {
   const specs = createHash("sha256").update(JSON.stringify(args.workloads)).digest("hex");
   const environment: Record<string, pulumi.Input<string>> = {
+    FLEET_WAIT_SPECS: specs,
+    ...(args.rollsWith !== undefined ? { FLEET_WAIT_ROLLS_WITH: args.rollsWith } : {}),
     ...(args.cluster.path !== undefined ? { KUBECONFIG: args.cluster.path } : {}),
     ...(args.cluster.data !== undefined ? { FLEET_KUBECONFIG_DATA: args.cluster.data } : {}),
   };
   return new command.local.Command(
     name,
-    {
-      create: readinessCommandLine(args, args.cluster.context),
-      dir: PACKAGE_ROOT,
-      ...(Object.keys(environment).length ? { environment } : {}),
-      triggers: [specs, ...(args.rollsWith !== undefined ? [args.rollsWith] : [])],
-    },
+    { create: readinessCommandLine(args, args.cluster.context), dir: PACKAGE_ROOT, environment },
     opts,
   );
 }

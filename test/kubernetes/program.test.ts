@@ -151,7 +151,8 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const waits = registered.filter((r) => r.type === "command:local:Command");
     expect(waits.length).toBeGreaterThan(0);
     for (const w of waits) {
-      expect(w.inputs.environment).toEqual({ FLEET_KUBECONFIG_DATA: contents });
+      expect(w.inputs.environment).toMatchObject({ FLEET_KUBECONFIG_DATA: contents });
+      expect(Object.keys(w.inputs.environment).sort()).toEqual(["FLEET_KUBECONFIG_DATA", "FLEET_WAIT_SPECS"]);
       expect(w.secretInputs).toContain("environment");
       expect(w.inputs.create).not.toContain("clusters");
     }
@@ -168,7 +169,10 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       "k8s-multi-replica-i0-router-ready",
     ]);
     for (const w of waits) {
-      expect(w.inputs.environment).toEqual({ KUBECONFIG: "/home/alice/.kube/prod" });
+      expect(w.inputs.environment).toEqual({
+        KUBECONFIG: "/home/alice/.kube/prod",
+        FLEET_WAIT_SPECS: expect.stringMatching(/^[0-9a-f]{64}$/),
+      });
       expect(w.inputs.create).toMatch(
         /^node dist\/bin\/k8s-wait\.js --namespace \S+ (--workload \S+ )+--pod-selector \S+ /,
       );
