@@ -7,7 +7,7 @@ import { PACKAGE_ROOT } from "../package-root";
 import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line";
 
 /*
- * `pulumi up`'s wait for an island's workloads, as a local Command running bin/k8s-wait.js (the
+ * `pulumi up`'s wait for an island's workloads, as a local Command running dist/bin/k8s-wait.js (the
  * readiness.ts rules), instead of pulumi-kubernetes' await, which cannot tell a pod that is loading
  * a model from one that can never start and waits out its whole timeout either way. The workloads
  * are created with pulumi.com/skipAwait (pulumi-kubernetes provider/pkg/await/await.go, newLegacyReadyCondition:

@@ -34,7 +34,7 @@
  * What the provider is relied on for (pulumi-kubernetes, provider/pkg/await): workloads carry
  * `pulumi.com/skipAwait`, so their create and update return at once (await.go
  * newLegacyReadyCondition; metadata/overrides.go ReadyCondition), and each island's readiness
- * Commands (components/kubernetes/readiness-command.ts: bin/k8s-wait.js) wait for them instead, so a
+ * Commands (components/kubernetes/readiness-command.ts: dist/bin/k8s-wait.js) wait for them instead, so a
  * router is created only after its engines are Ready (checked below against the live timestamps);
  * an InferencePool is not awaited. A create of an object that exists fails with AlreadyExists
  * unless the provider sets upsertExistingObjects (await.go Creation), and a delete is a foreground

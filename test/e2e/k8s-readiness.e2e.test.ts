@@ -1,7 +1,7 @@
 /**
  * Issue 31, fault 5 and item 4 on the real control plane (kube-apiserver v1.37.2, scheduler,
  * controller-manager, LWS, kwok's fake 8-GPU nodes: test/kubernetes/control-plane): the readiness
- * wait `pulumi up` runs for each island (bin/k8s-wait.js, with the command line the program builds:
+ * wait `pulumi up` runs for each island (dist/bin/k8s-wait.js, with the command line the program builds:
  * readiness-command.ts) and `fleet status` read what the API server says about a stack's objects,
  * applied as `plan --out` renders them. A stack that can run is READY; one whose pods cannot be
  * scheduled, are refused by Pod Security or mount a PVC that does not exist fails within
