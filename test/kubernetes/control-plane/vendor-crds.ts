@@ -11,7 +11,8 @@
  *   other CRDs from the maintainers' upstream folder (no registry serves sigs.k8s.io/lws).
  * - disaggregatedsetrolescalers.json is written by hand (see the README): no source has it here.
  *
- * The test control plane never reads ../shared: only these vendored files.
+ * The control plane takes its CRDs from these vendored files only, none from the shared folder beside
+ * the clone (from there it takes only the LWS controller, and up.sh says so loudly when it is missing).
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
