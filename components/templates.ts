@@ -5,8 +5,18 @@ import { packagePath } from "./package-root";
 
 const TEMPLATES = packagePath("templates");
 
+/** Template texts read so far: every island renders the same few templates and partials. */
+const templateTexts = new Map<string, string>();
+
 /** A template's text by its path under templates/ (also how partials are named: `{{> slurm/create/submit.sh.mustache}}`). */
-export const readTemplate = (name: string): string => fs.readFileSync(path.join(TEMPLATES, name), "utf8");
+export function readTemplate(name: string): string {
+  let text = templateTexts.get(name);
+  if (text === undefined) {
+    text = fs.readFileSync(path.join(TEMPLATES, name), "utf8");
+    templateTexts.set(name, text);
+  }
+  return text;
+}
 
 /**
  * Renders a mustache template with HTML escaping off: values are shell-quoted (or YAML/JSON

@@ -6,9 +6,27 @@ export function slurmSettings(plan: Pick<DeploymentPlan, "settings">, who = "the
   return plan.settings;
 }
 
+/**
+ * The fewest and the most GPUs any node of the islands uses, scanned once per plan (a plan is not
+ * changed once made): every island's script asks, and a scan per island grew with islands squared.
+ */
+const nodeUsageByIslands = new WeakMap<DeploymentPlan["islands"], { fewest: number; most: number }>();
+function nodeUsage(islands: DeploymentPlan["islands"]): { fewest: number; most: number } {
+  let usage = nodeUsageByIslands.get(islands);
+  if (!usage) {
+    usage = { fewest: Infinity, most: 0 };
+    for (const island of islands)
+      for (const n of island.nodes) {
+        usage.fewest = Math.min(usage.fewest, n.gpusUsed);
+        usage.most = Math.max(usage.most, n.gpusUsed);
+      }
+    nodeUsageByIslands.set(islands, usage);
+  }
+  return usage;
+}
+
 /** The most GPUs any node of the plan's islands uses. */
-const gpusUsedPerNode = (plan: Pick<DeploymentPlan, "islands">): number =>
-  Math.max(0, ...plan.islands.flatMap((i) => i.nodes.map((n) => n.gpusUsed)));
+const gpusUsedPerNode = (plan: Pick<DeploymentPlan, "islands">): number => nodeUsage(plan.islands).most;
 
 /**
  * Whether the jobs ask for whole nodes (sbatch --exclusive): `slurm.exclusive` when set, else only
@@ -17,7 +35,7 @@ const gpusUsedPerNode = (plan: Pick<DeploymentPlan, "islands">): number =>
  */
 export function exclusiveNodes(plan: Pick<DeploymentPlan, "settings" | "islands" | "gpusPerNode">): boolean {
   const t = slurmSettings(plan);
-  return t.exclusive ?? plan.islands.every((i) => i.nodes.every((n) => n.gpusUsed >= plan.gpusPerNode));
+  return t.exclusive ?? nodeUsage(plan.islands).fewest >= plan.gpusPerNode;
 }
 
 /** The GPUs each node's job asks for: `slurm.gres`, else all of the node's (whole nodes) or those its engines use. */
