@@ -18,6 +18,8 @@ export interface Figure {
   target?: Target;
   /** Raw samples behind a median, so the JSON shows the spread. */
   samples?: number[];
+  /** The figure before the change that set its target (same unit), and where it was measured. */
+  baseline?: { value: number; from: string };
   note?: string;
 }
 
@@ -43,10 +45,13 @@ export function median(xs: number[]): number {
 export const round = (x: number, digits = 3): number => Number(x.toFixed(digits));
 
 export function sectionsTable(sections: Section[]): string {
-  const table = new Table({ head: ["section", "figure", "value", "target", "ok"], style: { head: [], border: [] } });
+  const table = new Table({
+    head: ["section", "figure", "value", "baseline", "target", "ok"],
+    style: { head: [], border: [] },
+  });
   for (const s of sections) {
     if (s.skipped) {
-      table.push([s.id, `skipped: ${s.skipped}`, "", "", ""]);
+      table.push([s.id, `skipped: ${s.skipped}`, "", "", "", ""]);
       continue;
     }
     for (const f of s.figures) {
@@ -55,6 +60,7 @@ export function sectionsTable(sections: Section[]): string {
         s.id,
         f.note ? `${f.name} (${f.note})` : f.name,
         `${round(f.value)} ${f.unit}`,
+        f.baseline ? `${round(f.baseline.value)} ${f.unit} (${f.baseline.from})` : "",
         f.target ? `${f.target.op} ${f.target.value} ${f.unit}` : "",
         ok === undefined ? "" : ok ? "yes" : "NO",
       ]);

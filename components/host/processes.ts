@@ -119,7 +119,8 @@ const NO_SECRETS: SecretUse = { env: [], apiKey: false };
 
 /**
  * `( [before;] export ...; exec cmd ) >> log &`: each process in its own subshell with its own env
- * and log; `before` is a command the subshell runs first (a wait), logged with the process.
+ * and log; `before` is a command the subshell runs first (a wait, or a helper it starts beside the
+ * process, ending in &), logged with the process.
  */
 function startLine(
   name: string,
@@ -143,7 +144,9 @@ function startLine(
     ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
   ].join(" ");
   const steps = [...(before ? [before] : []), ...(keyFile ? [keyFile.write] : []), ...exports, `exec ${cmd}`];
-  return `( ${steps.join("; ")} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+  // A step that ends in & (something run beside the process) is already separated from the next.
+  const body = steps.map((step, i) => (i === 0 ? "" : steps[i - 1].endsWith("&") ? " " : "; ") + step).join("");
+  return `( ${body} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
 /**
@@ -228,7 +231,15 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       lines.push(...startLines("pd-sidecar", [], s.argv, host));
   }
   if (r && r.node === node) {
-    if (r.kind !== "llm-d") {
+    if (r.kind !== "llm-d" && r.lateWorkers) {
+      // Started before its engines serve, and told each one as it answers (router-plan.ts lateWorkersOf):
+      // the telling runs beside the router in its subshell, which then becomes the router
+      // ($BASHPID before exec), so it never counts as one of the node's processes.
+      const late = r.lateWorkers;
+      const tell = `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}; } &`;
+      const secretUse = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
+      lines.push(...startLines(routerProcess(r.kind), [], late.argv, host, secretUse, tell));
+    } else if (r.kind !== "llm-d") {
       // vllm-router (and sglang-router, its origin) checks its workers once at start, then every --worker-startup-check-interval
       // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");

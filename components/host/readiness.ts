@@ -25,29 +25,37 @@ export interface ReadinessProbe {
   /** Who answers: an engine id or "router". */
   name: string;
   url: NodeUrl;
-  /** The body must list the served model (a /v1/models call). */
-  model: boolean;
+  /** What the body must contain, whitespace removed (the served model in /v1/models, a worker count). */
+  expect?: string;
 }
+
+/** What a /v1/models body contains (whitespace removed) when it lists `model`. */
+const modelListed = (model: string) => JSON.stringify({ id: model }).slice(1, -1).replace(/\s/g, "");
 
 /**
  * What "serving" means for an island: every engine with an API answers /health and lists the model
  * in /v1/models; the router answers through its own /health (vllm-router) and lists the model
- * through its proxy path, which proves it reaches a worker. Envoy routes only the API, so llm-d is
- * checked by /v1/models through the listener (Envoy → EPP → engine).
+ * through its proxy path, which proves it reaches a worker. A router told its workers at run time
+ * (lateWorkers) answers /readiness from the start, so it must count them all healthy there first.
+ * Envoy routes only the API, so llm-d is checked by /v1/models through the listener (Envoy → EPP →
+ * engine).
  */
-export function readinessProbes(island: IslandPlan): ReadinessProbe[] {
+export function readinessProbes(island: IslandPlan, model: string): ReadinessProbe[] {
   const probes: ReadinessProbe[] = [];
+  const listed = modelListed(model);
   for (const e of island.engines) {
     if (e.port === undefined) continue;
     const { health, models } = engineNamed(e.engine).routes;
-    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: health }, model: false });
-    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: models }, model: true });
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: health } });
+    probes.push({ name: e.id, url: { node: e.node, port: e.port, path: models }, expect: listed });
   }
   const r = island.router;
   if (r) {
-    if (r.kind !== "llm-d")
-      probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/health" }, model: false });
-    probes.push({ name: "router", url: { node: r.node, port: r.port, path: "/v1/models" }, model: true });
+    const at = (path: string) => ({ node: r.node, port: r.port, path });
+    if (r.kind !== "llm-d" && r.lateWorkers)
+      probes.push({ name: "router", url: at("/readiness"), expect: `"healthy_workers":${r.lateWorkers.count},` });
+    else if (r.kind !== "llm-d") probes.push({ name: "router", url: at("/health") });
+    probes.push({ name: "router", url: at("/v1/models"), expect: listed });
   }
   return probes;
 }
@@ -67,8 +75,12 @@ export const RESULT_TOKENS = {
 /** A probe's URL in the create script: its node's address from `addrs`, where the island's nodes start at `first`. */
 export const probeUrl = (u: NodeUrl, first = 0) => `"http://\${addrs[${first + u.node}]}"${shq(`:${u.port}${u.path}`)}`;
 
-/** What a /v1/models body must contain (whitespace removed) to list `model`, shell-quoted. */
-export const modelEntry = (model: string) => shq(JSON.stringify({ id: model }).slice(1, -1).replace(/\s/g, ""));
+/** The readiness partials' entry for one check: its name, URL and expected body part, shell-quoted. */
+export const probeView = (p: ReadinessProbe, name = p.name, first = 0) => ({
+  name: shq(name),
+  url: probeUrl(p.url, first),
+  expect: shq(p.expect ?? ""),
+});
 
 /** The API key's file in `secretsDir` when the configured `secrets` hold the key, shell-quoted. */
 export const apiKeyFileIn = (secrets: readonly SecretName[], secretsDir: string) =>
@@ -87,8 +99,7 @@ export function readinessView(
   secretsDir: string,
 ) {
   return {
-    probes: readinessProbes(island).map((p) => ({ name: shq(p.name), url: probeUrl(p.url), model: p.model ? 1 : 0 })),
-    modelEntry: modelEntry(plan.model),
+    probes: readinessProbes(island, plan.model).map((p) => probeView(p)),
     apiKeyFile: apiKeyFileIn(secrets, secretsDir),
     resultTemplate: shq(resultTemplate(plan, island, name)),
     tokens: RESULT_TOKENS,

@@ -110,7 +110,25 @@ export interface HttpRouterPlan {
   port: number;
   metricsPort: number;
   pd: boolean;
+  /** How it starts when told its workers at start (--worker-urls, or --prefill/--decode in P/D mode). */
   argv: Value[];
+  /**
+   * How a host starts it before its engines serve and tells it each engine as that engine answers
+   * /health, where the router serves POST /add_worker (see lateWorkersOf in router-plan.ts).
+   */
+  lateWorkers?: LateWorkers;
+}
+
+/** A router started without workers, then told each one (POST /add_worker) as it comes up. */
+export interface LateWorkers {
+  /** Its start, without --worker-urls. */
+  argv: Value[];
+  /** Its own address, for the add_worker calls from its node. */
+  url: Value;
+  /** The worker URLs to add. */
+  urls: Value[];
+  /** Workers it lists once every URL is added: a URL behind --intra-node-data-parallel-size counts once per rank. */
+  count: number;
 }
 
 export interface LlmdPlan {

@@ -1,8 +1,16 @@
 import type { FleetConfig } from "../config/types";
 import type { PoolRef } from "./target-hints";
 import { FIXED_PORTS } from "../config/fixed-ports";
-import type { EngineProcess, HttpRouterKind, HttpRouterPlan, LlmdPlan, RouterSettings } from "./deployment-plan";
-import { fileRef, nodeRef, t, type Value } from "./values";
+import type {
+  EngineProcess,
+  HttpRouterKind,
+  HttpRouterPlan,
+  LateWorkers,
+  LlmdPlan,
+  RouterSettings,
+} from "./deployment-plan";
+import { fileRef, nodeRef, selfRef, t, type Value } from "./values";
+import { ROUTER_RELEASES } from "../config/schema/router";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
 
 /** Seconds the router waits for its workers: as long as an engine may take to be ready (prime-rl uses 4200). */
@@ -33,12 +41,13 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   const metricsPort = port + FIXED_PORTS.routerMetricsOffset;
   const serving = engines.filter((e) => e.port !== undefined);
   const pd = cfg.deployment.type === "disaggregated";
+  const host = cfg.server.host ?? "0.0.0.0";
   const argv: Value[] = [
     ...routerProgram(kind),
     "--policy",
     cfg.router.policy,
     "--host",
-    cfg.server.host ?? "0.0.0.0",
+    host,
     "--port",
     String(port),
     "--request-id-headers",
@@ -59,8 +68,14 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   // prime-rl's layout, single node: its local router is told the engine's DP ranks behind the one
   // URL (--intra-node-data-parallel-size, src/prime_rl/entrypoints/inference.py); its SLURM
   // templates give every rank its own URL instead.
-  if (cfg.prime_rl && cfg.deployment.type === "single_node" && serving.length === 1)
-    argv.push("--intra-node-data-parallel-size", String(serving[0].dp?.local ?? 1));
+  const ranksPerUrl =
+    cfg.prime_rl && cfg.deployment.type === "single_node" && serving.length === 1 ? (serving[0].dp?.local ?? 1) : 0;
+  if (ranksPerUrl) argv.push("--intra-node-data-parallel-size", String(ranksPerUrl));
+  const lateWorkers = lateWorkersOf(cfg, [...argv], {
+    url: host === "0.0.0.0" ? t`http://${selfRef}:${port}` : `http://${host}:${port}`,
+    urls: serving.map(engineUrl),
+    count: serving.length * Math.max(ranksPerUrl, 1),
+  });
   if (pd) {
     argv.push(kind === "sglang-router" ? "--pd-disaggregation" : "--vllm-pd-disaggregation");
     for (const e of serving.filter((e) => e.role === "prefill")) {
@@ -71,7 +86,32 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   } else {
     argv.push("--worker-urls", ...serving.map(engineUrl));
   }
-  return { kind, holdsApiKey: kind === "sglang-router", node: 0, port, metricsPort, pd, argv };
+  return {
+    kind,
+    holdsApiKey: kind === "sglang-router",
+    node: 0,
+    port,
+    metricsPort,
+    pd,
+    argv,
+    ...(lateWorkers && { lateWorkers }),
+  };
+}
+
+/**
+ * vllm-router told its workers at start binds its port only once one answers /health, checking
+ * every --worker-startup-check-interval (whole seconds, at least 1): up to a second after the last
+ * engine serves, plus its own start (about 0.5 s measured here) when it starts after them. Started
+ * with no --worker-urls it listens at once, and POST /add_worker registers a worker already healthy
+ * in milliseconds (vllm-router 0.1.17, measured with the pinned build; router.rs add_worker). Not
+ * in P/D mode (it requires --prefill and --decode at start), nor with power_of_two (it refuses fewer
+ * than 2 workers at start), nor for a build not known to serve the route, nor sglang-router.
+ */
+function lateWorkersOf(cfg: FleetConfig, argv: Value[], late: Omit<LateWorkers, "argv">): LateWorkers | undefined {
+  const r = cfg.router;
+  if (r.type !== "vllm-router" || cfg.deployment.type === "disaggregated" || r.policy === "power_of_two") return;
+  if (!ROUTER_RELEASES[r.release].add_worker) return;
+  return { argv, ...late };
 }
 
 /**

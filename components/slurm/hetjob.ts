@@ -11,8 +11,7 @@ import type { StackPlan } from "../plan/stack-plan";
 import { dryRunLine, islandResultSchema, parseResultLine, resultTemplate, TOKENS } from "../host/island-result";
 import {
   apiKeyFileIn,
-  modelEntry,
-  probeUrl,
+  probeView,
   readinessProbes,
   RESULT_TOKENS,
   STDERR_LINE_BOUND,
@@ -161,14 +160,9 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
   const dryRun = members[0].plan.dryRun;
   // Node k of member m is hosts[first[m] + k] on the login node: its probes' URLs say so.
   const offsets = members.map((_, m) => members.slice(0, m).reduce((s, x) => s + x.island.nodes.length, 0));
-  const probes = members.flatMap(({ plan, island }, m) => {
-    const entry = modelEntry(plan.model);
-    return readinessProbes(island).map((p) => ({
-      name: shq(`${island.name}:${p.name}`),
-      url: probeUrl(p.url, offsets[m]),
-      model: p.model ? entry : "''",
-    }));
-  });
+  const probes = members.flatMap(({ plan, island }, m) =>
+    readinessProbes(island, plan.model).map((p) => probeView(p, `${island.name}:${p.name}`, offsets[m])),
+  );
   const islands = members.map(({ plan, island }, k) => ({
     index: k,
     name: shq(island.name),

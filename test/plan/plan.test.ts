@@ -62,6 +62,27 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     const router = p.islands[0].router!;
     if (router.kind !== "vllm-router") throw new Error("expected vllm-router");
     expect(show(router.argv)).toEqual(expect.arrayContaining(["http://<i0-n0>:8100", "http://<i0-n1>:8100"]));
+    // A host starts it without workers and tells it each (POST /add_worker) as it answers /health.
+    const late = router.lateWorkers!;
+    expect(show(late.argv)).toEqual(show(router.argv).slice(0, show(router.argv).indexOf("--worker-urls")));
+    expect(show(late.urls)).toEqual(["http://<i0-n0>:8100", "http://<i0-n1>:8100"]);
+    expect(late.count).toBe(2);
+  });
+
+  it("a router is told its workers at start where it cannot start without them", () => {
+    const late = (text: string) => {
+      const r = plan(text).islands[0].router!;
+      return r.kind === "llm-d" ? undefined : r.lateWorkers;
+    };
+    const file = (router: string) =>
+      `[model]\nname = "m"\n[deployment]\ntype = "multi_node"\n[deployment.router]\n${router}\n${SLURM}`;
+    expect(late(file('policy = "consistent_hash"'))).toBeDefined();
+    // P/D mode requires --prefill and --decode; power_of_two refuses fewer than 2 workers at start.
+    expect(late(stackText("disaggregated"))).toBeUndefined();
+    expect(late(file('policy = "power_of_two"'))).toBeUndefined();
+    // PrimeIntellect's build is not known to serve POST /add_worker.
+    expect(late(file('release = "primeintellect-v0.2.1"'))).toBeUndefined();
+    expect(late(stackText("sglang-multi-replica"))).toBeUndefined();
   });
 
   it("disaggregated 2/2/2/1: 6 nodes, 4 prefill and 2 decode", () => {

@@ -211,6 +211,9 @@ describe("prime-rl's local router (entrypoints/inference.py)", () => {
     const one = prime(`[vllm]\nmodel = "Qwen/Qwen3-8B"\n`).islands[0].router;
     expect(one?.kind).toBe("vllm-router");
     if (one?.kind === "vllm-router") expect(flag(one.argv, "--intra-node-data-parallel-size")).toBe("1");
+    // Started without workers on a host, it lists the one URL once per DP rank (url@rank) once told it.
+    expect(r.lateWorkers?.count).toBe(2);
+    expect(flag(r.lateWorkers!.argv, "--intra-node-data-parallel-size")).toBe("2");
   });
 
   it("not on multi-node (one URL per engine there) nor in the seed layout", () => {

@@ -130,6 +130,7 @@ esac`,
   curl: `url=\${!#}
 case $url in
   */health) echo ok ;;
+  */readiness) printf '{"status":"ready","healthy_workers":%s,"total_workers":%s}\n' "\${FAKE_ROUTER_WORKERS:-0}" "\${FAKE_ROUTER_WORKERS:-0}" ;;
   */v1/models) cat "$FAKE_STATE/models.json" 2>/dev/null || exit 7 ;;
   *) exit 22 ;;
 esac`,

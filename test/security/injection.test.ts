@@ -1753,7 +1753,7 @@ function plannedProcesses(island: IslandPlan, nodeDir: (k: number) => string): M
   }
   for (const e of island.engines) add(e.node, e.id, e.argv, e.env);
   const r = island.router;
-  if (r && r.kind !== "llm-d") add(r.node, "router", r.argv);
+  if (r && r.kind !== "llm-d") add(r.node, "router", (r.lateWorkers ?? r).argv);
   if (r?.kind === "llm-d") {
     for (const s of r.sidecars) add(s.node, "pd-sidecar", s.argv);
     add(r.node, "epp", r.epp.argv);
@@ -1803,6 +1803,8 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
     FAKE_STATE: state,
     FAKE_NODES: String(island.nodes.length),
     FAKE_EXPECT: expectCounts.join(" "),
+    // A router told its workers at run time (lateWorkers) counts them on /readiness.
+    FAKE_ROUTER_WORKERS: String((island.router?.kind !== "llm-d" && island.router?.lateWorkers?.count) || 0),
   };
   const problems: string[] = [];
   const obs: Record<string, any> = {};

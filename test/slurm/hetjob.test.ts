@@ -180,8 +180,9 @@ describe("the co-scheduled create and delete", () => {
     const policy = probes.filter((p) => p.name.startsWith("policy/island-0:"));
     expect(judge.length).toBeGreaterThan(1);
     expect(policy.length).toBeGreaterThan(judge.length);
-    for (const p of judge.filter((x) => x.url.includes("/v1/models"))) expect(p.model).toBe(`'"id":"Qwen/Qwen3-8B"'`);
-    for (const p of policy.filter((x) => x.url.includes("/v1/models"))) expect(p.model).toBe(`'"id":"Qwen/Qwen3-32B"'`);
+    for (const p of judge.filter((x) => x.url.includes("/v1/models"))) expect(p.expect).toBe(`'"id":"Qwen/Qwen3-8B"'`);
+    for (const p of policy.filter((x) => x.url.includes("/v1/models")))
+      expect(p.expect).toBe(`'"id":"Qwen/Qwen3-32B"'`);
     // The judge's one node comes after the policy's two.
     for (const p of judge) expect(p.url).toMatch(/^"http:\/\/\$\{addrs\[2\]\}"/);
     expect(policy.some((p) => p.url.startsWith('"http://${addrs[1]}"'))).toBe(true);

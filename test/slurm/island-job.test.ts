@@ -105,19 +105,22 @@ describe("an island's create and delete commands", () => {
 
   it("waits for every engine with an API and the router, and skips headless processes", () => {
     const ep = planOf(stackText("wide-ep"), "wide-ep");
-    expect(readinessProbes(ep.islands[0]).map((p) => `${p.name} ${p.url.path}`)).toEqual([
+    expect(
+      readinessProbes(ep.islands[0], ep.model).map((p) => `${p.name} ${p.url.path}${p.expect ? ` ${p.expect}` : ""}`),
+    ).toEqual([
       "i0-replica0-n0 /health",
-      "i0-replica0-n0 /v1/models",
+      `i0-replica0-n0 /v1/models "id":"${ep.model}"`,
       "i0-replica0-n1 /health",
-      "i0-replica0-n1 /v1/models",
-      "router /health",
-      "router /v1/models",
+      `i0-replica0-n1 /v1/models "id":"${ep.model}"`,
+      // Told its workers as they come up: it answers /readiness at once, so it must count both.
+      'router /readiness "healthy_workers":2,',
+      `router /v1/models "id":"${ep.model}"`,
     ]);
     const headless = planOf(
       stackText("wide-ep").replace("[slurm]", "[inference.vllm_extra]\nheadless = true\n[slurm]"),
       "wide-ep",
     );
-    expect(readinessProbes(headless.islands[0]).map((p) => p.name)).toEqual([
+    expect(readinessProbes(headless.islands[0], headless.model).map((p) => p.name)).toEqual([
       "i0-replica0-n0",
       "i0-replica0-n0",
       "router",
@@ -125,7 +128,7 @@ describe("an island's create and delete commands", () => {
     ]);
     const llmd = planOf(stackText("llm-d"), "llm-d");
     expect(
-      readinessProbes(llmd.islands[0])
+      readinessProbes(llmd.islands[0], llmd.model)
         .filter((p) => p.name === "router")
         .map((p) => p.url.path),
     ).toEqual(["/v1/models"]);

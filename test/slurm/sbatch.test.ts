@@ -215,11 +215,11 @@ describe("the launch body, run by real bash", () => {
     expect(engine.argv).toEqual(island.engines[0].argv.slice(1).map(resolve));
     expect(engine.argv[1]).toBe(`it's $(touch /tmp/x) "m"`);
     expect(engine.env).toContain("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
-    // The router starts only once its workers answer /health; these never do.
-    expect(read("vllm-router")).toEqual([]);
+    // The router starts at once, with no workers, and is told each one beside it as it answers /health.
     expect(launchBody).toContain(
-      '( fleet_wait_healthy 4200 "${NODE_ADDR[0]}:8100" "${NODE_ADDR[1]}:8100"; exec vllm-router --policy',
+      '( router_pid=$BASHPID; { fleet_add_workers "$router_pid" http://"${SELF_ADDR}":8000 4200 http://"${NODE_ADDR[0]}":8100 http://"${NODE_ADDR[1]}":8100; } & exec vllm-router --policy',
     );
+    expect(launchBody).not.toContain("--worker-urls");
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
   });
 
@@ -250,6 +250,58 @@ describe("the launch body, run by real bash", () => {
       expect(Date.now() - t1).toBeLessThan(3000);
     } finally {
       server.kill();
+    }
+  });
+
+  it("fleet_add_workers tells the router (the stand-in) each worker once it answers /health, and stops with the router", async () => {
+    const { launchBody } = renderIslandScript(
+      planOf(stackText("multi-replica")),
+      planOf(stackText("multi-replica")).islands[0],
+    );
+    const fn = launchBody.slice(
+      launchBody.indexOf("fleet_add_workers() {"),
+      launchBody.indexOf("\n}\n", launchBody.indexOf("fleet_add_workers() {")) + 3,
+    );
+    const listen = (code: string) => {
+      const child = spawn(process.execPath, ["-e", code]);
+      const port = new Promise<string>((ok) => child.stdout.once("data", (d: Buffer) => ok(String(d).trim())));
+      return { child, port };
+    };
+    // A worker that answers /health 200 after 0.6 s, and a port that is free for the router.
+    const worker = listen(
+      `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{r.statusCode=q.url==="/health"&&Date.now()-t>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`,
+    );
+    const free = listen(
+      `const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})`,
+    );
+    const [workerPort, routerPort] = [await worker.port, await free.port];
+    const router = spawn(path.join(__dirname, "../fixtures/standins/bin/vllm-router"), [
+      ...["--host", "127.0.0.1", "--port", routerPort, "--prometheus-port", "0", "--policy", "round_robin"],
+    ]);
+    try {
+      const workerUrl = `http://127.0.0.1:${workerPort}`;
+      const call = (pid: number) =>
+        new Promise<{ stdout: string; status: number | null }>((ok) => {
+          const b = spawn("bash", [
+            "-c",
+            `${fn}\nNODE_INDEX=0; fleet_add_workers ${pid} http://127.0.0.1:${routerPort} 30 ${workerUrl}`,
+          ]);
+          let stdout = "";
+          b.stdout.on("data", (d: Buffer) => (stdout += String(d)));
+          b.on("close", (status) => ok({ stdout, status }));
+        });
+      const told = await call(router.pid!);
+      expect(told.status).toBe(0);
+      expect(told.stdout).toBe(
+        `[fleet] router told ${workerUrl}: Successfully added worker: ${workerUrl} (HTTP 200)\n`,
+      );
+      const listed = await fetch(`http://127.0.0.1:${routerPort}/list_workers`).then((r) => r.json());
+      expect(listed).toEqual({ urls: [workerUrl] });
+      // With its router gone it stops at once, telling nothing.
+      const gone = await call(2 ** 22 + 1);
+      expect(gone).toEqual({ stdout: "", status: 0 });
+    } finally {
+      for (const c of [worker.child, free.child, router]) c.kill();
     }
   });
 
