@@ -9,13 +9,7 @@ import type { ServiceIsland } from "../backend";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import type { StackPlan } from "../plan/stack-plan";
 import { dryRunLine, islandResultSchema, parseResultLine, resultTemplate, TOKENS } from "../host/island-result";
-import {
-  apiKeyFileIn,
-  probeView,
-  readinessProbes,
-  RESULT_TOKENS,
-  STDERR_LINE_BOUND,
-} from "../host/readiness";
+import { apiKeyFileIn, probeView, readinessProbes, RESULT_TOKENS, STDERR_LINE_BOUND } from "../host/readiness";
 import { scriptHash } from "../host/script-hash";
 import { heredocDelimiter, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
