@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { table, typeChoices } from "./primitives";
-import { plainLauncher, slurmTable, venvLauncher } from "./slurm";
+import { cacheDir, plainLauncher, slurmTable, venvLauncher } from "./slurm";
 
 /** How the engine, router and store programs are found on this machine: on PATH (or bin_dir), or in a venv. */
 export const localLauncherTable = z.discriminatedUnion(
@@ -30,6 +30,7 @@ export const localTable = table({
   ready_timeout: slurmTable.shape.ready_timeout.describe(
     "Seconds to wait for every endpoint to serve once the processes started (default 3600)",
   ),
+  cache_dir: cacheDir,
   launcher: localLauncherTable
     .prefault({})
     .describe("How the engines, routers and stores are found on this machine: on PATH or bin_dir, or in a venv"),
