@@ -30,7 +30,9 @@ export const localTable = table({
   ready_timeout: slurmTable.shape.ready_timeout.describe(
     "Seconds to wait for every endpoint to serve once the processes started (default 3600)",
   ),
-  cache_dir: cacheDir,
+  cache_dir: cacheDir.describe(
+    "Folder kept across deployments and shared by every stack that names it: the engines' compile cache (VLLM_CACHE_ROOT) in one folder per model, engine version (found when the fleet starts) and parallel layout below it, so another engine version never reuses one, and their model downloads (HF_HOME) in its huggingface folder; relative paths are under the user's home (default: <output_dir>/cache, or vllm-fleet/cache without output_dir)",
+  ),
   launcher: localLauncherTable
     .prefault({})
     .describe("How the engines, routers and stores are found on this machine: on PATH or bin_dir, or in a venv"),

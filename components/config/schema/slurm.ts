@@ -34,7 +34,7 @@ export const cacheDir = filePath
   .refine((s) => !s.split("/").includes(".."), "must not contain a .. component")
   .optional()
   .describe(
-    "Folder on storage every node sees for the compile cache (VLLM_CACHE_ROOT) and model downloads (HF_HOME), kept across deployments and shared by every stack that names it; each (model, engine version, parallel layout) gets its own folder below it, so a new engine version never reuses an old one; relative paths are under the user's home (default: <output_dir>/cache, or vllm-fleet/cache without output_dir)",
+    "Folder on storage every node sees, kept across deployments and shared by every stack that names it: the engines' compile cache (VLLM_CACHE_ROOT) in one folder per model, engine version (found on the node) and parallel layout below it, so another engine version never reuses one, and their model downloads (HF_HOME) in its huggingface folder; relative paths are under the user's home (default: <output_dir>/cache, or vllm-fleet/cache without output_dir)",
   );
 
 /** `type` may be omitted: this is the table's default launcher. */
