@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import type { FleetConfig } from "../config/types";
 import type { EngineName } from "./engine-names";
-import type { ReplicaLayout } from "./plan";
 
 /*
  * The fleet's compile and model cache (issue 32): one folder per (model, engine version, parallel
@@ -36,7 +35,11 @@ export function pathComponent(s: string): string {
 }
 
 /** The island's cache folder parts: every island of a plan gets the same, so the fleet shares one folder. */
-export function cachePlan(cfg: FleetConfig, engine: EngineName, layouts: ReplicaLayout[]): CachePlan {
+export function cachePlan(
+  cfg: FleetConfig,
+  engine: EngineName,
+  layouts: { role: string; dpSize: number; nodes: number }[],
+): CachePlan {
   const kinds = [
     ...new Set(
       layouts.map(

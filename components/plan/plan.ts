@@ -16,7 +16,7 @@ import { islandFolder } from "./naming";
 import { cachePlan } from "./cache";
 
 /** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */
-export interface ReplicaLayout {
+interface ReplicaLayout {
   role: Role;
   replica: number;
   nodes: number;
