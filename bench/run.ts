@@ -5,6 +5,7 @@
  *   program    the Pulumi program under mocks for P/D fleets of 8, 64 and 512 nodes
  *   readiness  real SLURM test cluster: endpoints printed minus last engine healthy; 8 vs 1 replicas
  *   readiness-real  the same with a real vLLM engine (CPU build, tiny model) behind the real router
+ *   compile-cache  the same real engine deployed twice over one compile cache: second / first create -> ready
  *   fleet-cli  `fleet status` and `fleet metrics` over 64 stand-in engines against one
  *   cli-start  `plan <stack>` as a process for every stack: compiled JS (dist/) vs tsx
  *   pulumi     the real Pulumi engine: preview of an unchanged stack (dist/ vs ts-node), up over create
@@ -19,6 +20,7 @@ const SECTIONS: Record<string, () => Promise<Section>> = {
   program: async () => (await import("./program")).run(),
   readiness: async () => (await import("./readiness")).run(),
   "readiness-real": async () => (await import("./readiness-real")).run(),
+  "compile-cache": async () => (await import("./compile-cache")).run(),
   "fleet-cli": async () => (await import("./fleet-cli")).run(),
   "cli-start": async () => (await import("./cli-start")).run(),
   pulumi: async () => (await import("./pulumi")).run(),

@@ -31,6 +31,9 @@ export const PROTECTED_ENV = [
   "MOONCAKE_CONFIG_PATH",
 ];
 
+/** vLLM's compile cache format: "binary" is safe with several writers, "unpacked" is not (vllm envs.py). */
+const COMPILE_FORMAT = "VLLM_COMPILE_CACHE_SAVE_FORMAT";
+
 /** Credentials never belong in a stack file: they would land in scripts, logs and state. */
 const SECRET_ENV = /(^|_)(TOKEN|SECRET|PASSWORD|API_KEY|APIKEY)$|^HF_TOKEN$|^HUGGING_FACE_HUB_TOKEN$/i;
 
@@ -348,6 +351,22 @@ export const RULES: Record<string, Rule> = {
     }
     return out;
   },
+  "the shared compile cache is written in the binary format": (cfg) =>
+    (
+      [
+        ["env_vars", cfg.env_vars],
+        ["deployment.prefill_env_vars", pdEnv("prefill_env_vars")(cfg)],
+        ["deployment.decode_env_vars", pdEnv("decode_env_vars")(cfg)],
+      ] as const
+    ).flatMap(([key, env]) => {
+      const v = env?.[COMPILE_FORMAT];
+      return v !== undefined && v !== "binary"
+        ? fail(
+            `${key}.${COMPILE_FORMAT}`,
+            `${COMPILE_FORMAT} = "${v}": engines share one compile cache folder (slurm.cache_dir, local.cache_dir, kubernetes.compile_cache), and vLLM's "unpacked" format is not safe with several processes writing it; only "binary" (vLLM's default) is; remove the key`,
+          )
+        : [];
+    }),
   "protected env vars": envRule("env_vars", (cfg) => cfg.env_vars),
   "protected prefill env vars": envRule("deployment.prefill_env_vars", pdEnv("prefill_env_vars")),
   "protected decode env vars": envRule("deployment.decode_env_vars", pdEnv("decode_env_vars")),
@@ -497,12 +516,20 @@ export const RULES: Record<string, Rule> = {
         "kubernetes.namespace",
       );
     const c = kube.model_cache;
+    const cc = kube.compile_cache;
     return [
       ...(c?.pvc !== undefined
         ? refused(
             "kubernetes.model_cache.pvc",
             `the PersistentVolumeClaim "${c.pvc}"`,
             ", the claim and its cached models included",
+          )
+        : []),
+      ...(cc?.pvc !== undefined
+        ? refused(
+            "kubernetes.compile_cache.pvc",
+            `the PersistentVolumeClaim "${cc.pvc}"`,
+            ", the claim and its compile cache included",
           )
         : []),
       ...(kube.image_pull_secrets.length

@@ -8,6 +8,7 @@ import type { Engine } from "../plan/engine";
 import type { Launcher } from "../plan/target-settings";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
 import { shellWord, shellWords, shq, type RefSpelling } from "../shell";
+import { CACHE_EXPORTS } from "./cache";
 
 /*
  * An island's processes as bash starts them on a host: the shared part of the targets that run
@@ -129,6 +130,7 @@ function startLine(
   wrap: string[],
   secrets: SecretUse,
   before?: string,
+  first: string[] = [],
 ): string {
   const exports = env.map(([k, v]) =>
     k === "CUDA_VISIBLE_DEVICES" && typeof v === "string"
@@ -143,7 +145,7 @@ function startLine(
     ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
     ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
   ].join(" ");
-  const steps = [...(before ? [before] : []), ...(keyFile ? [keyFile.write] : []), ...exports, `exec ${cmd}`];
+  const steps = [...(before ? [before] : []), ...(keyFile ? [keyFile.write] : []), ...first, ...exports, `exec ${cmd}`];
   // A step that ends in & (something run beside the process) is already separated from the next.
   const body = steps.map((step, i) => (i === 0 ? "" : steps[i - 1].endsWith("&") ? " " : "; ") + step).join("");
   return `( ${body} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
@@ -159,6 +161,8 @@ export interface HostLaunch {
   recordDirs?: boolean;
   /** The engines get the API key in the variable they read it from (Engine.apiKeyEnv), off their command line, where they have one. */
   apiKeyInEnv?: boolean;
+  /** The setup named the island's cache folder (host/cache.ts): engines export VLLM_CACHE_ROOT and HF_HOME in it. */
+  cache?: boolean;
 }
 
 /** Starts one process in the background and logs its pid to the job output. */
@@ -169,10 +173,11 @@ function startLines(
   host: HostLaunch,
   secrets = NO_SECRETS,
   before?: string,
+  first: string[] = [],
 ): string[] {
   const dir = host.recordDirs ? ' FLEET_DIRS+=("$NODE_DIR");' : "";
   return [
-    startLine(name, env, argv, host.wrap, secrets, before),
+    startLine(name, env, argv, host.wrap, secrets, before, first),
     `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)});${dir} echo "[fleet] ${name} started (pid $!)"`,
   ];
 }
@@ -223,7 +228,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   for (const e of island.engines.filter((x) => x.node === node)) {
     const dirs = scratchDirs(e.env);
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
-    lines.push(...startLines(e.id, e.env, e.argv, host, engineSecrets(e), mkdir));
+    lines.push(...startLines(e.id, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : []));
   }
   const r = island.router;
   if (r?.kind === "llm-d") {

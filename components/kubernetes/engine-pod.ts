@@ -2,6 +2,7 @@ import { engineFlag } from "../plan/engine-argv";
 import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
+import { pathComponent } from "../plan/cache";
 import { labels, MOUNTED_FILES, placement, type K8sContext } from "./render-context";
 import type { EngineWorkload } from "./names";
 import {
@@ -127,6 +128,15 @@ export function diskClaims(ctx: K8sContext): PersistentVolumeClaim[] | undefined
   ];
 }
 
+/**
+ * An island's folder in kubernetes.compile_cache.pvc: <model>/<engine>-<image>/<layout>
+ * (components/plan/cache.ts), the image standing for the engine version, which only it fixes here.
+ */
+export function compileCacheFolder(ctx: K8sContext, island: number): string {
+  const c = ctx.plan.islands[island].cache;
+  return `${c.model}/${c.engine}-${pathComponent(ctx.target.image)}/${c.layout}`;
+}
+
 function volumes(ctx: K8sContext, island: number): { volumes: Volume[]; mounts: VolumeMount[] } {
   const t = ctx.target;
   const volumes: Volume[] = [{ name: "dshm", emptyDir: { medium: "Memory", sizeLimit: t.shm_size } }];
@@ -144,8 +154,15 @@ function volumes(ctx: K8sContext, island: number): { volumes: Volume[]; mounts: 
     volumes.push({ name: "hf-cache", emptyDir: { sizeLimit: t.hf_cache_size } });
     mounts.push({ name: "hf-cache", mountPath: HF_HOME });
   }
-  volumes.push({ name: "vllm-cache", emptyDir: { sizeLimit: t.compile_cache_size } });
-  mounts.push({ name: "vllm-cache", mountPath: VLLM_CACHE_ROOT });
+  if (t.compile_cache?.pvc) {
+    // The fleet's compile cache (issue 32), kept across pods and deployments: the island's folder
+    // in the claim, keyed by the image (the engine version here) so another build never reuses it.
+    volumes.push({ name: "vllm-cache", persistentVolumeClaim: { claimName: t.compile_cache.pvc } });
+    mounts.push({ name: "vllm-cache", mountPath: VLLM_CACHE_ROOT, subPath: compileCacheFolder(ctx, island) });
+  } else {
+    volumes.push({ name: "vllm-cache", emptyDir: { sizeLimit: t.compile_cache_size } });
+    mounts.push({ name: "vllm-cache", mountPath: VLLM_CACHE_ROOT });
+  }
   const tiers = ctx.plan.kvTiers;
   if (tiers?.diskPath !== undefined) mounts.push({ name: "kv-disk", mountPath: tiers.diskPath });
   if (tiers?.store === "mooncake") {
@@ -209,7 +226,12 @@ function engineContainer(
     ...(tiers?.store === "native" ? [tiers.cpuBytes, t.offload_memory_headroom] : []),
   );
   const cpu = cpuQuantity(quantityValue(t.cpu_per_gpu) * e.gpus.length);
-  const disk = sumBytes(t.compile_cache_size, ...(t.model_cache ? [] : [t.hf_cache_size]));
+  // The emptyDir caches count as ephemeral storage; caches on volumes (model_cache, compile_cache) do not.
+  const emptyDirs = [
+    ...(t.compile_cache?.pvc ? [] : [t.compile_cache_size]),
+    ...(t.model_cache ? [] : [t.hf_cache_size]),
+  ];
+  const disk: Record<string, string> = emptyDirs.length ? { "ephemeral-storage": sumBytes(...emptyDirs) } : {};
   const ports = [
     ...(e.port !== undefined ? [{ name: "http", containerPort: e.port }] : []),
     ...(e.nixlPorts ?? []).map((p, r) => ({ name: `nixl-${r}`, containerPort: p })),
@@ -239,7 +261,7 @@ function engineContainer(
     ...(ports.length ? { ports } : {}),
     resources: {
       limits: { [t.gpu_resource]: gpus, memory, ...extra },
-      requests: { [t.gpu_resource]: gpus, cpu, memory, "ephemeral-storage": disk, ...extra },
+      requests: { [t.gpu_resource]: gpus, cpu, memory, ...disk, ...extra },
     },
     volumeMounts: mounts,
     ...probes,

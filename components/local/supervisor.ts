@@ -1,5 +1,6 @@
 import { secretOrder, type SecretName } from "../credentials";
 import { needsScratch, nodeLines, setupLines } from "../host/processes";
+import { cacheBase, cacheSetupLines, engineProgram } from "../host/cache";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { renderTemplate } from "../templates";
 import { localSettings } from "./settings";
@@ -48,12 +49,15 @@ export function renderSupervisor(
         " ",
       ),
     hasSecrets: secrets.length > 0,
-    setup: setupLines(t.launcher, plan.kvTiers !== null, secrets, needsScratch(island) ? SCRATCH_BASE : undefined),
+    setup: [
+      ...setupLines(t.launcher, plan.kvTiers !== null, secrets, needsScratch(island) ? SCRATCH_BASE : undefined),
+      ...cacheSetupLines(island, cacheBase(t.cache_dir, plan.outputDir), "local.cache_dir", [], engineProgram(island)),
+    ],
     cpu: t.device === "cpu",
     nodes: island.nodes.map((n) => ({
       index: n.index,
       gpuOffset: offsets[n.index],
-      lines: nodeLines(island, n.index, secrets, { wrap: [], recordDirs: true, apiKeyInEnv: true }),
+      lines: nodeLines(island, n.index, secrets, { wrap: [], recordDirs: true, apiKeyInEnv: true, cache: true }),
     })),
     exitDir: "${FLEET_DIRS[$k]}",
   });

@@ -1,3 +1,4 @@
+import type { CachePlan } from "./cache";
 import type { Shape } from "../config/types";
 import type { GpuMemoryPlan } from "./gpu-memory";
 import type { Role } from "./roles";
@@ -181,6 +182,8 @@ export interface IslandPlan {
   engines: EngineProcess[];
   router?: RouterPlan;
   mooncake?: MooncakePlan;
+  /** Its folder in the fleet's compile and model cache, less the engine version the host adds (cache.ts). */
+  cache: CachePlan;
   endpoints: EndpointsPlan;
 }
 

@@ -13,6 +13,7 @@ import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
 import { islandFolder } from "./naming";
+import { cachePlan } from "./cache";
 
 /** One vLLM replica: a DP group spanning `nodes` consecutive nodes of the island. */
 interface ReplicaLayout {
@@ -259,6 +260,7 @@ function buildIsland(
     engines,
     router,
     mooncake,
+    cache: cachePlan(cfg, engineOf(cfg).name, replicaLayouts(cfg)),
     endpoints: {
       island: index,
       router: router ? { node: router.node, port: router.port, path: "/v1" } : undefined,

@@ -3,6 +3,7 @@ import type { DeploymentPlan, IslandPlan, SlurmSettings } from "../plan/deployme
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shq } from "../shell";
 import { needsScratch, nodeLines, setupLines } from "../host/processes";
+import { cacheBase, cacheSetupLines, engineProgram } from "../host/cache";
 import { renderTemplate } from "../templates";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 import { islandName } from "../plan/naming";
@@ -95,11 +96,21 @@ export function islandBodies(
   secrets: SecretName[],
 ): { launchBody: string; cleanupBody: string; srunExtra: string[] } {
   const t = slurmSettings(plan, "renderIslandScript");
+  const wrap = launcherWrap(t);
   const launchBody = renderTemplate("slurm/launch.sh.mustache", {
-    setup: setupLines(t.launcher, plan.kvTiers !== null, secrets, needsScratch(island) ? SCRATCH_BASE : undefined),
+    setup: [
+      ...setupLines(t.launcher, plan.kvTiers !== null, secrets, needsScratch(island) ? SCRATCH_BASE : undefined),
+      ...cacheSetupLines(
+        island,
+        cacheBase(t.cache_dir, plan.outputDir),
+        "slurm.cache_dir",
+        wrap,
+        engineProgram(island),
+      ),
+    ],
     nodes: island.nodes.map((n) => ({
       index: n.index,
-      lines: nodeLines(island, n.index, secrets, { wrap: launcherWrap(t) }),
+      lines: nodeLines(island, n.index, secrets, { wrap, cache: true }),
     })),
     exitDir: "$NODE_DIR",
   }).trimEnd();

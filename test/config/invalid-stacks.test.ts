@@ -108,7 +108,9 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "a namespace the fleet creates holds nothing it does not create": [
     "rule-k8s-pvc-in-created-namespace",
     "rule-k8s-refs-in-own-namespace",
+    "rule-k8s-compile-cache-in-created-namespace",
   ],
+  "the shared compile cache is written in the binary format": ["rule-compile-cache-unpacked"],
   "cross-pod DeepEP on Kubernetes needs the RDMA fabric": [
     "rule-k8s-wide-ep-deepep-no-rdma",
     "rule-k8s-pd-deepep-no-rdma",

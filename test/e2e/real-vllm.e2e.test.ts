@@ -142,6 +142,17 @@ describe("SLURM end to end with real parts (vLLM CPU build, vllm-router, Mooncak
           expect((await fetch(`${origin}/resume`, { method: "POST" })).status).toBe(200);
           expect(await (await fetch(`${origin}/is_paused`)).json()).toEqual({ is_paused: false });
         }
+
+        // The compile cache (issue 32): the job names the folder for this vLLM version, and vLLM
+        // read or wrote its AOT artifact there (on a warm start the line says "warm: N entries").
+        const dir = "/tmp/fleet-e2e/single-node-real/island-0";
+        const logs = (
+          await runRemote(conn(), `cat ${dir}/slurm-${island.jobId}.out ${dir}/logs/job_${island.jobId}_0/node_0/*.log`)
+        ).stdout;
+        const cache = /\[fleet\] compile cache: (\S+) \((empty|warm: \d+ entries)\)/.exec(logs);
+        expect(cache?.[1]).toMatch(/^\/tmp\/fleet-e2e\/single-node-real\/cache\/.+\/vllm-[^/]+\/tp1-dp1$/);
+        expect(cache![1]).toContain(`/vllm-${env.FLEET_PYENV_VLLM}`);
+        expect(logs).toContain(`${cache![1]}/vllm/torch_compile_cache/torch_aot_compile/`);
       });
     },
     40 * 60_000,

@@ -495,6 +495,32 @@ describe("Kubernetes pod resources, probes, disk and placement (issue 20)", () =
     });
   });
 
+  it("compile_cache.pvc: VLLM_CACHE_ROOT is the island's folder of the claim, keyed by the image; not ephemeral storage (issue 32)", async () => {
+    const text = withKubernetes("k8s-single-node", 'compile_cache = { pvc = "vllm-compile" }');
+    const fleet = renderK8sFleet(k8sPlan(text, "k8s-single-node"), []);
+    const sts = fleet.islands[0].replicas[0].object as any;
+    const pod = sts.spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: "vllm-cache", persistentVolumeClaim: { claimName: "vllm-compile" } });
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === "vllm-cache");
+    expect(mount.mountPath).toBe("/root/.cache/vllm");
+    expect(mount.subPath).toMatch(/^Qwen--Qwen3-8B\/vllm-vllm--vllm-openai-v0\.32\.0-[0-9a-f]{12}\/tp8-dp1$/);
+    // The model cache is a PVC in this stack: nothing is left on the node's disk to request.
+    expect(pod.containers[0].resources.requests["ephemeral-storage"]).toBeUndefined();
+    // Another image is another folder.
+    const other = renderK8sFleet(
+      k8sPlan(
+        text.replace('image = "vllm/vllm-openai:v0.32.0"', 'image = "vllm/vllm-openai:v0.33.0"'),
+        "k8s-single-node",
+      ),
+      [],
+    );
+    const otherMount = (other.islands[0].replicas[0].object as any).spec.template.spec.containers[0].volumeMounts.find(
+      (m: any) => m.name === "vllm-cache",
+    );
+    expect(otherMount.subPath).not.toBe(mount.subPath);
+    for (const o of allK8sObjects(fleet)) expect(validate(o), `${o.kind}`).toEqual([]);
+  });
+
   it("native CPU offload: the tier, its headroom and /dev/shm on top of the per-GPU memory", () => {
     const sts = renderK8sFleet(stackPlan("k8s-kv-offload-native"), []).islands[0].replicas[0].object as any;
     const r = sts.spec.template.spec.containers[0].resources;

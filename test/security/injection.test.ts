@@ -708,6 +708,14 @@ const PRIME_FIELDS: Field[] = [
   })),
   ...primeSlurm(STANDALONE),
   {
+    id: "prime vllm_fleet.slurm.cache_dir",
+    covers: ["prime:vllm_fleet.slurm.cache_dir"],
+    slurm: "p-sn",
+    value: inRun("home/cache"),
+    at: () => "vllm_fleet.slurm.cache_dir",
+    set: (r, v) => void (sub(sub(r, "vllm_fleet"), "slurm").cache_dir = v),
+  },
+  {
     id: "prime output_dir",
     covers: ["prime:output_dir"],
     slurm: "p-sn",
@@ -834,6 +842,7 @@ const LOCAL_FIELDS: Field[] = [
   "local.launcher.type",
   "local.launcher.bin_dir",
   "local.launcher.path",
+  "local.cache_dir",
 ].map((leaf) => ({
   id: leaf,
   covers: [leaf, ...["prime", "prime-rl", "prime-sft"].map((l) => `${l}:${leaf}`)],
@@ -842,7 +851,9 @@ const LOCAL_FIELDS: Field[] = [
   elsewhere:
     leaf.includes("launcher.") && !leaf.endsWith(".type")
       ? "test/e2e/local.e2e.test.ts"
-      : "test/config/local-target.test.ts",
+      : leaf === "local.cache_dir"
+        ? "the supervisor's setup lines are SLURM's launch body's (components/host/cache.ts), injected through slurm.cache_dir here"
+        : "test/config/local-target.test.ts",
 }));
 
 export const FIELDS: Field[] = [
@@ -1172,6 +1183,15 @@ export const FIELDS: Field[] = [
       r.slurm.output_dir = v;
     },
   },
+  {
+    // The compile and model cache (issue 32): the launch body creates folders in it.
+    id: "slurm.cache_dir",
+    covers: ["slurm.cache_dir"],
+    slurm: "sn-short",
+    value: inRun("home/cache"),
+    at: () => "slurm.cache_dir",
+    set: (r, v) => void (r.slurm.cache_dir = v),
+  },
   ...slurmNames,
   ...slurmClosed,
   {
@@ -1352,6 +1372,13 @@ export const FIELDS: Field[] = [
     k8s: "k8s-single-node",
     at: () => "kubernetes.model_cache.pvc",
     set: (r, v) => void (r.kubernetes.model_cache = { pvc: v }),
+  },
+  {
+    id: "kubernetes.compile_cache.pvc",
+    covers: ["kubernetes.compile_cache.pvc"],
+    k8s: "k8s-single-node",
+    at: () => "kubernetes.compile_cache.pvc",
+    set: (r, v) => void (r.kubernetes.compile_cache = { pvc: v }),
   },
   {
     id: "kubernetes.model_cache.host_path",
@@ -1842,6 +1869,8 @@ async function runSlurm(plan: DeploymentPlan, dir: string, bin: string, prepares
       }
       const env: Record<string, string> = { PATH: r.env.PATH };
       for (const [k] of want.env) env[k] = r.env[k];
+      // The compile and model cache (issue 32) the launch body names from slurm.cache_dir or output_dir.
+      for (const k of ["VLLM_CACHE_ROOT", "HF_HOME"]) if (r.env[k] !== undefined) env[k] = r.env[k];
       records[key] = { argv: r.argv, env };
       if (JSON.stringify(r.argv) !== JSON.stringify(want.argv))
         problems.push(`${key} got argv ${JSON.stringify(r.argv)}, planned ${JSON.stringify(want.argv)}`);

@@ -180,6 +180,7 @@ describe("the launch body, run by real bash", () => {
       SLURM_PROCID: String(node),
       FLEET_ATTEMPT_DIR: path.join(tmp, "attempt"),
       CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7",
+      HOME: tmp,
     });
     const read = (prog: string) =>
       fs
@@ -322,8 +323,70 @@ describe("the launch body, run by real bash", () => {
       SLURM_PROCID: "0",
       FLEET_ATTEMPT_DIR: tmp,
       CUDA_VISIBLE_DEVICES: "4,5,6,7",
+      HOME: tmp,
     });
     expect(fs.readFileSync(path.join(tmp, "gpus"), "utf8").trim()).toBe("4,5");
+  });
+});
+
+describe("the compile and model cache (issue 32)", () => {
+  /** Runs node 0 of single-node's launch body with a vllm whose python3 reports `version` (none: no vllm package). */
+  function start(text: string, home: string, version: string | undefined) {
+    const plan = planOf(text);
+    const { launchBody } = renderIslandScript(plan, plan.islands[0]);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "cache-"));
+    const bin = path.join(tmp, "bin");
+    fs.mkdirSync(bin);
+    fs.writeFileSync(path.join(bin, "vllm"), `#!/bin/bash\nenv > "$RECORD"\n`, { mode: 0o755 });
+    // The launcher's python3: asked for the package's version by importlib.metadata, never `import vllm`.
+    fs.writeFileSync(
+      path.join(bin, "python3"),
+      `#!/bin/bash\n[[ $2 == *importlib.metadata* && $3 == vllm ]] || exit 9\n${version === undefined ? "exit 1" : `echo '${version}'`}\n`,
+      { mode: 0o755 },
+    );
+    const r = bash(["-s"], launchBody, {
+      ...process.env,
+      PATH: `${bin}:${process.env.PATH}`,
+      RECORD: path.join(tmp, "env"),
+      FLEET_NODE_ADDRS: "10.0.0.1",
+      SLURM_PROCID: "0",
+      FLEET_ATTEMPT_DIR: path.join(tmp, "attempt"),
+      CUDA_VISIBLE_DEVICES: "0",
+      HOME: home,
+    });
+    const env = fs.readFileSync(path.join(tmp, "env"), "utf8");
+    const get = (k: string) => new RegExp(`^${k}=(.*)$`, "m").exec(env)?.[1];
+    return { r, cacheRoot: get("VLLM_CACHE_ROOT"), hfHome: get("HF_HOME"), tmp };
+  }
+  const text = stackText("single-node").replace(/^output_dir = .*$/m, "");
+
+  it("keys the folder by model, engine version and layout under vllm-fleet/cache, and says when it is warm", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "home-"));
+    const first = start(text, home, "0.32.0+cpu");
+    const dir = `${home}/vllm-fleet/cache/${planOf(text).islands[0].cache.model}/vllm-0.32.0+cpu/${planOf(text).islands[0].cache.layout}`;
+    expect(first.cacheRoot).toBe(`${dir}/vllm`);
+    expect(first.hfHome).toBe(`${home}/vllm-fleet/cache/huggingface`);
+    expect(first.r.stdout).toContain(`[fleet] compile cache: ${dir} (empty)`);
+    fs.mkdirSync(`${dir}/vllm/torch_compile_cache/x`, { recursive: true });
+    fs.writeFileSync(`${dir}/vllm/torch_compile_cache/x/model`, "");
+    const second = start(text, home, "0.32.0+cpu");
+    expect(second.cacheRoot).toBe(`${dir}/vllm`);
+    expect(second.r.stdout).toContain(`[fleet] compile cache: ${dir} (warm: 1 entries)`);
+    // Another engine version never reads it.
+    const other = start(text, home, "0.33.0");
+    expect(other.cacheRoot).toBe(`${dir.replace("0.32.0+cpu", "0.33.0")}/vllm`);
+    expect(other.r.stdout).toContain("(empty)");
+  });
+
+  it("without a version on the node, the run keeps its own folder; slurm.cache_dir moves the base", () => {
+    const home = fs.mkdtempSync(path.join(os.tmpdir(), "home-"));
+    const none = start(text, home, undefined);
+    expect(none.cacheRoot).toBe(`${none.tmp}/attempt/node_0/cache/vllm`);
+    expect(none.r.stdout).toContain("no vllm version found here");
+    const base = fs.mkdtempSync(path.join(os.tmpdir(), "base-"));
+    const set = start(text.replace("[slurm]", `[slurm]\ncache_dir = "${base}"`), home, "1.0");
+    expect(set.cacheRoot?.startsWith(`${base}/`)).toBe(true);
+    expect(set.hfHome).toBe(`${base}/huggingface`);
   });
 });
 

@@ -71,6 +71,14 @@ const modelCache = table({
     .describe("Where the cache is mounted (default /root/.cache/huggingface)"),
 });
 
+const compileCache = table({
+  pvc: k8sName
+    .optional()
+    .describe(
+      "Existing PersistentVolumeClaim (ReadWriteMany when engines run on several nodes) holding vLLM's compile cache (VLLM_CACHE_ROOT) across pods and deployments, instead of each pod's emptyDir; each (model, engine image, parallel layout) gets its own sub-folder",
+    ),
+});
+
 /** A CPU request and a memory request (also the limit: memory is not compressible) for one container. */
 const podResources = (cpu: string, memory: string) =>
   table({
@@ -193,10 +201,11 @@ export const kubernetesTable = table({
     .describe(
       "Without model_cache: size limit of the engine pods' emptyDir Hugging Face cache (HF_HOME), which ephemeral-storage requests cover (default 300Gi)",
     ),
+  compile_cache: compileCache.optional(),
   compile_cache_size: quantity("20Gi")
     .default("20Gi")
     .describe(
-      "Size limit of the engine pods' emptyDir vLLM cache (VLLM_CACHE_ROOT: torch.compile and CUDA graph artifacts), requested as ephemeral-storage (default 20Gi)",
+      "Without compile_cache.pvc: size limit of the engine pods' emptyDir vLLM cache (VLLM_CACHE_ROOT: torch.compile and CUDA graph artifacts), requested as ephemeral-storage (default 20Gi)",
     ),
   router_resources: podResources("1", "1Gi").describe(
     "CPU request and memory request (= limit) of the vllm-router container (default 1 CPU, 1Gi)",

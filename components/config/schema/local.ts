@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { table, typeChoices } from "./primitives";
-import { plainLauncher, slurmTable, venvLauncher } from "./slurm";
+import { cacheDir, plainLauncher, slurmTable, venvLauncher } from "./slurm";
 
 /** How the engine, router and store programs are found on this machine: on PATH (or bin_dir), or in a venv. */
 export const localLauncherTable = z.discriminatedUnion(
@@ -29,6 +29,9 @@ export const localTable = table({
     ),
   ready_timeout: slurmTable.shape.ready_timeout.describe(
     "Seconds to wait for every endpoint to serve once the processes started (default 3600)",
+  ),
+  cache_dir: cacheDir.describe(
+    "Folder kept across deployments and shared by every stack that names it: the engines' compile cache (VLLM_CACHE_ROOT) in one folder per model, engine version (found when the fleet starts) and parallel layout below it, so another engine version never reuses one, and their model downloads (HF_HOME) in its huggingface folder; relative paths are under the user's home (default: <output_dir>/cache, or vllm-fleet/cache without output_dir)",
   ),
   launcher: localLauncherTable
     .prefault({})

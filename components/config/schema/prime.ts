@@ -201,6 +201,7 @@ export const primeFleetSlurmTable = table({
   mem: slurmTable.shape.mem,
   cpus_per_task: slurmTable.shape.cpus_per_task,
   co_schedule: slurmTable.shape.co_schedule,
+  cache_dir: slurmTable.shape.cache_dir,
   pending_timeout: bare(slurmTable.shape.pending_timeout),
   ready_timeout: bare(slurmTable.shape.ready_timeout),
   launcher: launcherTable

@@ -21,6 +21,22 @@ const listEntry = (flag: string) =>
     `must not contain ',' (${flag} takes a comma-separated list, so it would become two entries)`,
   );
 
+/**
+ * Where the engines keep vLLM's compile cache and the Hugging Face downloads across deployments
+ * (components/host/cache.ts): one folder per model, engine version and parallel layout below it.
+ * The launch body assigns it in a double-quoted shell word, so only plain path characters are taken.
+ */
+export const cacheDir = filePath
+  .refine(
+    (s) => /^[A-Za-z0-9._/+,:@=~-]+$/.test(s) && !s.startsWith("~"),
+    "may only contain letters, digits and . _ - / + , : @ = ~ (not a leading ~: a relative path is under the home already)",
+  )
+  .refine((s) => !s.split("/").includes(".."), "must not contain a .. component")
+  .optional()
+  .describe(
+    "Folder on storage every node sees, kept across deployments and shared by every stack that names it: the engines' compile cache (VLLM_CACHE_ROOT) in one folder per model, engine version (found on the node) and parallel layout below it, so another engine version never reuses one, and their model downloads (HF_HOME) in its huggingface folder; relative paths are under the user's home (default: <output_dir>/cache, or vllm-fleet/cache without output_dir)",
+  );
+
 /** `type` may be omitted: this is the table's default launcher. */
 export const plainLauncher = table({
   type: z.literal("vllm").default("vllm"),
@@ -74,6 +90,7 @@ export const slurmTable = table({
   output_dir: outputDir
     .optional()
     .describe("Logs, scripts and endpoints.json; relative paths are under the login user's home"),
+  cache_dir: cacheDir,
   exclusive: z
     .boolean()
     .optional()
