@@ -2,7 +2,7 @@
  * How long `npm run plan -- <stack>` keeps a user waiting: the plan CLI as its own process, wall
  * time from spawn to exit, for every stack in stacks/, compiled (`node dist/bin/plan.js`, what
  * `npm run plan` runs) and through tsx (`tsx bin/plan.ts`, what it ran before, compiling the
- * TypeScript on every start) side by side. Target: the slowest stack's compiled run <= 0.5 s.
+ * TypeScript on every start) side by side. Target: the slowest stack's compiled run <= 0.35 s.
  *
  * dist/ is built first (`npm run build`), so the figures are the current source's. npm's own start
  * (about 0.3 s more for `npm run`) is not included, for either. Runs are interleaved, stack by
@@ -20,7 +20,7 @@ import { median, round, type Section } from "./report";
 
 const ROOT = path.resolve(__dirname, "..");
 const RUNS = Number(process.env.BENCH_CLI_START_RUNS ?? 5);
-const TARGET = { op: "<=" as const, value: 0.5 };
+const TARGET = { op: "<=" as const, value: 0.35 };
 
 type How = "built" | "tsx";
 
@@ -65,11 +65,8 @@ function timePlan(how: How, stack: string): Run {
 
 function build(): number {
   const t0 = performance.now();
-  const r = spawnSync(
-    process.execPath,
-    [path.join(ROOT, "node_modules", "typescript", "bin", "tsc"), "-p", "tsconfig.build.json"],
-    { cwd: ROOT, encoding: "utf8" },
-  );
+  // npm run build, not tsc alone: its last step writes the catalog JSON that plan reads at start.
+  const r = spawnSync("npm", ["run", "-s", "build"], { cwd: ROOT, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`npm run build failed:\n${r.stdout}${r.stderr}`);
   return (performance.now() - t0) / 1000;
 }
@@ -129,7 +126,7 @@ export async function run(): Promise<Section> {
       note: `tsx bin/plan.ts, what npm run plan ran before${cpuText(medianOf("tsx", slowTsx).cpu)}`,
     },
     {
-      name: "npm run build (tsc -p tsconfig.build.json)",
+      name: "npm run build (tsc -p tsconfig.build.json, then the catalog JSON)",
       value: round(buildS, 1),
       unit: "s",
       note: "once per change to the TypeScript; npm ci and npm test run it",

@@ -131,11 +131,11 @@ export interface Target {
   /**
    * Why the target cannot run a plan (e.g. more machines than it has), each naming its key;
    * checked before anything starts. `elsewhere`: the registered targets that run a fleet over
-   * several machines, for the message.
+   * several machines, for the message (a function: it loads every backend, so call it only to refuse).
    */
-  refusals?(plan: DeploymentPlan, elsewhere: TargetKind[]): PlanRefusal[];
+  refusals?(plan: DeploymentPlan, elsewhere: () => TargetKind[]): PlanRefusal[];
   /** Why the target cannot run a stack's services together (each may plan alone), each naming its key. */
-  stackRefusals?(plans: DeploymentPlan[], elsewhere: TargetKind[]): PlanRefusal[];
+  stackRefusals?(plans: DeploymentPlan[], elsewhere: () => TargetKind[]): PlanRefusal[];
   /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
   planOut(stack: StackPlan): PlanOutFile[];
   /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */

@@ -1,23 +1,27 @@
 import type { TargetKind } from "./config/target-kinds";
-import { kubernetesTarget } from "./kubernetes";
-import { localTarget } from "./local";
-import { slurmTarget } from "./slurm";
 import type { Target } from "./target";
 
-/**
+/*
  * The registry of targets, pure side: every target's `Target` by kind. The rest of the program looks
  * a target up here instead of naming one. Adding a target adds its line (and one in
  * components/fleet/deploy-targets.ts for `pulumi up`).
+ *
+ * Each backend is loaded on first lookup, not at start: `plan` of a SLURM stack then never loads
+ * the Kubernetes and local backends (about 40 modules; docs/benchmarks.md, cli-start).
+ * test/import-graph.test.ts checks that this file imports no backend statically.
  */
-const TARGET_REGISTRY: Record<TargetKind, Target> = {
-  slurm: slurmTarget,
-  kubernetes: kubernetesTarget,
-  local: localTarget,
+/* eslint-disable @typescript-eslint/no-require-imports */
+const TARGET_REGISTRY: Record<TargetKind, () => Target> = {
+  slurm: () => (require("./slurm") as typeof import("./slurm")).slurmTarget,
+  kubernetes: () => (require("./kubernetes") as typeof import("./kubernetes")).kubernetesTarget,
+  local: () => (require("./local") as typeof import("./local")).localTarget,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 export function targetOf(kind: TargetKind): Target {
-  return TARGET_REGISTRY[kind];
+  // `?.`: an unknown kind gives undefined, as the plain lookup did.
+  return TARGET_REGISTRY[kind]?.();
 }
 
-/** Every registered target, in the registry's order. */
-export const allTargets = (): Target[] => Object.values(TARGET_REGISTRY);
+/** Every registered target, in the registry's order (loads every backend). */
+export const allTargets = (): Target[] => Object.values(TARGET_REGISTRY).map((load) => load());

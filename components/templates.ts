@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import Mustache from "mustache";
+import { mustachePackage } from "./lazy-packages";
 import { packagePath } from "./package-root";
 
 const TEMPLATES = packagePath("templates");
@@ -24,7 +24,7 @@ export function readTemplate(name: string): string {
  * render with the same view.
  */
 export function renderTemplate(name: string, view: object): string {
-  return Mustache.render(readTemplate(name), view, readTemplate, { escape: (v: string) => v });
+  return mustachePackage().render(readTemplate(name), view, readTemplate, { escape: (v: string) => v });
 }
 
 /** A template written one command per line (each ending in `;`), as the single line a login shell runs. */

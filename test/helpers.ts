@@ -80,15 +80,11 @@ const BUILD_SOURCES = [...PROGRAM_SOURCES, "bin", "tsconfig.json", "tsconfig.bui
 let checkedDist = false;
 
 /**
- * Runs a compiled CLI as its own process, `node dist/bin/<name>.js <args>`, as `npm run <name>` does.
- * `npm test` builds dist/ first; run by hand (`npx vitest run ...`), this fails with what to do when
- * dist/ is missing or older than the source, rather than test stale code.
+ * A compiled CLI's file, dist/bin/<name>.js. `npm test` builds dist/ first; run by hand (`npx vitest
+ * run ...`), this fails with what to do when dist/ is missing or older than the source, rather than
+ * test stale code.
  */
-export function runBuiltCli(
-  name: "plan" | "fleet" | "schema" | "vllm-fleet",
-  args: string[],
-  opts: { cwd?: string } = {},
-): SpawnSyncReturns<string> {
+export function builtCli(name: "plan" | "fleet" | "schema" | "vllm-fleet"): string {
   const file = path.join(ROOT, "dist", "bin", `${name}.js`);
   if (!checkedDist) {
     if (!fs.existsSync(file))
@@ -100,7 +96,20 @@ export function runBuiltCli(
       );
     checkedDist = true;
   }
-  return spawnSync(process.execPath, [file, ...args], { cwd: opts.cwd ?? ROOT, encoding: "utf8", timeout: 60_000 });
+  return file;
+}
+
+/** Runs a compiled CLI as its own process, `node dist/bin/<name>.js <args>`, as `npm run <name>` does. */
+export function runBuiltCli(
+  name: "plan" | "fleet" | "schema" | "vllm-fleet",
+  args: string[],
+  opts: { cwd?: string } = {},
+): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [builtCli(name), ...args], {
+    cwd: opts.cwd ?? ROOT,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
 }
 
 /** A stack output of a stack without [services] (the one-service shape), refusing a stack of several. */

@@ -9,7 +9,8 @@ import { ROOT } from "./helpers";
  * The module structure, checked: no import cycles, between files or between folders of components/,
  * and each backend (components/slurm, components/kubernetes) used only through its index (the pure
  * side) or its deploy module (the Pulumi side). Imports
- * are read with the TypeScript compiler's own pre-processor, type-only ones included.
+ * are read with the TypeScript compiler's own pre-processor, type-only ones included. The registry
+ * (components/targets.ts) loads the backends lazily: no import statement of it names one.
  */
 
 /** Every target's folder: components/<kind>. */
@@ -83,6 +84,16 @@ const unit = (file: string) => (/^components\/[^/]+\//.test(file) ? file.split("
 const program = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
 const everything = [...program, ...sourceFiles("bench"), ...sourceFiles("test")];
 
+/** A file's `import` statements that load a module at run time (not `import type`), as the files they name. */
+function valueImports(file: string): string[] {
+  const source = ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), "utf8"), ts.ScriptTarget.ES2022);
+  return source.statements.flatMap((s) =>
+    ts.isImportDeclaration(s) && !s.importClause?.isTypeOnly && ts.isStringLiteral(s.moduleSpecifier)
+      ? [resolve(file, s.moduleSpecifier.text) ?? s.moduleSpecifier.text]
+      : [],
+  );
+}
+
 describe("import structure", () => {
   it("the walker sees the program's imports (sanity check of the check)", () => {
     const graph = importGraph(program);
@@ -123,6 +134,12 @@ describe("import structure", () => {
         : [],
     );
     expect(violations).toEqual([]);
+  });
+
+  it("the target registry names every backend but imports none: each loads on lookup (plan's start, docs/benchmarks.md)", () => {
+    const registry = "components/targets.ts";
+    expect(importGraph([registry]).get(registry)).toEqual(expect.arrayContaining(BACKENDS.map((b) => `${b}/index.ts`)));
+    expect(valueImports(registry).filter((f) => BACKENDS.some((b) => f.startsWith(`${b}/`)))).toEqual([]);
   });
 
   it("a backend is imported only through its index (pure) or its deploy module (Pulumi), except by itself and its own tests", () => {

@@ -5,8 +5,10 @@
  * user can change one `launch` field and keep the rest. Pure: reads files, never Pulumi.
  */
 import * as fs from "node:fs";
-import YAML from "yaml";
+import * as path from "node:path";
+import { isDeepStrictEqual } from "node:util";
 import type { z } from "zod";
+import { yamlPackage } from "../lazy-packages";
 import { packagePath } from "../package-root";
 import { ConfigError, ConfigIssue } from "./issues";
 import { catalogFile, catalogOverlayFile, type CatalogEntry, type CatalogOverlayEntry } from "./schema/catalog";
@@ -25,6 +27,13 @@ export type ResolvedModel = CatalogEntry & { id: string };
 
 export const BUILTIN_CATALOG = packagePath("components", "config", "catalog", "models.yaml");
 
+/**
+ * The built-in catalog as JSON, written by `npm run build` (compile-catalog.ts) beside this module
+ * in dist/, never in the source tree: `plan` then starts without loading the yaml package and
+ * parsing YAML (about 70 ms; docs/benchmarks.md, cli-start).
+ */
+const COMPILED_CATALOG = path.join(__dirname, "catalog", "models.json");
+
 /** `models."Qwen/Qwen3-8B".launch.tp`: ids with "/" or "." are quoted so the path stays readable. */
 export function catalogPath(parts: readonly (string | number)[]): string {
   return parts
@@ -42,7 +51,7 @@ function readText(file: string): string {
 
 /** YAML text to plain data; syntax errors carry their line and column. */
 function parseYaml(text: string, file: string): unknown {
-  const doc = YAML.parseDocument(text);
+  const doc = yamlPackage().parseDocument(text);
   if (doc.errors.length) {
     throw new ConfigError(
       doc.errors.map((e) => ({
@@ -172,16 +181,39 @@ function check(models: Record<string, CatalogEntry>, ids: ReadonlyMap<string, st
   if (issues.length) throw new ConfigError(issues, file);
 }
 
+/** The built-in catalog's data before checks: its compiled JSON when that is newer than the YAML, else the YAML. */
+function builtinData(): unknown {
+  const json = fs.statSync(COMPILED_CATALOG, { throwIfNoEntry: false });
+  const yaml = fs.statSync(BUILTIN_CATALOG, { throwIfNoEntry: false });
+  if (json && yaml && json.mtimeMs >= yaml.mtimeMs) return JSON.parse(fs.readFileSync(COMPILED_CATALOG, "utf8"));
+  return parseYaml(readText(BUILTIN_CATALOG), BUILTIN_CATALOG);
+}
+
+/**
+ * `npm run build`'s step: the built-in catalog's YAML as JSON (the same data, unchecked: loadCatalog
+ * checks it as before). Nothing is written, and an older JSON is removed, when the YAML does not
+ * parse or holds what JSON cannot (then the YAML is read, and its errors reported, at run time).
+ */
+export function compileBuiltinCatalog(out = COMPILED_CATALOG): void {
+  fs.rmSync(out, { force: true });
+  let data: unknown;
+  try {
+    data = parseYaml(readText(BUILTIN_CATALOG), BUILTIN_CATALOG);
+  } catch {
+    return;
+  }
+  const text = JSON.stringify(data);
+  if (!isDeepStrictEqual(JSON.parse(text), data)) return;
+  fs.mkdirSync(path.dirname(out), { recursive: true });
+  fs.writeFileSync(out, text);
+}
+
 let builtin: Record<string, CatalogEntry> | undefined;
 
 /** The built-in catalog, parsed and checked once per process (it is read for every stack file). */
 function builtinModels(): Record<string, CatalogEntry> {
   if (!builtin) {
-    const models = parseWith(
-      catalogFile,
-      parseYaml(readText(BUILTIN_CATALOG), BUILTIN_CATALOG),
-      BUILTIN_CATALOG,
-    ).models;
+    const models = parseWith(catalogFile, builtinData(), BUILTIN_CATALOG).models;
     check(models, new Map(Object.keys(models).map((id) => [id, id])), BUILTIN_CATALOG);
     builtin = models;
   }

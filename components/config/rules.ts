@@ -1,4 +1,3 @@
-import eppManifest from "../upstream/llm-d-epp.json";
 import { DEFAULT_ROUTER_RELEASE, KNOWN_SCORERS, ROUTER_RELEASES } from "./schema/router";
 import { FleetConfig, shapeOf } from "./types";
 import { VLLM_FLAGS } from "./vllm-flags";
@@ -335,6 +334,9 @@ export const RULES: Record<string, Rule> = {
   },
   "known llm-d scorers": (cfg) => {
     if (cfg.router.type !== "llm-d") return [];
+    // Read here, on an llm-d stack only: the other stacks never load the EPP's manifest.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const eppManifest = require("../upstream/llm-d-epp.json") as typeof import("../upstream/llm-d-epp.json");
     const plugins = new Set(eppManifest.plugin_types);
     const out: RuleIssue[] = [];
     for (const key of ["scorers", "prefill_scorer_overrides", "decode_scorer_overrides"] as const) {

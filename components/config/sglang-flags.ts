@@ -1,5 +1,4 @@
 import { checkFlagValue } from "./flag-values";
-import sglangManifest from "../upstream/sglang-server.json";
 import { ConfigIssue, joinPath } from "./issues";
 import { didYouMean } from "./suggest";
 import type { ExtraValue } from "./vllm-flags";
@@ -18,10 +17,17 @@ export interface SglangFlagSpec {
   replacement?: string;
 }
 
+/*
+ * The manifest (79 KB) is read on first use, not at load: every stack file passes through
+ * checkSglangExtra, but only one with sglang_extra needs the table (docs/benchmarks.md, cli-start).
+ */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const manifest = () => require("../upstream/sglang-server.json") as typeof import("../upstream/sglang-server.json");
+
 /** Every SGLang server flag by its own spelling (`--tp-size`), from the vendored manifest. */
-export const SGLANG_FLAGS = sglangManifest.flags as Record<string, SglangFlagSpec>;
+export const sglangFlags = () => manifest().flags as Record<string, SglangFlagSpec>;
 /** The pinned SGLang release the manifest describes ("sglang 0.5.23"). */
-export const SGLANG_SOURCE = /^\S+ \S+/.exec(sglangManifest.source)![0];
+export const sglangSource = () => /^\S+ \S+/.exec(manifest().source)![0];
 
 const snake = (flag: string) => flag.replace(/^-+/, "").replace(/-/g, "_");
 
@@ -33,15 +39,22 @@ export function sglangFlagName(key: string): string {
 /**
  * Every snake_case spelling SGLang accepts, to the flag's own snake_case name: the flag itself and its
  * aliases (`tensor_parallel_size` and `tp_size` are one flag). The `--no-` forms are apart (NEGATIONS).
+ * Built on the first sglang_extra key.
  */
-const SPELLINGS = new Map<string, string>();
-const NEGATIONS = new Map<string, string>();
-for (const [flag, spec] of Object.entries(SGLANG_FLAGS)) {
-  SPELLINGS.set(snake(flag), snake(flag));
-  for (const alias of spec.aliases ?? []) if (alias.startsWith("--")) SPELLINGS.set(snake(alias), snake(flag));
-  if (spec.negative_form) NEGATIONS.set(snake(spec.negative_form), snake(flag));
+let spellings: { SPELLINGS: Map<string, string>; NEGATIONS: Map<string, string>; NAMES: string[] } | undefined;
+function spellingTables() {
+  if (!spellings) {
+    const SPELLINGS = new Map<string, string>();
+    const NEGATIONS = new Map<string, string>();
+    for (const [flag, spec] of Object.entries(sglangFlags())) {
+      SPELLINGS.set(snake(flag), snake(flag));
+      for (const alias of spec.aliases ?? []) if (alias.startsWith("--")) SPELLINGS.set(snake(alias), snake(flag));
+      if (spec.negative_form) NEGATIONS.set(snake(spec.negative_form), snake(flag));
+    }
+    spellings = { SPELLINGS, NEGATIONS, NAMES: [...SPELLINGS.keys()] };
+  }
+  return spellings;
 }
-const NAMES = [...SPELLINGS.keys()];
 
 /** Who controls a flag instead of sglang_extra: a stack-file key (canonical path) and/or why. */
 export interface Owner {
@@ -123,6 +136,7 @@ export function checkSglangExtra(
   const issues: ConfigIssue[] = [];
   const seen = new Map<string, string>();
   for (const [rawKey, value] of Object.entries(extra)) {
+    const { SPELLINGS, NEGATIONS, NAMES } = spellingTables();
     const written = rawKey.replace(/-/g, "_");
     const at = joinPath(path, rawKey);
     const negated = NEGATIONS.get(written);
@@ -144,7 +158,7 @@ export function checkSglangExtra(
     if (!key) {
       issues.push({
         path: at,
-        message: `"${rawKey}" is not a \`python -m sglang.launch_server\` flag of ${SGLANG_SOURCE}${didYouMean(written, NAMES)}`,
+        message: `"${rawKey}" is not a \`python -m sglang.launch_server\` flag of ${sglangSource()}${didYouMean(written, NAMES)}`,
       });
       continue;
     }
@@ -154,10 +168,10 @@ export function checkSglangExtra(
       continue;
     }
     seen.set(key, rawKey);
-    const spec = SGLANG_FLAGS[sglangFlagName(key)];
+    const spec = sglangFlags()[sglangFlagName(key)];
     if (spec.deprecated) {
       const use = spec.replacement ? `: use ${spec.replacement} instead` : "";
-      issues.push({ path: at, message: `${sglangFlagName(key)} is deprecated in ${SGLANG_SOURCE}${use}` });
+      issues.push({ path: at, message: `${sglangFlagName(key)} is deprecated in ${sglangSource()}${use}` });
       continue;
     }
     const checked = checkFlagValue(value, spec, "SGLang");

@@ -1,4 +1,3 @@
-import sglangManifest from "../upstream/sglang-server.json";
 import { fail, type Rule } from "./rule";
 import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 
@@ -9,8 +8,12 @@ import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 
 const sglang = 'engine = "sglang"';
 
-const choicesOf = (flag: string) =>
-  ((sglangManifest.flags as Record<string, { choices?: unknown[] }>)[flag]?.choices ?? []) as string[];
+/** Read on use: SGLang's manifest (79 KB) is loaded only for a file that names an SGLang parser. */
+const choicesOf = (flag: string) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sglangManifest = require("../upstream/sglang-server.json") as typeof import("../upstream/sglang-server.json");
+  return ((sglangManifest.flags as Record<string, { choices?: unknown[] }>)[flag]?.choices ?? []) as string[];
+};
 
 /** A parser the user named must be one SGLang registers ("auto" is ours: the planner's table picks). */
 const sglangParser =

@@ -1,9 +1,9 @@
-import YAML from "yaml";
 import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
 import type { EngineProcess, IslandPlan, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
+import { yamlPackage } from "../lazy-packages";
 import type { Engine } from "../plan/engine";
 import type { Launcher } from "../plan/target-settings";
 import { resolveDeep, type Ref, type Value } from "../plan/values";
@@ -272,7 +272,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
 }
 
 /** YAML without anchors and aliases: a shared sub-object is written out in full at each use. */
-const plainYaml = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
+const plainYaml = (data: unknown) => yamlPackage().stringify(data, { aliasDuplicateObjects: false });
 
 /**
  * The config files the job writes on its nodes, with node addresses as tokens that fleet_write fills

@@ -1,13 +1,13 @@
-import YAML from "yaml";
 import type { PlanOutFile } from "../backend";
 import type { StackPlan } from "../plan/stack-plan";
 import { islandK8sObjects, renderK8sStack } from "./fleet-objects";
 import type { K8sObject } from "./objects";
+import { yamlPackage } from "../lazy-packages";
 
 /** `<kind>-<name>.yaml`, one object per file, as `kubectl apply -f DIR` reads them. */
 const objectFile = (o: K8sObject) => `${o.kind.toLowerCase()}-${o.metadata.name}.yaml`;
 const objectYaml = (o: K8sObject) =>
-  YAML.stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
+  yamlPackage().stringify(o, { aliasDuplicateObjects: false, blockQuote: "literal", lineWidth: 0 });
 
 /**
  * `plan --out` on Kubernetes: the namespace (when the fleet creates it) at the top, then every

@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import YAML from "yaml";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import type { HttpRouterPlan, IslandPlan, LlmdPlan } from "../plan/deployment-plan";
 import { resolveDeep, type Ref } from "../plan/values";
@@ -7,6 +6,7 @@ import { k8sRefs, labels, meta, MOUNTED_FILES, singletonDeployment, type K8sCont
 import { servingSelector } from "./engine-pod";
 import { fieldEnv, httpProbe, resources, SECRET_KEYS, secretEnv, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./kubelet-values";
+import { yamlPackage } from "../lazy-packages";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
 function routerService(
@@ -77,7 +77,7 @@ function fileRefs(ctx: K8sContext, island: number) {
   };
 }
 
-const yamlText = (data: unknown) => YAML.stringify(data, { aliasDuplicateObjects: false });
+const yamlText = (data: unknown) => yamlPackage().stringify(data, { aliasDuplicateObjects: false });
 
 /**
  * llm-d standalone, as llm-d-router's config/charts/standalone Helm chart lays it out

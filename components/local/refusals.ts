@@ -40,10 +40,14 @@ function listeners(island: IslandPlan): { port: number; who: string }[] {
  * than one island, more GPUs than local.gpus gives, two processes on one port. Refused before
  * anything starts (the planner asks, components/plan/plan.ts).
  */
-export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): PlanRefusal[] {
+export function localRefusals(plan: DeploymentPlan, clusterTargets: () => string[]): PlanRefusal[] {
   const t = localSettings(plan);
   const issues: PlanRefusal[] = [];
-  const elsewhere = `deploy it with ${clusterTargets.map((k) => `[${k}]`).join(" or ")} (or --target / vllm-fleet:target)`;
+  // Built only for a refusal: listing the targets loads every backend.
+  const elsewhere = () =>
+    `deploy it with ${clusterTargets()
+      .map((k) => `[${k}]`)
+      .join(" or ")} (or --target / vllm-fleet:target)`;
   const island = plan.islands[0];
   const spans = new Map<string, Set<number>>();
   for (const e of island.engines) {
@@ -54,12 +58,12 @@ export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): P
   if (wide.length)
     issues.push({
       path: "deployment",
-      message: `the ${wide[0][0]} spans ${wide[0][1].size} nodes (${plan.totals.nodes} in all), and the local target runs every process on this one machine: ${elsewhere}, or fit each replica on one node`,
+      message: `the ${wide[0][0]} spans ${wide[0][1].size} nodes (${plan.totals.nodes} in all), and the local target runs every process on this one machine: ${elsewhere()}, or fit each replica on one node`,
     });
   if (plan.islands.length > 1)
     issues.push({
       path: "deployment.num_infer_replicas",
-      message: `= ${plan.islands.length} islands (${plan.totals.nodes} nodes, each island behind its own router); the local target runs one: ${elsewhere}`,
+      message: `= ${plan.islands.length} islands (${plan.totals.nodes} nodes, each island behind its own router); the local target runs one: ${elsewhere()}`,
     });
   const needed = gpusNeeded(plan, island);
   if (t.gpus && needed > t.gpus.length)
@@ -71,7 +75,7 @@ export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): P
   if (m && m.clients.length > 1)
     issues.push({
       path: "kv_cache_offload.type",
-      message: `= "mooncake" runs a store client on each of the plan's ${m.clients.length} nodes, all on port ${m.clientPort}, and on the local target they are one machine: put the engines on one node, use type = "native", or ${elsewhere}`,
+      message: `= "mooncake" runs a store client on each of the plan's ${m.clients.length} nodes, all on port ${m.clientPort}, and on the local target they are one machine: put the engines on one node, use type = "native", or ${elsewhere()}`,
     });
   const seen = new Map<number, string>();
   for (const l of issues.length ? [] : listeners(island)) {
@@ -80,7 +84,7 @@ export function localRefusals(plan: DeploymentPlan, clusterTargets: string[]): P
     else {
       issues.push({
         path: "deployment",
-        message: `${first} and ${l.who} would both listen on port ${l.port} of this machine: change one of the ports, or ${elsewhere}`,
+        message: `${first} and ${l.who} would both listen on port ${l.port} of this machine: change one of the ports, or ${elsewhere()}`,
       });
       break;
     }

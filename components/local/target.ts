@@ -34,7 +34,9 @@ export const localTarget: Target = {
       ? [
           {
             path: "services",
-            message: `holds ${plans.length} services (${plans.map((p) => p.service).join(", ")}), and the local target runs one service per stack for now (the services would share this machine's first GPUs and fixed ports): deploy each service as a stack of its own, or the stack with ${clusterTargets.map((k) => `[${k}]`).join(" or ")}`,
+            message: `holds ${plans.length} services (${plans.map((p) => p.service).join(", ")}), and the local target runs one service per stack for now (the services would share this machine's first GPUs and fixed ports): deploy each service as a stack of its own, or the stack with ${clusterTargets()
+              .map((k) => `[${k}]`)
+              .join(" or ")}`,
           },
         ]
       : [],

@@ -1,18 +1,24 @@
 import type { FleetConfig } from "../config/types";
 import type { EngineName } from "./deployment-plan";
 import type { Engine, EngineMetricNames, EngineRoutes } from "./engine";
-import { primeRlEngine } from "./engines/prime-rl";
-import { sglangEngine } from "./engines/sglang";
-import { vllmEngine } from "./engines/vllm";
 
-/** The registry of engines by name. Adding an engine adds its line. */
-const ENGINES: Record<EngineName, Engine> = {
-  vllm: vllmEngine,
-  "prime-rl": primeRlEngine,
-  sglang: sglangEngine,
+/**
+ * The registry of engines by name. Adding an engine adds its line. Each loads on its first lookup:
+ * `plan` of a vLLM stack never loads SGLang's planner (docs/benchmarks.md, cli-start).
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const ENGINES: Record<EngineName, () => Engine> = {
+  vllm: () => (require("./engines/vllm") as typeof import("./engines/vllm")).vllmEngine,
+  "prime-rl": () => (require("./engines/prime-rl") as typeof import("./engines/prime-rl")).primeRlEngine,
+  sglang: () => (require("./engines/sglang") as typeof import("./engines/sglang")).sglangEngine,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-export const engineNamed = (name: EngineName): Engine => ENGINES[name];
+// `?.`: an unknown name gives undefined, as the plain lookup did.
+export const engineNamed = (name: EngineName): Engine => ENGINES[name]?.();
+
+/** Every registered engine (loads them all). */
+const allEngines = (): Engine[] => Object.values(ENGINES).map((load) => load());
 
 /** The engine a config runs: prime-rl's server when its `[inference]` asks for it, else its `engine`. */
 export function engineOf(cfg: Pick<FleetConfig, "prime_engine" | "engine">): Engine {
@@ -20,7 +26,7 @@ export function engineOf(cfg: Pick<FleetConfig, "prime_engine" | "engine">): Eng
 }
 
 /** Every registered engine's container name (Kubernetes engine pods). */
-export const engineContainers = (): string[] => [...new Set(Object.values(ENGINES).map((e) => e.container))];
+export const engineContainers = (): string[] => [...new Set(allEngines().map((e) => e.container))];
 
 /** The routes a reader probes without knowing which engine serves a URL (the admin base may differ). */
 export type ProbeRoutes = Omit<EngineRoutes, "admin">;
@@ -32,7 +38,7 @@ export type ProbeRoutes = Omit<EngineRoutes, "admin">;
  */
 export function sharedRoutes(): ProbeRoutes {
   const of = ({ health, models, metrics, api }: EngineRoutes): ProbeRoutes => ({ health, models, metrics, api });
-  const [first, ...rest] = Object.values(ENGINES).map((e) => of(e.routes));
+  const [first, ...rest] = allEngines().map((e) => of(e.routes));
   if (rest.some((r) => JSON.stringify(r) !== JSON.stringify(first)))
     throw new Error("internal error: the engines' probe routes differ; the fleet CLI must know each process's engine");
   return first;
@@ -44,6 +50,6 @@ export function sharedRoutes(): ProbeRoutes {
  */
 export function metricNameSets(): EngineMetricNames[] {
   const seen = new Map<string, EngineMetricNames>();
-  for (const e of Object.values(ENGINES)) seen.set(JSON.stringify(e.metrics), e.metrics);
+  for (const e of allEngines()) seen.set(JSON.stringify(e.metrics), e.metrics);
   return [...seen.values()];
 }

@@ -1,11 +1,4 @@
-import eppManifest from "./llm-d-epp.json";
-import mooncakeManifest from "./mooncake.json";
-import sglangRouterManifest from "./sglang-router.json";
-import sglangManifest from "./sglang-server.json";
-import routerManifest from "./vllm-router.json";
 import routerReleases from "./vllm-router-releases.json";
-import slurmManifest from "./slurm.json";
-import vllmManifest from "./vllm-serve.json";
 
 interface Spec {
   type: string;
@@ -34,17 +27,23 @@ export type Program =
   | "sbatch"
   | "srun";
 
-const TABLES: Record<Program, Record<string, Spec>> = {
-  vllm: vllmManifest.flags as Record<string, Spec>,
-  "vllm-router": routerManifest.flags as Record<string, Spec>,
-  sglang: sglangManifest.flags as Record<string, Spec>,
-  "sglang-router": sglangRouterManifest.flags as Record<string, Spec>,
-  epp: eppManifest.flags as Record<string, Spec>,
-  mooncake_master: mooncakeManifest.master_flags as Record<string, Spec>,
-  mooncake_client: mooncakeManifest.client_flags as Record<string, Spec>,
-  sbatch: slurmManifest.sbatch_flags as Record<string, Spec>,
-  srun: slurmManifest.srun_flags as Record<string, Spec>,
+/*
+ * Each program's manifest is read on its first check, not at start: a vLLM stack never reads
+ * SGLang's (79 KB) or Mooncake's (docs/benchmarks.md, cli-start). `require` caches the JSON.
+ */
+/* eslint-disable @typescript-eslint/no-require-imports */
+const TABLES: Record<Program, () => Record<string, Spec>> = {
+  vllm: () => (require("./vllm-serve.json") as typeof import("./vllm-serve.json")).flags,
+  "vllm-router": () => (require("./vllm-router.json") as typeof import("./vllm-router.json")).flags,
+  sglang: () => (require("./sglang-server.json") as typeof import("./sglang-server.json")).flags,
+  "sglang-router": () => (require("./sglang-router.json") as typeof import("./sglang-router.json")).flags,
+  epp: () => (require("./llm-d-epp.json") as typeof import("./llm-d-epp.json")).flags,
+  mooncake_master: () => (require("./mooncake.json") as typeof import("./mooncake.json")).master_flags,
+  mooncake_client: () => (require("./mooncake.json") as typeof import("./mooncake.json")).client_flags,
+  sbatch: () => (require("./slurm.json") as typeof import("./slurm.json")).sbatch_flags,
+  srun: () => (require("./slurm.json") as typeof import("./slurm.json")).srun_flags,
 };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 /** Flags that take several values until the next flag (clap num_args / argparse nargs). */
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
@@ -56,17 +55,21 @@ const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router"]);
  * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases
  * (SGLang's `--tensor-parallel-size` for `--tp-size`, ...) and its `--no-` form.
  */
-const SPELLINGS = Object.fromEntries(
-  Object.entries(TABLES).map(([program, table]) => {
-    const names = new Map<string, { spec: Spec; negation: boolean }>();
-    for (const [name, spec] of Object.entries(table)) {
+const SPELLINGS = new Map<Program, Map<string, { spec: Spec; negation: boolean }>>();
+
+function spellingsOf(program: Program): Map<string, { spec: Spec; negation: boolean }> {
+  let names = SPELLINGS.get(program);
+  if (!names) {
+    names = new Map();
+    for (const [name, spec] of Object.entries(TABLES[program]())) {
       names.set(name, { spec, negation: false });
       for (const alias of spec.aliases ?? []) names.set(alias, { spec, negation: false });
       if (spec.negative_form) names.set(spec.negative_form, { spec, negation: true });
     }
-    return [program, names];
-  }),
-) as Record<Program, Map<string, { spec: Spec; negation: boolean }>>;
+    SPELLINGS.set(program, names);
+  }
+  return names;
+}
 
 /**
  * Checks a generated command line against the upstream flag manifest: every flag exists, takes a
@@ -74,7 +77,7 @@ const SPELLINGS = Object.fromEntries(
  * reads `--flag value` and `--flag=value`; gflags programs use `--name=value` as we emit them.
  */
 export function checkArgv(program: Program, args: string[], routerRelease?: string): string[] {
-  const spellings = withReleasePolicies(program, SPELLINGS[program], routerRelease);
+  const spellings = withReleasePolicies(program, spellingsOf(program), routerRelease);
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];

@@ -12,7 +12,9 @@ import {
   lookupModel,
   type CatalogEntry,
 } from "../../components/config";
+import { compileBuiltinCatalog } from "../../components/config/catalog";
 import { buildPlan } from "../../components/planner";
+import { parse as parseYaml } from "yaml";
 import { issuesOf, load, SLURM } from "../helpers";
 
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "catalog-test-"));
@@ -493,5 +495,14 @@ describe("model_catalog in a stack file", () => {
         message: '"model_catalog" belongs at the top level of the file, not under [inference]',
       },
     ]);
+  });
+});
+
+describe("the built-in catalog compiled to JSON (npm run build; plan reads it instead of the YAML)", () => {
+  it("holds the YAML's data", () => {
+    const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "catalog-json-")), "models.json");
+    compileBuiltinCatalog(out);
+    expect(JSON.parse(fs.readFileSync(out, "utf8"))).toEqual(parseYaml(fs.readFileSync(BUILTIN_CATALOG, "utf8")));
+    fs.rmSync(path.dirname(out), { recursive: true });
   });
 });

@@ -1,26 +1,26 @@
 import { describe, expect, it } from "vitest";
 import {
   checkSglangExtra,
-  SGLANG_FLAGS,
   SGLANG_PLANNER_OWNED,
-  SGLANG_SOURCE,
   sglangFlagName,
+  sglangFlags,
+  sglangSource,
 } from "../../components/config/sglang-flags";
 
 const check = (extra: Record<string, unknown>) => checkSglangExtra(extra, "sglang_extra");
 const messages = (extra: Record<string, unknown>) => check(extra).issues.map((i) => `${i.path}: ${i.message}`);
 
-describe("SGLANG_FLAGS", () => {
+describe("sglangFlags", () => {
   it("is the pinned SGLang server's flag table", () => {
-    expect(SGLANG_SOURCE).toBe("sglang 0.5.23");
-    expect(SGLANG_FLAGS["--tp-size"]).toMatchObject({ type: "int", aliases: ["--tensor-parallel-size"] });
-    expect(SGLANG_FLAGS["--disaggregation-mode"].choices).toEqual(["null", "prefill", "decode"]);
-    expect(SGLANG_FLAGS["--max-model-len"]).toBeUndefined();
+    expect(sglangSource()).toBe("sglang 0.5.23");
+    expect(sglangFlags()["--tp-size"]).toMatchObject({ type: "int", aliases: ["--tensor-parallel-size"] });
+    expect(sglangFlags()["--disaggregation-mode"].choices).toEqual(["null", "prefill", "decode"]);
+    expect(sglangFlags()["--max-model-len"]).toBeUndefined();
   });
 
   it("every flag the planner owns is a flag of the manifest (the table names no stale flag)", () => {
     for (const key of Object.keys(SGLANG_PLANNER_OWNED))
-      expect(SGLANG_FLAGS[sglangFlagName(key)], `${key} is not an SGLang flag`).toBeDefined();
+      expect(sglangFlags()[sglangFlagName(key)], `${key} is not an SGLang flag`).toBeDefined();
   });
 });
 
