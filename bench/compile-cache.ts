@@ -21,7 +21,6 @@ import * as os from "node:os";
 import { parseIslandResult } from "../components/slurm";
 import {
   captureCommands,
-  CLUSTER_ENV_FILE,
   loginOf,
   readClusterEnv,
   requireProgramFresh,
@@ -29,19 +28,13 @@ import {
 } from "../test/e2e/program-capture";
 import { launcherDir, pythonEnv } from "../test/e2e/real-parts";
 import { runRemote, type RemoteRun } from "../test/e2e/ssh";
+import { realClusterUnavailable } from "./real-cluster";
 import { round, type Figure, type Section } from "./report";
 
 const ID = "compile-cache";
 const TITLE = "SLURM test cluster, real vLLM (CPU build): first vs second deployment over one compile cache";
 const RATIO_TARGET = 0.5;
 const log = (msg: string) => process.stderr.write(`bench ${ID}: ${msg}\n`);
-
-function unavailable(): string | undefined {
-  if (process.platform !== "linux") return "the SLURM test cluster runs on Linux only";
-  if (process.getuid?.() !== 0) return "the SLURM test cluster and the venv need root; run npm run bench as root";
-  if (!fs.existsSync(CLUSTER_ENV_FILE)) return "the SLURM test cluster is not up (bash test/e2e/cluster/up.sh)";
-  return undefined;
-}
 
 /** vLLM's log time stamp (MM-DD HH:MM:SS, whole seconds) of the first line matching `re`, as seconds of the day. */
 function stampOf(logText: string, re: RegExp): number | undefined {
@@ -236,7 +229,7 @@ async function measure(): Promise<Figure[]> {
 }
 
 export async function run(): Promise<Section> {
-  const why = unavailable();
+  const why = realClusterUnavailable();
   if (why) return { id: ID, title: TITLE, figures: [], skipped: why };
   return { id: ID, title: TITLE, figures: await measure() };
 }

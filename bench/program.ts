@@ -121,6 +121,7 @@ export async function run(): Promise<Section> {
       samples: times[k],
       note: `${times[k].length} runs, CPU ${median(cpuTimes[k])} ms`,
       ...(timeTargets.has(k) && { target: { op: "<=" as const, value: timeTargets.get(k)! } }),
+      ...(k === nodes512 && { baseline: { value: 601.4, from: "session 15, idle" } }),
     }));
     figures.push(
       {
@@ -128,6 +129,7 @@ export async function run(): Promise<Section> {
         value: round(t[nodes512] / t[nodes64], 2),
         unit: "x",
         target: { op: "<=", value: 8.5 },
+        baseline: { value: 3.24, from: "session 15, idle" },
       },
       {
         name: "t(4096 nodes) / t(512 nodes)",

@@ -19,7 +19,6 @@ import * as fs from "node:fs";
 import { parseIslandResult } from "../components/slurm";
 import {
   captureCommands,
-  CLUSTER_ENV_FILE,
   loginOf,
   readClusterEnv,
   requireProgramFresh,
@@ -27,6 +26,7 @@ import {
 } from "../test/e2e/program-capture";
 import { launcherDir, pythonEnv } from "../test/e2e/real-parts";
 import { runRemote, type RemoteRun } from "../test/e2e/ssh";
+import { realClusterUnavailable } from "./real-cluster";
 import { median, round, type Figure, type Section } from "./report";
 
 const ID = "readiness-real";
@@ -40,13 +40,6 @@ const OVERHEAD_TARGET_S = 0.1;
 /** Issue 19's target for the endpoints line after the engine's first /health 200. */
 const AFTER_ENGINE_TARGET_S = 0.5;
 const log = (msg: string) => process.stderr.write(`bench ${ID}: ${msg}\n`);
-
-function unavailable(): string | undefined {
-  if (process.platform !== "linux") return "the SLURM test cluster runs on Linux only";
-  if (process.getuid?.() !== 0) return "the SLURM test cluster and the venv need root; run npm run bench as root";
-  if (!fs.existsSync(CLUSTER_ENV_FILE)) return "the SLURM test cluster is not up (bash test/e2e/cluster/up.sh)";
-  return undefined;
-}
 
 /** Polls `path` on `port` of every node until stopped; resolves with the first 200's epoch ms. */
 function firstOk(ips: string[], port: number, path: string): { stop: () => void; at: Promise<number | undefined> } {
@@ -185,7 +178,7 @@ async function measureAll(): Promise<Figure[]> {
 }
 
 export async function run(): Promise<Section> {
-  const why = unavailable();
+  const why = realClusterUnavailable();
   if (why) return { id: ID, title: TITLE, figures: [], skipped: why };
   return { id: ID, title: TITLE, figures: await measureAll() };
 }

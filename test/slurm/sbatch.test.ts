@@ -338,6 +338,8 @@ describe("the compile and model cache (issue 32)", () => {
     const bin = path.join(tmp, "bin");
     fs.mkdirSync(bin);
     fs.writeFileSync(path.join(bin, "vllm"), `#!/bin/bash\nenv > "$RECORD"\n`, { mode: 0o755 });
+    // The router starts beside the engine at once: it outlives the engine, whose exit ends the node.
+    fs.writeFileSync(path.join(bin, "vllm-router"), `#!/bin/bash\nexec sleep 30\n`, { mode: 0o755 });
     // The launcher's python3: asked for the package's version by importlib.metadata, never `import vllm`.
     fs.writeFileSync(
       path.join(bin, "python3"),
