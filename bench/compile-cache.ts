@@ -28,7 +28,7 @@ import {
 } from "../test/e2e/program-capture";
 import { launcherDir, pythonEnv } from "../test/e2e/real-parts";
 import { runRemote, type RemoteRun } from "../test/e2e/ssh";
-import { realClusterUnavailable } from "./real-cluster";
+import { expectRan, realClusterUnavailable, tinyModelOverrides } from "./real-cluster";
 import { round, type Figure, type Section } from "./report";
 
 const ID = "compile-cache";
@@ -107,13 +107,7 @@ async function measure(): Promise<Figure[]> {
   const overrides = standinOverrides(
     env.FLEET_E2E_PARTITION,
     pulumiStack,
-    {
-      "model.name": py.FLEET_TINY_MODEL,
-      "parallel.tp": 1,
-      "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
-      "slurm.ready_timeout": 900,
-      "slurm.cache_dir": cacheDir,
-    },
+    tinyModelOverrides(py, { "slurm.cache_dir": cacheDir }),
     false,
     dir,
   );
@@ -128,11 +122,7 @@ async function measure(): Promise<Figure[]> {
   });
   const c = commands[0];
   const conn = { ...loginOf(env), privateKey };
-  const ok = (run: RemoteRun, what: string) => {
-    if (run.code !== 0)
-      throw new Error(`${what} failed (exit ${run.code}): ${run.stderr.trim().split("\n").slice(-20).join("\n")}`);
-  };
-  ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
+  expectRan(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
   const runs: { createS: number; cacheLine: string; report: CompileReport; load: string }[] = [];
   try {
     for (const which of ["first", "second"]) {
@@ -141,7 +131,7 @@ async function measure(): Promise<Figure[]> {
       let logs: { out: string; engine: string };
       try {
         run = await runRemote(c.connection, c.create, c.stdin, 20 * 60_000);
-        ok(run, `${which} create`);
+        expectRan(run, `${which} create`);
         const result = parseIslandResult(run.stdout);
         if (result.dryRun || result.adopted) throw new Error("expected a freshly submitted job");
         const island = `${outDir}/island-0`;
@@ -152,7 +142,7 @@ async function measure(): Promise<Figure[]> {
         const [out, engine = ""] = read.stdout.split("\n=== engine\n");
         logs = { out, engine };
       } finally {
-        ok(await runRemote(c.connection, c.delete, undefined, 180_000), `${which} delete`);
+        expectRan(await runRemote(c.connection, c.delete, undefined, 180_000), `${which} delete`);
       }
       const cacheLine =
         /\[fleet\] compile cache: .*/.exec(logs.out)?.[0] ?? "(no compile cache line in the job output)";

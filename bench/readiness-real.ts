@@ -26,7 +26,7 @@ import {
 } from "../test/e2e/program-capture";
 import { launcherDir, pythonEnv } from "../test/e2e/real-parts";
 import { runRemote, type RemoteRun } from "../test/e2e/ssh";
-import { realClusterUnavailable } from "./real-cluster";
+import { expectRan, realClusterUnavailable, tinyModelOverrides } from "./real-cluster";
 import { median, round, type Figure, type Section } from "./report";
 
 const ID = "readiness-real";
@@ -71,34 +71,19 @@ async function measureAll(): Promise<Figure[]> {
   const { commands } = await captureCommands({
     stackFile: "single-node",
     pulumiStack,
-    overrides: standinOverrides(
-      env.FLEET_E2E_PARTITION,
-      pulumiStack,
-      {
-        "model.name": py.FLEET_TINY_MODEL,
-        "parallel.tp": 1,
-        "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
-        "slurm.ready_timeout": 900,
-      },
-      false,
-      dir,
-    ),
+    overrides: standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, tinyModelOverrides(py), false, dir),
     login: loginOf(env),
     privateKey,
     loadProgram: requireProgramFresh,
   });
   const c = commands[0];
   const ips = env.FLEET_E2E_NODE_IPS.split(/\s+/).filter(Boolean);
-  const ok = (run: RemoteRun, what: string) => {
-    if (run.code !== 0)
-      throw new Error(`${what} failed (exit ${run.code}): ${run.stderr.trim().split("\n").slice(-20).join("\n")}`);
-  };
   const overhead: number[] = [];
   const afterEngine: number[] = [];
   const start: number[] = [];
   const routerLag: number[] = [];
   const create: number[] = [];
-  ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
+  expectRan(await runRemote(c.connection, c.delete, undefined, 180_000), "delete before the bench");
   for (let i = 1; i <= RUNS; i++) {
     const startedAt = Date.now();
     const probe = firstOk(ips, ENGINE_PORT, "/health");
@@ -113,9 +98,9 @@ async function measureAll(): Promise<Figure[]> {
     } finally {
       probe.stop();
       router.stop();
-      ok(await runRemote(c.connection, c.delete, undefined, 180_000), "delete");
+      expectRan(await runRemote(c.connection, c.delete, undefined, 180_000), "delete");
     }
-    ok(run, "create");
+    expectRan(run, "create");
     const healthyAt = await probe.at;
     const routerAt = await router.at;
     const result = parseIslandResult(run.stdout);
