@@ -236,28 +236,20 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       lines.push(...startLines("pd-sidecar", [], s.argv, host));
   }
   if (r && r.node === node) {
-    if (r.kind !== "llm-d" && r.lateWorkers) {
+    if (r.kind !== "llm-d") {
+      const late = r.lateWorkers;
       // Started before its engines serve, and told each one as it answers (router-plan.ts lateWorkersOf):
       // the telling runs beside the router in its subshell, which then becomes the router
-      // ($BASHPID before exec), so it never counts as one of the node's processes.
-      const late = r.lateWorkers;
-      const tell = `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}; } &`;
-      const secretUse = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
-      lines.push(...startLines(routerProcess(r.kind), [], late.argv, host, secretUse, tell));
-    } else if (r.kind !== "llm-d") {
-      // vllm-router (and sglang-router, its origin) checks its workers once at start, then every --worker-startup-check-interval
-      // (>= 1 s): started once they are healthy, its first check passes and it serves at once.
+      // ($BASHPID before exec), so it never counts as one of the node's processes. Otherwise
+      // vllm-router (and sglang-router, its origin) checks its workers once at start, then every
+      // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
+      // passes and it serves at once.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      lines.push(
-        ...startLines(
-          routerProcess(r.kind),
-          [],
-          r.argv,
-          host,
-          { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") },
-          `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`,
-        ),
-      );
+      const before = late
+        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}; } &`
+        : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
+      const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
+      lines.push(...startLines(routerProcess(r.kind), [], (late ?? r).argv, host, routerSecrets, before));
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),
