@@ -3,7 +3,6 @@
 // say the real programs would, and that they serve the real HTTP surface (checked with the
 // official `openai` client).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -12,139 +11,28 @@ import OpenAI from "openai";
 import { loadConfigFile } from "../components/config";
 import { buildPlan } from "../components/planner";
 import { showValue } from "../components/plan/values";
-import { pythonEnvDir } from "../bin/sync-upstream";
+import {
+  BIN,
+  baseEnv,
+  freePort,
+  getJson,
+  metric,
+  postJson,
+  runToExit,
+  sglServer,
+  SGL,
+  sleep,
+  start,
+  stopAll,
+  TINY,
+  waitHttp,
+  waitTcp,
+} from "./standins-harness";
 
-const BIN = path.join(__dirname, "fixtures", "standins", "bin");
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
 
-const baseEnv: Record<string, string> = {};
-for (const [k, v] of Object.entries(process.env))
-  if (v !== undefined && !k.startsWith("STANDIN_") && k !== "VLLM_API_KEY") baseEnv[k] = v;
-baseEnv.STANDIN_STARTUP_DELAY_MS = "100";
-// Routers started by hand here carry no --worker-startup-check-interval; poll as a planned one would.
-baseEnv.STANDIN_ROUTER_POLL_MS = "200";
-
-interface Proc {
-  proc: ChildProcess;
-  name: string;
-  stdout: () => string;
-  stderr: () => string;
-  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  /** Its stdout and stderr were read to the end (after `exit`: Node may still hold their last data). */
-  drained: Promise<void>;
-}
-const procs: Proc[] = [];
-
-function start(prog: string, args: string[], env: Record<string, string> = {}): Proc {
-  const proc = spawn(path.join(BIN, prog), args, { env: { ...baseEnv, ...env }, stdio: ["ignore", "pipe", "pipe"] });
-  let out = "";
-  let err = "";
-  proc.stdout!.on("data", (d: Buffer) => (out += d.toString()));
-  proc.stderr!.on("data", (d: Buffer) => (err += d.toString()));
-  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.on("exit", (code, signal) => resolve({ code, signal })),
-  );
-  const drained = new Promise<void>((resolve) => proc.on("close", () => resolve()));
-  const p: Proc = { proc, name: prog, stdout: () => out, stderr: () => err, exit, drained };
-  procs.push(p);
-  return p;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function runToExit(prog: string, args: string[], env: Record<string, string> = {}, timeoutMs = 8000) {
-  const p = start(prog, args, env);
-  const res = await Promise.race([p.exit, sleep(timeoutMs).then(() => null)]);
-  if (!res) {
-    p.proc.kill("SIGKILL");
-    throw new Error(`${prog} ${args.join(" ")} did not exit within ${timeoutMs} ms\n${p.stderr()}`);
-  }
-  // 'exit' can come before the last of stderr is read (seen under load: exit 2 with an empty
-  // stderr); wait for the streams to close, bounded, as a grandchild may hold them open.
-  await Promise.race([p.drained, sleep(2000)]);
-  return { code: res.code, signal: res.signal, stdout: p.stdout(), stderr: p.stderr() };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitHttp(url: string, status = 200, timeoutMs = 10000, proc?: Proc): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  let last = "";
-  while (Date.now() < deadline) {
-    try {
-      const r = await fetch(url);
-      await r.arrayBuffer();
-      if (r.status === status) return;
-      last = `status ${r.status}`;
-    } catch (e) {
-      last = String(e);
-    }
-    if (proc && proc.proc.exitCode !== null)
-      throw new Error(`${proc.name} exited early (${proc.proc.exitCode}): ${proc.stderr()}`);
-    await sleep(50);
-  }
-  throw new Error(`timeout waiting for ${url} -> ${status} (${last})${proc ? `\n${proc.stderr()}` : ""}`);
-}
-
-async function waitTcp(port: number, timeoutMs = 10000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect({ host: "127.0.0.1", port });
-      s.once("connect", () => (s.destroy(), resolve(true)));
-      s.once("error", () => resolve(false));
-    });
-    if (ok) return;
-    await sleep(50);
-  }
-  throw new Error(`timeout waiting for tcp ${port}`);
-}
-
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}) {
-  const r = await fetch(url, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await r.text();
-  let json: any = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: r.status, headers: r.headers, text, json };
-}
-
-async function getJson(url: string): Promise<any> {
-  const r = await fetch(url);
-  return r.json();
-}
-
-/** Sum of all samples of a Prometheus metric (exact name), optionally filtered by a label substring. */
-function metric(text: string, name: string, labelFilter = ""): number {
-  let sum = 0;
-  for (const line of text.split("\n")) {
-    if (line.startsWith("#")) continue;
-    const m = /^([^\s{]+)(\{[^}]*\})?\s+(\S+)$/.exec(line.trim());
-    if (m && m[1] === name && (m[2] || "").includes(labelFilter)) sum += Number(m[3]);
-  }
-  return sum;
-}
-
 afterAll(async () => {
-  for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGTERM");
-  await Promise.race([Promise.all(procs.map((p) => p.exit)), sleep(3000)]);
-  for (const p of procs) if (p.proc.exitCode === null && p.proc.signalCode === null) p.proc.kill("SIGKILL");
+  await stopAll();
   fs.rmSync(TMP, { recursive: true, force: true });
 });
 
@@ -1425,11 +1313,8 @@ describe("prime-rl `inference` stand-in", () => {
 
 // =================================================================================================
 // SGLang: `python3 -m sglang.launch_server` reaches the stand-in through bin/python3 (a shim that
-// execs the real interpreter for anything else); the real sglang-router from the pinned venv.
+// execs the real interpreter for anything else). Behind the real sglang-router: test/e2e/sglang-router-standins.e2e.test.ts.
 // =================================================================================================
-
-const SGL = ["-m", "sglang.launch_server"];
-const TINY = "Qwen/Qwen3-0.6B";
 
 /** A fake "real" interpreter: prints its argv, so the shim's pass-through is observable. */
 function fakePython(dir: string): string {
@@ -1437,18 +1322,6 @@ function fakePython(dir: string): string {
   const p = path.join(dir, "python3");
   fs.writeFileSync(p, `#!/bin/sh\necho "fake-python3 from ${dir}: $*"\n`, { mode: 0o755 });
   return p;
-}
-
-async function sglServer(args: string[], env: Record<string, string> = {}) {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const P = start(
-    "python3",
-    [...SGL, "--model-path", TINY, "--host", "127.0.0.1", "--port", String(port), ...args],
-    env,
-  );
-  await waitHttp(`${base}/health`, 200, 10000, P);
-  return { P, port, base };
 }
 
 describe("SGLang stand-in: flags and the python3 shim", () => {
@@ -2044,197 +1917,5 @@ describe("SGLang stand-in: prefill/decode bootstrap", () => {
     expect((await postJson(`${unified}/v1/completions`, { ...body, ignore_eos: true })).json.choices[0].text).toBe(
       dr.json.choices[0].text,
     );
-  });
-});
-
-/**
- * The pinned venv of the real parts (test/e2e/python-env.ts): FLEET_PYENV / FLEET_PYENV_FILE, else
- * the one test/e2e/python-env.sh left complete in its cache. Never built here: the unit suite does
- * not install 3 GB of wheels.
- */
-function pinnedVenv(): string | undefined {
-  const named = pythonEnvDir();
-  if (named) return fs.existsSync(path.join(named, "bin", "sglang-router")) ? named : undefined;
-  const cache = process.env.FLEET_PYENV_CACHE ?? "/var/cache/vllm-fleet";
-  let dirs: string[];
-  try {
-    dirs = fs.readdirSync(cache).filter((d) => d.startsWith("pyenv-"));
-  } catch {
-    return undefined;
-  }
-  return dirs
-    .map((d) => path.join(cache, d))
-    .find((d) => fs.existsSync(path.join(d, ".complete")) && fs.existsSync(path.join(d, "bin", "sglang-router")));
-}
-const VENV = pinnedVenv();
-if (!VENV)
-  process.stderr.write(
-    "!!! SKIPPING the SGLang stand-in tests through the REAL sglang-router: no pinned venv (set FLEET_PYENV, or run `bash test/e2e/python-env.sh` once)\n",
-  );
-
-describe.skipIf(!VENV)("SGLang stand-ins behind the REAL sglang-router (pinned venv)", () => {
-  /** The real router, started as the fleet starts it: `python3 -m sglang_router.launch_router` through the shim. */
-  async function realRouter(args: string[], headers: Record<string, string> = {}) {
-    const [port, prom] = await Promise.all([freePort(), freePort()]);
-    const R = start(
-      "python3",
-      [
-        "-m",
-        "sglang_router.launch_router",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--prometheus-host",
-        "127.0.0.1",
-        "--prometheus-port",
-        String(prom),
-        ...args,
-      ],
-      { STANDIN_REAL_PYTHON3: path.join(VENV!, "bin", "python3") },
-    );
-    const base = `http://127.0.0.1:${port}`;
-    // The router listens at once and registers workers in the background (503 until then).
-    const deadline = Date.now() + 30000;
-    for (;;) {
-      const ok = await fetch(`${base}/v1/models`, { headers })
-        .then(
-          async (r) => r.status === 200 && ((await r.json()) as any).data.some((m: { id: string }) => m.id === "tiny"),
-        )
-        .catch(() => false);
-      if (ok) break;
-      if (R.proc.exitCode !== null || Date.now() > deadline)
-        throw new Error(`sglang-router did not register the workers:\n${R.stderr().slice(-3000)}`);
-      await sleep(200);
-    }
-    // the real router retitles itself (like vllm-router's vllm::router): what a node cleanup by name sees
-    expect(fs.readFileSync(`/proc/${R.proc.pid}/cmdline`, "utf8").split("\0")[0]).toBe("sglang::router");
-    return { R, base };
-  }
-
-  it("regular mode: the router's start-up calls, then openai completions and chat through it", async () => {
-    const w1 = await sglServer(["--served-model-name", "tiny"]);
-    const w2 = await sglServer(["--served-model-name", "tiny"]);
-    const { base } = await realRouter(["--worker-urls", w1.base, w2.base, "--policy", "round_robin"]);
-    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "none", maxRetries: 0 });
-    const c = await client.completions.create({
-      model: "tiny",
-      prompt: "the of and",
-      max_tokens: 4,
-      logprobs: 1,
-      return_token_ids: true,
-    } as any);
-    expect((c.choices[0] as any).token_ids.length).toBe(c.usage!.completion_tokens);
-    expect(c.choices[0].logprobs!.tokens!.length).toBe(c.usage!.completion_tokens);
-    const chat = await client.chat.completions.create({
-      model: "tiny",
-      messages: [{ role: "user", content: "hi" }],
-      max_tokens: 4,
-      logprobs: true,
-      top_logprobs: 2,
-    });
-    expect(chat.choices[0].logprobs!.content!.length).toBe(chat.usage!.completion_tokens);
-    const s1 = await getJson(`${w1.base}/standin/state`);
-    const s2 = await getJson(`${w2.base}/standin/state`);
-    // sglang-router 0.3.2 registers a worker with GET /health and /server_info, never the /get_ forms;
-    // its /model_info call comes only sometimes (seen, and not seen within 30 s, on this machine).
-    for (const s of [s1, s2]) {
-      expect(Object.keys(s.gets)).toEqual(expect.arrayContaining(["/health", "/server_info"]));
-      expect(Object.keys(s.gets).filter((g) => g.startsWith("/get_"))).toEqual([]);
-    }
-    expect(s1.requests + s2.requests).toBe(2); // round robin: one each
-    expect(s1.requests).toBe(1);
-    // what the router added to the OpenAI request it forwarded
-    const chatState = [s1, s2].find((s) => s.last_request.route === "/v1/chat/completions");
-    expect(chatState.last_request.fields).toEqual(
-      expect.arrayContaining(["messages", "max_completion_tokens", "logprobs", "top_logprobs"]),
-    );
-  });
-
-  it("--api-key: the router sends the key to keyed workers and demands it from clients on the inference routes", async () => {
-    const w = await sglServer(["--served-model-name", "tiny", "--api-key", "sgl-key"]);
-    const auth = { authorization: "Bearer sgl-key" };
-    const { base } = await realRouter(["--worker-urls", w.base, "--api-key", "sgl-key"], auth);
-    // it answers /v1/models itself, without the key; the inference routes need it
-    expect((await fetch(`${base}/v1/models`)).status).toBe(200);
-    const none = await postJson(`${base}/v1/completions`, { model: "tiny", prompt: "x", max_tokens: 2 });
-    expect(none.status).toBe(401);
-    const ok = new OpenAI({ baseURL: `${base}/v1`, apiKey: "sgl-key", maxRetries: 0 });
-    expect((await ok.completions.create({ model: "tiny", prompt: "x", max_tokens: 2 })).choices).toHaveLength(1);
-    const bad = new OpenAI({ baseURL: `${base}/v1`, apiKey: "nope", maxRetries: 0 });
-    await expect(bad.completions.create({ model: "tiny", prompt: "x", max_tokens: 2 })).rejects.toMatchObject({
-      status: 401,
-    });
-    // discovery went through with the key: the worker was asked for its /server_info and /model_info
-    const gets = ((await (await fetch(`${w.base}/standin/state`, { headers: auth })).json()) as any).gets;
-    expect(Object.keys(gets)).toEqual(expect.arrayContaining(["/server_info", "/model_info"]));
-  });
-
-  it("--pd-disaggregation: bootstrap fields to both sides, the decode meets the prefill at its bootstrap server", async () => {
-    const [pp, bp, dp] = await Promise.all([freePort(), freePort(), freePort()]);
-    const P = start("python3", [
-      ...SGL,
-      "--model-path",
-      TINY,
-      "--served-model-name",
-      "tiny",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(pp),
-      "--disaggregation-mode",
-      "prefill",
-      "--disaggregation-bootstrap-port",
-      String(bp),
-    ]);
-    const D = start("python3", [
-      ...SGL,
-      "--model-path",
-      TINY,
-      "--served-model-name",
-      "tiny",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(dp),
-      "--disaggregation-mode",
-      "decode",
-    ]);
-    await waitHttp(`http://127.0.0.1:${pp}/health`, 200, 10000, P);
-    await waitHttp(`http://127.0.0.1:${dp}/health`, 200, 10000, D);
-    const prefill = `http://127.0.0.1:${pp}`;
-    const decode = `http://127.0.0.1:${dp}`;
-    const { base } = await realRouter([
-      "--pd-disaggregation",
-      "--prefill",
-      prefill,
-      String(bp),
-      "--decode",
-      decode,
-      "--policy",
-      "round_robin",
-    ]);
-    const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "none", maxRetries: 0 });
-    const c = await client.completions.create({
-      model: "tiny",
-      prompt: "the of and",
-      max_tokens: 4,
-      ignore_eos: true,
-    } as any);
-    expect(c.usage!.completion_tokens).toBe(4); // the decode's answer, not the prefill's one token
-    const chat = await client.chat.completions.create({
-      model: "tiny",
-      messages: [{ role: "user", content: "disaggregate me" }],
-      max_tokens: 4,
-    });
-    expect(chat.choices[0].message.content!.length).toBeGreaterThan(0);
-    const ps = await getJson(`${prefill}/standin/state`);
-    const ds = await getJson(`${decode}/standin/state`);
-    expect(ps.kv_transfers).toBe(2);
-    expect(ds.kv_transfers).toBe(2);
-    // the router sends the same request, with the same bootstrap fields, to both
-    expect(ps.last_request.bootstrap_room).toBe(ds.last_request.bootstrap_room);
-    expect(ds.last_request).toMatchObject({ bootstrap_host: "127.0.0.1", bootstrap_port: bp });
-    expect(ds.last_request.bootstrap_room).toMatch(/^\d+$/);
   });
 });

@@ -77,14 +77,14 @@ async function until<T>(f: () => T | undefined, ms: number): Promise<T | undefin
 }
 
 describe.skipIf(!!missing)("the test control plane (test/kubernetes/control-plane)", () => {
-  beforeAll(() => {
-    cp = startControlPlane();
+  beforeAll(async () => {
+    cp = await startControlPlane();
     upCode = cp.upCode;
     if (upCode === 4)
       console.warn(
         "\n*** SKIPPED: LWS's webhooks (no LWS controller in the shared tools folder): LeaderWorkerSets are checked by their CRD only ***\n",
       );
-  }, 3 * 3600_000);
+  }, 120_000);
 
   afterAll(() => {
     cp?.down();

@@ -429,7 +429,7 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
       STACKS.includes(SCALED) ? planJson(SCALED, SCALE_UP).totals.nodes : 0,
     );
     const started = Date.now();
-    cp = startControlPlane({ CP_FAKE_NODES: String(nodes) });
+    cp = await startControlPlane({ CP_FAKE_NODES: String(nodes) });
     if (cp.upCode !== 0) throw new Error("the control plane came up without LWS");
     env = cp.env;
     project = new PulumiProject(toolchain as Toolchain);
@@ -441,7 +441,7 @@ describe.skipIf(!!missing)("every stacks/k8s-*.toml through the real Pulumi engi
     const line = `control plane up in ${secs(Date.now() - started)} s with ${nodes} fake GPU nodes (ports from ${PORT_BASE}); pulumi CLI ${version}, kubernetes provider ${KUBERNETES_PROVIDER_VERSION} from ${(toolchain as Toolchain).from}`;
     console.log(`${line}${only ? `\nonly FLEET_K8S_STACKS: ${STACKS.join(", ")}` : ""}`);
     summary.push(line);
-  }, 300_000);
+  }, 120_000);
 
   afterAll(() => {
     console.log(`Kubernetes real engine:\n${summary.join("\n")}\n\npulumi runs:\n${project?.log.join("\n")}`);
