@@ -20,6 +20,10 @@
  * per field and payload. Fields holding paths get the payload inside a path (under the run's own
  * directory where the path is written to), since that is how a payload reaches them.
  *
+ * The corpus runs in groups, one per SLURM run variant and one per Kubernetes base stack, each a
+ * describe with its fields' tests; a group runs in parts (slices of the payloads), each in a bounded
+ * hook of its own. The tests after the last group read what all of them found.
+ *
  * The fields cover both layouts: the older one (stacks/) and prime-rl's (test/fixtures/prime-rl/
  * files as bases, on SLURM and, with [slurm] swapped for [kubernetes], on Kubernetes).
  *
@@ -1674,7 +1678,6 @@ const caseOf = (f: Field, p: Payload, t: Target) =>
 const fieldIndex = (f: Field) => FIELDS.indexOf(f);
 const marker = (f: Field) => `injmark${String(fieldIndex(f)).padStart(2, "0")}x`;
 
-const phases: Record<string, number> = {};
 const totals = {
   runs: 0,
   markerRuns: 0,
@@ -2347,12 +2350,11 @@ function addScript(
 }
 
 // ---------------------------------------------------------------------------------------------
-// The run
+// The run: setup shared by every part, then each part's steps (validate, run or render, shellcheck)
 
 let ROOT = "";
 let BIN = "";
 const listeners: net.Server[] = [];
-const started = Date.now();
 
 /** Payload text with its canary path, and the value a field places. */
 function placement(f: Field, p: Payload, dir: string, layout: Layout): { value: string; canary: string } {
@@ -2426,8 +2428,6 @@ type GroupResult = Map<Case, (Problem & { shared?: true })[]>;
 /** What a placement's program gets: its value, as its layout passes it on. */
 const arrival = (e: Entry) => e.c.field.arrives?.(e.value) ?? e.value;
 
-let markerRun: (variant: string, fields: Field[]) => Promise<MarkerRun | string>;
-
 /**
  * One SLURM run of a variant with these placements, checked against the marker run with the same
  * fields. Problems that quote no placement's value are marked `shared`.
@@ -2500,206 +2500,205 @@ async function runGroup(variant: string, entries: Entry[], dir: string): Promise
   return out;
 }
 
-async function runCorpus(): Promise<void> {
-  ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-inj-"));
-  BIN = path.join(ROOT, "bin");
-  H.writeFakes(BIN);
-  // The Mooncake ports the launch body waits for on the (fake) head node: someone must listen.
-  for (const port of [FIXED_PORTS.mooncakeMaster, FIXED_PORTS.mooncakeMetadata, FIXED_PORTS.mooncakeClient]) {
-    await new Promise<void>((resolve) => {
-      const server = net.createServer((s) => s.destroy());
-      server.once("error", () => resolve()); // taken: something listens there already
-      server.listen(port, H.FAKE_NODE_ADDR, () => resolve());
-      listeners.push(server);
-    });
-  }
+/** Placed and run on its target (else only validated, or not placed there at all). */
+const rendered = (f: Field, t: Target) => !f.closed && !f.unrendered && Boolean(t === "slurm" ? f.slurm : f.k8s);
 
-  // 1. Every placement, validated on its own.
-  for (const f of ACTIVE) {
-    for (const target of ["slurm", "k8s"] as Target[]) {
-      const stack = target === "slurm" ? (f.slurm ? VARIANTS[f.slurm].base : undefined) : f.k8s;
-      if (!stack) continue;
-      for (const p of PAYLOADS) {
-        // By index: a payload id (sbatch-hetjob) must not reach the paths every run uses.
-        const dir =
-          target === "slurm"
-            ? path.join(ROOT, "slurm", f.slurm!, `p${PAYLOADS.indexOf(p)}`)
-            : path.join(ROOT, "k8s", `f${fieldIndex(f)}`, `p${PAYLOADS.indexOf(p)}`);
-        const layout = baseRaw(stack, target, dir).layout;
-        const { value, canary } = placement(f, p, dir, layout);
-        const c: Case = { field: f, payload: p, target, dir, value, canary, outcome: "rendered", problems: [] };
-        cases.push(c);
-        const { raw, model } = configure(
-          stack,
-          target,
+/** Marker runs by variant and field set: every payload run of those fields compares with the same one. */
+const markerRuns = new Map<string, Promise<MarkerRun | string>>();
+
+function markerRun(variant: string, fields: Field[]): Promise<MarkerRun | string> {
+  const key = `${variant} ${fields.map(fieldIndex).join(",")}`;
+  if (!markerRuns.has(key)) {
+    const v = VARIANTS[variant];
+    const dir = path.join(ROOT, "slurm-marker", variant, String(markerRuns.size));
+    const layout = baseRaw(v.base, "slurm", dir).layout;
+    const placements = fields.map((f) => ({ field: f, value: markerValue(f, dir, layout) }));
+    markerRuns.set(
+      key,
+      (async () => {
+        const m = load(configure(v.base, "slurm", dir, placements, path.join(dir, "catalog.yaml")).raw, dir);
+        if (m.kind !== "ok") return `the marker run does not load: ${loadMessage(m)}`;
+        totals.markerRuns++;
+        const run = await runSlurm(
+          m.plan,
           dir,
-          [{ field: f, value }],
-          path.join(dir, `catalog.f${fieldIndex(f)}.yaml`),
+          BIN,
+          placements.flatMap((pl) => (pl.field.prepare ? [() => pl.field.prepare!(pl.value)] : [])),
         );
-        const loaded = load(raw, dir);
-        if (loaded.kind === "crash") {
-          c.outcome = "crash";
-          // The planner's own argv check catches a vllm_extra value that reads as a flag: the known bug below.
-          problem(
-            c,
-            loaded.message,
-            value.startsWith("-") && /invalid vllm command line/.test(loaded.message) ? "dash-option" : undefined,
-          );
-        } else if (loaded.kind === "rejected") {
-          c.outcome = "rejected";
-          const want = f.at(layout, model);
-          const named = loaded.error.issues.filter((i) =>
-            f.prefix ? i.path === want || i.path.startsWith(`${want}.`) : i.path === want,
-          );
-          if (!named.length) problem(c, `rejected, but no issue names ${want}: ${loaded.error.message}`);
-          for (const i of named)
-            if (!i.message || /^Invalid input/.test(i.message))
-              problem(c, `the issue at ${i.path} says nothing useful: ${JSON.stringify(i.message)}`);
-          if (f.inCatalog && !loaded.error.source.endsWith(".yaml"))
-            problem(c, `rejected in ${loaded.error.source}, not in the catalog file`);
-        } else if (f.closed) {
-          problem(c, `accepted ${JSON.stringify(value)}, which is outside the field's closed set`);
-        } else if (f.unrendered && target === "slurm") {
-          const s = slurmScripts(stack, dir, [{ field: f, value }], path.join(dir, `catalog.f${fieldIndex(f)}.yaml`));
-          if (typeof s === "string") problem(c, `does not render: ${s}`);
-          else
-            for (const [kind, text] of Object.entries(s))
-              if (text.includes(canary) || (value.length > 5 && text.includes(value)))
-                problem(c, `reached the ${kind} script`);
-        }
+        if (run.problems.length) return `the marker run failed: ${run.problems.join("\n")}`;
+        const norm = (s: string) => s.split(dir).join("<RUN>");
+        return {
+          flat: flatten(run.obs).map(([p, x]) => [p.map(norm), norm(x)] as [string[], string]),
+          swaps: placements.map((pl) => ({ field: pl.field, from: norm(pl.value) })),
+        };
+      })(),
+    );
+  }
+  return markerRuns.get(key)!;
+}
+
+/** 1. Every placement of `payloads` in `fields` on `target`, validated on its own: the part's cases. */
+function validatePlacements(fields: Field[], target: Target, payloads: Payload[]): Case[] {
+  const out: Case[] = [];
+  for (const f of fields) {
+    const stack = target === "slurm" ? VARIANTS[f.slurm!].base : f.k8s!;
+    for (const p of payloads) {
+      // By index: a payload id (sbatch-hetjob) must not reach the paths every run uses.
+      const dir =
+        target === "slurm"
+          ? path.join(ROOT, "slurm", f.slurm!, `p${PAYLOADS.indexOf(p)}`)
+          : path.join(ROOT, "k8s", `f${fieldIndex(f)}`, `p${PAYLOADS.indexOf(p)}`);
+      const layout = baseRaw(stack, target, dir).layout;
+      const { value, canary } = placement(f, p, dir, layout);
+      const c: Case = { field: f, payload: p, target, dir, value, canary, outcome: "rendered", problems: [] };
+      out.push(c);
+      const { raw, model } = configure(
+        stack,
+        target,
+        dir,
+        [{ field: f, value }],
+        path.join(dir, `catalog.f${fieldIndex(f)}.yaml`),
+      );
+      const loaded = load(raw, dir);
+      if (loaded.kind === "crash") {
+        c.outcome = "crash";
+        // The planner's own argv check catches a vllm_extra value that reads as a flag: the known bug below.
+        problem(
+          c,
+          loaded.message,
+          value.startsWith("-") && /invalid vllm command line/.test(loaded.message) ? "dash-option" : undefined,
+        );
+      } else if (loaded.kind === "rejected") {
+        c.outcome = "rejected";
+        const want = f.at(layout, model);
+        const named = loaded.error.issues.filter((i) =>
+          f.prefix ? i.path === want || i.path.startsWith(`${want}.`) : i.path === want,
+        );
+        if (!named.length) problem(c, `rejected, but no issue names ${want}: ${loaded.error.message}`);
+        for (const i of named)
+          if (!i.message || /^Invalid input/.test(i.message))
+            problem(c, `the issue at ${i.path} says nothing useful: ${JSON.stringify(i.message)}`);
+        if (f.inCatalog && !loaded.error.source.endsWith(".yaml"))
+          problem(c, `rejected in ${loaded.error.source}, not in the catalog file`);
+      } else if (f.closed) {
+        problem(c, `accepted ${JSON.stringify(value)}, which is outside the field's closed set`);
+      } else if (f.unrendered && target === "slurm") {
+        const s = slurmScripts(stack, dir, [{ field: f, value }], path.join(dir, `catalog.f${fieldIndex(f)}.yaml`));
+        if (typeof s === "string") problem(c, `does not render: ${s}`);
+        else
+          for (const [kind, text] of Object.entries(s))
+            if (text.includes(canary) || (value.length > 5 && text.includes(value)))
+              problem(c, `reached the ${kind} script`);
       }
     }
   }
+  return out;
+}
 
-  phases.validate = Date.now() - started;
-  // 2. SLURM: one run per (variant, payload) with every accepted placement, against a marker run
-  // with the same fields (cached per field set).
-  const sc: ScriptCheck = { full: new Map(), hunks: new Map(), deletes: new Map() };
+/**
+ * 2. SLURM: one run per payload of `payloads` with its accepted placements in the variant's `fields`,
+ * against a marker run with the same fields; the scripts rendered on the way go to `sc`.
+ */
+async function runVariant(
+  name: string,
+  fields: Field[],
+  payloads: Payload[],
+  sc: ScriptCheck,
+  lap: (phase: string) => void,
+) {
+  const v = VARIANTS[name];
   const slurmJobs: (() => Promise<void>)[] = [];
-  const rendered = (f: Field, t: Target) => !f.closed && !f.unrendered && Boolean(t === "slurm" ? f.slurm : f.k8s);
-  const markerRuns = new Map<string, Promise<MarkerRun | string>>();
-  markerRun = (variant: string, fields: Field[]): Promise<MarkerRun | string> => {
-    const key = `${variant} ${fields.map(fieldIndex).join(",")}`;
-    if (!markerRuns.has(key)) {
-      const v = VARIANTS[variant];
-      const dir = path.join(ROOT, "slurm-marker", `${variant}-${markerRuns.size}`);
-      const layout = baseRaw(v.base, "slurm", dir).layout;
-      const placements = fields.map((f) => ({ field: f, value: markerValue(f, dir, layout) }));
-      markerRuns.set(
-        key,
-        (async () => {
-          const m = load(configure(v.base, "slurm", dir, placements, path.join(dir, "catalog.yaml")).raw, dir);
-          if (m.kind !== "ok") return `the marker run does not load: ${loadMessage(m)}`;
-          totals.markerRuns++;
-          const run = await runSlurm(
-            m.plan,
-            dir,
-            BIN,
-            placements.flatMap((pl) => (pl.field.prepare ? [() => pl.field.prepare!(pl.value)] : [])),
-          );
-          if (run.problems.length) return `the marker run failed: ${run.problems.join("\n")}`;
-          const norm = (s: string) => s.split(dir).join("<RUN>");
-          return {
-            flat: flatten(run.obs).map(([p, x]) => [p.map(norm), norm(x)] as [string[], string]),
-            swaps: placements.map((pl) => ({ field: pl.field, from: norm(pl.value) })),
-          };
-        })(),
-      );
-    }
-    return markerRuns.get(key)!;
-  };
-  for (const [name, v] of Object.entries(VARIANTS)) {
-    const fields = ACTIVE.filter((f) => f.slurm === name && rendered(f, "slurm"));
-    const baseDir = path.join(ROOT, "slurm-base", name);
-    const layout = baseRaw(v.base, "slurm", baseDir).layout;
-    const baseScripts = slurmScripts(v.base, baseDir, [], "", Boolean(v.dry));
-    if (typeof baseScripts === "string") throw new Error(`${v.base} does not load: ${baseScripts}`);
-    for (const [kind, text] of Object.entries(baseScripts))
-      if (text) addScript(sc, kind as ScriptKind, v.base, null, null, text, null);
-    // Each field's marker render: the lines its value changes, to compare each payload's with.
-    const markerScripts = new Map<Field, SlurmScripts>();
-    for (const f of fields) {
-      const mdir = path.join(ROOT, "slurm-field-marker", `f${fieldIndex(f)}`);
-      const m = slurmScripts(
+  const baseDir = path.join(ROOT, "slurm-base", name);
+  const layout = baseRaw(v.base, "slurm", baseDir).layout;
+  const baseScripts = slurmScripts(v.base, baseDir, [], "", Boolean(v.dry));
+  if (typeof baseScripts === "string") throw new Error(`${v.base} does not load: ${baseScripts}`);
+  for (const [kind, text] of Object.entries(baseScripts))
+    if (text) addScript(sc, kind as ScriptKind, v.base, null, null, text, null);
+  // Each field's marker render: the lines its value changes, to compare each payload's with.
+  const markerScripts = new Map<Field, SlurmScripts>();
+  for (const f of fields) {
+    const mdir = path.join(ROOT, "slurm-field-marker", `f${fieldIndex(f)}`);
+    const m = slurmScripts(
+      v.base,
+      mdir,
+      [{ field: f, value: markerValue(f, mdir, layout) }],
+      path.join(mdir, "catalog.yaml"),
+      Boolean(v.dry),
+    );
+    if (typeof m === "string") throw new Error(`${f.id}: the marker value does not load: ${m}`);
+    markerScripts.set(f, m);
+    for (const [kind, text] of Object.entries(m))
+      if (text)
+        addScript(
+          sc,
+          kind as ScriptKind,
+          v.base,
+          baseScripts[kind as keyof SlurmScripts],
+          baseScripts[kind as keyof SlurmScripts],
+          text,
+          null,
+        );
+  }
+  for (const p of payloads) {
+    const own = fields.map((f) => caseOf(f, p, "slurm")!).filter((c) => c.outcome === "rendered");
+    // Each placement's own render, for shellcheck.
+    for (const c of own) {
+      const s = slurmScripts(
         v.base,
-        mdir,
-        [{ field: f, value: markerValue(f, mdir, layout) }],
-        path.join(mdir, "catalog.yaml"),
+        c.dir,
+        [{ field: c.field, value: c.value }],
+        path.join(c.dir, `catalog.f${fieldIndex(c.field)}.yaml`),
         Boolean(v.dry),
       );
-      if (typeof m === "string") throw new Error(`${f.id}: the marker value does not load: ${m}`);
-      markerScripts.set(f, m);
-      for (const [kind, text] of Object.entries(m))
+      if (typeof s === "string") {
+        problem(c, `does not render again: ${s}`);
+        continue;
+      }
+      for (const [kind, text] of Object.entries(s))
         if (text)
           addScript(
             sc,
             kind as ScriptKind,
             v.base,
             baseScripts[kind as keyof SlurmScripts],
-            baseScripts[kind as keyof SlurmScripts],
+            markerScripts.get(c.field)![kind as keyof SlurmScripts],
             text,
-            null,
+            c,
           );
     }
-    for (const p of PAYLOADS) {
-      const own = fields.map((f) => caseOf(f, p, "slurm")!).filter((c) => c.outcome === "rendered");
-      // Each placement's own render, for shellcheck.
-      for (const c of own) {
-        const s = slurmScripts(
-          v.base,
-          c.dir,
-          [{ field: c.field, value: c.value }],
-          path.join(c.dir, `catalog.f${fieldIndex(c.field)}.yaml`),
-          Boolean(v.dry),
-        );
-        if (typeof s === "string") {
-          problem(c, `does not render again: ${s}`);
-          continue;
-        }
-        for (const [kind, text] of Object.entries(s))
-          if (text)
-            addScript(
-              sc,
-              kind as ScriptKind,
-              v.base,
-              baseScripts[kind as keyof SlurmScripts],
-              markerScripts.get(c.field)![kind as keyof SlurmScripts],
-              text,
-              c,
-            );
-      }
-      if (!own.length) continue;
-      slurmJobs.push(async () => {
-        const merged = await runGroup(
-          name,
-          own.map((c) => ({ c, value: c.value, canary: c.canary })),
-          own[0].dir,
-        );
-        // A failure no single placement can be blamed for: run each placement alone, for exact blame.
-        const blamed = merged.size > 1 && [...merged.values()].some((list) => list.some((x) => x.shared));
-        const results = blamed
-          ? new Map(
-              await Promise.all(
-                own.map(async (c, i) => {
-                  const dir = `${c.dir}-solo${i}`;
-                  const solo = placement(c.field, c.payload, dir, layout);
-                  return [...(await runGroup(name, [{ c, ...solo }], dir))][0];
-                }),
-              ),
-            )
-          : merged;
-        for (const [c, list] of results) for (const x of list) problem(c, x.text, x.bug);
-      });
-    }
+    if (!own.length) continue;
+    slurmJobs.push(async () => {
+      const merged = await runGroup(
+        name,
+        own.map((c) => ({ c, value: c.value, canary: c.canary })),
+        own[0].dir,
+      );
+      // A failure no single placement can be blamed for: run each placement alone, for exact blame.
+      const blamed = merged.size > 1 && [...merged.values()].some((list) => list.some((x) => x.shared));
+      const results = blamed
+        ? new Map(
+            await Promise.all(
+              own.map(async (c, i) => {
+                const dir = `${c.dir}-solo${i}`;
+                const solo = placement(c.field, c.payload, dir, layout);
+                return [...(await runGroup(name, [{ c, ...solo }], dir))][0];
+              }),
+            ),
+          )
+        : merged;
+      for (const [c, list] of results) for (const x of list) problem(c, x.text, x.bug);
+    });
   }
-  phases.slurmRender = Date.now() - started;
+  lap("slurmRender");
   // Runs spend much of their time waiting on each other's processes: more than two at a time pays.
   await H.pool(slurmJobs, 6);
-  phases.slurmRuns = Date.now() - started;
+  lap("slurmRuns");
+}
 
-  // 3. Kubernetes: each accepted placement against its field's marker render.
+/** 3. Kubernetes: each accepted placement of `payloads` in `fields` against its field's marker render. */
+async function renderBase(fields: Field[], payloads: Payload[], sc: ScriptCheck, lap: (phase: string) => void) {
   const k8sJobs: (() => Promise<void>)[] = [];
-  for (const f of ACTIVE.filter((f) => rendered(f, "k8s"))) {
+  for (const f of fields) {
     const mdir = path.join(ROOT, "k8s-marker", `f${fieldIndex(f)}`);
     const layout = baseRaw(f.k8s!, "k8s", mdir).layout;
     const from = markerValue(f, mdir, layout);
@@ -2717,7 +2716,7 @@ async function runCorpus(): Promise<void> {
           ? `the marker render fails: ${r.problems.join("\n")}`
           : { flat: flatten(r.obs), scripts: r.scripts };
       })());
-    for (const p of PAYLOADS) {
+    for (const p of payloads) {
       const c = caseOf(f, p, "k8s")!;
       if (c.outcome !== "rendered") continue;
       k8sJobs.push(async () => {
@@ -2769,9 +2768,14 @@ async function runCorpus(): Promise<void> {
     }
   }
   await H.pool(k8sJobs, 4);
-  phases.k8s = Date.now() - started;
+  lap("k8s");
+}
 
-  // 4. shellcheck over every script collected above.
+/** Scripts of no placement (bases, markers) shellchecked so far: every part of a group renders them. */
+const checkedShared = new Set<string>();
+
+/** 4. The delete commands' shape, and shellcheck over every script in `sc` (its files under `dir`). */
+async function checkScripts(sc: ScriptCheck, dir: string): Promise<void> {
   for (const [line, who] of sc.deletes) {
     // `timeout -k <s> <s> bash -c '<one line>'`: the login node bounds it (components/slurm/login-bound.ts).
     const prefix = /^timeout -k \d+ \d+ bash -c /.exec(line)?.[0];
@@ -2787,6 +2791,10 @@ async function runCorpus(): Promise<void> {
   const files = new Map<string, string>();
   const spans = new Map<string, { owner: Case | null; from: number; to: number }[]>();
   for (const [text, who] of sc.full) {
+    // A base or marker script (no placement's) that an earlier part checked: its findings are in already.
+    const shared = who.size === 1 && who.has(null);
+    if (shared && checkedShared.has(text)) continue;
+    if (shared) checkedShared.add(text);
     const key = `script ${files.size}`;
     files.set(key, text);
     spans.set(
@@ -2794,6 +2802,8 @@ async function runCorpus(): Promise<void> {
       [...who].map((owner) => ({ owner, from: 0, to: Infinity })),
     );
   }
+  totals.scriptsChecked +=
+    files.size + [...sc.hunks.values()].reduce((s, h) => s + new Set(h.lines.map((l) => l.owner)).size, 0);
   for (const [k, h] of sc.hunks) {
     const lines = h.base.split("\n");
     const list: { owner: Case | null; from: number; to: number }[] = [{ owner: null, from: 1, to: lines.length }];
@@ -2805,26 +2815,139 @@ async function runCorpus(): Promise<void> {
     files.set(`changed lines of ${k}`, lines.join("\n"));
     spans.set(`changed lines of ${k}`, list);
   }
-  totals.scriptsChecked =
-    sc.full.size + [...sc.hunks.values()].reduce((s, h) => s + new Set(h.lines.map((l) => l.owner)).size, 0);
-  totals.shellcheckFiles = files.size;
-  const findings = await H.shellcheckAll(files, path.join(ROOT, "shellcheck"));
+  totals.shellcheckFiles += files.size;
+  const findings = await H.shellcheckAll(files, dir);
   for (const [key, list] of findings) {
     for (const fnd of list) {
       const line = files.get(key)!.split("\n")[fnd.line - 1] ?? "";
       const text = `shellcheck SC${fnd.code} (${fnd.level}): ${fnd.message}\n  ${line.slice(0, 300)}`;
       const who = spans.get(key)!.filter((s) => fnd.line >= s.from && fnd.line <= s.to);
       const owners = who.flatMap((s) => (s.owner ? [s.owner] : []));
-      if (who.some((s) => s.owner === null)) unattributed.push(`${key}: ${text}`);
+      if (who.some((s) => s.owner === null)) unattributed.push(`${path.relative(ROOT, dir)} ${key}: ${text}`);
       for (const c of owners) problem(c, text);
     }
   }
-  phases.shellcheck = Date.now() - started;
-  totals.ms = Date.now() - started;
 }
 
+/**
+ * The corpus in groups, each a describe with its fields' tests: one per SLURM run variant and one
+ * per Kubernetes base stack. A group runs in parts (slices of PAYLOADS), each in a bounded hook of
+ * its own: the whole corpus takes minutes on 2 cores.
+ */
+interface Group {
+  /** `slurm <variant>` or `k8s <base stack>`. */
+  name: string;
+  target: Target;
+  /** A key of VARIANTS (SLURM) or a base stack (Kubernetes). */
+  stack: string;
+  /** Its fields, active or not (each has its test; only ACTIVE ones run). */
+  fields: Field[];
+  /** The payloads of each of its parts. */
+  parts: Payload[][];
+}
+
+/**
+ * Payloads per part: a SLURM variant's 60 merged runs and the shellcheck of their scripts took up to
+ * 70 s on 2 cores beside a little other work, and over 120 s on a busy machine, so a variant runs in
+ * thirds; a Kubernetes base's renders take seconds.
+ */
+const PART_SIZE: Record<Target, number> = { slurm: 20, k8s: PAYLOADS.length };
+
+function group(target: Target, stack: string): Group {
+  const size = PART_SIZE[target];
+  return {
+    name: `${target} ${stack}`,
+    target,
+    stack,
+    fields: FIELDS.filter((f) => (target === "slurm" ? f.slurm : f.k8s) === stack),
+    parts: Array.from({ length: Math.ceil(PAYLOADS.length / size) }, (_, i) =>
+      PAYLOADS.slice(i * size, (i + 1) * size),
+    ),
+  };
+}
+
+const GROUPS: Group[] = [
+  ...Object.keys(VARIANTS).map((v) => group("slurm", v)),
+  ...[...new Set(FIELDS.flatMap((f) => (f.k8s ? [f.k8s] : [])))].map((b) => group("k8s", b)),
+];
+
+/** The directories a group's parts write (see where each is made): removed once its tests have read them. */
+function groupDirs(g: Group): string[] {
+  const fields = g.fields.map((f) => `f${fieldIndex(f)}`);
+  const shellcheck = path.join(ROOT, "shellcheck", g.target, g.stack);
+  return g.target === "slurm"
+    ? [
+        ...["slurm", "slurm-base", "slurm-marker"].map((d) => path.join(ROOT, d, g.stack)),
+        ...fields.map((f) => path.join(ROOT, "slurm-field-marker", f)),
+        shellcheck,
+      ]
+    : [...fields.flatMap((f) => [path.join(ROOT, "k8s", f), path.join(ROOT, "k8s-marker", f)]), shellcheck];
+}
+
+/** Each part's wall time and when its phases ended (ms from its start), for the report. */
+const partTimes: { part: string; ms: number; phases: Record<string, number> }[] = [];
+
+/** Runs one part of a group: validation, its runs or renders, shellcheck; its cases join `cases` and are returned. */
+async function runPart(g: Group, payloads: Payload[]): Promise<Case[]> {
+  const fields = g.fields.filter((f) => ACTIVE.includes(f));
+  if (!fields.length) return [];
+  const first = PAYLOADS.indexOf(payloads[0]);
+  const name = `${g.name}, payloads ${first + 1}-${first + payloads.length}`;
+  const start = Date.now();
+  const before = { ...totals };
+  const phases: Record<string, number> = {};
+  const lap = (phase: string) => void (phases[phase] = Date.now() - start);
+  const own = validatePlacements(fields, g.target, payloads);
+  cases.push(...own);
+  lap("validate");
+  const sc: ScriptCheck = { full: new Map(), hunks: new Map(), deletes: new Map() };
+  const placed = fields.filter((f) => rendered(f, g.target));
+  if (g.target === "slurm") await runVariant(g.stack, placed, payloads, sc, lap);
+  else await renderBase(placed, payloads, sc, lap);
+  await checkScripts(sc, path.join(ROOT, "shellcheck", g.target, g.stack, `p${first}`));
+  lap("shellcheck");
+  const ms = Date.now() - start;
+  totals.ms += ms;
+  partTimes.push({ part: name, ms, phases });
+
+  const n = (o: Case["outcome"]) => own.filter((c) => c.outcome === o).length;
+  const grew = (k: keyof typeof totals) => totals[k] - before[k];
+  const count = (prefix: string) =>
+    own.reduce((s, c) => s + c.problems.filter((p) => p.text.startsWith(prefix)).length, 0);
+  const work =
+    g.target === "slurm"
+      ? `${grew("runs")} merged runs + ${grew("markerRuns")} marker runs`
+      : `${grew("k8sRenders")} renders, ${grew("engineScriptRuns")} engine scripts run`;
+  console.log(
+    `injection corpus, ${name}: ${own.length} cases (${fields.length} fields x ${payloads.length} payloads): ` +
+      `${n("rejected")} rejected, ${n("rendered")} rendered, ${n("crash")} crashed; ${work}; ` +
+      `${grew("scriptsChecked")} scripts shellchecked in ${grew("shellcheckFiles")} files; ` +
+      `canaries ${count("CANARY")}, shellcheck findings ${count("shellcheck")}; ` +
+      `${(ms / 1000).toFixed(1)} s (phases end at ${Object.entries(phases)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
+        .join(", ")})`,
+  );
+  return own;
+}
+
+const keepDirs = process.env.KEEP_INJECTION_DIR !== undefined;
+
 beforeAll(async () => {
-  await runCorpus();
+  ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-inj-"));
+  BIN = path.join(ROOT, "bin");
+  H.writeFakes(BIN);
+  // The Mooncake ports the launch body waits for on the (fake) head node: someone must listen.
+  for (const port of [FIXED_PORTS.mooncakeMaster, FIXED_PORTS.mooncakeMetadata, FIXED_PORTS.mooncakeClient]) {
+    await new Promise<void>((resolve) => {
+      const server = net.createServer((s) => s.destroy());
+      server.once("error", () => resolve()); // taken: something listens there already
+      server.listen(port, H.FAKE_NODE_ADDR, () => resolve());
+      listeners.push(server);
+    });
+  }
+});
+
+afterAll(async () => {
   // INJECTION_REPORT=<file>: every case's outcome and problems as JSON, for reading failures at leisure.
   if (process.env.INJECTION_REPORT) {
     const report = cases.map((c) => ({
@@ -2835,28 +2958,13 @@ beforeAll(async () => {
       value: c.value.slice(0, 200),
       problems: c.problems,
     }));
-    fs.writeFileSync(process.env.INJECTION_REPORT, JSON.stringify({ totals, unattributed, cases: report }, null, 1));
+    fs.writeFileSync(
+      process.env.INJECTION_REPORT,
+      JSON.stringify({ totals, parts: partTimes, unattributed, cases: report }, null, 1),
+    );
   }
-  const n = (o: Case["outcome"]) => cases.filter((c) => c.outcome === o).length;
-  const canaries = cases.filter((c) => c.problems.some((p) => p.text.startsWith("CANARY"))).length;
-  console.log(
-    [
-      `injection corpus: ${PAYLOADS.length} payloads x ${FIELDS.length} fields (${new Set(FIELDS.flatMap((f) => f.covers)).size} schema leaves)`,
-      `  ${cases.length} (field x payload x target) cases: ${n("rejected")} rejected by validation, ${n("rendered")} rendered (${cases.filter((c) => c.outcome === "rendered" && c.target === "slurm" && !c.field.unrendered).length} SLURM placements executed in ${totals.runs} merged runs + ${totals.markerRuns} marker runs; ${totals.k8sRenders} Kubernetes renders, ${totals.engineScriptRuns} engine scripts run), ${n("crash")} crashed`,
-      `  canaries created: ${canaries}; scripts shellchecked: ${totals.scriptsChecked} in ${totals.shellcheckFiles} files; findings: ${cases.reduce((n, c) => n + c.problems.filter((p) => p.text.startsWith("shellcheck")).length, 0)}`,
-      `  wall time ${(totals.ms / 1000).toFixed(1)} s (phases end at: ${Object.entries(phases)
-        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)} s`)
-        .join(", ")})`,
-    ].join("\n"),
-  );
-  // The corpus's own budget: about 95 s of work alone on 2 cores for the older layout's fields and
-  // 60 s more for prime-rl's, up to twice that beside the rest of the suite; each child process has
-  // its own bound (H.run), so this only stops a runaway whole.
-}, 600_000);
-
-afterAll(async () => {
   for (const s of listeners) s.close();
-  if (ROOT && process.env.KEEP_INJECTION_DIR === undefined) fs.rmSync(ROOT, { recursive: true, force: true });
+  if (ROOT && !keepDirs) fs.rmSync(ROOT, { recursive: true, force: true });
 });
 
 describe("shell and manifest injection corpus", () => {
@@ -2876,21 +2984,33 @@ describe("shell and manifest injection corpus", () => {
     expect(missing, "string fields no payload is placed in: add them to FIELDS").toEqual([]);
   });
 
-  describe.each(
-    FIELDS.flatMap((f) =>
-      (["slurm", "k8s"] as Target[])
-        .filter((t) => (t === "slurm" ? f.slurm : f.k8s))
-        .map((t) => [`${f.id} [${t}]`, f, t] as const),
-    ),
-  )("%s", (_, f, t) => {
-    it("every payload is rejected naming the key, or reaches its place unchanged and runs nothing", () => {
-      const found = PAYLOADS.flatMap((p) =>
-        (caseOf(f, p, t)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`),
-      );
-      expect(found).toEqual([]);
+  describe.each(GROUPS)("$name", (g) => {
+    // Each part a test of its own, bounded: a part takes up to about 30 s on 2 cores, 60 s on a busy
+    // machine, and each child process has its own bound (H.run). vitest runs a describe's tests and
+    // suites one after another, in the order they are declared, so the field tests below see them all.
+    for (const payloads of g.parts) {
+      const first = PAYLOADS.indexOf(payloads[0]) + 1;
+      it(`payloads ${first}-${first + payloads.length - 1}: each placed in every field, validated, then run or rendered, and shellchecked`, async () => {
+        const fields = g.fields.filter((f) => ACTIVE.includes(f));
+        expect(await runPart(g, payloads)).toHaveLength(fields.length * payloads.length);
+      }, 120_000);
+    }
+    // Removing the whole run directory at the end takes over a minute on a busy machine: a group at a time.
+    afterAll(() => {
+      if (!keepDirs) for (const d of groupDirs(g)) fs.rmSync(d, { recursive: true, force: true });
+    });
+
+    describe.each(g.fields.map((f) => [`${f.id} [${g.target}]`, f] as const))("%s", (_, f) => {
+      it("every payload is rejected naming the key, or reaches its place unchanged and runs nothing", () => {
+        const found = PAYLOADS.flatMap((p) =>
+          (caseOf(f, p, g.target)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`),
+        );
+        expect(found).toEqual([]);
+      });
     });
   });
 
+  // After every group: these read what all of them found.
   it("no canary file was created by any payload in any field", () => {
     expect(
       cases.flatMap((c) =>
