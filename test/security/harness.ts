@@ -1,5 +1,5 @@
 /**
- * Machinery for test/security/injection.test.ts: local stand-ins for the scheduler and the fleet's
+ * Machinery for test/security/injection-corpus.ts: local stand-ins for the scheduler and the fleet's
  * programs, a small process pool, sbatch's #SBATCH parser, kubelet's $(VAR) expansion and batched
  * shellcheck. Nothing here talks to a cluster.
  */

@@ -1,6 +1,6 @@
 /**
  * The injection corpus: hostile strings for every string field that reaches a SLURM script or a
- * Kubernetes manifest (test/security/injection.test.ts places each in each field).
+ * Kubernetes manifest (test/security/injection-corpus.ts places each in each field).
  *
  * Every payload but the bare `--help` carries a canary action that creates the file `canary` names
  * if any shell, kubelet or template ever executes or splices the text; the test gives each

@@ -27,8 +27,11 @@
  * The fields cover both layouts: the older one (stacks/) and prime-rl's (test/fixtures/prime-rl/
  * files as bases, on SLURM and, with [slurm] swapped for [kubernetes], on Kubernetes).
  *
- * INJECTION_REPORT=<file> writes every case's outcome and problems as JSON; KEEP_INJECTION_DIR=1
- * keeps the run directories (homes, records, the files shellcheck read); INJECTION_FIELDS=<regex>
+ * The tests are declared by injectionSuite for a shard of the groups; injection-shard<N>.test.ts are
+ * the files, so vitest's workers run the shards side by side.
+ *
+ * INJECTION_REPORT=<file> writes every case's outcome and problems as JSON (one file per shard:
+ * <file>.<N>-of-<M>.json); KEEP_INJECTION_DIR=1 keeps the run directories (homes, records, the files shellcheck read); INJECTION_FIELDS=<regex>
  * runs only the fields whose id matches (the coverage test still sees them all).
  */
 import * as fs from "node:fs";
@@ -2932,137 +2935,153 @@ async function runPart(g: Group, payloads: Payload[]): Promise<Case[]> {
 
 const keepDirs = process.env.KEEP_INJECTION_DIR !== undefined;
 
-beforeAll(async () => {
-  ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-inj-"));
-  BIN = path.join(ROOT, "bin");
-  H.writeFakes(BIN);
-  // The Mooncake ports the launch body waits for on the (fake) head node: someone must listen.
-  for (const port of [FIXED_PORTS.mooncakeMaster, FIXED_PORTS.mooncakeMetadata, FIXED_PORTS.mooncakeClient]) {
-    await new Promise<void>((resolve) => {
-      const server = net.createServer((s) => s.destroy());
-      server.once("error", () => resolve()); // taken: something listens there already
-      server.listen(port, H.FAKE_NODE_ADDR, () => resolve());
-      listeners.push(server);
-    });
-  }
-});
-
-afterAll(async () => {
-  // INJECTION_REPORT=<file>: every case's outcome and problems as JSON, for reading failures at leisure.
-  if (process.env.INJECTION_REPORT) {
-    const report = cases.map((c) => ({
-      field: c.field.id,
-      payload: c.payload.id,
-      target: c.target,
-      outcome: c.outcome,
-      value: c.value.slice(0, 200),
-      problems: c.problems,
-    }));
-    fs.writeFileSync(
-      process.env.INJECTION_REPORT,
-      JSON.stringify({ totals, parts: partTimes, unattributed, cases: report }, null, 1),
-    );
-  }
-  for (const s of listeners) s.close();
-  if (ROOT && !keepDirs) fs.rmSync(ROOT, { recursive: true, force: true });
-});
-
-describe("shell and manifest injection corpus", () => {
-  it("has at least 40 distinct payloads, each with an id and a canary action", () => {
-    expect(PAYLOADS.length).toBeGreaterThanOrEqual(40);
-    expect(new Set(PAYLOADS.map((p) => p.id)).size).toBe(PAYLOADS.length);
-    for (const p of PAYLOADS.filter((p) => p.id !== "dash-help")) expect(p.text("/CANARY"), p.id).toContain("/CANARY");
-    expect(Math.max(...PAYLOADS.map((p) => p.text("/c").length))).toBeGreaterThan(10_000);
-  });
-
-  it("covers every string field of the stack schema (both layouts) and the model catalog", () => {
-    // prime-rl's [kubernetes] is not walked: it is the older layout's table, passed on as it is.
-    expect(primeStandaloneLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
-    expect(primeRlLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
-    const covered = new Set(FIELDS.flatMap((f) => f.covers));
-    const missing = [...schemaLeaves()].filter((leaf) => !covered.has(leaf));
-    expect(missing, "string fields no payload is placed in: add them to FIELDS").toEqual([]);
-  });
-
-  describe.each(GROUPS)("$name", (g) => {
-    // Each part a test of its own, bounded: a part takes up to about 30 s on 2 cores, 60 s on a busy
-    // machine, and each child process has its own bound (H.run). vitest runs a describe's tests and
-    // suites one after another, in the order they are declared, so the field tests below see them all.
-    for (const payloads of g.parts) {
-      const first = PAYLOADS.indexOf(payloads[0]) + 1;
-      it(`payloads ${first}-${first + payloads.length - 1}: each placed in every field, validated, then run or rendered, and shellchecked`, async () => {
-        const fields = g.fields.filter((f) => ACTIVE.includes(f));
-        expect(await runPart(g, payloads)).toHaveLength(fields.length * payloads.length);
-      }, 120_000);
+/**
+ * Declares the corpus's tests for one shard of the groups (every `shards`-th group from `shard`):
+ * each shard is a test file of its own, so vitest's workers share the corpus. The checks of the
+ * corpus as a whole (payload count, schema coverage) run in shard 0; the checks of what was found
+ * run in every shard, over the cases of its own groups.
+ */
+export function injectionSuite(shard: number, shards: number): void {
+  const groups = GROUPS.filter((_, i) => i % shards === shard);
+  beforeAll(async () => {
+    ROOT = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-inj-"));
+    BIN = path.join(ROOT, "bin");
+    H.writeFakes(BIN);
+    // The Mooncake ports the launch body waits for on the (fake) head node: someone must listen.
+    for (const port of [FIXED_PORTS.mooncakeMaster, FIXED_PORTS.mooncakeMetadata, FIXED_PORTS.mooncakeClient]) {
+      await new Promise<void>((resolve) => {
+        const server = net.createServer((s) => s.destroy());
+        server.once("error", () => resolve()); // taken: something listens there already
+        server.listen(port, H.FAKE_NODE_ADDR, () => resolve());
+        listeners.push(server);
+      });
     }
-    // Removing the whole run directory at the end takes over a minute on a busy machine: a group at a time.
-    afterAll(() => {
-      if (!keepDirs) for (const d of groupDirs(g)) fs.rmSync(d, { recursive: true, force: true });
-    });
+  });
 
-    describe.each(g.fields.map((f) => [`${f.id} [${g.target}]`, f] as const))("%s", (_, f) => {
-      it("every payload is rejected naming the key, or reaches its place unchanged and runs nothing", () => {
-        const found = PAYLOADS.flatMap((p) =>
-          (caseOf(f, p, g.target)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`),
-        );
-        expect(found).toEqual([]);
+  afterAll(async () => {
+    // INJECTION_REPORT=<file>: every case's outcome and problems as JSON, for reading failures at leisure.
+    if (process.env.INJECTION_REPORT) {
+      // One file per shard: report.json -> report.1-of-2.json.
+      const file = process.env.INJECTION_REPORT.replace(/(\.json)?$/, `.${shard + 1}-of-${shards}$1`);
+      const report = cases.map((c) => ({
+        field: c.field.id,
+        payload: c.payload.id,
+        target: c.target,
+        outcome: c.outcome,
+        value: c.value.slice(0, 200),
+        problems: c.problems,
+      }));
+      fs.writeFileSync(file, JSON.stringify({ totals, parts: partTimes, unattributed, cases: report }, null, 1));
+    }
+    for (const s of listeners) s.close();
+    if (ROOT && !keepDirs) fs.rmSync(ROOT, { recursive: true, force: true });
+  });
+
+  describe("shell and manifest injection corpus", () => {
+    if (shard === 0) {
+      it("has at least 40 distinct payloads, each with an id and a canary action", () => {
+        expect(PAYLOADS.length).toBeGreaterThanOrEqual(40);
+        expect(new Set(PAYLOADS.map((p) => p.id)).size).toBe(PAYLOADS.length);
+        for (const p of PAYLOADS.filter((p) => p.id !== "dash-help"))
+          expect(p.text("/CANARY"), p.id).toContain("/CANARY");
+        expect(Math.max(...PAYLOADS.map((p) => p.text("/c").length))).toBeGreaterThan(10_000);
+      });
+
+      it("covers every string field of the stack schema (both layouts) and the model catalog", () => {
+        // prime-rl's [kubernetes] is not walked: it is the older layout's table, passed on as it is.
+        expect(primeStandaloneLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
+        expect(primeRlLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
+        const covered = new Set(FIELDS.flatMap((f) => f.covers));
+        const missing = [...schemaLeaves()].filter((leaf) => !covered.has(leaf));
+        expect(missing, "string fields no payload is placed in: add them to FIELDS").toEqual([]);
+      });
+    }
+
+    describe.each(groups)("$name", (g) => {
+      // Each part a test of its own, bounded: a part takes up to about 30 s on 2 cores, 60 s on a busy
+      // machine, and each child process has its own bound (H.run). vitest runs a describe's tests and
+      // suites one after another, in the order they are declared, so the field tests below see them all.
+      for (const payloads of g.parts) {
+        const first = PAYLOADS.indexOf(payloads[0]) + 1;
+        it(`payloads ${first}-${first + payloads.length - 1}: each placed in every field, validated, then run or rendered, and shellchecked`, async () => {
+          const fields = g.fields.filter((f) => ACTIVE.includes(f));
+          expect(await runPart(g, payloads)).toHaveLength(fields.length * payloads.length);
+        }, 120_000);
+      }
+      // Removing the whole run directory at the end takes over a minute on a busy machine: a group at a time.
+      afterAll(() => {
+        if (!keepDirs) for (const d of groupDirs(g)) fs.rmSync(d, { recursive: true, force: true });
+      });
+
+      describe.each(g.fields.map((f) => [`${f.id} [${g.target}]`, f] as const))("%s", (_, f) => {
+        it("every payload is rejected naming the key, or reaches its place unchanged and runs nothing", () => {
+          const found = PAYLOADS.flatMap((p) =>
+            (caseOf(f, p, g.target)?.problems ?? []).filter((x) => !x.bug).map((x) => `${p.id}: ${x.text}`),
+          );
+          expect(found).toEqual([]);
+        });
       });
     });
-  });
 
-  // After every group: these read what all of them found.
-  it("no canary file was created by any payload in any field", () => {
-    expect(
-      cases.flatMap((c) =>
-        c.problems.filter((p) => p.text.startsWith("CANARY")).map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
-      ),
-    ).toEqual([]);
-  });
+    // After every group: these read what all of them found.
+    it("no canary file was created by any payload in any field", () => {
+      expect(
+        cases.flatMap((c) =>
+          c.problems
+            .filter((p) => p.text.startsWith("CANARY"))
+            .map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
+        ),
+      ).toEqual([]);
+    });
 
-  it("nothing failed that no single placement can be blamed for", () => {
-    expect(unattributed).toEqual([]);
-  });
+    it("nothing failed that no single placement can be blamed for", () => {
+      expect(unattributed).toEqual([]);
+    });
 
-  // Regression: with a relative output_dir (the default is vllm-fleet/<job_name>) the launch body
-  // once cd'd into "$NODE_DIR" and then opened "$NODE_DIR/<name>.log" relative to it, so no process
-  // started; the sbatch script now makes the island directory absolute first.
-  it("with a relative output_dir (the default) the launch body starts every process", async () => {
-    const dir = path.join(ROOT, "relative-output-dir");
-    const { raw } = baseRaw("single-node", "slurm", dir);
-    raw.output_dir = "vllm-fleet/single-node";
-    const loaded = load(raw, dir);
-    if (loaded.kind !== "ok") throw new Error(loadMessage(loaded));
-    const home = path.join(dir, "home");
-    const rec = path.join(dir, "rec");
-    for (const d of [home, path.join(rec, "node0"), path.join(rec, "wrap-node0")]) fs.mkdirSync(d, { recursive: true });
-    fs.writeFileSync(path.join(home, "job.sbatch"), renderIslandScript(loaded.plan, loaded.plan.islands[0]).script);
-    // What sbatch does: run the script from the submission directory (the create script cd's to $HOME).
-    const env = {
-      HOME: home,
-      PATH: `${BIN}:/usr/bin:/bin`,
-      LANG: "C.UTF-8",
-      FAKE_REC: rec,
-      FAKE_STATE: dir,
-      FAKE_NODES: "1",
-      FAKE_EXPECT: "2",
-      SLURM_JOB_ID: "7",
-      SLURM_JOB_NODELIST: "node0",
-    };
-    await H.run("bash", ["job.sbatch"], { cwd: home, env, timeoutMs: 30_000 });
-    expect(
-      H.readRecords(path.join(rec, "node0"))
-        .map((r) => r.prog)
-        .sort(),
-    ).toEqual(["vllm", "vllm-router"]);
-  });
+    if (shard === 0) {
+      // Regression: with a relative output_dir (the default is vllm-fleet/<job_name>) the launch body
+      // once cd'd into "$NODE_DIR" and then opened "$NODE_DIR/<name>.log" relative to it, so no process
+      // started; the sbatch script now makes the island directory absolute first.
+      it("with a relative output_dir (the default) the launch body starts every process", async () => {
+        const dir = path.join(ROOT, "relative-output-dir");
+        const { raw } = baseRaw("single-node", "slurm", dir);
+        raw.output_dir = "vllm-fleet/single-node";
+        const loaded = load(raw, dir);
+        if (loaded.kind !== "ok") throw new Error(loadMessage(loaded));
+        const home = path.join(dir, "home");
+        const rec = path.join(dir, "rec");
+        for (const d of [home, path.join(rec, "node0"), path.join(rec, "wrap-node0")])
+          fs.mkdirSync(d, { recursive: true });
+        fs.writeFileSync(path.join(home, "job.sbatch"), renderIslandScript(loaded.plan, loaded.plan.islands[0]).script);
+        // What sbatch does: run the script from the submission directory (the create script cd's to $HOME).
+        const env = {
+          HOME: home,
+          PATH: `${BIN}:/usr/bin:/bin`,
+          LANG: "C.UTF-8",
+          FAKE_REC: rec,
+          FAKE_STATE: dir,
+          FAKE_NODES: "1",
+          FAKE_EXPECT: "2",
+          SLURM_JOB_ID: "7",
+          SLURM_JOB_NODELIST: "node0",
+        };
+        await H.run("bash", ["job.sbatch"], { cwd: home, env, timeoutMs: 30_000 });
+        expect(
+          H.readRecords(path.join(rec, "node0"))
+            .map((r) => r.prog)
+            .sort(),
+        ).toEqual(["vllm", "vllm-router"]);
+      });
+    }
 
-  // vllm_extra values are argv words of their own after their flag; one starting with "-" would be
-  // read by argparse as an option, so config/vllm-flags.ts refuses it, naming the key.
-  it("no option value that starts with '-' reaches a program as a separate argv word", () => {
-    expect(
-      cases.flatMap((c) =>
-        c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
-      ),
-    ).toEqual([]);
+    // vllm_extra values are argv words of their own after their flag; one starting with "-" would be
+    // read by argparse as an option, so config/vllm-flags.ts refuses it, naming the key.
+    it("no option value that starts with '-' reaches a program as a separate argv word", () => {
+      expect(
+        cases.flatMap((c) =>
+          c.problems.filter((p) => p.bug === "dash-option").map((p) => `${c.field.id} <- ${c.payload.id}: ${p.text}`),
+        ),
+      ).toEqual([]);
+    });
   });
-});
+}
