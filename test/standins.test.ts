@@ -1823,38 +1823,16 @@ describe("SGLang stand-in: multi-node join at --dist-init-addr", () => {
 
 describe("SGLang stand-in: prefill/decode bootstrap", () => {
   it("a prefill refuses requests without bootstrap fields; a decode fails when the prefill bootstrap is unreachable", async () => {
-    const [pp, bp, dp] = await Promise.all([freePort(), freePort(), freePort()]);
-    const P = start("python3", [
-      ...SGL,
-      "--model-path",
-      TINY,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(pp),
+    const bp = await freePort();
+    const { port: pp } = await sglServer([
       "--disaggregation-mode",
       "prefill",
       "--disaggregation-bootstrap-port",
       String(bp),
     ]);
-    const D = start(
-      "python3",
-      [
-        ...SGL,
-        "--model-path",
-        TINY,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(dp),
-        "--disaggregation-mode",
-        "decode",
-        "--enable-metrics",
-      ],
-      { STANDIN_SGLANG_KV_TIMEOUT_MS: "3000" },
-    );
-    await waitHttp(`http://127.0.0.1:${pp}/health`, 200, 10000, P);
-    await waitHttp(`http://127.0.0.1:${dp}/health`, 200, 10000, D);
+    const { port: dp } = await sglServer(["--disaggregation-mode", "decode", "--enable-metrics"], {
+      STANDIN_SGLANG_KV_TIMEOUT_MS: "3000",
+    });
     const body = { model: TINY, prompt: "the of and", max_tokens: 4 };
     const noBootstrap = await postJson(`http://127.0.0.1:${pp}/v1/completions`, body);
     expect(noBootstrap.status).toBe(400);

@@ -9,18 +9,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import {
-  freePort,
-  getJson,
-  postJson,
-  sglServer,
-  SGL,
-  sleep,
-  start,
-  stopAll,
-  TINY,
-  waitHttp,
-} from "../standins-harness";
+import { freePort, getJson, postJson, sglServer, sleep, start, stopAll } from "../standins-harness";
 import { pythonVenv } from "./python-env";
 
 const VENV = pythonVenv();
@@ -127,39 +116,16 @@ describe("SGLang stand-ins behind the REAL sglang-router (pinned venv)", () => {
   });
 
   it("--pd-disaggregation: bootstrap fields to both sides, the decode meets the prefill at its bootstrap server", async () => {
-    const [pp, bp, dp] = await Promise.all([freePort(), freePort(), freePort()]);
-    const P = start("python3", [
-      ...SGL,
-      "--model-path",
-      TINY,
-      "--served-model-name",
-      "tiny",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(pp),
+    const bp = await freePort();
+    const named = ["--served-model-name", "tiny"];
+    const { base: prefill } = await sglServer([
+      ...named,
       "--disaggregation-mode",
       "prefill",
       "--disaggregation-bootstrap-port",
       String(bp),
     ]);
-    const D = start("python3", [
-      ...SGL,
-      "--model-path",
-      TINY,
-      "--served-model-name",
-      "tiny",
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(dp),
-      "--disaggregation-mode",
-      "decode",
-    ]);
-    await waitHttp(`http://127.0.0.1:${pp}/health`, 200, 10000, P);
-    await waitHttp(`http://127.0.0.1:${dp}/health`, 200, 10000, D);
-    const prefill = `http://127.0.0.1:${pp}`;
-    const decode = `http://127.0.0.1:${dp}`;
+    const { base: decode } = await sglServer([...named, "--disaggregation-mode", "decode"]);
     const { base } = await realRouter([
       "--pd-disaggregation",
       "--prefill",
