@@ -13,7 +13,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { drainRpcs } from "../program-harness";
 import { PAYLOADS } from "../security/payloads";
 import { ROOT, STANDINS } from "./program-capture";
-import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
+import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import {
   captureLocal,
   create,
@@ -365,7 +365,7 @@ describe("local target end to end with real parts (vLLM CPU build, vllm-router f
     const { dir } = launcherDir(env, `local-${name}`, ["vllm", "vllm-router"]);
     return stackWith(
       `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${deployment}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
-      `device = "cpu"\nready_timeout = 900`,
+      `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
       dir,
     );
   };

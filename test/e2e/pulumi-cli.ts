@@ -54,8 +54,18 @@ function extracted(archive: string, marker = "pulumi", prefix = "pulumi-toolchai
     fs.rmSync(tmp, { recursive: true, force: true });
     fs.mkdirSync(tmp, { recursive: true });
     execFileSync("tar", ["-xJf", archive, "-C", tmp]);
-    fs.rmSync(dir, { recursive: true, force: true });
-    fs.renameSync(tmp, dir);
+    // Another process (.ci/run runs two end-to-end suites at once) may have finished first: its
+    // folder, complete, may be in use; ours is dropped.
+    if (fs.existsSync(path.join(dir, marker))) fs.rmSync(tmp, { recursive: true, force: true });
+    else {
+      fs.rmSync(dir, { recursive: true, force: true });
+      try {
+        fs.renameSync(tmp, dir);
+      } catch (e) {
+        if (!fs.existsSync(path.join(dir, marker))) throw e;
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+    }
   }
   return dir;
 }

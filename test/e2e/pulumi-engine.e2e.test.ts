@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runClientPytest } from "./client-pytest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
-import { launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
+import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const toolchain = pulumiToolchain();
@@ -374,6 +374,7 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
         "parallel.tp": 1,
         "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
         "slurm.ready_timeout": 900,
+        "slurm.cache_dir": COMPILE_CACHE,
       });
       await project.ok(["config", "set", "stackFile", "single-node"]);
       const up = await project.ok(["up", "--yes"], { timeoutMs: 1_200_000 });

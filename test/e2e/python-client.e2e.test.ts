@@ -11,7 +11,15 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { clientPython, runClientPytest as pytest } from "./client-pytest";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { launcherDir, leftOnNodes, pythonEnv, REAL_SGLANG_CPU, realSglangLauncher, type PythonEnv } from "./real-parts";
+import {
+  COMPILE_CACHE,
+  launcherDir,
+  leftOnNodes,
+  pythonEnv,
+  REAL_SGLANG_CPU,
+  realSglangLauncher,
+  type PythonEnv,
+} from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -71,6 +79,7 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
       const overrides = {
         "slurm.launcher": { type: "vllm", bin_dir: dir },
         "slurm.ready_timeout": 900,
+        "slurm.cache_dir": COMPILE_CACHE,
         "inference.model": env.FLEET_TINY_MODEL,
         "inference.parallel.tp": 1,
         "inference.parallel.dp": 1,

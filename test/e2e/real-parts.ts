@@ -97,6 +97,16 @@ export const REAL_SGLANG_CPU: Record<string, unknown> = {
 };
 
 /**
+ * The compile cache every real vLLM start of the suite shares (slurm.cache_dir, local.cache_dir), as
+ * a user's deployments share theirs: the first start of the tiny model compiles (torch.compile's
+ * warm-up, 50 s of a 95 s start on 2 cores), the later ones reuse its artifacts (a 55 s start).
+ * Per machine, not per run: vLLM keys its folder by model, version and layout. (--enforce-eager,
+ * which skips compiling, is no way out: vLLM 0.32.0's CPU attention then dies of SIGILL on a CPU
+ * with AMX, "Fatal Python error: Illegal instruction" in cpu_attention_with_kv_cache.)
+ */
+export const COMPILE_CACHE = "/tmp/fleet-e2e-compile-cache";
+
+/**
  * A launcher folder for the REAL SGLang server: the real vllm-router among stand-ins as launcherDir
  * makes it, and a python3 that is the venv's interpreter and nothing else, so
  * `python3 -m sglang.launch_server` is SGLang itself.

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { parseScrape } from "../../components/ops/metrics";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { launcherDir, leftOnNodes, pythonEnv, type Program, type PythonEnv } from "./real-parts";
+import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, type Program, type PythonEnv } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -30,6 +30,7 @@ function realOverrides(name: string, real: Program[], extra: Record<string, unkn
   return {
     [`${ours}.launcher`]: { type: "vllm", bin_dir: dir },
     [`${ours}.ready_timeout`]: 900,
+    [`${ours}.cache_dir`]: COMPILE_CACHE,
     ...extra,
   };
 }
@@ -143,14 +144,16 @@ describe("SLURM end to end with real parts (vLLM CPU build, vllm-router, Mooncak
           expect(await (await fetch(`${origin}/is_paused`)).json()).toEqual({ is_paused: false });
         }
 
-        // The compile cache (issue 32): the job names the folder for this vLLM version, and vLLM
-        // read or wrote its AOT artifact there (on a warm start the line says "warm: N entries").
+        // The compile cache (issue 32): the job names the folder for this vLLM version below
+        // slurm.cache_dir (the suite's shared one), and vLLM read or wrote its AOT artifact there (on
+        // a warm start the line says "warm: N entries").
         const dir = "/tmp/fleet-e2e/single-node-real/island-0";
         const logs = (
           await runRemote(conn(), `cat ${dir}/slurm-${island.jobId}.out ${dir}/logs/job_${island.jobId}_0/node_0/*.log`)
         ).stdout;
         const cache = /\[fleet\] compile cache: (\S+) \((empty|warm: \d+ entries)\)/.exec(logs);
-        expect(cache?.[1]).toMatch(/^\/tmp\/fleet-e2e\/single-node-real\/cache\/.+\/vllm-[^/]+\/tp1-dp1$/);
+        expect(cache?.[1].startsWith(`${COMPILE_CACHE}/`), cache?.[1]).toBe(true);
+        expect(cache?.[1]).toMatch(/\/vllm-[^/]+\/tp1-dp1$/);
         expect(cache![1]).toContain(`/vllm-${env.FLEET_PYENV_VLLM}`);
         expect(logs).toContain(`${cache![1]}/vllm/torch_compile_cache/torch_aot_compile/`);
       });
