@@ -44,7 +44,7 @@
  * FLEET_PULUMI_TOOLCHAIN (test/e2e/pulumi-cli.ts; the provider's archive sits beside the toolchain
  * in the shared tools folder beside the clone). Without the toolchain, the provider, the control
  * plane's cached build (test/kubernetes/control-plane/build.sh) or the LWS controller, the file is
- * skipped with one loud line. CP_PORT_BASE moves the control plane's ports (default 46400, as
+ * skipped with one loud line. CP_PORT_BASE moves the control plane's ports (default 26400, as
  * up.sh); FLEET_K8S_STACKS=<a,b> runs only those stacks (the log says so).
  */
 import { spawnSync } from "node:child_process";
@@ -66,7 +66,7 @@ import {
   type Toolchain,
 } from "./pulumi-cli";
 
-const PORT_BASE = process.env.CP_PORT_BASE ?? "46400";
+const PORT_BASE = process.env.CP_PORT_BASE ?? "26400";
 
 const ALL_STACKS = fs
   .readdirSync(path.join(ROOT, "stacks"))

@@ -18,7 +18,11 @@ for f in "${files[@]}"; do
   if ours "$pid" "$binary"; then
     kill -TERM "$pid" 2>/dev/null
     for _ in $(seq 1 50); do ours "$pid" "$binary" || break; sleep 0.2; done
-    if ours "$pid" "$binary"; then kill -KILL "$pid" 2>/dev/null; fi
+    if ours "$pid" "$binary"; then
+      kill -KILL "$pid" 2>/dev/null
+      # Gone before returning: the next up.sh binds the same ports.
+      for _ in $(seq 1 50); do ours "$pid" "$binary" || break; sleep 0.1; done
+    fi
   fi
   rm -f "$f"
 done

@@ -5,7 +5,7 @@
 # once, cached). Everything it starts is recorded in the state dir; down.sh stops exactly that.
 #
 # Usage: up.sh [STATE_DIR]     (default $CP_STATE_DIR or /tmp/vllm-fleet-k8s-control-plane)
-# Env:   CP_PORT_BASE (46400): ports BASE..BASE+8 on 127.0.0.1
+# Env:   CP_PORT_BASE (26400): ports BASE..BASE+8 on 127.0.0.1
 #        CP_FAKE_NODES (4): kwok nodes, each nvidia.com/gpu "8"
 #        CP_NO_BUILD=1: do not build, fail (exit 3) when the binaries are not cached
 #        FLEET_SHARED_TOOLS (<repo>/../shared/tools): where lws-controller-v0.10.0.tar.xz is
@@ -20,7 +20,10 @@ repo=$(cd "$here/../../.." && pwd)
 . "$here/versions.sh"
 
 state=${1:-${CP_STATE_DIR:-/tmp/vllm-fleet-k8s-control-plane}}
-base=${CP_PORT_BASE:-46400}
+# Below Linux's ephemeral range (32768-60999 by default), from which every outgoing connection of a
+# busy machine draws its local port: at 46400 the controller-manager's port was once taken that way
+# between the check below and its bind, while the end-to-end suite ran beside it.
+base=${CP_PORT_BASE:-26400}
 nodes=${CP_FAKE_NODES:-4}
 tools=${FLEET_SHARED_TOOLS:-$repo/../shared/tools}
 crd_dirs=("$repo/test/fixtures/upstream/crds" "$repo/test/fixtures/upstream/control-plane-crds")
