@@ -44,7 +44,11 @@ export function start(prog: string, args: string[], env: Record<string, string> 
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function runToExit(prog: string, args: string[], env: Record<string, string> = {}, timeoutMs = 8000) {
+/**
+ * Runs a program to its exit. The bound catches a hung program, not a slow start: many of these run at
+ * once, and beside a CI run 8 s was once not enough for a stand-in's Node start on 2 cores.
+ */
+export async function runToExit(prog: string, args: string[], env: Record<string, string> = {}, timeoutMs = 30_000) {
   const p = start(prog, args, env);
   const res = await Promise.race([p.exit, sleep(timeoutMs).then(() => null)]);
   if (!res) {

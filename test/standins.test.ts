@@ -2,7 +2,7 @@
 // llm-d or Mooncake). They prove that the stand-ins refuse bad argv the way the upstream manifests
 // say the real programs would, and that they serve the real HTTP surface (checked with the
 // official `openai` client).
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
@@ -30,6 +30,9 @@ import {
 } from "./standins-harness";
 
 const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "standins-test-"));
+// Stand-ins are real processes, often many at once: on a loaded 2-core machine a test may need more
+// than the suite's 30 s (runToExit bounds each program at 30 s; an explicit bound below stays).
+vi.setConfig({ testTimeout: 90_000 });
 
 afterAll(async () => {
   await stopAll();
