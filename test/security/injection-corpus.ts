@@ -174,6 +174,11 @@ function newCatalogModel(raw: Raw, value: string, c: Ctx): void {
 /** Payloads inside paths: absolute fields get a fixed root, SLURM paths the run's own directory. */
 const underRoot = (root: string) => (text: string) => `${root}/${text}`;
 const inRun = (rel: string) => (text: string, c: Ctx) => `${c.dir}/${rel}/${text}`;
+/** A venv at `v` whose activate script records the path it was sourced by (checked per node below). */
+const recordingVenv = (v: string) => {
+  fs.mkdirSync(`${v}/bin`, { recursive: true });
+  fs.writeFileSync(`${v}/bin/activate`, `printf '%s' "\${BASH_SOURCE[0]}" > "$FAKE_REC/venv.\${SLURM_PROCID:-x}"\n`);
+};
 
 const slurmNames = (["job_name", "partition", "account", "qos", "nodelist", "exclude", "constraint"] as const).map(
   (k): Field => ({
@@ -529,13 +534,7 @@ const fleetLaunchers: Field[] = [
     value: inRun("venv"),
     at: () => "vllm_fleet.slurm.launcher.path",
     set: (r, v) => void (fleetLauncher(r, "venv").path = v),
-    prepare: (v) => {
-      fs.mkdirSync(`${v}/bin`, { recursive: true });
-      fs.writeFileSync(
-        `${v}/bin/activate`,
-        `printf '%s' "\${BASH_SOURCE[0]}" > "$FAKE_REC/venv.\${SLURM_PROCID:-x}"\n`,
-      );
-    },
+    prepare: recordingVenv,
   },
   {
     id: "prime vllm_fleet.slurm.launcher.image (apptainer)",
@@ -1224,13 +1223,7 @@ export const FIELDS: Field[] = [
     value: inRun("venv"),
     at: () => "slurm.launcher.path",
     set: (r, v) => void (launcher(r, "venv").path = v),
-    prepare: (v) => {
-      fs.mkdirSync(`${v}/bin`, { recursive: true });
-      fs.writeFileSync(
-        `${v}/bin/activate`,
-        `printf '%s' "\${BASH_SOURCE[0]}" > "$FAKE_REC/venv.\${SLURM_PROCID:-x}"\n`,
-      );
-    },
+    prepare: recordingVenv,
   },
   {
     id: "slurm.launcher.image (apptainer)",
