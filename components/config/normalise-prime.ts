@@ -290,6 +290,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     role_vllm_extra: Object.keys(roleExtra).length ? roleExtra : undefined,
     prime_engine: primeEngine,
     engine_processes: vllmFleetTable.parse(file.vllm_fleet ?? {}).engine_processes,
+    restart: file.vllm_fleet?.restart,
     slurm,
     kubernetes: file.kubernetes,
     local: file.local,

@@ -56,7 +56,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   const inference = (p: string) => (layout === "rl" ? "inference." + p : p);
   if (head === "islands") return "deployment.num_infer_replicas";
   if (head === "rl_deployment") return "deployment" + tail;
-  if (head === "engine_processes") return "vllm_fleet.engine_processes";
+  if (head === "engine_processes" || head === "restart") return "vllm_fleet." + canonical;
   if (canonical === "router.release") return "vllm_fleet.router_release";
   if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")

@@ -16,8 +16,11 @@ import type { Override } from "./overrides";
 /** The keys a file with [services] keeps at its top level: shared by every service. */
 const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as const;
 
-/** Top-level keys that are every service's default, which a service may set for itself. */
-const SERVICE_DEFAULTS = ["engine"] as const;
+/**
+ * Top-level keys that are every service's default, which a service may set for itself (its own
+ * [restart] replaces the stack's whole table).
+ */
+const SERVICE_DEFAULTS = ["engine", "restart"] as const;
 
 /**
  * Service k's default ports are the single-model ones + k x SERVICE_PORT_STRIDE (server.port and
@@ -108,7 +111,12 @@ export function splitServices(
       delete own.inference;
     }
     // prime-rl's layout names its server in [vllm_fleet] engine: the stack's engine is our layout's.
-    const defaults = primeLayout(own)
+    // Its [restart] is [vllm_fleet.restart].
+    const prime = primeLayout(own);
+    const fleetTable = own.vllm_fleet ?? {};
+    if (prime && "restart" in doc && isTable(fleetTable) && !("restart" in fleetTable))
+      own.vllm_fleet = { ...fleetTable, restart: doc.restart };
+    const defaults = prime
       ? {}
       : Object.fromEntries(SERVICE_DEFAULTS.filter((k) => k in doc && !(k in own)).map((k) => [k, doc[k]]));
     const merged: TomlTable = { ...defaults, ...own, ...shared };

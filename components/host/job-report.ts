@@ -8,7 +8,7 @@
  * What the scheduler says about one island's job (SLURM) or run (local), gathered in one round
  * trip: on SLURM from squeue, then `scontrol show job`, then sacct (components/slurm/scheduler.ts);
  * locally from the run record (components/local/run-query.ts). Plus the node addresses of a running
- * job and the exit markers its processes leave (templates/host/first-exit.sh.mustache).
+ * job and the exit markers its processes leave (templates/host/keeper.sh.mustache).
  */
 export interface JobReport {
   island: number;

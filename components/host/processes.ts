@@ -152,22 +152,30 @@ function startLine(
 }
 
 /**
- * How a host starts its processes: `wrap` goes before every command (a container launcher); with
- * `recordDirs` each process's node directory is kept in FLEET_DIRS, for a host that runs several
- * nodes' processes (local), where the exit marker goes beside the process's own log.
+ * How a host starts its processes: `wrap` goes before every command (a container launcher).
  */
 export interface HostLaunch {
   wrap: string[];
-  recordDirs?: boolean;
   /** The engines get the API key in the variable they read it from (Engine.apiKeyEnv), off their command line, where they have one. */
   apiKeyInEnv?: boolean;
   /** The setup named the island's cache folder (host/cache.ts): engines export VLLM_CACHE_ROOT and HF_HOME in it. */
   cache?: boolean;
 }
 
-/** Starts one process in the background and logs its pid to the job output. */
+/** A process as the keeper knows it: its name (log, exit marker) and the group it restarts with. */
+interface Kept {
+  name: string;
+  node: number;
+  /** Default: the process alone (a service: a router, a store). */
+  group?: string;
+}
+
+/**
+ * Defines the function that starts one process in the background (the keeper calls it again for a
+ * restart: templates/host/keeper.sh.mustache) and starts it with fleet_run, which logs its pid.
+ */
 function startLines(
-  name: string,
+  p: Kept,
   env: [string, Value][],
   argv: Value[],
   host: HostLaunch,
@@ -175,10 +183,12 @@ function startLines(
   before?: string,
   first: string[] = [],
 ): string[] {
-  const dir = host.recordDirs ? ' FLEET_DIRS+=("$NODE_DIR");' : "";
+  const key = `n${p.node}_${p.name}`;
+  if (!/^[\w-]+$/.test(key)) throw new Error(`internal error: process name ${p.name} is not a shell word`);
+  const group = p.group ?? `${p.name}-n${p.node}`;
   return [
-    startLine(name, env, argv, host.wrap, secrets, before, first),
-    `FLEET_PIDS+=("$!"); FLEET_NAMES+=(${shq(name)});${dir} echo "[fleet] ${name} started (pid $!)"`,
+    `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first)} }`,
+    `fleet_run ${key} ${shq(p.name)} ${shq(group)}`,
   ];
 }
 
@@ -199,13 +209,13 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   const m = island.mooncake;
   if (m) {
     const head = `"\${NODE_ADDR[${m.headNode}]}"`;
-    if (node === m.headNode) lines.push(...startLines("mooncake_master", [], m.master.argv, host));
+    if (node === m.headNode) lines.push(...startLines({ name: "mooncake_master", node }, [], m.master.argv, host));
     lines.push(
       `fleet_wait_tcp ${head} ${m.masterPort} ${MOONCAKE_WAIT_S} "the Mooncake master"`,
       `fleet_wait_tcp ${head} ${m.metadataPort} ${MOONCAKE_WAIT_S} "the Mooncake metadata server"`,
     );
     const client = m.clients.find((c) => c.node === node)!;
-    lines.push(...startLines("mooncake_client", [], client.argv, host));
+    lines.push(...startLines({ name: "mooncake_client", node }, [], client.argv, host));
     lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
     lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
   }
@@ -228,12 +238,13 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   for (const e of island.engines.filter((x) => x.node === node)) {
     const dirs = scratchDirs(e.env);
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
-    lines.push(...startLines(e.id, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : []));
+    const kept = { name: e.id, node, group: e.group };
+    lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : []));
   }
   const r = island.router;
   if (r?.kind === "llm-d") {
     for (const s of r.sidecars.filter((x) => x.node === node))
-      lines.push(...startLines("pd-sidecar", [], s.argv, host));
+      lines.push(...startLines({ name: "pd-sidecar", node }, [], s.argv, host));
   }
   if (r && r.node === node) {
     if (r.kind !== "llm-d") {
@@ -249,14 +260,14 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
         ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}; } &`
         : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
-      lines.push(...startLines(routerProcess(r.kind), [], (late ?? r).argv, host, routerSecrets, before));
+      lines.push(...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before));
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),
         writeLine(files, GENERATED_FILES["epp-config"]),
         writeLine(files, GENERATED_FILES["envoy-config"]),
-        ...startLines("epp", [], r.epp.argv, host),
-        ...startLines(routerProcess(r.kind), [], r.envoy.argv, host),
+        ...startLines({ name: "epp", node }, [], r.epp.argv, host),
+        ...startLines({ name: routerProcess(r.kind), node }, [], r.envoy.argv, host),
       );
     }
   }

@@ -57,8 +57,9 @@ export function renderSupervisor(
     nodes: island.nodes.map((n) => ({
       index: n.index,
       gpuOffset: offsets[n.index],
-      lines: nodeLines(island, n.index, secrets, { wrap: [], recordDirs: true, apiKeyInEnv: true, cache: true }),
+      lines: nodeLines(island, n.index, secrets, { wrap: [], apiKeyInEnv: true, cache: true }),
     })),
-    exitDir: "${FLEET_DIRS[$k]}",
+    // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
+    ...plan.restart,
   });
 }

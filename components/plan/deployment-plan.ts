@@ -44,6 +44,12 @@ export interface EngineProcess {
   /** Stable id, e.g. `i0-prefill1-n0`: island, role, replica of that role, node within the replica. */
   id: string;
   island: number;
+  /**
+   * The processes that restart together when one of them exits (host targets' keeper): a replica's
+   * every node and DP rank, as LeaderWorkerSet's RecreateGroupOnPodRestart recreates a group; a
+   * per-rank engine outside a DP group alone.
+   */
+  group: string;
   role: Role;
   /** Replica index within its role. */
   replica: number;
@@ -214,6 +220,21 @@ export interface DeploymentPlan {
   kvTiers: KvTiers | null;
   /** Every island's router as configured (router-plan.ts routerSettings); null without one. */
   routerSettings: RouterSettings | null;
+  /** What a host target does when one of an island's processes exits (`restart`). */
+  restart: RestartPlan;
+}
+
+/**
+ * `restart` in the units a launch script computes with: whole seconds for the window (bash
+ * arithmetic is integer) and tenths of a second for the waits.
+ */
+export interface RestartPlan {
+  /** Restarts a group may have within windowS before the island fails; 0: the first exit fails it. */
+  maxRestarts: number;
+  windowS: number;
+  /** Wait before a restart: backoffDs x 2^(restarts within the window so far), at most maxBackoffDs. */
+  backoffDs: number;
+  maxBackoffDs: number;
 }
 
 /** What the trainer contract says of an island's router is derived from these (trainer/router-contract.ts). */

@@ -8,6 +8,7 @@ import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { kvTransferConfig } from "./kv-transfer";
 import { mooncakePlan } from "./mooncake";
+import { restartPlan } from "./restart-plan";
 import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
 import type { PlanHints } from "./target-hints";
 import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
@@ -186,6 +187,12 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean, gpu
         const process: EngineProcess = {
           engine: engine.name,
           id: `i${island}-${layout.role}${layout.replica}-n${k}${ranks > 1 ? `-r${r}` : ""}`,
+          // A per-rank engine outside a DP group stands alone; every other process of a replica
+          // (its nodes, its group's ranks) restarts with the rest of it.
+          group:
+            perRank && !group
+              ? `i${island}-${layout.role}${layout.replica}-n${k}-r${r}`
+              : `i${island}-${layout.role}${layout.replica}`,
           island,
           role: layout.role,
           replica: layout.replica,
@@ -371,6 +378,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
     routerSettings: routerSettings(cfg),
+    restart: restartPlan(cfg),
   };
 }
 

@@ -112,7 +112,8 @@ export function islandBodies(
       index: n.index,
       lines: nodeLines(island, n.index, secrets, { wrap, cache: true }),
     })),
-    exitDir: "$NODE_DIR",
+    // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
+    ...plan.restart,
   }).trimEnd();
   // prime-rl's server runs as its `inference` console script: cleaned up only where the plan runs it.
   const programs = island.engines.some((e) => e.argv[0] === PRIME_INFERENCE_PROGRAM)

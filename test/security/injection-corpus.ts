@@ -1598,6 +1598,13 @@ function baseRaw(stack: string, target: Target, dir: string): { raw: Raw; layout
       raw.vllm_fleet = { ...raw.vllm_fleet, engine_processes: "per_node" };
       raw.vllm_fleet.slurm = { ...raw.vllm_fleet.slurm, ...timeouts };
     } else Object.assign(raw.slurm, timeouts);
+    // The corpus follows values into what the programs get, not restarts: the recording stand-ins
+    // exit at once, and fail-fast ends each run with its first exit, as before restarts existed.
+    const failFast = { max_restarts: 0 };
+    if (prime) raw.vllm_fleet.restart = failFast;
+    else if (raw.services) raw.restart = failFast;
+    else if (raw.inference) raw.inference.restart = failFast;
+    else raw.restart = failFast;
   } else if (prime) {
     // The same file on Kubernetes.
     delete raw.slurm;

@@ -193,11 +193,11 @@ describe("the launch body, run by real bash", () => {
     return { r, read, tmp };
   }
 
-  it("starts exactly the planned processes with the planned argv and env, then fails the node when one exits", () => {
-    const text = stackText("multi-replica").replace(
+  it("starts exactly the planned processes with the planned argv and env; with max_restarts = 0 the first exit fails the node", () => {
+    const text = `${stackText("multi-replica").replace(
       'model = "PrimeIntellect/INTELLECT-3"',
       `model = "it's $(touch /tmp/x) \\"m\\""`,
-    );
+    )}\n[inference.restart]\nmax_restarts = 0\n`;
     const plan = planOf(text);
     const island = plan.islands[0];
     const { launchBody } = renderIslandScript(plan, island);
@@ -206,7 +206,7 @@ describe("the launch body, run by real bash", () => {
     expect(r.status).toBe(3); // the engine exited with 3, so the node fails with its status and would end the job
     // The node names the process that ended it, and leaves its exit marker for `fleet status`.
     expect(r.stderr).toMatch(
-      /node 0: i0-replica0-n0 exited \(status of the first exit: 3; log: \S+\/node_0\/i0-replica0-n0\.log\)/,
+      /node 0: i0-replica0-n0 exited \(status 3; log: \S+\/node_0\/i0-replica0-n0\.log\); restart\.max_restarts = 0: no restart/,
     );
     expect(fs.readFileSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.exit"), "utf8")).toBe("3\n");
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "router.exit"))).toBe(false);
@@ -360,7 +360,8 @@ describe("the compile and model cache (issue 32)", () => {
     const get = (k: string) => new RegExp(`^${k}=(.*)$`, "m").exec(env)?.[1];
     return { r, cacheRoot: get("VLLM_CACHE_ROOT"), hfHome: get("HF_HOME"), tmp };
   }
-  const text = stackText("single-node").replace(/^output_dir = .*$/m, "");
+  // The engine stand-in exits at once: fail-fast ends the node with it.
+  const text = `${stackText("single-node").replace(/^output_dir = .*$/m, "")}\n[restart]\nmax_restarts = 0\n`;
 
   it("keys the folder by model, engine version and layout under vllm-fleet/cache, and says when it is warm", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "home-"));

@@ -3,6 +3,7 @@ import { deploymentTable } from "./deployment";
 import { modelField, parallelTable } from "./model";
 import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
+import { restartTable } from "./restart";
 import { serverTable } from "./server";
 
 /** The inference engines a stack file may name (plan/engines.ts registers each). */
@@ -38,6 +39,7 @@ export const inferenceShape = {
     .describe('Extra SGLang server flags by snake_case name (engine = "sglang"), checked against SGLang\'s manifest'),
   env_vars: envVars.default({}).describe("Exported for every inference process"),
   server: serverTable.prefault({}),
+  restart: restartTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
   backend_port: port.optional().describe("Engine port behind a router (default server.port + 100)"),
   /** Also set by the model catalog's launch value, and AUTO_SETUP "P/D turns on expert parallelism". */

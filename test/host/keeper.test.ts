@@ -1,0 +1,277 @@
+/**
+ * The keeper (templates/host/keeper.sh.mustache, issue 41) in real bash: SLURM launch bodies run
+ * as srun runs them, one bash per node side by side on one FLEET_ATTEMPT_DIR (the island's folder
+ * on storage every node sees), and the local supervisor. The programs are test stand-ins written
+ * here: each records its start (time, pid, GPUs) and then waits, exits when told, or leaves a child
+ * behind. Faults are real signals: SIGKILL of an engine, SIGTERM of the node as scancel sends it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { renderSupervisor } from "../../components/local";
+import { renderIslandScript } from "../../components/slurm/sbatch";
+import { plan as planOf, stackText } from "../helpers";
+
+/**
+ * A program stand-in: records `<prog>.<node>.<pid>` (start time in ms, CUDA_VISIBLE_DEVICES; the node
+ * from the folder it starts in), then
+ * exits with 3 after $FAKE_EXIT_AFTER s for its first $FAKE_FAILING starts on a node (default:
+ * every start), else waits; with FAKE_CHILD it first starts a child that outlives it.
+ */
+const STANDIN = `#!/bin/bash
+prog=\${0##*/}
+node=\${PWD##*node_}
+n=$(find "$RECORD_DIR" -name "$prog.$node.*" | wc -l)
+printf '%s %s\\n' "$(($(date +%s%N) / 1000000))" "\${CUDA_VISIBLE_DEVICES:-}" > "$RECORD_DIR/$prog.$node.$$"
+if [ "$prog" = vllm ] && [ -n "\${FAKE_CHILD:-}" ]; then sleep 1000 & echo $! > "$RECORD_DIR/child.$$"; fi
+if [ "$prog" = vllm ] && [ -n "\${FAKE_EXIT_AFTER:-}" ] && [ "$n" -lt "\${FAKE_FAILING:-1000}" ]; then
+  sleep "$FAKE_EXIT_AFTER"
+  exit 3
+fi
+exec sleep 1000
+`;
+
+interface Start {
+  prog: string;
+  node: number;
+  pid: number;
+  ms: number;
+  gpus: string;
+}
+
+const running: ChildProcess[] = [];
+afterEach(() => {
+  context = () => "";
+  for (const c of running.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+});
+
+function lab() {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "keeper-"));
+  const bin = path.join(tmp, "bin");
+  const rec = path.join(tmp, "rec");
+  fs.mkdirSync(bin);
+  fs.mkdirSync(rec);
+  for (const prog of ["vllm", "vllm-router"]) fs.writeFileSync(path.join(bin, prog), STANDIN, { mode: 0o755 });
+  const starts = (prog?: string): Start[] =>
+    fs
+      .readdirSync(rec)
+      .filter((f) => /^[a-z-]+\.\d+\.\d+$/.test(f))
+      .map((f) => {
+        const [p, node, pid] = f.split(".");
+        const [ms, gpus] = fs.readFileSync(path.join(rec, f), "utf8").trim().split(" ");
+        return { prog: p, node: Number(node), pid: Number(pid), ms: Number(ms), gpus: gpus ?? "" };
+      })
+      .filter((s) => prog === undefined || s.prog === prog)
+      .sort((a, b) => a.ms - b.ms);
+  return { tmp, bin, rec, starts, attempt: path.join(tmp, "attempt") };
+}
+type Lab = ReturnType<typeof lab>;
+
+/** Runs `script` in bash (stdin) with `env`; resolves with its status, stdout and stderr once it ends. */
+function runBash(script: string, env: NodeJS.ProcessEnv) {
+  // Its own process group, as srun's task and the local supervisor have (slurmstepd, setsid).
+  const child = spawn("bash", ["-s"], { env, stdio: ["pipe", "pipe", "pipe"], detached: true });
+  running.push(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (d) => (stdout += d));
+  child.stderr.on("data", (d) => (stderr += d));
+  child.stdin.end(script);
+  context = () => `${context()}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+  const done = new Promise<{ code: number | null; signal: string | null }>((ok) =>
+    child.on("close", (code, signal) => ok({ code, signal })),
+  );
+  return { child, done, out: () => ({ stdout, stderr }) };
+}
+
+/** Node `node` of a SLURM launch body, as srun's task runs it. */
+function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env: Record<string, string> = {}) {
+  return runBash(launchBody, {
+    ...process.env,
+    PATH: `${l.bin}:${process.env.PATH}`,
+    RECORD_DIR: l.rec,
+    FLEET_NODE_ADDRS: Array.from({ length: nodes }, (_, k) => `127.0.0.${k + 1}`).join(" "),
+    SLURM_PROCID: String(node),
+    FLEET_ATTEMPT_DIR: l.attempt,
+    CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7",
+    HOME: l.tmp,
+    ...env,
+  });
+}
+
+let context = () => "";
+async function until<T>(what: string, f: () => T | undefined | false, ms = 15_000): Promise<T> {
+  const t0 = Date.now();
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}\n${context()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Whether `pid` runs: a zombie has ended (this machine's pid 1 does not reap the orphans it adopts). */
+const alive = (pid: number) => {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2)[0] !== "Z";
+  } catch {
+    return false;
+  }
+};
+
+/** The stack with its restart table: [inference.restart] in the RL layout, [restart] in the standalone one. */
+const withRestart = (text: string, restart: string) =>
+  `${text}\n[${/^\[inference\]/m.test(text) ? "inference.restart" : "restart"}]\n${restart}\n`;
+const launchOf = (text: string) => {
+  const plan = planOf(text);
+  return renderIslandScript(plan, plan.islands[0]).launchBody;
+};
+
+describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
+  it("an engine killed with SIGKILL starts again after the back-off, alone: the router keeps running; SIGTERM then ends the node without a restart", async () => {
+    const l = lab();
+    const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "backoff = 0.3")), 0, 2);
+    const [engine] = await until("the engine started", () => l.starts("vllm").length === 1 && l.starts("vllm"));
+    const [router] = await until("the router started", () => l.starts("vllm-router").length === 1 && l.starts("vllm-router"));
+    const killed = Date.now();
+    process.kill(engine.pid, "SIGKILL");
+    const again = await until("the engine started again", () => l.starts("vllm")[1]);
+    // The back-off (0.3 s) first, then at once: the keeper wakes every 0.2 s while a restart is due.
+    expect(again.ms - killed).toBeGreaterThanOrEqual(300);
+    expect(again.ms - killed).toBeLessThan(1500);
+    expect(again.gpus).toBe(engine.gpus);
+    expect(alive(router.pid)).toBe(true);
+    expect(l.starts("vllm-router")).toHaveLength(1);
+    const claim = path.join(l.attempt, "restarts", "i0-replica0.1");
+    expect(fs.readFileSync(path.join(claim, "cause"), "utf8")).toBe("i0-replica0-n0 137 0\n");
+    expect(node.out().stderr).toMatch(
+      /node 0: i0-replica0-n0 exited \(status 137\); restarting group i0-replica0 in 0\.3 s \(restart 1 of 5 within 3600 s\)/,
+    );
+    // scancel's SIGTERM: the node stops what runs and ends; nothing restarts.
+    node.child.kill("SIGTERM");
+    const end = await node.done;
+    expect(end.code).toBe(143);
+    expect(alive(again.pid) || alive(router.pid)).toBe(false);
+    expect(fs.existsSync(path.join(l.attempt, "restarts", "i0-replica0.2"))).toBe(false);
+    expect(fs.existsSync(path.join(l.attempt, "node_0", "i0-replica0-n0.exit"))).toBe(false);
+  });
+
+  it("past restart.max_restarts the node fails naming the process, its status and the budget; each wait doubles", async () => {
+    const l = lab();
+    const text = withRestart(stackText("multi-replica"), "max_restarts = 2\nbackoff = 0.2");
+    const node = slurmNode(l, launchOf(text), 0, 2, { FAKE_EXIT_AFTER: "0.2" });
+    const end = await node.done;
+    const { stderr } = node.out();
+    expect(end.code).toBe(3);
+    expect(stderr).toMatch(/restarting group i0-replica0 in 0\.2 s \(restart 1 of 2 within 3600 s\)/);
+    expect(stderr).toMatch(/restarting group i0-replica0 in 0\.4 s \(restart 2 of 2 within 3600 s\)/);
+    expect(stderr).toMatch(
+      /node 0: i0-replica0-n0 exited \(status 3; log: \S+\/node_0\/i0-replica0-n0\.log\); restarted 2 time\(s\) within 3600 s, restart\.max_restarts = 2: giving up/,
+    );
+    expect(fs.readFileSync(path.join(l.attempt, "node_0", "i0-replica0-n0.exit"), "utf8")).toBe("3\n");
+    expect(fs.readFileSync(path.join(l.attempt, "restarts", "i0-replica0.failed"), "utf8")).toBe("i0-replica0-n0 3 2\n");
+    const starts = l.starts("vllm");
+    expect(starts).toHaveLength(3);
+    // Each start runs 0.2 s, then waits 0.2 s, then 0.4 s.
+    expect(starts[1].ms - starts[0].ms).toBeGreaterThanOrEqual(400);
+    expect(starts[2].ms - starts[1].ms).toBeGreaterThanOrEqual(600);
+    // The router went with the node.
+    expect(l.starts("vllm-router").every((s) => !alive(s.pid))).toBe(true);
+  });
+
+  it("restarts older than restart.window no longer count", async () => {
+    const l = lab();
+    const text = withRestart(stackText("multi-replica"), "max_restarts = 1\nwindow = 1\nbackoff = 0.1");
+    // Three exits 1.2 s apart: each restart is the only one within the last second.
+    const node = slurmNode(l, launchOf(text), 0, 2, { FAKE_EXIT_AFTER: "1.2", FAKE_FAILING: "3" });
+    await until("the fourth start", () => l.starts("vllm").length === 4, 20_000);
+    expect(node.child.exitCode).toBeNull();
+    node.child.kill("SIGTERM");
+    expect((await node.done).code).toBe(143);
+  });
+
+  it("max_restarts = 0 is fail-fast: the first exit ends the node with the process's status", async () => {
+    const l = lab();
+    const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "max_restarts = 0")), 0, 2, {
+      FAKE_EXIT_AFTER: "0.1",
+    });
+    const end = await node.done;
+    expect(end.code).toBe(3);
+    expect(node.out().stderr).toContain("restart.max_restarts = 0: no restart");
+    expect(l.starts("vllm")).toHaveLength(1);
+    expect(fs.existsSync(path.join(l.attempt, "restarts", "i0-replica0.1"))).toBe(false);
+  });
+
+  it("what a killed engine left behind (a child still running) is killed before it starts again", async () => {
+    const l = lab();
+    const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "backoff = 0.1")), 0, 2, {
+      FAKE_CHILD: "1",
+    });
+    const [engine] = await until("the engine started", () => l.starts("vllm").length === 1 && l.starts("vllm"));
+    const child = Number(await until("its child", () => fs.existsSync(path.join(l.rec, `child.${engine.pid}`)) && fs.readFileSync(path.join(l.rec, `child.${engine.pid}`), "utf8")));
+    process.kill(engine.pid, "SIGKILL");
+    await until("the engine started again", () => l.starts("vllm")[1]);
+    expect(alive(child)).toBe(false);
+    node.child.kill("SIGTERM");
+    await node.done;
+  });
+
+  it("an engine across two nodes restarts as one group: its rank killed on node 1 stops node 0's too, both start again; the router stays", async () => {
+    const l = lab();
+    const body = launchOf(withRestart(stackText("wide-ep"), "backoff = 0.1"));
+    const nodes = [slurmNode(l, body, 0, 2), slurmNode(l, body, 1, 2)];
+    await until("both ranks and the router started", () => l.starts("vllm").length === 2 && l.starts("vllm-router").length);
+    const [router] = l.starts("vllm-router");
+    const rank1 = l.starts("vllm").find((s) => s.node === 1)!;
+    const rank0 = l.starts("vllm").find((s) => s.node === 0)!;
+    process.kill(rank1.pid, "SIGKILL");
+    await until("both ranks started again", () => l.starts("vllm").length === 4);
+    expect(alive(rank0.pid)).toBe(false);
+    const second = l.starts("vllm").slice(2);
+    expect(second.map((s) => s.node).sort()).toEqual([0, 1]);
+    expect(alive(router.pid)).toBe(true);
+    expect(nodes[0].out().stderr).toContain("stopping i0-replica0-n0 to restart group i0-replica0 with it");
+    // One claim for the group, by the node that saw the exit.
+    expect(fs.readFileSync(path.join(l.attempt, "restarts", "i0-replica0.1", "cause"), "utf8")).toBe(
+      "i0-replica0-n1 137 1\n",
+    );
+    expect(fs.existsSync(path.join(l.attempt, "restarts", "i0-replica0.2"))).toBe(false);
+    for (const n of nodes) n.child.kill("SIGTERM");
+    await Promise.all(nodes.map((n) => n.done));
+  });
+});
+
+describe("the keeper on the local target (supervisor)", () => {
+  it("an engine of node 1 killed with SIGKILL starts again on node 1's GPUs, in node 1's folder; the other replica and the router keep running", async () => {
+    const l = lab();
+    const text = withRestart(stackText("local-multi-replica"), "backoff = 0.1");
+    const plan = planOf(text, "local-multi-replica");
+    const script = renderSupervisor(plan, plan.islands[0]);
+    const run = runBash(script, {
+      ...process.env,
+      PATH: `${l.bin}:${process.env.PATH}`,
+      RECORD_DIR: l.rec,
+      FLEET_ISLAND_DIR: l.tmp,
+      FLEET_ATTEMPT_DIR: l.attempt,
+      FLEET_LOCAL_GPUS: "4 5",
+      HOME: l.tmp,
+    });
+    await until("two engines", () => l.starts("vllm").length === 2);
+    const byGpu = (g: string) => l.starts("vllm").find((s) => s.gpus === g)!;
+    const [a, b] = [byGpu("4"), byGpu("5")];
+    const [router] = l.starts("vllm-router");
+    process.kill(b.pid, "SIGKILL");
+    const again = await until("the engine started again", () => l.starts("vllm")[2]);
+    expect(again.gpus).toBe("5");
+    expect(again.node).toBe(1);
+    expect(alive(a.pid) && alive(router.pid)).toBe(true);
+    expect(fs.readFileSync(path.join(l.attempt, "node_1", "i0-replica1-n0.log"), "utf8")).toBe("");
+    expect(run.out().stdout).toContain(`[fleet] i0-replica1-n0 started (pid ${again.pid})`);
+    run.child.kill("SIGTERM");
+    expect((await run.done).code).toBe(143);
+    expect([a, again, router].some((s) => alive(s.pid))).toBe(false);
+  });
+});
