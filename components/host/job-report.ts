@@ -20,8 +20,10 @@ export interface JobReport {
   source: "squeue" | "scontrol" | "sacct" | "job_id file" | "run record" | "none";
   hosts: string[];
   addrs: string[];
-  /** Processes that exited during this attempt: node index, process name, exit status. */
+  /** Processes that exited during this attempt, for good (the keeper gave up): node index, process name, exit status. */
   exits: { node: number; name: string; code: number }[];
+  /** Processes the keeper restarted during this attempt: how often, and the exit that caused the last restart. */
+  restarts: ProcessRestarts[];
   /** Each of the job's nodes in node-index order with SLURM's state for it (sinfo: `down*`, `allocated`, ...). */
   nodeStates: { host: string; state: string }[];
 }
@@ -49,5 +51,37 @@ export const emptyReport = (island: number): JobReport => ({
   hosts: [],
   addrs: [],
   exits: [],
+  restarts: [],
   nodeStates: [],
 });
+
+/** What `<name>.restarts` beside a process's log says (templates/host/keeper.sh.mustache). */
+export interface ProcessRestarts {
+  node: number;
+  name: string;
+  count: number;
+  /** The last restart: when (epoch seconds) and the exit that caused it (a process of the group, its status). */
+  last: { at: number; cause: string; code: number };
+}
+
+/**
+ * A query record about a process's markers, as both host targets' queries print them: `exit`
+ * (FILE, STATUS) and `restarts` (FILE, COUNT, the file's last line). False for any other record.
+ */
+export function readMarkerRecord(kind: string, rest: string[], r: JobReport): boolean {
+  if (kind !== "exit" && kind !== "restarts") return false;
+  const m = new RegExp(`/node_(\\d+)/([^/]+)\\.${kind}$`).exec(rest[0] ?? "");
+  if (!m) return true;
+  const [node, name] = [Number(m[1]), m[2]];
+  if (kind === "exit") r.exits.push({ node, name, code: Number(rest[1] || NaN) });
+  else {
+    const [, at, cause, code] = (rest[2] ?? "").split(" ");
+    r.restarts.push({
+      node,
+      name,
+      count: Number(rest[1]),
+      last: { at: Number(at), cause: cause ?? "", code: Number(code) },
+    });
+  }
+  return true;
+}

@@ -1,4 +1,4 @@
-import { emptyReport, type IslandJobRef, type JobReport } from "../host/job-report";
+import { emptyReport, readMarkerRecord, type IslandJobRef, type JobReport } from "../host/job-report";
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
@@ -33,10 +33,7 @@ export function parseRunReport(text: string, islands: number[]): Map<number, Job
     } else if (kind === "node") {
       r.hosts.push(rest[0]);
       r.addrs.push(rest[1] ?? "");
-    } else if (kind === "exit") {
-      const m = /\/node_(\d+)\/([^/]+)\.exit$/.exec(rest[0] ?? "");
-      if (m) r.exits.push({ node: Number(m[1]), name: m[2], code: Number(rest[1] || NaN) });
-    }
+    } else readMarkerRecord(kind, rest, r);
   }
   const unseen = islands.filter((k) => !answered.has(k));
   if (unseen.length)

@@ -3,8 +3,12 @@ import { processesOf, processUrl } from "./fleet-view";
 import { jobPhase, nodeLost, type JobReport } from "../slurm";
 import type { ClusterIslandReport } from "../target";
 
-/** The five states a person needs (vec-inf's, without its UNAVAILABLE). */
-export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN";
+/**
+ * The states a person needs: vec-inf's five (without its UNAVAILABLE), and for a fleet that is kept
+ * up, RESTARTING (a process the keeper is starting again) and DEGRADED (an island that serves while
+ * some of its engines restart).
+ */
+export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN" | "RESTARTING" | "DEGRADED";
 
 /** One HTTP check of a process: /health and whether /v1/models lists the served model. */
 export interface Probe {
@@ -21,6 +25,10 @@ export interface ProcessStatus {
   url: string | null;
   status: Status;
   detail: string;
+  /** Restarts of this process during the job or run so far (its group's: templates/host/keeper.sh.mustache). */
+  restarts: number;
+  /** The exit that caused its last restart: which process of its group, its status, when; null before any. */
+  lastRestart: { cause: string; code: number; at: string } | null;
 }
 
 export interface IslandStatus {
@@ -70,10 +78,19 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
         .join(", ")
     : "";
 
+  const restartsOf = (p: ProcessView) =>
+    job?.restarts.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
   const out = processes.map((p): ProcessStatus => {
     const url = processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
     const exit = exitOf(p);
-    const base = { id: p.id, role: p.role, url };
+    const r = restartsOf(p);
+    const lastRestart = r
+      ? { cause: r.last.cause, code: r.last.code, at: new Date(r.last.at * 1000).toISOString() }
+      : null;
+    const base = { id: p.id, role: p.role, url, restarts: r?.count ?? 0, lastRestart };
+    const restarted = lastRestart
+      ? `restarted ${r!.count} time(s), last after ${lastRestart.cause} exited with status ${lastRestart.code} at ${lastRestart.at}`
+      : "";
     // A process killed by scancel may leave a marker too; only an exit the user did not ask for is a failure.
     if (exit && job?.state !== "CANCELLED")
       return { ...base, status: "FAILED", detail: `exited with status ${exit.code}` };
@@ -92,9 +109,13 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
         return { ...base, status: "SHUTDOWN", detail: `stopped with the job (${job!.state})` };
       case "running": {
         const probe = url ? probes.get(url) : undefined;
-        return serving(p, probe)
-          ? { ...base, status: "READY", detail: "serving" }
-          : { ...base, status: "LAUNCHING", detail: url ? probeDetail(probe) : "no address yet" };
+        if (serving(p, probe))
+          return { ...base, status: "READY", detail: ["serving", restarted].filter(Boolean).join("; ") };
+        const why = url ? probeDetail(probe) : "no address yet";
+        // Restarted and not serving yet: the keeper is bringing it back (its back-off, then its start).
+        return restarted
+          ? { ...base, status: "RESTARTING", detail: `${restarted}; ${why}` }
+          : { ...base, status: "LAUNCHING", detail: why };
       }
     }
   });
@@ -115,6 +136,15 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
   } else if (out.every((p) => p.status === "READY")) {
     status = "READY";
     detail = `${out.length} of ${out.length} serving`;
+  } else if (
+    any("RESTARTING") &&
+    out.every((p) => p.status === "READY" || p.status === "RESTARTING") &&
+    out.some((p) => p.role !== "router" && p.status === "READY")
+  ) {
+    // Clients are served (the router and at least one engine) while the keeper restarts the rest.
+    status = "DEGRADED";
+    const restarting = out.filter((p) => p.status === "RESTARTING").map((p) => p.id);
+    detail = `${out.filter((p) => p.status === "READY").length} of ${out.length} serving; restarting: ${restarting.join(", ")}`;
   } else {
     status = "LAUNCHING";
     detail = `${out.filter((p) => p.status === "READY").length} of ${out.length} serving`;
@@ -152,14 +182,16 @@ export function islandStatusFromCluster(view: IslandView, report: ClusterIslandR
         url: p.url ?? null,
         status: seen?.state ?? report.state,
         detail: seen?.detail ?? report.detail,
+        restarts: 0,
+        lastRestart: null,
       };
     }),
   };
 }
 
-/** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over READY. */
+/** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over DEGRADED over READY. */
 export function fleetStatus(islands: IslandStatus[]): Status {
-  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN"] as const)
+  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN", "DEGRADED"] as const)
     if (islands.some((i) => i.status === s)) return s;
   return "READY";
 }

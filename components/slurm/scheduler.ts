@@ -1,7 +1,7 @@
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
-import { emptyReport, type IslandJobRef, type JobReport } from "../host/job-report";
+import { emptyReport, readMarkerRecord, type IslandJobRef, type JobReport } from "../host/job-report";
 
 export type { IslandJobRef, JobReport };
 
@@ -74,10 +74,7 @@ export function parseSchedulerReport(text: string, islands: number[]): Map<numbe
       r.addrs.push(rest[1] ?? "");
     } else if (kind === "nodestate") {
       r.nodeStates.push({ host: rest[0], state: rest[1] ?? "unknown" });
-    } else if (kind === "exit") {
-      const m = /\/node_(\d+)\/([^/]+)\.exit$/.exec(rest[0] ?? "");
-      if (m) r.exits.push({ node: Number(m[1]), name: m[2], code: Number(rest[1] || NaN) });
-    }
+    } else readMarkerRecord(kind, rest, r);
   }
   // A job state nobody reported is unknown, not "no job": refuse to answer rather than guess.
   for (const k of islands)

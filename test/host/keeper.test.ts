@@ -47,8 +47,11 @@ afterEach(() => {
   for (const c of running.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
 });
 
-function lab() {
+/** A folder for one test: stand-ins, their records and the attempt folder, `served` (the create saw the island serve) unless told otherwise. */
+function lab(served = true) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "keeper-"));
+  fs.mkdirSync(path.join(tmp, "attempt"));
+  if (served) fs.writeFileSync(path.join(tmp, "attempt", "served"), "");
   const bin = path.join(tmp, "bin");
   const rec = path.join(tmp, "rec");
   fs.mkdirSync(bin);
@@ -135,7 +138,10 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     const l = lab();
     const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "backoff = 0.3")), 0, 2);
     const [engine] = await until("the engine started", () => l.starts("vllm").length === 1 && l.starts("vllm"));
-    const [router] = await until("the router started", () => l.starts("vllm-router").length === 1 && l.starts("vllm-router"));
+    const [router] = await until(
+      "the router started",
+      () => l.starts("vllm-router").length === 1 && l.starts("vllm-router"),
+    );
     const killed = Date.now();
     process.kill(engine.pid, "SIGKILL");
     const again = await until("the engine started again", () => l.starts("vllm")[1]);
@@ -147,6 +153,10 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     expect(l.starts("vllm-router")).toHaveLength(1);
     const claim = path.join(l.attempt, "restarts", "i0-replica0.1");
     expect(fs.readFileSync(path.join(claim, "cause"), "utf8")).toBe("i0-replica0-n0 137 0\n");
+    // Beside its log, what `fleet status` reads: generation, time, the exit that caused it.
+    expect(fs.readFileSync(path.join(l.attempt, "node_0", "i0-replica0-n0.restarts"), "utf8")).toMatch(
+      /^1 \d{10} i0-replica0-n0 137 0\n$/,
+    );
     expect(node.out().stderr).toMatch(
       /node 0: i0-replica0-n0 exited \(status 137\); restarting group i0-replica0 in 0\.3 s \(restart 1 of 5 within 3600 s\)/,
     );
@@ -172,7 +182,9 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
       /node 0: i0-replica0-n0 exited \(status 3; log: \S+\/node_0\/i0-replica0-n0\.log\); restarted 2 time\(s\) within 3600 s, restart\.max_restarts = 2: giving up/,
     );
     expect(fs.readFileSync(path.join(l.attempt, "node_0", "i0-replica0-n0.exit"), "utf8")).toBe("3\n");
-    expect(fs.readFileSync(path.join(l.attempt, "restarts", "i0-replica0.failed"), "utf8")).toBe("i0-replica0-n0 3 2\n");
+    expect(fs.readFileSync(path.join(l.attempt, "restarts", "i0-replica0.failed"), "utf8")).toBe(
+      "i0-replica0-n0 3 2\n",
+    );
     const starts = l.starts("vllm");
     expect(starts).toHaveLength(3);
     // Each start runs 0.2 s, then waits 0.2 s, then 0.4 s.
@@ -205,13 +217,32 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     expect(fs.existsSync(path.join(l.attempt, "restarts", "i0-replica0.1"))).toBe(false);
   });
 
+  it("before the island first served, an exit is a start failure: the node fails at once, nothing restarts", async () => {
+    const l = lab(false);
+    const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "backoff = 0.1")), 0, 2, {
+      FAKE_EXIT_AFTER: "0.1",
+    });
+    const end = await node.done;
+    expect(end.code).toBe(3);
+    expect(node.out().stderr).toContain("i0-replica0-n0 exited (status 3; log: ");
+    expect(node.out().stderr).toContain("before the island first served: a start failure is not restarted");
+    expect(l.starts("vllm")).toHaveLength(1);
+  });
+
   it("what a killed engine left behind (a child still running) is killed before it starts again", async () => {
     const l = lab();
     const node = slurmNode(l, launchOf(withRestart(stackText("multi-replica"), "backoff = 0.1")), 0, 2, {
       FAKE_CHILD: "1",
     });
     const [engine] = await until("the engine started", () => l.starts("vllm").length === 1 && l.starts("vllm"));
-    const child = Number(await until("its child", () => fs.existsSync(path.join(l.rec, `child.${engine.pid}`)) && fs.readFileSync(path.join(l.rec, `child.${engine.pid}`), "utf8")));
+    const child = Number(
+      await until(
+        "its child",
+        () =>
+          fs.existsSync(path.join(l.rec, `child.${engine.pid}`)) &&
+          fs.readFileSync(path.join(l.rec, `child.${engine.pid}`), "utf8"),
+      ),
+    );
     process.kill(engine.pid, "SIGKILL");
     await until("the engine started again", () => l.starts("vllm")[1]);
     expect(alive(child)).toBe(false);
@@ -223,7 +254,10 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     const l = lab();
     const body = launchOf(withRestart(stackText("wide-ep"), "backoff = 0.1"));
     const nodes = [slurmNode(l, body, 0, 2), slurmNode(l, body, 1, 2)];
-    await until("both ranks and the router started", () => l.starts("vllm").length === 2 && l.starts("vllm-router").length);
+    await until(
+      "both ranks and the router started",
+      () => l.starts("vllm").length === 2 && l.starts("vllm-router").length,
+    );
     const [router] = l.starts("vllm-router");
     const rank1 = l.starts("vllm").find((s) => s.node === 1)!;
     const rank0 = l.starts("vllm").find((s) => s.node === 0)!;
@@ -239,6 +273,11 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
       "i0-replica0-n1 137 1\n",
     );
     expect(fs.existsSync(path.join(l.attempt, "restarts", "i0-replica0.2"))).toBe(false);
+    // Both ranks count the restart, caused by node 1's exit.
+    for (const n of [0, 1])
+      expect(fs.readFileSync(path.join(l.attempt, `node_${n}`, `i0-replica0-n${n}.restarts`), "utf8")).toMatch(
+        /^1 \d{10} i0-replica0-n1 137 1\n$/,
+      );
     for (const n of nodes) n.child.kill("SIGTERM");
     await Promise.all(nodes.map((n) => n.done));
   });

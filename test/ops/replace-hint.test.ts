@@ -98,6 +98,7 @@ describe("jobsGone", () => {
     hosts: [],
     addrs: [],
     exits: [],
+    restarts: [],
     nodeStates: [],
     ...over,
   });

@@ -82,6 +82,7 @@ describe("fleet --service on a stack of services", () => {
             hosts: [],
             addrs: [],
             exits: [],
+            restarts: [],
             nodeStates: [],
           } as JobReport,
         ],

@@ -18,6 +18,7 @@ const job = (over: Partial<JobReport>): JobReport => ({
   hosts: ["n1", "n2"],
   addrs: ["10.0.0.1", "10.0.0.2"],
   exits: [],
+  restarts: [],
   nodeStates: [
     { host: "n1", state: "allocated" },
     { host: "n2", state: "allocated" },
@@ -99,6 +100,50 @@ describe("island status: scheduler first, then the servers", () => {
         new Map(),
       ).status,
     ).toBe("SHUTDOWN");
+  });
+
+  it("an engine the keeper restarted and not serving yet is RESTARTING, its island DEGRADED while the router and another engine serve; READY again with its restarts counted", () => {
+    const restarted = job({
+      restarts: [
+        {
+          node: 1,
+          name: view.engines[1].id,
+          count: 2,
+          last: { at: 1_800_000_000, cause: view.engines[1].id, code: 137 },
+        },
+      ],
+    });
+    const down = new Map<string, Probe>([
+      [urls[0], ok],
+      [urls[1], { health: null, models: null, listsModel: false, error: "ECONNREFUSED" }],
+      [urls[2], ok],
+    ]);
+    const s = islandStatus(view, restarted, down);
+    expect(s.status).toBe("DEGRADED");
+    expect(s.detail).toBe(`2 of 3 serving; restarting: ${view.engines[1].id}`);
+    const engine = s.processes.find((p) => p.id === view.engines[1].id)!;
+    expect(engine).toMatchObject({
+      status: "RESTARTING",
+      restarts: 2,
+      lastRestart: { cause: view.engines[1].id, code: 137, at: "2027-01-15T08:00:00.000Z" },
+    });
+    expect(engine.detail).toBe(
+      `restarted 2 time(s), last after ${view.engines[1].id} exited with status 137 at 2027-01-15T08:00:00.000Z; not answering (ECONNREFUSED)`,
+    );
+    expect(s.processes.find((p) => p.id === view.engines[0].id)).toMatchObject({ restarts: 0, lastRestart: null });
+    // Served again: READY, the count kept.
+    const back = islandStatus(view, restarted, serving(urls));
+    expect(back.status).toBe("READY");
+    expect(back.processes.find((p) => p.id === view.engines[1].id)).toMatchObject({ status: "READY", restarts: 2 });
+    // The router restarting too: nobody is served, so the island is not DEGRADED but LAUNCHING.
+    const routerDown = new Map(down).set(urls[2], {
+      health: null,
+      models: null,
+      listsModel: false,
+      error: "ECONNREFUSED",
+    });
+    expect(islandStatus(view, restarted, routerDown).status).toBe("LAUNCHING");
+    expect(fleetStatus([back, s])).toBe("DEGRADED");
   });
 
   it("FAILED as soon as an engine's exit marker appears, naming it, even while the job still runs", () => {
