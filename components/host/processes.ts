@@ -249,18 +249,33 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   if (r && r.node === node) {
     if (r.kind !== "llm-d") {
       const late = r.lateWorkers;
-      // Started before its engines serve, and told each one as it answers (router-plan.ts lateWorkersOf):
+      // Started before its engines serve, told each one as it answers (router-plan.ts lateWorkersOf),
+      // then kept to the ones that serve (fleet_follow_workers: an engine that restarts):
       // the telling runs beside the router in its subshell, which then becomes the router
       // ($BASHPID before exec), so it never counts as one of the node's processes. Otherwise
       // vllm-router (and sglang-router, its origin) checks its workers once at start, then every
       // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
       // passes and it serves at once.
+      const routerAndUrls = (...between: number[]) =>
+        late ? [shellWords([late.url], spell), ...between.map(String), shellWords(late.urls, spell)].join(" ") : "";
+      // Each worker as its group, node and URL: the follower watches its group's restarts.
+      const followed = late
+        ? late.urls.map((u, i) => {
+            const o = late.origins[i];
+            return shellWords(
+              [{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }],
+              spell,
+            );
+          })
+        : [];
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
       const before = late
-        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}; } &`
+        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${routerAndUrls(WORKER_STARTUP_TIMEOUT_S)}; fleet_follow_workers "$router_pid" ${shellWords([late.url], spell)} ${followed.join(" ")}; } &`
         : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
-      lines.push(...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before));
+      lines.push(
+        ...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before),
+      );
     } else {
       lines.push(
         writeLine(files, GENERATED_FILES["epp-endpoints"]),

@@ -134,6 +134,8 @@ export interface LateWorkers {
   url: Value;
   /** The worker URLs to add. */
   urls: Value[];
+  /** Each URL's engine, in the order of urls: its restart group and node (the router follows its restarts). */
+  origins: { group: string; node: number }[];
   /** Workers it lists once every URL is added: a URL behind --intra-node-data-parallel-size counts once per rank. */
   count: number;
 }

@@ -74,6 +74,7 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   const lateWorkers = lateWorkersOf(cfg, [...argv], {
     url: host === "0.0.0.0" ? t`http://${selfRef}:${port}` : `http://${host}:${port}`,
     urls: serving.map(engineUrl),
+    origins: serving.map((e) => ({ group: e.group, node: e.node })),
     count: serving.length * Math.max(ranksPerUrl, 1),
   });
   if (pd) {

@@ -1,0 +1,226 @@
+/**
+ * Restart drills (issue 41) on the local target: the exact create and delete commands `pulumi up`
+ * hands local.Command, then real faults (SIGKILL of an engine under steady traffic through the
+ * router). Every test name says which parts are real: the router is the REAL vllm-router from the
+ * pinned venv; engines are STAND-INs (test/fixtures/standins) or the REAL vLLM CPU build.
+ * Each drill prints its failed-request share and recovery time (docs/benchmarks.md).
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { drainRpcs } from "../program-harness";
+import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
+import {
+  captureLocal,
+  create,
+  destroy,
+  freshHome,
+  leftUnder,
+  LOCAL_E2E_HOMES,
+  processesUnder,
+  running,
+} from "./local-target";
+
+afterEach(drainRpcs);
+afterEach(() => {
+  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
+    try {
+      process.kill(Number(p.split(" ")[0]), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+});
+
+interface Sent {
+  t: number;
+  ok: boolean;
+  status: number | string;
+}
+
+/** Completions through `routerUrl` every `everyMs` until stopped, each bounded at 60 s; what each got. */
+function steadyTraffic(routerUrl: string, model: string, everyMs: number) {
+  const sent: Promise<Sent>[] = [];
+  let stopped = false;
+  const one = async (): Promise<Sent> => {
+    const t = Date.now();
+    try {
+      const r = await fetch(`${routerUrl}/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, prompt: "the fleet keeps serving", max_tokens: 2 }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      await r.text();
+      return { t, ok: r.status === 200, status: r.status };
+    } catch (e) {
+      return { t, ok: false, status: String((e as Error).name) };
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      sent.push(one());
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return Promise.all(sent);
+    },
+  };
+}
+
+/** Polls `f` every 50 ms until it is truthy; the time it took. */
+async function until(what: string, f: () => Promise<boolean> | boolean, ms: number): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    if (await f()) return Date.now() - t0;
+    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const listed = async (routerUrl: string, url: string) => {
+  try {
+    const r = (await (await fetch(`${new URL(routerUrl).origin}/list_workers`)).json()) as { urls: string[] };
+    return r.urls.includes(url);
+  } catch {
+    return false;
+  }
+};
+const healthy = async (url: string) => {
+  try {
+    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
+  } catch {
+    return false;
+  }
+};
+
+/** The seconds since boot a process started at (/proc/<pid>/stat field 22, in clock ticks of 100 Hz). */
+function startedAt(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) / 100;
+}
+const uptime = () => Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+
+const report: Record<string, unknown> = {};
+afterAll(() => console.log(`restart drills:\n${JSON.stringify(report, null, 1)}`));
+
+/**
+ * The drill: steady traffic through the router, SIGKILL of the engine on `port`, until it serves
+ * again and the router lists it; then the traffic's failures, split at the moment the router
+ * stopped listing the engine (it has seen it down), and the recovery against the engine's own start.
+ */
+async function killUnderTraffic(home: string, routerUrl: string, model: string, port: number, boundMs: number) {
+  const victim = processesUnder(home).find((p) => p.includes(`--port ${port}`) && p.includes(" serve "));
+  expect(victim, `an engine on port ${port}`).toBeDefined();
+  const url = `http://127.0.0.1:${port}`;
+  expect(await listed(routerUrl, url)).toBe(true);
+  const traffic = steadyTraffic(routerUrl, model, 50);
+  await new Promise((r) => setTimeout(r, 1000));
+  const killed = Date.now();
+  process.kill(Number(victim!.split(" ")[0]), "SIGKILL");
+  let seenDown = 0;
+  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url)), 10_000).then(
+    () => (seenDown = Date.now()),
+  );
+  await until("the engine answers /health again", () => healthy(url), boundMs);
+  // The restarted engine's own start: from its process start to its first healthy answer.
+  const again = processesUnder(home).find((p) => p.includes(`--port ${port}`) && p.includes(" serve "))!;
+  const ownStartMs = Math.round((uptime() - startedAt(Number(again.split(" ")[0]))) * 1000);
+  await until("the router lists it again", () => listed(routerUrl, url), 10_000);
+  const recoveredMs = Date.now() - killed;
+  await new Promise((r) => setTimeout(r, 1000));
+  const sent = await traffic.stop();
+  const before = sent.filter((s) => s.t < seenDown);
+  const after = sent.filter((s) => s.t >= seenDown);
+  return {
+    requests: sent.length,
+    failedBeforeRouterSawItDown: before.filter((s) => !s.ok).length,
+    failedAfterRouterSawItDown: after.filter((s) => !s.ok).length,
+    failedShare: sent.filter((s) => !s.ok).length / sent.length,
+    failures: [...new Set(sent.filter((s) => !s.ok).map((s) => s.status))],
+    routerSawItDownMs: seenDown - killed,
+    recoveredMs,
+    ownStartMs,
+    /** What a restart costs beyond the engine's own start: the back-off, the keeper's wake-up, re-adding to the router. */
+    overheadMs: recoveredMs - ownStartMs,
+  };
+}
+
+/** A local stack file: `body`, the [local] table, the launcher folder. */
+const stackWith = (body: string, local: string, binDir: string) =>
+  `${body.trim()}\n\n[local]\n${local}\n\n[local.launcher]\nbin_dir = ${JSON.stringify(binDir)}\n`;
+const TWO_REPLICAS = `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`;
+
+describe("restart drills on the local target (REAL vllm-router)", () => {
+  let env: PythonEnv;
+  beforeAll(() => {
+    env = pythonEnv();
+  }, 40 * 60_000);
+
+  it("two STAND-IN engines behind the REAL vllm-router: SIGKILL of one under steady traffic; it restarts in place, the router takes it out and back; no request fails once the router has seen it down; the restart is on record beside its log", async () => {
+    const home = freshHome("restart-standins");
+    const { dir } = launcherDir(env, "restart-standins", ["vllm-router"]);
+    const text = stackWith(
+      `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n${TWO_REPLICAS}`,
+      "gpus = [0, 1]\nready_timeout = 90",
+      dir,
+    );
+    const { commands } = await captureLocal(text);
+    const c = commands[0];
+    try {
+      const island = running(await create(c, home), "create");
+      const drill = await killUnderTraffic(home, island.routerUrl!, island.model, 8200, 30_000);
+      report["local, stand-in engines, real vllm-router"] = drill;
+      expect(drill.failedAfterRouterSawItDown).toBe(0);
+      // The goal: serving again within its own start + 1 s.
+      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
+      // The run kept its other engine and its router: one restart on record, nothing gave up.
+      const attempt = fs
+        .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
+        .trim()
+        .split(" ")[3];
+      expect(fs.readFileSync(path.join(attempt, "node_1", "i0-replica1-n0.restarts"), "utf8")).toMatch(
+        /^1 \d+ i0-replica1-n0 137 1\n$/,
+      );
+      expect(fs.existsSync(path.join(attempt, "node_0", "i0-replica0-n0.restarts"))).toBe(false);
+      // The router's follower (beside it, in its log) took the engine out and told it again.
+      const routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
+      expect(routerLog).toContain("router remove_worker http://127.0.0.1:8200: Successfully removed worker");
+      expect(routerLog).toContain("router add_worker http://127.0.0.1:8200: Successfully added worker");
+    } finally {
+      expect((await destroy(c, home)).code).toBe(0);
+    }
+    expect(await leftUnder(home)).toEqual([]);
+  }, 120_000);
+
+  it(
+    "two REAL vLLM engines (CPU) behind the REAL vllm-router: SIGKILL of one under steady traffic; it serves again within its own start + 1 s of back-off and re-adding, reusing the compile cache",
+    async () => {
+      const home = freshHome("restart-real");
+      const { dir } = launcherDir(env, "restart-real", ["vllm", "vllm-router"]);
+      const text = stackWith(
+        `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}`,
+        `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
+        dir,
+      );
+      const { commands } = await captureLocal(text);
+      const c = commands[0];
+      try {
+        const island = running(await create(c, home), "create");
+        const drill = await killUnderTraffic(home, island.routerUrl!, island.model, 8200, 15 * 60_000);
+        report["local, real vLLM CPU engines, real vllm-router"] = drill;
+        expect(drill.failedAfterRouterSawItDown).toBe(0);
+        // The goal: serving again within its own start + 1 s.
+        expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
+      } finally {
+        expect((await destroy(c, home)).code).toBe(0);
+      }
+      expect(await leftUnder(home)).toEqual([]);
+    },
+    40 * 60_000,
+  );
+});
