@@ -152,11 +152,14 @@ describe("fleet CLI on the real SLURM cluster", () => {
     expect(observed[stack]).toEqual(["SHUTDOWN", "PENDING", "LAUNCHING", "READY", "SHUTDOWN"]);
   });
 
-  it("an engine that crashes after start is FAILED, named, with SLURM's verdict; no job is left", async () => {
+  it("fail-fast (restart.max_restarts = 0): an engine that crashes after start is FAILED, named, with SLURM's verdict; no job is left", async () => {
     const stack = "cli-crash";
     // Long enough for create to see every endpoint serve first: the real vllm-router starts
     // listening only once it has seen its workers healthy (a few seconds on a loaded machine).
-    const extra = { "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "20000" } };
+    const extra = {
+      "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "20000" },
+      "inference.restart": { max_restarts: 0 },
+    };
     const cfg = pulumiConfig(work, stack, "multi-replica", extra);
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     try {
