@@ -270,7 +270,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
         : [];
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
       const before = late
-        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${routerAndUrls(WORKER_STARTUP_TIMEOUT_S)}; fleet_follow_workers "$router_pid" ${shellWords([late.url], spell)} ${followed.join(" ")}; } &`
+        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${routerAndUrls(WORKER_STARTUP_TIMEOUT_S)}; fleet_follow_workers "$router_pid" ${shellWords([late.url, late.weightVersion], spell)} ${followed.join(" ")}; } &`
         : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
       lines.push(

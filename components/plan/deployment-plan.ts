@@ -136,6 +136,8 @@ export interface LateWorkers {
   urls: Value[];
   /** Each URL's engine, in the order of urls: its restart group and node (the router follows its restarts). */
   origins: { group: string; node: number }[];
+  /** The engines' weight-version route (Engine.routes.weightVersion): a restarted one must match the others'. */
+  weightVersion: string;
   /** Workers it lists once every URL is added: a URL behind --intra-node-data-parallel-size counts once per rank. */
   count: number;
 }

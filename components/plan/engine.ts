@@ -31,6 +31,11 @@ export interface EngineRoutes {
   api: string;
   /** The base of the engine's own routes (weight updates, LoRA, cache flush): each engine's admin URL. */
   admin: string;
+  /**
+   * GET: `{"weight_version": ...}`, the weights the engine serves ("default" before any update):
+   * a restarted engine is told to its router only once it serves the fleet's (host/processes.ts).
+   */
+  weightVersion: string;
 }
 
 /** The Prometheus series `fleet metrics` reads. */

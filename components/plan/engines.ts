@@ -29,7 +29,7 @@ export function engineOf(cfg: Pick<FleetConfig, "prime_engine" | "engine">): Eng
 export const engineContainers = (): string[] => [...new Set(allEngines().map((e) => e.container))];
 
 /** The routes a reader probes without knowing which engine serves a URL (the admin base may differ). */
-export type ProbeRoutes = Omit<EngineRoutes, "admin">;
+export type ProbeRoutes = Omit<EngineRoutes, "admin" | "weightVersion">;
 
 /**
  * What every registered engine answers alike, for readers that do not know which engine a URL

@@ -12,6 +12,7 @@ import type {
 import { fileRef, nodeRef, selfRef, t, type Value } from "./values";
 import { ROUTER_RELEASES } from "../config/schema/router";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
+import { engineNamed } from "./engines";
 
 /** Seconds the router waits for its workers: as long as an engine may take to be ready (prime-rl uses 4200). */
 export const WORKER_STARTUP_TIMEOUT_S = ENGINE_READY_TIMEOUT_S;
@@ -75,6 +76,7 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
     url: host === "0.0.0.0" ? t`http://${selfRef}:${port}` : `http://${host}:${port}`,
     urls: serving.map(engineUrl),
     origins: serving.map((e) => ({ group: e.group, node: e.node })),
+    weightVersion: engineNamed(serving[0].engine).routes.weightVersion,
     count: serving.length * Math.max(ranksPerUrl, 1),
   });
   if (pd) {

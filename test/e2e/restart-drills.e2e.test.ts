@@ -197,6 +197,56 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     expect(await leftUnder(home)).toEqual([]);
   }, 120_000);
 
+  it("weights: after an update to v2, a STAND-IN engine killed and restarted serves the base weights ('default'): the router's follower keeps it out, naming the versions, until an update reaches it", async () => {
+    const home = freshHome("restart-weights");
+    const { dir } = launcherDir(env, "restart-weights", ["vllm-router"]);
+    const text = stackWith(
+      `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
+      "gpus = [0, 1]\nready_timeout = 90",
+      dir,
+    );
+    const { commands } = await captureLocal(text);
+    const c = commands[0];
+    const version = async (port: number) =>
+      ((await (await fetch(`http://127.0.0.1:${port}/weight_info`)).json()) as { weight_version: string })
+        .weight_version;
+    const setVersion = (port: number, v: string) =>
+      fetch(`http://127.0.0.1:${port}/update_weight_version`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ new_version: v }),
+      });
+    try {
+      const island = running(await create(c, home), "create");
+      // The trainer's update, as Fleet.update_weights labels it on every engine.
+      for (const port of [8100, 8200]) expect((await setVersion(port, "v2")).status).toBe(200);
+      const url = "http://127.0.0.1:8200";
+      const victim = processesUnder(home).find((p) => p.includes("--port 8200") && p.includes(" serve "))!;
+      process.kill(Number(victim.split(" ")[0]), "SIGKILL");
+      await until("the restarted engine serves", () => healthy(url), 30_000);
+      expect(await version(8200)).toBe("default");
+      // Healthy, but with the base weights: never listed while they differ.
+      for (let i = 0; i < 15; i++) {
+        expect(await listed(island.routerUrl!, url)).toBe(false);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const attempt = fs
+        .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
+        .trim()
+        .split(" ")[3];
+      expect(fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8")).toContain(
+        `[fleet] router: ${url} kept out: it serves weight version default, its peers v2`,
+      );
+      // The update reaches it: the router lists it again within the follower's poll.
+      expect((await setVersion(8200, "v2")).status).toBe(200);
+      const ms = await until("listed once its weights are current", () => listed(island.routerUrl!, url), 5_000);
+      report["local, stand-in engines: listed again after the update reached the restarted engine (ms)"] = ms;
+    } finally {
+      expect((await destroy(c, home)).code).toBe(0);
+    }
+    expect(await leftUnder(home)).toEqual([]);
+  }, 120_000);
+
   it(
     "two REAL vLLM engines (CPU) behind the REAL vllm-router: SIGKILL of one under steady traffic; it serves again within its own start + 1 s of back-off and re-adding, reusing the compile cache",
     async () => {

@@ -145,7 +145,7 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     const killed = Date.now();
     process.kill(engine.pid, "SIGKILL");
     const again = await until("the engine started again", () => l.starts("vllm")[1]);
-    // The back-off (0.3 s) first, then at once: the keeper wakes every 0.2 s while a restart is due.
+    // The back-off (0.3 s) first, then at once: the keeper wakes every 0.1 s while a restart is due.
     expect(again.ms - killed).toBeGreaterThanOrEqual(300);
     expect(again.ms - killed).toBeLessThan(1500);
     expect(again.gpus).toBe(engine.gpus);

@@ -16,6 +16,8 @@ const SGLANG_ROUTES: EngineRoutes = {
   metrics: "/metrics",
   api: "/v1",
   admin: "",
+  // Its weight_version field (python/sglang/srt/entrypoints/http_server.py model_info).
+  weightVersion: "/model_info",
 };
 
 /** SGLang's metric names (python/sglang/srt/metrics/collector.py), what `fleet metrics` reads. */

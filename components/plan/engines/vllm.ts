@@ -13,6 +13,8 @@ const VLLM_ROUTES: EngineRoutes = {
   metrics: "/metrics",
   api: "/v1",
   admin: "/v1",
+  // Mounted with VLLM_SERVER_DEV_MODE=1, as the weight-update routes are (vllm/entrypoints/rl/online/api_router.py).
+  weightVersion: "/weight_info",
 };
 
 /** vLLM V1's metric names (vllm/v1/metrics/loggers.py). */
