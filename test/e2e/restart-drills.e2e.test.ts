@@ -20,6 +20,10 @@ import {
   processesUnder,
   running,
 } from "./local-target";
+import { healthy, killUnderTraffic, listed, processesWith, until } from "./restart-drill";
+
+const report: Record<string, unknown> = {};
+afterAll(() => console.log(`restart drills (local):\n${JSON.stringify(report, null, 1)}`));
 
 afterEach(drainRpcs);
 afterEach(() => {
@@ -32,123 +36,11 @@ afterEach(() => {
   }
 });
 
-interface Sent {
-  t: number;
-  ok: boolean;
-  status: number | string;
-}
-
-/** Completions through `routerUrl` every `everyMs` until stopped, each bounded at 60 s; what each got. */
-function steadyTraffic(routerUrl: string, model: string, everyMs: number) {
-  const sent: Promise<Sent>[] = [];
-  let stopped = false;
-  const one = async (): Promise<Sent> => {
-    const t = Date.now();
-    try {
-      const r = await fetch(`${routerUrl}/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model, prompt: "the fleet keeps serving", max_tokens: 2 }),
-        signal: AbortSignal.timeout(60_000),
-      });
-      await r.text();
-      return { t, ok: r.status === 200, status: r.status };
-    } catch (e) {
-      return { t, ok: false, status: String((e as Error).name) };
-    }
-  };
-  const loop = (async () => {
-    while (!stopped) {
-      sent.push(one());
-      await new Promise((r) => setTimeout(r, everyMs));
-    }
-  })();
-  return {
-    stop: async () => {
-      stopped = true;
-      await loop;
-      return Promise.all(sent);
-    },
-  };
-}
-
-/** Polls `f` every 50 ms until it is truthy; the time it took. */
-async function until(what: string, f: () => Promise<boolean> | boolean, ms: number): Promise<number> {
-  const t0 = Date.now();
-  for (;;) {
-    if (await f()) return Date.now() - t0;
-    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-const listed = async (routerUrl: string, url: string) => {
-  try {
-    const r = (await (await fetch(`${new URL(routerUrl).origin}/list_workers`)).json()) as { urls: string[] };
-    return r.urls.includes(url);
-  } catch {
-    return false;
-  }
-};
-const healthy = async (url: string) => {
-  try {
-    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
-  } catch {
-    return false;
-  }
-};
-
-/** The seconds since boot a process started at (/proc/<pid>/stat field 22, in clock ticks of 100 Hz). */
-function startedAt(pid: number): number {
-  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) / 100;
-}
-const uptime = () => Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
-
-const report: Record<string, unknown> = {};
-afterAll(() => console.log(`restart drills:\n${JSON.stringify(report, null, 1)}`));
-
-/**
- * The drill: steady traffic through the router, SIGKILL of the engine on `port`, until it serves
- * again and the router lists it; then the traffic's failures, split at the moment the router
- * stopped listing the engine (it has seen it down), and the recovery against the engine's own start.
- */
-async function killUnderTraffic(home: string, routerUrl: string, model: string, port: number, boundMs: number) {
-  const victim = processesUnder(home).find((p) => p.includes(`--port ${port}`) && p.includes(" serve "));
-  expect(victim, `an engine on port ${port}`).toBeDefined();
-  const url = `http://127.0.0.1:${port}`;
-  expect(await listed(routerUrl, url)).toBe(true);
-  const traffic = steadyTraffic(routerUrl, model, 50);
-  await new Promise((r) => setTimeout(r, 1000));
-  const killed = Date.now();
-  process.kill(Number(victim!.split(" ")[0]), "SIGKILL");
-  let seenDown = 0;
-  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url)), 10_000).then(
-    () => (seenDown = Date.now()),
+/** The engine serving `port` of the local run under `home`: its `serve` process. */
+const engineOn = (home: string, port: number) => () =>
+  processesWith({ HOME: home }, ["serve", "--port", String(port)]).find(
+    (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("multiprocessing"),
   );
-  await until("the engine answers /health again", () => healthy(url), boundMs);
-  // The restarted engine's own start: from its process start to its first healthy answer.
-  const again = processesUnder(home).find((p) => p.includes(`--port ${port}`) && p.includes(" serve "))!;
-  const ownStartMs = Math.round((uptime() - startedAt(Number(again.split(" ")[0]))) * 1000);
-  await until("the router lists it again", () => listed(routerUrl, url), 10_000);
-  const recoveredMs = Date.now() - killed;
-  await new Promise((r) => setTimeout(r, 1000));
-  const sent = await traffic.stop();
-  const before = sent.filter((s) => s.t < seenDown);
-  const after = sent.filter((s) => s.t >= seenDown);
-  return {
-    requests: sent.length,
-    failedBeforeRouterSawItDown: before.filter((s) => !s.ok).length,
-    failedAfterRouterSawItDown: after.filter((s) => !s.ok).length,
-    failedShare: sent.filter((s) => !s.ok).length / sent.length,
-    failures: [...new Set(sent.filter((s) => !s.ok).map((s) => s.status))],
-    routerSawItDownMs: seenDown - killed,
-    recoveredMs,
-    ownStartMs,
-    /** What a restart costs beyond the engine's own start: the back-off, the keeper's wake-up, re-adding to the router. */
-    overheadMs: recoveredMs - ownStartMs,
-  };
-}
 
 /** A local stack file: `body`, the [local] table, the launcher folder. */
 const stackWith = (body: string, local: string, binDir: string) =>
@@ -173,7 +65,13 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     const c = commands[0];
     try {
       const island = running(await create(c, home), "create");
-      const drill = await killUnderTraffic(home, island.routerUrl!, island.model, 8200, 30_000);
+      const drill = await killUnderTraffic(
+        island.routerUrl!,
+        island.model,
+        "http://127.0.0.1:8200",
+        engineOn(home, 8200),
+        30_000,
+      );
       report["local, stand-in engines, real vllm-router"] = drill;
       expect(drill.failedAfterRouterSawItDown).toBe(0);
       // The goal: serving again within its own start + 1 s.
@@ -261,7 +159,13 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       const c = commands[0];
       try {
         const island = running(await create(c, home), "create");
-        const drill = await killUnderTraffic(home, island.routerUrl!, island.model, 8200, 15 * 60_000);
+        const drill = await killUnderTraffic(
+          island.routerUrl!,
+          island.model,
+          "http://127.0.0.1:8200",
+          engineOn(home, 8200),
+          15 * 60_000,
+        );
         report["local, real vLLM CPU engines, real vllm-router"] = drill;
         expect(drill.failedAfterRouterSawItDown).toBe(0);
         // The goal: serving again within its own start + 1 s.

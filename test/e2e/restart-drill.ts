@@ -1,0 +1,145 @@
+/**
+ * What the restart drills (issue 41) share: steady traffic through a router, the router's worker
+ * list, and the SIGKILL-under-traffic drill with its measurements.
+ */
+import * as fs from "node:fs";
+import { expect } from "vitest";
+
+export interface Sent {
+  t: number;
+  ok: boolean;
+  status: number | string;
+}
+
+/** Completions through `routerUrl` every `everyMs` until stopped, each bounded at 60 s; what each got. */
+export function steadyTraffic(routerUrl: string, model: string, everyMs: number) {
+  const sent: Promise<Sent>[] = [];
+  let stopped = false;
+  const one = async (): Promise<Sent> => {
+    const t = Date.now();
+    try {
+      const r = await fetch(`${routerUrl}/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, prompt: "the fleet keeps serving", max_tokens: 2 }),
+        signal: AbortSignal.timeout(60_000),
+      });
+      await r.text();
+      return { t, ok: r.status === 200, status: r.status };
+    } catch (e) {
+      return { t, ok: false, status: String((e as Error).name) };
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      sent.push(one());
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      return Promise.all(sent);
+    },
+  };
+}
+
+/** Polls `f` every 50 ms until it is truthy; the time it took. */
+export async function until(what: string, f: () => Promise<boolean> | boolean, ms: number): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    if (await f()) return Date.now() - t0;
+    if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+export const listed = async (routerUrl: string, url: string) => {
+  try {
+    const r = (await (await fetch(`${new URL(routerUrl).origin}/list_workers`)).json()) as { urls: string[] };
+    return r.urls.includes(url);
+  } catch {
+    return false;
+  }
+};
+export const healthy = async (url: string) => {
+  try {
+    return (await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) })).status === 200;
+  } catch {
+    return false;
+  }
+};
+
+/** The seconds since boot a process started at (/proc/<pid>/stat field 22, in clock ticks of 100 Hz). */
+function startedAt(pid: number): number {
+  const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+  return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) / 100;
+}
+const uptime = () => Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+
+/**
+ * The drill: steady traffic through the router, SIGKILL of the engine at `url` (its process:
+ * `engine()`, found again after the restart), until it serves again and the router lists it; then
+ * the traffic's failures, split at the moment the router stopped listing the engine (it has seen it
+ * down), and the recovery against the engine's own start (its process start to its first healthy
+ * answer).
+ */
+export async function killUnderTraffic(
+  routerUrl: string,
+  model: string,
+  url: string,
+  engine: () => number | undefined,
+  boundMs: number,
+) {
+  const victim = engine();
+  expect(victim, `an engine serving ${url}`).toBeDefined();
+  expect(await listed(routerUrl, url)).toBe(true);
+  const traffic = steadyTraffic(routerUrl, model, 50);
+  await new Promise((r) => setTimeout(r, 1000));
+  const killed = Date.now();
+  process.kill(victim!, "SIGKILL");
+  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url)), 10_000);
+  const seenDown = Date.now();
+  await until("the engine answers /health again", () => healthy(url), boundMs);
+  const again = engine();
+  expect(again, "the restarted engine").toBeDefined();
+  expect(again).not.toBe(victim);
+  const ownStartMs = Math.round((uptime() - startedAt(again!)) * 1000);
+  await until("the router lists it again", () => listed(routerUrl, url), 10_000);
+  const recoveredMs = Date.now() - killed;
+  await new Promise((r) => setTimeout(r, 1000));
+  const sent = await traffic.stop();
+  const before = sent.filter((s) => s.t < seenDown);
+  const after = sent.filter((s) => s.t >= seenDown);
+  return {
+    requests: sent.length,
+    failedBeforeRouterSawItDown: before.filter((s) => !s.ok).length,
+    failedAfterRouterSawItDown: after.filter((s) => !s.ok).length,
+    failedShare: sent.filter((s) => !s.ok).length / sent.length,
+    failures: [...new Set(sent.filter((s) => !s.ok).map((s) => s.status))],
+    routerSawItDownMs: seenDown - killed,
+    recoveredMs,
+    ownStartMs,
+    /** What a restart costs beyond the engine's own start: the back-off, the keeper's wake-up, re-adding to the router. */
+    overheadMs: recoveredMs - ownStartMs,
+  };
+}
+
+/** The processes (pids) whose environment has every `env` entry and whose command line has every `argv` word: found by fact, not by name. */
+export function processesWith(env: Record<string, string>, argv: string[]): number[] {
+  const found: number[] = [];
+  for (const pid of fs.readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+      if (stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z")) continue;
+      const words = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+      if (!argv.every((a) => words.includes(a))) continue;
+      const vars = new Set(fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0"));
+      if (Object.entries(env).every(([k, v]) => vars.has(`${k}=${v}`))) found.push(Number(pid));
+    } catch {
+      // gone meanwhile, or another user's
+    }
+  }
+  return found;
+}
