@@ -50,9 +50,10 @@ describe("engines", () => {
   });
 
   it("the fleet CLI probes the routes every engine shares, and reads every engine's metric names", () => {
-    const { admin: _admin, ...probe } = engineNamed("vllm").routes;
+    // The admin base and the weight-version route are each engine's own (the follower reads the latter from the plan).
+    const { admin: _admin, weightVersion: _version, ...probe } = engineNamed("vllm").routes;
     expect(sharedRoutes()).toEqual(probe);
-    const { admin: _sglangAdmin, ...sglangProbe } = engineNamed("sglang").routes;
+    const { admin: _sglangAdmin, weightVersion: _sglangVersion, ...sglangProbe } = engineNamed("sglang").routes;
     expect(sglangProbe).toEqual(probe);
     expect(metricNameSets().map((n) => n.running)).toEqual(["vllm:num_requests_running", "sglang:num_running_reqs"]);
   });

@@ -289,7 +289,10 @@ describe("llm-d P/D with Mooncake per rank (test/fixtures/prime-rl/disaggregated
     expect(launchBody).toContain(`FLEET_SCRATCH="/tmp/vllm-fleet-$(id -u)-$SLURM_JOB_ID"`);
     for (const e of island.engines) {
       const line = launchBody.split("\n").find((l) => l.includes(`>> "$NODE_DIR/${e.id}.log"`))!;
-      expect(line).toMatch(new RegExp(`^\\s*\\( mkdir -p "\\$\\{FLEET_SCRATCH\\}-rpc-${e.port}" \\|\\| exit 1; `));
+      // Inside the function that starts it (and restarts it: templates/host/keeper.sh.mustache).
+      expect(line).toMatch(
+        new RegExp(`^\\s*fleet_start_\\S+\\(\\) \\{ \\( mkdir -p "\\$\\{FLEET_SCRATCH\\}-rpc-${e.port}" \\|\\| exit 1; `),
+      );
       expect(line).toContain(`export VLLM_RPC_BASE_PATH="\${FLEET_SCRATCH}-rpc-${e.port}"`);
     }
     expect(launchBody.match(/exec pd-sidecar .*--data-parallel-size 2 /g)).toHaveLength(2);
