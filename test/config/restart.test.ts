@@ -4,19 +4,9 @@
  * replaces, refusals naming the key, and what the plan hands the keeper.
  */
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadStackText, type ConfigIssue } from "../../components/config";
+import { loadStackText } from "../../components/config";
 import { buildPlan } from "../../components/planner";
-import { load, stackText } from "../helpers";
-
-function issuesOf(text: string): ConfigIssue[] {
-  try {
-    loadStackText(text, "t.toml");
-  } catch (err) {
-    if (err instanceof ConfigError) return err.issues;
-    throw err;
-  }
-  throw new Error("expected the file to be refused, but it loaded");
-}
+import { issuesOf, load, stackText } from "../helpers";
 
 const STANDALONE = `[model]\nname = "Qwen/Qwen3-8B"\n[slurm]\njob_name = "r"\npartition = "cluster"\n`;
 

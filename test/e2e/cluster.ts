@@ -11,6 +11,8 @@ import {
   standinOverrides,
   type CapturedCommand,
 } from "./program-capture";
+import { main as fleet } from "../../bin/fleet";
+import type { FleetStatusReport } from "../../components/ops/commands";
 import { suiteBinDir } from "./real-parts";
 import type { RemoteRun } from "./ssh";
 
@@ -82,4 +84,22 @@ export function pulumiConfig(
 
 export function expectOk(run: RemoteRun, what: string) {
   expect(run.code, `${what} failed (exit ${run.code}); stderr:\n${run.stderr}`).toBe(0);
+}
+
+/** `fleet status <stack> --json` in-process, with the stack's config written under `dir`: its exit code, report and stderr. */
+export async function fleetStatusIn(
+  dir: string,
+  pulumiStack: string,
+  stackFile: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
+  const cfg = pulumiConfig(dir, pulumiStack, stackFile, extra);
+  let out = "";
+  let err = "";
+  const code = await fleet(
+    ["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY],
+    (s) => (out += s),
+    (s) => (err += s),
+  );
+  return { code, err, ...(out ? { report: JSON.parse(out) as FleetStatusReport } : {}) };
 }

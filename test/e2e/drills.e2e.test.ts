@@ -11,9 +11,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
-import type { FleetStatusReport } from "../../components/ops/commands";
 import { parseIslandResult, sbatchCommandUrn, STDERR_LINE_BOUND, type RunningIsland } from "../../components/slurm";
-import { capture, env, expectOk, login, privateKey, pulumiConfig, ROOT } from "./cluster";
+import { capture, env, expectOk, fleetStatusIn, login, privateKey, pulumiConfig, ROOT } from "./cluster";
 import { runRemote, type Connection } from "./ssh";
 
 const conn: Connection = { ...login, privateKey };
@@ -39,21 +38,8 @@ const queue = async () =>
     .join("\n");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function fleetStatus(
-  pulumiStack: string,
-  stackFile: string,
-  extra: Record<string, unknown> = {},
-): Promise<{ code: number; report?: FleetStatusReport; err: string }> {
-  const cfg = pulumiConfig(work, pulumiStack, stackFile, extra);
-  let out = "";
-  let err = "";
-  const code = await fleet(
-    ["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY],
-    (s) => (out += s),
-    (s) => (err += s),
-  );
-  return { code, err, ...(out ? { report: JSON.parse(out) as FleetStatusReport } : {}) };
-}
+const fleetStatus = (pulumiStack: string, stackFile: string, extra: Record<string, unknown> = {}) =>
+  fleetStatusIn(work, pulumiStack, stackFile, extra);
 
 /** Records a drill's wall time once its checks passed. */
 function done(drill: string, started: number) {

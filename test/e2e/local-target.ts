@@ -149,3 +149,14 @@ export async function leftUnder(home: string, ms = 10_000): Promise<string[]> {
     await new Promise((r) => setTimeout(r, 200));
   }
 }
+
+/** SIGKILLs every process a test left under LOCAL_E2E_HOMES, so a failed test never holds the ports the next one uses. */
+export function killLeftovers(): void {
+  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
+    try {
+      process.kill(Number(p.split(" ")[0]), "SIGKILL");
+    } catch {
+      // gone meanwhile
+    }
+  }
+}

@@ -19,25 +19,16 @@ import {
   create,
   destroy,
   freshHome,
-  LOCAL_E2E_HOMES,
+  killLeftovers,
   leftUnder,
-  processesUnder,
-  running,
-  runLocal,
   type LocalCommand,
+  processesUnder,
+  runLocal,
+  running,
 } from "./local-target";
 
 afterEach(drainRpcs);
-// A failed test must not leave its processes on the ports the next one uses.
-afterEach(() => {
-  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
-    try {
-      process.kill(Number(p.split(" ")[0]), "SIGKILL");
-    } catch {
-      // gone meanwhile
-    }
-  }
-});
+afterEach(killLeftovers);
 
 const timings: Record<string, { createMs: number; deleteMs: number }> = {};
 

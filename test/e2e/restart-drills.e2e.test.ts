@@ -8,6 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
 import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import {
@@ -15,8 +16,8 @@ import {
   create,
   destroy,
   freshHome,
+  killLeftovers,
   leftUnder,
-  LOCAL_E2E_HOMES,
   processesUnder,
   running,
 } from "./local-target";
@@ -26,15 +27,36 @@ const report: Record<string, unknown> = {};
 afterAll(() => console.log(`restart drills (local):\n${JSON.stringify(report, null, 1)}`));
 
 afterEach(drainRpcs);
-afterEach(() => {
-  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
-    try {
-      process.kill(Number(p.split(" ")[0]), "SIGKILL");
-    } catch {
-      // gone meanwhile
-    }
+afterEach(killLeftovers);
+
+/** create, `body` with the running island, delete; nothing of the run is left. */
+async function upRunDown(home: string, text: string, body: (island: RunningIsland) => Promise<void>) {
+  const { commands } = await captureLocal(text);
+  const c = commands[0];
+  try {
+    await body(running(await create(c, home), "create"));
+  } finally {
+    expect((await destroy(c, home)).code).toBe(0);
   }
-});
+  expect(await leftUnder(home)).toEqual([]);
+}
+
+/**
+ * The drill on the engine of node 1 (port 8200), reported under `label`, with its goals: no request
+ * fails once the router has seen it down, and it serves again within its own start + 1 s.
+ */
+async function drillOn8200(home: string, island: RunningIsland, boundMs: number, label: string) {
+  const drill = await killUnderTraffic(
+    island.routerUrl!,
+    island.model,
+    "http://127.0.0.1:8200",
+    engineOn(home, 8200),
+    boundMs,
+  );
+  report[label] = drill;
+  expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
+  expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
+}
 
 /** The engine serving `port` of the local run under `home`: its `serve` process. */
 const engineOn = (home: string, port: number) => () =>
@@ -61,21 +83,8 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       "gpus = [0, 1]\nready_timeout = 90",
       dir,
     );
-    const { commands } = await captureLocal(text);
-    const c = commands[0];
-    try {
-      const island = running(await create(c, home), "create");
-      const drill = await killUnderTraffic(
-        island.routerUrl!,
-        island.model,
-        "http://127.0.0.1:8200",
-        engineOn(home, 8200),
-        30_000,
-      );
-      report["local, stand-in engines, real vllm-router"] = drill;
-      expect(drill.failedAfterRouterSawItDown).toBe(0);
-      // The goal: serving again within its own start + 1 s.
-      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
+    await upRunDown(home, text, async (island) => {
+      await drillOn8200(home, island, 30_000, "local, stand-in engines, real vllm-router");
       // The run kept its other engine and its router: one restart on record, nothing gave up.
       const attempt = fs
         .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
@@ -89,10 +98,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       const routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
       expect(routerLog).toContain("router remove_worker http://127.0.0.1:8200: Successfully removed worker");
       expect(routerLog).toContain("router add_worker http://127.0.0.1:8200: Successfully added worker");
-    } finally {
-      expect((await destroy(c, home)).code).toBe(0);
-    }
-    expect(await leftUnder(home)).toEqual([]);
+    });
   }, 120_000);
 
   it("weights: after an update to v2, a STAND-IN engine killed and restarted serves the base weights ('default'): the router's follower keeps it out, naming the versions, until an update reaches it", async () => {
@@ -103,8 +109,6 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       "gpus = [0, 1]\nready_timeout = 90",
       dir,
     );
-    const { commands } = await captureLocal(text);
-    const c = commands[0];
     const version = async (port: number) =>
       ((await (await fetch(`http://127.0.0.1:${port}/weight_info`)).json()) as { weight_version: string })
         .weight_version;
@@ -114,8 +118,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ new_version: v }),
       });
-    try {
-      const island = running(await create(c, home), "create");
+    await upRunDown(home, text, async (island) => {
       // The trainer's update, as Fleet.update_weights labels it on every engine.
       for (const port of [8100, 8200]) expect((await setVersion(port, "v2")).status).toBe(200);
       const url = "http://127.0.0.1:8200";
@@ -139,10 +142,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       expect((await setVersion(8200, "v2")).status).toBe(200);
       const ms = await until("listed once its weights are current", () => listed(island.routerUrl!, url), 5_000);
       report["local, stand-in engines: listed again after the update reached the restarted engine (ms)"] = ms;
-    } finally {
-      expect((await destroy(c, home)).code).toBe(0);
-    }
-    expect(await leftUnder(home)).toEqual([]);
+    });
   }, 120_000);
 
   it(
@@ -155,25 +155,9 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
         `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
         dir,
       );
-      const { commands } = await captureLocal(text);
-      const c = commands[0];
-      try {
-        const island = running(await create(c, home), "create");
-        const drill = await killUnderTraffic(
-          island.routerUrl!,
-          island.model,
-          "http://127.0.0.1:8200",
-          engineOn(home, 8200),
-          15 * 60_000,
-        );
-        report["local, real vLLM CPU engines, real vllm-router"] = drill;
-        expect(drill.failedAfterRouterSawItDown).toBe(0);
-        // The goal: serving again within its own start + 1 s.
-        expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
-      } finally {
-        expect((await destroy(c, home)).code).toBe(0);
-      }
-      expect(await leftUnder(home)).toEqual([]);
+      await upRunDown(home, text, async (island) => {
+        await drillOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines, real vllm-router");
+      });
     },
     40 * 60_000,
   );

@@ -9,10 +9,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { main as fleet } from "../../bin/fleet";
-import type { FleetStatusReport } from "../../components/ops/commands";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
-import { capture, env, expectOk, login, privateKey, pulumiConfig } from "./cluster";
+import { capture, expectOk, fleetStatusIn, login, privateKey } from "./cluster";
 import { killUnderTraffic, processesWith } from "./restart-drill";
 import { runRemote, type Connection } from "./ssh";
 
@@ -22,16 +20,9 @@ const report: Record<string, unknown> = {};
 afterAll(() => console.log(`restart drills (SLURM):\n${JSON.stringify(report, null, 1)}`));
 
 async function fleetStatus(pulumiStack: string, stackFile: string, extra: Record<string, unknown>) {
-  const cfg = pulumiConfig(work, pulumiStack, stackFile, extra);
-  let out = "";
-  let err = "";
-  const code = await fleet(
-    ["status", pulumiStack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY],
-    (s) => (out += s),
-    (s) => (err += s),
-  );
-  expect(code, err).toBe(0);
-  return JSON.parse(out) as FleetStatusReport;
+  const s = await fleetStatusIn(work, pulumiStack, stackFile, extra);
+  expect(s.code, s.err).toBe(0);
+  return s.report!;
 }
 
 /** The job's `serve` process on node `node` (SLURM_PROCID) serving `port`. */

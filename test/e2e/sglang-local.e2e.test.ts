@@ -22,24 +22,15 @@ import {
   create,
   destroy,
   freshHome,
-  LOCAL_E2E_HOMES,
+  killLeftovers,
+  type LocalCommand,
   processesUnder,
   running,
-  type LocalCommand,
 } from "./local-target";
 import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 
 afterEach(drainRpcs);
-// A failed test must not leave its processes on the ports the next one uses.
-afterEach(() => {
-  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
-    try {
-      process.kill(Number(p.split(" ")[0]), "SIGKILL");
-    } catch {
-      // gone meanwhile
-    }
-  }
-});
+afterEach(killLeftovers);
 
 const timings: Record<string, { createMs: number; runningToReadyMs: number; deleteMs: number }> = {};
 afterAll(() => console.log(`local SGLang timings (ms):\n${JSON.stringify(timings, null, 1)}`));
