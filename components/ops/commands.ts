@@ -1,6 +1,6 @@
 import { fleetEndpoints, type IslandUrls } from "../outputs";
 import type { Role } from "../plan/deployment-plan";
-import { sharedRoutes } from "../plan/engines";
+import { engineNamed, sharedRoutes } from "../plan/engines";
 import { shq } from "../shell";
 import { parseIslandResult } from "../host/island-result";
 import type { JobReport } from "../host/job-report";
@@ -9,7 +9,7 @@ import { targetOf } from "../targets";
 import type { FleetEndpoints } from "../trainer/contract";
 import { processesOf, processUrl, type FleetView, type IslandView } from "./fleet-view";
 import { apiKeyBesideJob, envApiKey, refusedProbes, type ApiKey } from "./api-key";
-import { failureText, getText, probeAll } from "./http";
+import { failureText, getText, probeAll, probeWeightVersions } from "./http";
 import type { Probe } from "./status";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
 import { runChecked, type Shell } from "./remote";
@@ -89,6 +89,10 @@ export async function statusCommand(
     key = await apiKeyBesideJob(view, shell);
     if (key) probes = await probeAll(urls, view.model, key.value);
   }
+  const engineUrls = view.islands.flatMap((i) =>
+    i.engines.map((p) => processUrl(p, addrsOf(jobs, i))).filter((u): u is string => !!u),
+  );
+  await probeWeightVersions(probes, engineUrls, engineNamed(view.engine).routes.weightVersion, key?.value);
   unresolvableHere(view, probes);
   refusedHere(probes, key);
   const islands = view.islands.map((i) => islandStatus(i, jobs?.get(i.island), probes));

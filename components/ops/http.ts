@@ -90,6 +90,32 @@ export async function probe(baseUrl: string, model: string, apiKey?: string): Pr
   };
 }
 
+/**
+ * Each engine's weight version (`route`: Engine.routes.weightVersion, its "weight_version" field),
+ * added to its probe; null where the route does not answer one (vLLM without VLLM_SERVER_DEV_MODE).
+ * Engines only: a router would pass the path to one of its workers.
+ */
+export async function probeWeightVersions(
+  probes: Map<string, Probe>,
+  engineUrls: string[],
+  route: string,
+  apiKey?: string,
+): Promise<void> {
+  await Promise.all(
+    [...new Set(engineUrls)].map(async (u) => {
+      const p = probes.get(u);
+      if (!p || p.health !== 200) return;
+      try {
+        const r = await getText(`${new URL(u).origin}${route}`, HTTP_TIMEOUT_MS, apiKey);
+        const v = r.status === 200 ? (JSON.parse(r.body) as { weight_version?: unknown }).weight_version : undefined;
+        p.weightVersion = v === undefined || v === null ? null : String(v);
+      } catch {
+        p.weightVersion = null;
+      }
+    }),
+  );
+}
+
 /** Probes every URL in parallel (one round, however many engines). */
 export async function probeAll(urls: string[], model: string, apiKey?: string): Promise<Map<string, Probe>> {
   const unique = [...new Set(urls)];

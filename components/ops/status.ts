@@ -17,6 +17,8 @@ export interface Probe {
   models: number | null;
   listsModel: boolean;
   error?: string;
+  /** The weight version an engine reports (http.ts probeWeightVersions); null when it reports none. */
+  weightVersion?: string | null;
 }
 
 export interface ProcessStatus {
@@ -29,6 +31,8 @@ export interface ProcessStatus {
   restarts: number;
   /** The exit that caused its last restart: which process of its group, its status, when; null before any. */
   lastRestart: { cause: string; code: number; at: string } | null;
+  /** The weight version it serves, where it reports one (engines only). */
+  weightVersion: string | null;
 }
 
 export interface IslandStatus {
@@ -80,6 +84,20 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
 
   const restartsOf = (p: ProcessView) =>
     job?.restarts.find((e) => e.name === p.id && (p.at === undefined || e.node === p.at.node));
+  // The island's weights: what most of its engines that never restarted serve (else most of all):
+  // a restarted engine serving others is kept out of the router until an update reaches it
+  // (host/processes.ts, fleet_follow_workers).
+  const versionOf = (p: ProcessView) => {
+    const url = processUrl(p, job?.addrs.length ? job.addrs : undefined);
+    return (url ? probes.get(url)?.weightVersion : undefined) ?? null;
+  };
+  const mostServed = (engines: ProcessView[]) => {
+    const counts = new Map<string, number>();
+    for (const v of engines.map(versionOf)) if (v !== null) counts.set(v, (counts.get(v) ?? 0) + 1);
+    return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  };
+  const engines = processes.filter((x) => x.role !== "router");
+  const islandVersion = mostServed(engines.filter((p) => !restartsOf(p))) ?? mostServed(engines);
   const out = processes.map((p): ProcessStatus => {
     const url = processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
     const exit = exitOf(p);
@@ -87,7 +105,12 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
     const lastRestart = r
       ? { cause: r.last.cause, code: r.last.code, at: new Date(r.last.at * 1000).toISOString() }
       : null;
-    const base = { id: p.id, role: p.role, url, restarts: r?.count ?? 0, lastRestart };
+    const weightVersion = p.role === "router" ? null : versionOf(p);
+    const base = { id: p.id, role: p.role, url, restarts: r?.count ?? 0, lastRestart, weightVersion };
+    const stale =
+      weightVersion !== null && islandVersion !== undefined && weightVersion !== islandVersion
+        ? `serves weight version ${weightVersion}, the island's other engines ${islandVersion}`
+        : "";
     const restarted = lastRestart
       ? `restarted ${r!.count} time(s), last after ${lastRestart.cause} exited with status ${lastRestart.code} at ${lastRestart.at}`
       : "";
@@ -109,8 +132,15 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
         return { ...base, status: "SHUTDOWN", detail: `stopped with the job (${job!.state})` };
       case "running": {
         const probe = url ? probes.get(url) : undefined;
+        // Restarted with the base weights: out of the router until the trainer's next update reaches it.
+        if (serving(p, probe) && restarted && stale)
+          return {
+            ...base,
+            status: "RESTARTING",
+            detail: `${restarted}; ${stale}: kept out of the router until an update reaches it`,
+          };
         if (serving(p, probe))
-          return { ...base, status: "READY", detail: ["serving", restarted].filter(Boolean).join("; ") };
+          return { ...base, status: "READY", detail: ["serving", restarted, stale].filter(Boolean).join("; ") };
         const why = url ? probeDetail(probe) : "no address yet";
         // Restarted and not serving yet: the keeper is bringing it back (its back-off, then its start).
         return restarted
@@ -184,6 +214,7 @@ export function islandStatusFromCluster(view: IslandView, report: ClusterIslandR
         detail: seen?.detail ?? report.detail,
         restarts: 0,
         lastRestart: null,
+        weightVersion: null,
       };
     }),
   };

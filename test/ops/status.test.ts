@@ -146,6 +146,41 @@ describe("island status: scheduler first, then the servers", () => {
     expect(fleetStatus([back, s])).toBe("DEGRADED");
   });
 
+  it("a restarted engine that serves other weights than the island's is RESTARTING, kept out of the router until an update reaches it; each engine's version is in the report", () => {
+    const restarted = job({
+      restarts: [
+        {
+          node: 1,
+          name: view.engines[1].id,
+          count: 1,
+          last: { at: 1_800_000_000, cause: view.engines[1].id, code: 137 },
+        },
+      ],
+    });
+    const versions = (v0: string | null, v1: string | null) =>
+      new Map<string, Probe>([
+        [urls[0], { ...ok, weightVersion: v0 }],
+        [urls[1], { ...ok, weightVersion: v1 }],
+        [urls[2], ok],
+      ]);
+    const s = islandStatus(view, restarted, versions("v2", "default"));
+    expect(s.status).toBe("DEGRADED");
+    const engine = s.processes.find((p) => p.id === view.engines[1].id)!;
+    expect(engine).toMatchObject({ status: "RESTARTING", weightVersion: "default" });
+    expect(engine.detail).toContain(
+      "serves weight version default, the island's other engines v2: kept out of the router until an update reaches it",
+    );
+    expect(s.processes.find((p) => p.id === view.engines[0].id)).toMatchObject({
+      status: "READY",
+      weightVersion: "v2",
+    });
+    expect(s.processes.find((p) => p.id === "router")).toMatchObject({ weightVersion: null });
+    // The update reached it: READY.
+    expect(islandStatus(view, restarted, versions("v3", "v3")).status).toBe("READY");
+    // Engines that report no version (prime-rl's server) are not compared.
+    expect(islandStatus(view, restarted, versions(null, null)).status).toBe("READY");
+  });
+
   it("FAILED as soon as an engine's exit marker appears, naming it, even while the job still runs", () => {
     const s = islandStatus(view, job({ exits: [{ node: 1, name: view.engines[1].id, code: 1 }] }), serving(urls));
     expect(s.status).toBe("FAILED");
