@@ -103,6 +103,14 @@ export const AUTO_SETUP: Record<string, (cfg: FleetConfig, ctx: SetupContext) =>
         `${paths("engine_processes")} is "per_rank", which applies on SLURM only: on Kubernetes every engine pod runs one vLLM process for all the DP ranks of its node (one container per pod), so this fleet runs one engine per node`,
       );
   },
+  // The keeper (templates/host/keeper.sh.mustache) runs in the host targets' launch scripts; a pod's
+  // containers are the kubelet's to restart.
+  "the kubelet restarts containers on Kubernetes": (cfg, { given, paths }) => {
+    if (!settingsFor(cfg, "kubernetes") || !Object.keys(cfg.restart).some((k) => given(`restart.${k}`))) return;
+    cfg.notes.push(
+      `${paths("restart")} applies on SLURM and the local target: on Kubernetes the kubelet restarts a crashed engine container with its own back-off (10 s, doubling up to 5 min) and no budget, and its readiness probe keeps it out of the pool until it serves`,
+    );
+  },
   // SGLang's engines speak SGLang's P/D bootstrap and metrics, which vllm-router and llm-d do not.
   "SGLang engines sit behind sglang-router": (cfg, { given }) => {
     if (cfg.engine !== "sglang" || given("router.type") || cfg.router.type !== "vllm-router") return;

@@ -61,4 +61,15 @@ model = "Qwen/Qwen3-8B"
     // Replaced whole: the service's table leaves the rest at the defaults.
     expect(services.find((s) => s.service === "policy")!.restart.window).toBe(3600);
   });
+
+  it("on Kubernetes a [restart] the file sets is noted as the host targets' (the kubelet restarts containers)", () => {
+    const k8s = stackText("k8s-single-node");
+    expect(load(k8s).notes.join("\n")).not.toContain("kubelet restarts");
+    const noted = load(
+      `${k8s}\n${/^\[inference\]/m.test(k8s) ? "[inference.restart]" : "[restart]"}\nmax_restarts = 2\n`,
+    );
+    expect(noted.notes.join("\n")).toMatch(
+      /restart applies on SLURM and the local target: on Kubernetes the kubelet restarts/,
+    );
+  });
 });
