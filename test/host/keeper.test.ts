@@ -95,7 +95,9 @@ function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env:
     ...process.env,
     PATH: `${l.bin}:${process.env.PATH}`,
     RECORD_DIR: l.rec,
-    FLEET_NODE_ADDRS: Array.from({ length: nodes }, (_, k) => `127.0.0.${k + 1}`).join(" "),
+    // TEST-NET-1 (RFC 5737), routed nowhere: the router's helpers beside the stand-ins must never
+    // reach a real router or engine listening on this machine (another suite's, on 0.0.0.0).
+    FLEET_NODE_ADDRS: Array.from({ length: nodes }, (_, k) => `192.0.2.${k + 1}`).join(" "),
     SLURM_PROCID: String(node),
     FLEET_ATTEMPT_DIR: l.attempt,
     CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7",
@@ -286,9 +288,14 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
 describe("the keeper on the local target (supervisor)", () => {
   it("an engine of node 1 killed with SIGKILL starts again on node 1's GPUs, in node 1's folder; the other replica and the router keep running", async () => {
     const l = lab();
-    const text = withRestart(stackText("local-multi-replica"), "backoff = 0.1");
+    // Ports no other suite uses: the local run is on 127.0.0.1, where the router's helpers call.
+    const text = withRestart(
+      stackText("local-multi-replica").replace("[model]", "[server]\nport = 28000\n\n[model]"),
+      "backoff = 0.1",
+    );
     const plan = planOf(text, "local-multi-replica");
     const script = renderSupervisor(plan, plan.islands[0]);
+    expect(script).toContain("--port 28200");
     const run = runBash(script, {
       ...process.env,
       PATH: `${l.bin}:${process.env.PATH}`,
