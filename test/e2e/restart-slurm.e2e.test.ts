@@ -61,4 +61,88 @@ describe("restart drills on the real SLURM cluster", () => {
       expectOk(await runRemote(c.connection, c.delete), "delete");
     }
   }, 300_000);
+
+  it("wide-EP, two islands of one engine across 2 nodes each (STAND-INs): SIGKILL of island 0's rank on node 2 restarts both its ranks as one group, in the same job; island 1 is untouched", async () => {
+    const stack = "restart-group";
+    const extra = {
+      deployment: { type: "multi_node", num_infer_nodes: 2, num_infer_replicas: 2 },
+      "inference.restart": { backoff: 0.5 },
+    };
+    const commands = (await capture("wide-ep", extra, stack)).commands;
+    expect(commands).toHaveLength(2);
+    try {
+      const islands = [];
+      for (const c of commands) {
+        const create = await runRemote(c.connection, c.create, c.stdin);
+        expectOk(create, "create");
+        islands.push(parseIslandResult(create.stdout) as RunningIsland);
+      }
+      const [i0, i1] = islands;
+      const ranks = (island: RunningIsland) =>
+        [0, 1].map((n) => processesWith({ SLURM_JOB_ID: island.jobId, SLURM_PROCID: String(n) }, ["serve"])[0]);
+      const before0 = ranks(i0);
+      const before1 = ranks(i1);
+      expect([...before0, ...before1].every(Boolean)).toBe(true);
+      const killed = Date.now();
+      process.kill(before0[1], "SIGKILL");
+      // Both ranks of island 0 run again: new processes on both nodes.
+      let after0: number[] = [];
+      for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+        after0 = ranks(i0);
+        if (after0.every((pid, n) => pid && pid !== before0[n])) break;
+      }
+      expect(
+        after0.every((pid, n) => pid && pid !== before0[n]),
+        `island 0's ranks: ${before0} -> ${after0}`,
+      ).toBe(true);
+      const head = `http://${i0.nodes[0].addr}:${new URL(i0.engines[0].url).port}`;
+      for (const t0 = Date.now(); Date.now() - t0 < 60_000; await new Promise((r) => setTimeout(r, 100))) {
+        if ((await fetch(`${head}/health`).catch(() => undefined))?.status === 200) break;
+      }
+      report["SLURM, wide-EP group of 2 nodes: both ranks serve again (ms)"] = Date.now() - killed;
+      expect(ranks(i1)).toEqual(before1);
+      for (const i of islands)
+        expect((await runRemote(conn, `squeue -h -j ${i.jobId} -o %T`)).stdout.trim()).toBe("RUNNING");
+      const status = await fleetStatus(stack, "wide-ep", extra);
+      const counts = status.islands.map((i) => i.processes.filter((p) => p.role !== "router").map((p) => p.restarts));
+      // Both ranks of island 0 count the restart; island 1 none.
+      expect(counts).toEqual([
+        [1, 1],
+        [0, 0],
+      ]);
+    } finally {
+      for (const c of commands) expectOk(await runRemote(c.connection, c.delete), "delete");
+    }
+  }, 300_000);
+
+  it("past its budget (restart.max_restarts = 1): a STAND-IN engine that keeps crashing after it served fails the island: status names the process, its status and its one restart; SLURM ends the job", async () => {
+    const stack = "restart-budget";
+    // Long enough for create to see every endpoint serve first (the real router listens once its workers are healthy).
+    const extra = {
+      "inference.env_vars": { STANDIN_CRASH_AFTER_MS: "15000" },
+      "inference.restart": { max_restarts: 1, backoff: 0.1 },
+    };
+    const [c] = (await capture("multi-replica", extra, stack)).commands;
+    try {
+      const create = await runRemote(c.connection, c.create, c.stdin);
+      expectOk(create, "create");
+      const island = parseIslandResult(create.stdout) as RunningIsland;
+      let s = await fleetStatus(stack, "multi-replica", extra);
+      for (
+        const t0 = Date.now();
+        s.status !== "FAILED" && Date.now() - t0 < 90_000;
+        await new Promise((r) => setTimeout(r, 1000))
+      )
+        s = await fleetStatus(stack, "multi-replica", extra);
+      expect(s.status).toBe("FAILED");
+      const failed = s.islands[0].processes.find((p) => p.status === "FAILED")!;
+      expect(failed).toMatchObject({ restarts: 1, detail: "exited with status 1" });
+      expect(s.islands[0].detail).toMatch(/i0-replica\d-n0 exited with status 1/);
+      for (const t0 = Date.now(); Date.now() - t0 < 30_000; await new Promise((r) => setTimeout(r, 500)))
+        if ((await runRemote(conn, `squeue -h -j ${island.jobId} -o %T`)).stdout.trim() === "") break;
+      expect((await runRemote(conn, `squeue -h -j ${island.jobId} -o %T`)).stdout.trim()).toBe("");
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+    }
+  }, 300_000);
 });
