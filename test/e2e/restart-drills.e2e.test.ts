@@ -18,7 +18,6 @@ import {
   freshHome,
   killLeftovers,
   leftUnder,
-  processesUnder,
   running,
 } from "./local-target";
 import { healthy, killUnderTraffic, listed, processesWith, until } from "./restart-drill";
@@ -56,6 +55,53 @@ async function drillOn8200(home: string, island: RunningIsland, boundMs: number,
   report[label] = drill;
   expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
   expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(1000);
+}
+
+const version = async (port: number) =>
+  ((await (await fetch(`http://127.0.0.1:${port}/weight_info`)).json()) as { weight_version: string }).weight_version;
+const setVersion = (port: number, v: string) =>
+  fetch(`http://127.0.0.1:${port}/update_weight_version`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ new_version: v }),
+  });
+
+/**
+ * The weights drill on node 1's engine (port 8200; VLLM_SERVER_DEV_MODE=1): both engines labelled
+ * v2 as Fleet.update_weights labels them, SIGKILL, the restarted one serves "default" and is never
+ * listed while it does (the router log says why), then the update reaches it and it is listed.
+ */
+async function weightGateOn8200(home: string, island: RunningIsland, boundMs: number, label: string) {
+  for (const port of [8100, 8200]) expect((await setVersion(port, "v2")).status).toBe(200);
+  const url = "http://127.0.0.1:8200";
+  const victim = engineOn(home, 8200)();
+  expect(victim).toBeDefined();
+  process.kill(victim!, "SIGKILL");
+  await until(
+    "the restarted engine serves",
+    async () => engineOn(home, 8200)() !== victim && (await healthy(url)),
+    boundMs,
+  );
+  expect(await version(8200)).toBe("default");
+  // Healthy, but with the base weights: never listed while they differ.
+  for (let i = 0; i < 15; i++) {
+    expect(await listed(island.routerUrl!, url)).toBe(false);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const attempt = fs
+    .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
+    .trim()
+    .split(" ")[3];
+  expect(fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8")).toContain(
+    `[fleet] router: ${url} kept out: it serves weight version default, its peers v2`,
+  );
+  // The update reaches it: the router lists it again within the follower's poll.
+  expect((await setVersion(8200, "v2")).status).toBe(200);
+  report[`${label}: listed again after the update reached the restarted engine (ms)`] = await until(
+    "listed once its weights are current",
+    () => listed(island.routerUrl!, url),
+    5_000,
+  );
 }
 
 /** The engine serving `port` of the local run under `home`: its `serve` process. */
@@ -109,54 +155,24 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       "gpus = [0, 1]\nready_timeout = 90",
       dir,
     );
-    const version = async (port: number) =>
-      ((await (await fetch(`http://127.0.0.1:${port}/weight_info`)).json()) as { weight_version: string })
-        .weight_version;
-    const setVersion = (port: number, v: string) =>
-      fetch(`http://127.0.0.1:${port}/update_weight_version`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ new_version: v }),
-      });
     await upRunDown(home, text, async (island) => {
-      // The trainer's update, as Fleet.update_weights labels it on every engine.
-      for (const port of [8100, 8200]) expect((await setVersion(port, "v2")).status).toBe(200);
-      const url = "http://127.0.0.1:8200";
-      const victim = processesUnder(home).find((p) => p.includes("--port 8200") && p.includes(" serve "))!;
-      process.kill(Number(victim.split(" ")[0]), "SIGKILL");
-      await until("the restarted engine serves", () => healthy(url), 30_000);
-      expect(await version(8200)).toBe("default");
-      // Healthy, but with the base weights: never listed while they differ.
-      for (let i = 0; i < 15; i++) {
-        expect(await listed(island.routerUrl!, url)).toBe(false);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-      const attempt = fs
-        .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
-        .trim()
-        .split(" ")[3];
-      expect(fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8")).toContain(
-        `[fleet] router: ${url} kept out: it serves weight version default, its peers v2`,
-      );
-      // The update reaches it: the router lists it again within the follower's poll.
-      expect((await setVersion(8200, "v2")).status).toBe(200);
-      const ms = await until("listed once its weights are current", () => listed(island.routerUrl!, url), 5_000);
-      report["local, stand-in engines: listed again after the update reached the restarted engine (ms)"] = ms;
+      await weightGateOn8200(home, island, 30_000, "local, stand-in engines");
     });
   }, 120_000);
 
   it(
-    "two REAL vLLM engines (CPU) behind the REAL vllm-router: SIGKILL of one under steady traffic; it serves again within its own start + 1 s of back-off and re-adding, reusing the compile cache",
+    "two REAL vLLM engines (CPU) behind the REAL vllm-router: SIGKILL of one under steady traffic; it serves again within its own start + 1 s of back-off and re-adding, reusing the compile cache; after an update to v2 a restarted one serves 'default' and stays out of the router until the update reaches it",
     async () => {
       const home = freshHome("restart-real");
       const { dir } = launcherDir(env, "restart-real", ["vllm", "vllm-router"]);
       const text = stackWith(
-        `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}`,
+        `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
         `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
         dir,
       );
       await upRunDown(home, text, async (island) => {
         await drillOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines, real vllm-router");
+        await weightGateOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines");
       });
     },
     40 * 60_000,

@@ -30,6 +30,11 @@ if [ "$prog" = vllm ] && [ -n "\${FAKE_EXIT_AFTER:-}" ] && [ "$n" -lt "\${FAKE_F
   sleep "$FAKE_EXIT_AFTER"
   exit 3
 fi
+# The router answers every call (its helpers take workers out and in); the engines only wait.
+if [ "$prog" = vllm-router ]; then
+  port=$(printf '%s\n' "$@" | grep -A1 -x -- --port | tail -n 1)
+  exec node -e "require('http').createServer((q, r) => r.end('ok')).listen($port, '127.0.0.1')"
+fi
 exec sleep 1000
 `;
 
@@ -95,9 +100,9 @@ function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env:
     ...process.env,
     PATH: `${l.bin}:${process.env.PATH}`,
     RECORD_DIR: l.rec,
-    // TEST-NET-1 (RFC 5737), routed nowhere: the router's helpers beside the stand-ins must never
-    // reach a real router or engine listening on this machine (another suite's, on 0.0.0.0).
-    FLEET_NODE_ADDRS: Array.from({ length: nodes }, (_, k) => `192.0.2.${k + 1}`).join(" "),
+    // Every node on this machine, its ports from 28000 (launchOf): the router's helpers beside the
+    // stand-ins must never reach a real router or engine of another suite.
+    FLEET_NODE_ADDRS: Array.from({ length: nodes }, () => "127.0.0.1").join(" "),
     SLURM_PROCID: String(node),
     FLEET_ATTEMPT_DIR: l.attempt,
     CUDA_VISIBLE_DEVICES: "0,1,2,3,4,5,6,7",
@@ -130,8 +135,14 @@ const alive = (pid: number) => {
 /** The stack with its restart table: [inference.restart] in the RL layout, [restart] in the standalone one. */
 const withRestart = (text: string, restart: string) =>
   `${text}\n[${/^\[inference\]/m.test(text) ? "inference.restart" : "restart"}]\n${restart}\n`;
+/** Ports no other suite uses: [server] port = 28000 (the router), its engines on 28100. */
+const ownPorts = (text: string) =>
+  /^\[inference\]/m.test(text)
+    ? text.replace(/^\[inference\]$/m, "[inference.server]\nport = 28000\n\n[inference]")
+    : text.replace("[model]", "[server]\nport = 28000\n\n[model]");
 const launchOf = (text: string) => {
-  const plan = planOf(text);
+  const plan = planOf(ownPorts(text));
+  expect(renderIslandScript(plan, plan.islands[0]).launchBody).toContain("--port 28100");
   return renderIslandScript(plan, plan.islands[0]).launchBody;
 };
 
@@ -289,10 +300,7 @@ describe("the keeper on the local target (supervisor)", () => {
   it("an engine of node 1 killed with SIGKILL starts again on node 1's GPUs, in node 1's folder; the other replica and the router keep running", async () => {
     const l = lab();
     // Ports no other suite uses: the local run is on 127.0.0.1, where the router's helpers call.
-    const text = withRestart(
-      stackText("local-multi-replica").replace("[model]", "[server]\nport = 28000\n\n[model]"),
-      "backoff = 0.1",
-    );
+    const text = withRestart(ownPorts(stackText("local-multi-replica")), "backoff = 0.1");
     const plan = planOf(text, "local-multi-replica");
     const script = renderSupervisor(plan, plan.islands[0]);
     expect(script).toContain("--port 28200");
