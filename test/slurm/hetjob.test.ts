@@ -195,6 +195,8 @@ describe("the co-scheduled create and delete", () => {
     for (const { plan, island } of members) fs.mkdirSync(path.join(dir, islandDir(plan, island)), { recursive: true });
     const stub = [
       "say() { :; }",
+      // The create's helper (slurm/create/helpers.sh.mustache): recorded, each island's folder once.
+      'mark_served() { printf "%s\\n" "$1" >> "$PWD/served"; }',
       "job_id=777 adopted=true t_submitted=1.5 t_running=2.5 t_ready=3.5",
       "hosts=(n1 n2 n3) addrs=(10.1.0.1 10.1.0.2 10.1.0.3) first=(0 2)",
     ].join("\n");
@@ -209,6 +211,10 @@ describe("the co-scheduled create and delete", () => {
       ["Qwen/Qwen3-32B", ["n1", "n2"], "777"],
       ["Qwen/Qwen3-8B", ["n3"], "777"],
     ]);
+    // Every island's keeper learns that it served (restarts begin: templates/host/keeper.sh.mustache).
+    expect(fs.readFileSync(path.join(dir, "served"), "utf8").trim().split("\n")).toEqual(
+      members.map(({ plan, island }) => islandDir(plan, island)),
+    );
     const judge = r.islands[1];
     if (judge.dryRun) throw new Error("unreachable");
     expect(judge.routerUrl).toMatch(/^http:\/\/10\.1\.0\.3:\d+\/v1$/);
