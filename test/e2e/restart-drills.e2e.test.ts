@@ -11,15 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
 import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
-import {
-  captureLocal,
-  create,
-  destroy,
-  freshHome,
-  killLeftovers,
-  leftUnder,
-  running,
-} from "./local-target";
+import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, running } from "./local-target";
 import { healthy, killUnderTraffic, listed, processesWith, until } from "./restart-drill";
 
 const report: Record<string, unknown> = {};

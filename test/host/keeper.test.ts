@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { renderSupervisor } from "../../components/local";
-import { renderIslandScript } from "../../components/slurm/sbatch";
+import { renderIslandScript } from "../../components/slurm";
 import { plan as planOf, stackText } from "../helpers";
 
 /**

@@ -291,7 +291,9 @@ describe("llm-d P/D with Mooncake per rank (test/fixtures/prime-rl/disaggregated
       const line = launchBody.split("\n").find((l) => l.includes(`>> "$NODE_DIR/${e.id}.log"`))!;
       // Inside the function that starts it (and restarts it: templates/host/keeper.sh.mustache).
       expect(line).toMatch(
-        new RegExp(`^\\s*fleet_start_\\S+\\(\\) \\{ \\( mkdir -p "\\$\\{FLEET_SCRATCH\\}-rpc-${e.port}" \\|\\| exit 1; `),
+        new RegExp(
+          `^\\s*fleet_start_\\S+\\(\\) \\{ \\( mkdir -p "\\$\\{FLEET_SCRATCH\\}-rpc-${e.port}" \\|\\| exit 1; `,
+        ),
       );
       expect(line).toContain(`export VLLM_RPC_BASE_PATH="\${FLEET_SCRATCH}-rpc-${e.port}"`);
     }

@@ -223,7 +223,9 @@ export const vllmFleetTable = table({
     .describe(
       'What each engine runs: "prime-rl" (its `inference` server with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" for an RL file, "vllm" for a standalone inference file',
     ),
-  restart: restartTable.optional().describe("What an island does when one of its processes exits ([restart] in vllm-fleet's own layout)"),
+  restart: restartTable
+    .optional()
+    .describe("What an island does when one of its processes exits ([restart] in vllm-fleet's own layout)"),
   engine_processes: engineProcesses
     .default("per_rank")
     .describe(

@@ -15,7 +15,8 @@ const seconds = (max: number) =>
  * budget, as systemd's Restart= with StartLimitBurst / StartLimitIntervalSec does. A process that
  * spans several (a DP group, an engine across nodes) restarts as one group. Past the budget the
  * island fails as it does with max_restarts = 0: the first exit stops the island and the job gives
- * its GPUs back. On Kubernetes the kubelet restarts containers with its own back-off.
+ * its GPUs back. On Kubernetes the kubelet restarts containers with its own back-off:
+ * AUTO_SETUP "the kubelet restarts containers on Kubernetes" notes a table the file sets there.
  */
 export const restartTable = table({
   max_restarts: z
@@ -36,9 +37,7 @@ export const restartTable = table({
     .describe(
       "Seconds between an exit and the first restart; each further restart within the window waits twice as long, up to max_backoff (default 0.5)",
     ),
-  max_backoff: seconds(3600)
-    .default(60)
-    .describe("The longest wait before a restart, in seconds (default 60)"),
+  max_backoff: seconds(3600).default(60).describe("The longest wait before a restart, in seconds (default 60)"),
 });
 
 export type RestartSettings = z.output<typeof restartTable>;
