@@ -2246,7 +2246,8 @@ const STATEMENT: Record<ScriptKind, RegExp | null> = {
   create: /^([A-Za-z_][A-Za-z0-9_]*=|# |printf '%s\\n' )/,
   "dry-create": /^([A-Za-z_][A-Za-z0-9_]*=|# |printf '%s\\n' )/,
   sbatch: /^(#SBATCH |# |[A-Za-z_][A-Za-z0-9_]*=)/,
-  launch: /^(\s*\( (export|exec) .* 2>&1 &|export PATH=|source )/,
+  // A process's start line, inside the function that starts it (and restarts it: host/processes.ts).
+  launch: /^(\s*(fleet_start_[\w-]+\(\) \{ )?\( (export|exec) .* 2>&1 &( \})?|export PATH=|source )/,
   delete: null,
   // An engine script's vllm command is one statement over continuation lines; each changed line is
   // checked as the arguments of a command of its own.
@@ -2299,12 +2300,12 @@ function changedRegions(a: string[], b: string[]): [string[], string[]][] {
 }
 
 /**
- * A process start line, `( export A=..; export B=..; exec cmd .. ) >> "$NODE_DIR/x.log" 2>&1 &`,
+ * A process start line, `fleet_start_k() { ( export A=..; export B=..; exec cmd .. ) >> "$NODE_DIR/x.log" 2>&1 & }`,
  * cut down to the `;`-separated parts that differ from the marker's line: the rest is the marker's
  * own text, checked with its script, and long env chains make shellcheck slow.
  */
 function trimStartLine(marker: string, line: string): string {
-  const shape = /^(\s*\( )(.*)( \) >> "\$NODE_DIR\/[^"]+\.log" 2>&1 &)$/s;
+  const shape = /^(\s*(?:fleet_start_[\w-]+\(\) \{ )?\( )(.*)( \) >> "\$NODE_DIR\/[^"]+\.log" 2>&1 &(?: \})?)$/s;
   const m = shape.exec(marker);
   const p = shape.exec(line);
   if (!m || !p || m[3] !== p[3]) return line;
