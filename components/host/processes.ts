@@ -1,6 +1,6 @@
 import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
-import type { EngineProcess, IslandPlan, RouterPlan } from "../plan/deployment-plan";
+import type { EngineProcess, IslandPlan, LateWorkers, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
 import { yamlPackage } from "../lazy-packages";
@@ -256,22 +256,8 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       // vllm-router (and sglang-router, its origin) checks its workers once at start, then every
       // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
       // passes and it serves at once.
-      const routerAndUrls = (...between: number[]) =>
-        late ? [shellWords([late.url], spell), ...between.map(String), shellWords(late.urls, spell)].join(" ") : "";
-      // Each worker as its group, node and URL: the follower watches its group's restarts.
-      const followed = late
-        ? late.urls.map((u, i) => {
-            const o = late.origins[i];
-            return shellWords(
-              [{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }],
-              spell,
-            );
-          })
-        : [];
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      const before = late
-        ? `router_pid=$BASHPID; { fleet_add_workers "$router_pid" ${routerAndUrls(WORKER_STARTUP_TIMEOUT_S)}; fleet_follow_workers "$router_pid" ${shellWords([late.url, late.weightVersion], spell)} ${followed.join(" ")}; } &`
-        : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
+      const before = late ? tellAndFollow(late) : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
       lines.push(
         ...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before),
@@ -287,6 +273,21 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     }
   }
   return lines;
+}
+
+/**
+ * What runs beside a router told its workers late (router-plan.ts lateWorkersOf), in its subshell:
+ * fleet_add_workers tells it each worker as it answers, then fleet_follow_workers keeps it to the
+ * ones that serve, each worker given as its group, node and URL so it sees its group's restarts.
+ */
+function tellAndFollow(late: LateWorkers): string {
+  const followed = late.urls.map((u, i) => {
+    const o = late.origins[i];
+    return shellWords([{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }], spell);
+  });
+  const tell = `fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}`;
+  const follow = `fleet_follow_workers "$router_pid" ${shellWords([late.url, late.weightVersion], spell)} ${followed.join(" ")}`;
+  return `router_pid=$BASHPID; { ${tell}; ${follow}; } &`;
 }
 
 /** YAML without anchors and aliases: a shared sub-object is written out in full at each use. */

@@ -87,8 +87,9 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
   // The island's weights: what most of its engines that never restarted serve (else most of all):
   // a restarted engine serving others is kept out of the router until an update reaches it
   // (host/processes.ts, fleet_follow_workers).
+  const urlOf = (p: ProcessView) => processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
   const versionOf = (p: ProcessView) => {
-    const url = processUrl(p, job?.addrs.length ? job.addrs : undefined);
+    const url = urlOf(p);
     return (url ? probes.get(url)?.weightVersion : undefined) ?? null;
   };
   const mostServed = (engines: ProcessView[]) => {
@@ -99,7 +100,7 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
   const engines = processes.filter((x) => x.role !== "router");
   const islandVersion = mostServed(engines.filter((p) => !restartsOf(p))) ?? mostServed(engines);
   const out = processes.map((p): ProcessStatus => {
-    const url = processUrl(p, job?.addrs.length ? job.addrs : undefined) ?? null;
+    const url = urlOf(p);
     const exit = exitOf(p);
     const r = restartsOf(p);
     const lastRestart = r
