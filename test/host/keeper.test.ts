@@ -49,7 +49,13 @@ interface Start {
 const running: ChildProcess[] = [];
 afterEach(() => {
   context = () => "";
-  for (const c of running.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  // The whole group (each node runs detached): a killed node's router must not keep its port.
+  for (const c of running.splice(0))
+    try {
+      process.kill(-c.pid!, "SIGKILL");
+    } catch {
+      // gone already
+    }
 });
 
 /** A folder for one test: stand-ins, their records and the attempt folder, `served` (the create saw the island serve) unless told otherwise. */
@@ -87,7 +93,8 @@ function runBash(script: string, env: NodeJS.ProcessEnv) {
   child.stdout.on("data", (d) => (stdout += d));
   child.stderr.on("data", (d) => (stderr += d));
   child.stdin.end(script);
-  context = () => `${context()}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
+  const before = context;
+  context = () => `${before()}\n--- stdout\n${stdout}\n--- stderr\n${stderr}`;
   const done = new Promise<{ code: number | null; signal: string | null }>((ok) =>
     child.on("close", (code, signal) => ok({ code, signal })),
   );
