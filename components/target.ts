@@ -97,8 +97,6 @@ export interface FleetSupport {
     plan: DeploymentPlan,
     island: IslandPlan,
   ): { jobName: string; islandDir: string; nodeCount: number; component?: number; jobDir?: string };
-  /** The URN `pulumi up --replace` takes to start a new job for island `island` (a job that ended is invisible to refresh). */
-  replaceUrn?(project: string, stack: string, island: number, service?: string, component?: number): string;
 }
 
 /** What a target's scheduler is asked for, as the printed plan shows it: a title and a table. */

@@ -5,6 +5,7 @@
  */
 import * as pulumi from "@pulumi/pulumi";
 import { parse as shellParse } from "shell-quote";
+import { NEVER_STARTED, observeInTests, type Presence, type PresenceJob } from "../components/host/presence";
 
 export interface Registered {
   type: string;
@@ -142,8 +143,14 @@ export function installMocks(
     commandStdout?: (inputs: Record<string, any>) => string;
     /** What a StackReference to each stack name reads: its outputs and which of them are secret. */
     stackOutputs?: Record<string, { outputs: Record<string, unknown>; secretOutputNames: string[] }>;
+    /** What the host says of each job before planning (host/presence.ts); never started unless said. */
+    presence?: (job: PresenceJob) => Presence | undefined;
   } = {},
 ): Registered[] {
+  // No host answers under mocks: the program's presence check reads this instead.
+  observeInTests(async (jobs) =>
+    Object.fromEntries(jobs.map((j) => [j.jobName, opts.presence?.(j) ?? NEVER_STARTED])),
+  );
   const registered: Registered[] = [];
   const pending = new Map<string, Registered["options"]>();
   pulumi.runtime.setMocks(

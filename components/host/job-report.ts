@@ -26,6 +26,10 @@ export interface JobReport {
   restarts: ProcessRestarts[];
   /** Each of the job's nodes in node-index order with SLURM's state for it (sinfo: `down*`, `allocated`, ...). */
   nodeStates: { host: string; state: string }[];
+  /** The revival generation the island's folder records (host/presence.ts); 0 when it has none. */
+  generation: number;
+  /** `pulumi destroy` ended the job (its delete left `destroyed` in the folder; a create removes it). */
+  destroyed: boolean;
 }
 
 /** What the query needs to find an island's job: its unique name, the island's directory, a job id if known. */
@@ -53,6 +57,8 @@ export const emptyReport = (island: number): JobReport => ({
   exits: [],
   restarts: [],
   nodeStates: [],
+  generation: 0,
+  destroyed: false,
 });
 
 /** What `<name>.restarts` beside a process's log says (templates/host/keeper.sh.mustache). */
@@ -65,10 +71,16 @@ export interface ProcessRestarts {
 }
 
 /**
- * A query record about a process's markers, as both host targets' queries print them: `exit`
- * (FILE, STATUS) and `restarts` (FILE, COUNT, the file's last line). False for any other record.
+ * A query record about the island's folder or a process's markers, as both host targets' queries
+ * print them: `presence` (GENERATION, destroyed or kept: templates/host/presence.sh), `exit` (FILE,
+ * STATUS) and `restarts` (FILE, COUNT, the file's last line). False for any other record.
  */
 export function readMarkerRecord(kind: string, rest: string[], r: JobReport): boolean {
+  if (kind === "presence") {
+    r.generation = Number(rest[0]) || 0;
+    r.destroyed = rest[1] === "destroyed";
+    return true;
+  }
   if (kind !== "exit" && kind !== "restarts") return false;
   const m = new RegExp(`/node_(\\d+)/([^/]+)\\.${kind}$`).exec(rest[0] ?? "");
   if (!m) return true;
@@ -84,4 +96,21 @@ export function readMarkerRecord(kind: string, rest: string[], r: JobReport): bo
     });
   }
   return true;
+}
+
+export type JobPhase = "queued" | "running" | "ended" | "failed" | "none";
+
+/**
+ * Every SLURM job state, mapped (the scheduler speaks first; raw strings never leak into statuses).
+ * A job that ends by scancel is over (SHUTDOWN); one that ends by itself, or by the node, the clock
+ * or the OOM killer, failed. A fleet never completes on its own, so COMPLETED is an ending too.
+ */
+export function jobPhase(state: string | null): JobPhase {
+  if (state === null) return "none";
+  if (/^(PENDING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|SUSPENDED|RESV_DEL_HOLD|SPECIAL_EXIT|STOPPED)$/.test(state))
+    return "queued";
+  if (/^(CONFIGURING|RUNNING|RESIZING|SIGNALING|STAGE_OUT|UPDATE_DB|POWER_UP_NODE)$/.test(state)) return "running";
+  if (/^(COMPLETING|COMPLETED|CANCELLED)$/.test(state)) return "ended";
+  if (/^(FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE|REVOKED)$/.test(state)) return "failed";
+  return "queued";
 }

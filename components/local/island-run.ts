@@ -102,11 +102,15 @@ function localCreateView(
   return { view, script, scriptHash: hash };
 }
 
-/** The create and delete commands of one island on this machine (pure; the LocalIslandRun component runs them). */
+/**
+ * The create and delete commands of one island on this machine (pure; the LocalIslandRun component
+ * runs them). `generation` > 0: the run was gone and this create brings it back (host/presence.ts).
+ */
 export function renderLocalRun(
   plan: DeploymentPlan,
   island: IslandPlan,
   secrets: readonly SecretName[] = [],
+  generation = 0,
 ): LocalRun {
   const t = localSettings(plan, "renderLocalRun");
   const { view, script, scriptHash: hash } = localCreateView(plan, island, secrets);
@@ -121,7 +125,7 @@ export function renderLocalRun(
     runName: name,
     islandDir: dir,
     create: underTimeout(bounds.create, "bash -s"),
-    stdin: renderTemplate("local/create.sh.mustache", view),
+    stdin: renderTemplate("local/create.sh.mustache", { ...view, generation }),
     delete: underTimeout(bounds.delete, `bash -c ${shq(del)}`),
     script,
     scriptHash: hash,

@@ -6,6 +6,8 @@ import type { IslandResult } from "../host/island-result";
 import { islandName } from "../plan/naming";
 import { renderLocalRun, secretEnvironment } from "./island-run";
 import { LocalIslandRun } from "./local-run";
+import { generationIn, type Presence } from "../host/presence";
+import { runName } from "./names";
 
 /** A local island in the `islands` stack output: the common URLs and its run. */
 export interface LocalIslandOutputs extends BaseIslandOutputs {
@@ -30,8 +32,18 @@ const partOutputs = (r: IslandResult): PartOutputs =>
     ? { routerUrl: null, engines: [], mooncake: null }
     : { routerUrl: r.routerUrl, engines: r.engines, mooncake: r.mooncake };
 
+export interface LocalIslandContext extends IslandContext {
+  /** What this machine said of each run before planning, by run name (presence.ts). */
+  presence: pulumi.Output<Record<string, Presence>>;
+}
+
 /** One island on this machine: one run, and the logical parts it runs, whose outputs come from its result line. */
-export const deployLocalIsland: IslandDeployer<IslandContext, LocalIslandOutputs> = (parent, plan, island, ctx) => {
+export const deployLocalIsland: IslandDeployer<LocalIslandContext, LocalIslandOutputs> = (
+  parent,
+  plan,
+  island,
+  ctx,
+) => {
   // A dry run starts nothing, so it gets no credential.
   const names = plan.dryRun ? [] : (Object.keys(ctx.secrets) as SecretName[]);
   const values = pulumi.all(
@@ -46,7 +58,11 @@ export const deployLocalIsland: IslandDeployer<IslandContext, LocalIslandOutputs
     : undefined;
   const run = new LocalIslandRun(
     islandName(ctx.name, plan.service, island.index),
-    { run: renderLocalRun(plan, island, names), secrets },
+    {
+      run: (g) => renderLocalRun(plan, island, names, g),
+      generation: ctx.presence.apply((seen) => generationIn(seen, runName(plan, island.index))),
+      secrets,
+    },
     { parent },
   );
   ctx.parts(plan, island, run.result.apply(partOutputs), run);

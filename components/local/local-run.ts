@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseIslandResult, type IslandResult } from "../host/island-result";
 import type { TimeBound } from "../host/time-bound";
 import type { LocalRun } from "./island-run";
+import { triggerHash } from "../host/presence";
 
 /** components/local/local-run.ts */
 export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
@@ -14,8 +15,10 @@ export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
 const after = (b: TimeBound) => `${b.seconds + b.killAfter + 60}s`;
 
 export interface LocalRunArgs {
-  /** The rendered create/delete commands of one island (island-run.ts). */
-  run: LocalRun;
+  /** The rendered create/delete commands of one island (island-run.ts) at a revival generation. */
+  run: (generation: number) => LocalRun;
+  /** The generation the run is created with (host/presence.ts): one more than recorded when it is gone. */
+  generation: pulumi.Output<number>;
   /** The island's credentials, each in its environment variable (secretEnv), and their fingerprint. */
   secrets?: { environment: pulumi.Output<Record<string, string>>; fingerprint: pulumi.Output<string> };
 }
@@ -30,6 +33,10 @@ export interface LocalRunArgs {
  *   stopped first (deleteBeforeReplace). Any other change is an in-place update that re-runs
  *   create, which adopts the running fleet.
  * - Delete stops exactly the recorded run (pid, start time, log folder) and succeeds when it is gone.
+ * - local.Command has no Read, so the program asks this machine before planning (presence.ts): a
+ *   run that ended behind Pulumi's back (an exhausted restart budget, a kill, a reboot) comes with
+ *   the next revival generation in its trigger, so `pulumi preview` shows the replacement and
+ *   `pulumi up` starts it again.
  * - Credentials reach create in its environment (a secret input, kept encrypted in the state), and
  *   it writes them to 0600 files; no command line holds them.
  */
@@ -39,17 +46,18 @@ export class LocalIslandRun extends pulumi.ComponentResource {
 
   constructor(name: string, args: LocalRunArgs, opts?: pulumi.ComponentResourceOptions) {
     super(LOCAL_RUN_TYPE, name, {}, opts);
-    const { run, secrets } = args;
+    const { secrets } = args;
+    // Commands and bounds do not depend on the generation; the create's stdin and the trigger do.
+    const run = args.run(0);
+    const current = args.generation.apply((g) => ({ stdin: args.run(g).stdin, hash: triggerHash(run.scriptHash, g) }));
     this.command = new command.local.Command(
       `${name}-run`,
       {
         create: run.create,
-        stdin: run.stdin,
+        stdin: current.stdin,
         delete: run.delete,
         ...(secrets ? { environment: pulumi.secret(secrets.environment) } : {}),
-        triggers: secrets
-          ? [run.scriptHash, run.dryRun, pulumi.secret(secrets.fingerprint)]
-          : [run.scriptHash, run.dryRun],
+        triggers: secrets ? [current.hash, run.dryRun, pulumi.secret(secrets.fingerprint)] : [current.hash, run.dryRun],
         addPreviousOutputInEnv: false,
         // Progress on stderr reaches `pulumi up`; stdout is the result line the program parses.
         logging: "stderr",

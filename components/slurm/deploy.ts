@@ -7,6 +7,7 @@ import type { DeployTarget } from "../backend";
 import { coScheduledGroups } from "./hetjob";
 import { deploySlurmGroup, deploySlurmIsland, type SlurmIslandContext, type SlurmIslandOutputs } from "./island";
 import { loginConnection } from "./login-connection";
+import { slurmPresence } from "./island-presence";
 
 export const slurmDeployTarget: DeployTarget<
   command.types.input.remote.ConnectionArgs,
@@ -14,7 +15,12 @@ export const slurmDeployTarget: DeployTarget<
   SlurmIslandOutputs
 > = {
   connect: (config) => loginConnection(config),
-  fleetContext: (_fleet, _plan, common, connection) => ({ ...common, connection }),
+  // remote.Command has no Read: the login node is asked about every job before planning.
+  fleetContext: (_fleet, stack, common, connection) => ({
+    ...common,
+    connection,
+    presence: slurmPresence(stack, connection),
+  }),
   deployIsland: deploySlurmIsland,
   // slurm.co_schedule: every island of every service as one heterogeneous job.
   groups: coScheduledGroups,

@@ -205,12 +205,12 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
 }
 
 /** The create and delete commands of the co-scheduled job, in an island job's shape (SlurmJob runs either). */
-export function renderHetjob(members: ServiceIsland[], secrets: readonly SecretName[] = []): IslandJob {
+export function renderHetjob(members: ServiceIsland[], secrets: readonly SecretName[] = [], generation = 0): IslandJob {
   const { view, scriptHash: hash, pending, ready } = hetjobCreateView(members, secrets);
   const name = hetjobName(members);
   const dir = hetjobDir(members);
   const dryRun = members[0].plan.dryRun;
-  const stdin = renderTemplate(HETJOB_CREATE_TEMPLATE, view);
+  const stdin = renderTemplate(HETJOB_CREATE_TEMPLATE, { ...view, generation });
   const del = renderOneLine("slurm/hetjob/delete.sh.mustache", {
     jobName: shq(name),
     dirs: [dir, ...members.map(({ plan, island }) => islandDir(plan, island))].map(shq),

@@ -80,17 +80,19 @@ export function createScriptView(
  * The create and delete commands of one island's SLURM job (pure; the SlurmJob component runs them).
  * `secrets` names the configured credentials: the job reads them from their files, and with an API
  * key the readiness probes authenticate (the key goes to curl on a pipe, never on a command line).
+ * `generation` > 0: the job was gone and this create brings it back (host/presence.ts).
  */
 export function renderIslandJob(
   plan: DeploymentPlan,
   island: IslandPlan,
   secrets: readonly SecretName[] = [],
+  generation = 0,
 ): IslandJob {
   const { view, scriptHash: hash } = createScriptView(plan, island, secrets);
   const t = slurmSettings(plan, "renderIslandJob");
   const name = jobName(plan, island.index);
   const dir = islandDir(plan, island);
-  const stdin = renderTemplate(CREATE_TEMPLATE, view);
+  const stdin = renderTemplate(CREATE_TEMPLATE, { ...view, generation });
   const del = renderOneLine("slurm/delete.sh.mustache", {
     jobName: shq(name),
     islandDir: shq(dir),

@@ -9,10 +9,14 @@ import { renderSecretFiles, renderSecretFilesIn, secretFilesPayload, type Secret
 import { componentJobId, hetjobDir, hetjobName, parseHetjobResult, renderHetjob, type HetjobResult } from "./hetjob";
 import { SlurmJob } from "./slurm-job";
 import { coScheduledJobResourceName, slurmJobResourceName } from "./urn";
+import { generationIn, type Presence } from "../host/presence";
+import { jobName } from "./sbatch";
 
 export interface SlurmIslandContext extends IslandContext {
   /** The login node. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
+  /** What the login node said of each job before planning, by job name (island-presence.ts). */
+  presence: pulumi.Output<Record<string, Presence>>;
 }
 
 /** A SLURM island in the `islands` stack output: the common URLs and its job. */
@@ -93,7 +97,13 @@ export const deploySlurmIsland: IslandDeployer<SlurmIslandContext, SlurmIslandOu
   const { names, files } = secretFiles(ctx, plan.dryRun, (n) => renderSecretFiles(plan, island, n));
   const job = new SlurmJob(
     base,
-    { connection: ctx.connection, job: renderIslandJob(plan, island, names), secrets: files, parse: parseIslandResult },
+    {
+      connection: ctx.connection,
+      job: (g) => renderIslandJob(plan, island, names, g),
+      generation: ctx.presence.apply((seen) => generationIn(seen, jobName(plan, island.index))),
+      secrets: files,
+      parse: parseIslandResult,
+    },
     { parent },
   );
   // The parts exist once the job runs them.
@@ -113,7 +123,13 @@ export const deploySlurmGroup: GroupDeployer<SlurmIslandContext, SlurmIslandOutp
   );
   const job = new SlurmJob<HetjobResult>(
     coScheduledJobResourceName(ctx.name),
-    { connection: ctx.connection, job: renderHetjob(members, names), secrets: files, parse: parseHetjobResult },
+    {
+      connection: ctx.connection,
+      job: (g) => renderHetjob(members, names, g),
+      generation: ctx.presence.apply((seen) => generationIn(seen, hetjobName(members))),
+      secrets: files,
+      parse: parseHetjobResult,
+    },
     { parent },
   );
   return members.map(({ plan, island }, k) => {

@@ -3,6 +3,8 @@ import { renderTemplate } from "../templates";
 
 import { emptyReport, readMarkerRecord, type IslandJobRef, type JobReport } from "../host/job-report";
 
+export { jobPhase, type JobPhase } from "../host/job-report";
+
 export type { IslandJobRef, JobReport };
 
 /** Bash for the login node (slurm/scheduler-query.sh): one tab-separated record per fact, parsed by parseSchedulerReport. */
@@ -94,20 +96,3 @@ export class SchedulerUnobservable extends Error {
 
 /** A node SLURM has given up on (down, failed, drained for a failure) or that stopped answering (`*`). */
 export const nodeLost = (state: string): boolean => /\*$|^(down|fail|failing|not_responding|no_respond)/i.test(state);
-
-export type JobPhase = "queued" | "running" | "ended" | "failed" | "none";
-
-/**
- * Every SLURM job state, mapped (the scheduler speaks first; raw strings never leak into statuses).
- * A job that ends by scancel is over (SHUTDOWN); one that ends by itself, or by the node, the clock
- * or the OOM killer, failed. A fleet never completes on its own, so COMPLETED is an ending too.
- */
-export function jobPhase(state: string | null): JobPhase {
-  if (state === null) return "none";
-  if (/^(PENDING|REQUEUED|REQUEUE_HOLD|REQUEUE_FED|SUSPENDED|RESV_DEL_HOLD|SPECIAL_EXIT|STOPPED)$/.test(state))
-    return "queued";
-  if (/^(CONFIGURING|RUNNING|RESIZING|SIGNALING|STAGE_OUT|UPDATE_DB|POWER_UP_NODE)$/.test(state)) return "running";
-  if (/^(COMPLETING|COMPLETED|CANCELLED)$/.test(state)) return "ended";
-  if (/^(FAILED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|PREEMPTED|BOOT_FAIL|DEADLINE|REVOKED)$/.test(state)) return "failed";
-  return "queued";
-}

@@ -4,6 +4,7 @@ import type { IslandJob } from "./island-job";
 import type { SecretFilesJob } from "./secret-files";
 import { providerTimeoutSeconds, type LoginBound } from "./login-bound";
 import { sbatchCommandName, SLURM_JOB_TYPE } from "./urn";
+import { triggerHash } from "../host/presence";
 
 /**
  * customTimeouts past a command's login-node bound. They do not stop a running command (only its
@@ -17,8 +18,10 @@ function customTimeouts(createOrUpdate: LoginBound, del: LoginBound): pulumi.Cus
 export interface SlurmJobArgs<Result> {
   /** The login node (see login.ts); stored as a secret in the state by the provider. */
   connection: pulumi.Input<command.types.input.remote.ConnectionArgs>;
-  /** The rendered create/delete commands of one island (island-job.ts). */
-  job: IslandJob;
+  /** The rendered create/delete commands of one island (island-job.ts) at a revival generation. */
+  job: (generation: number) => IslandJob;
+  /** The generation the job is created with (host/presence.ts): one more than recorded when it is gone. */
+  generation: pulumi.Output<number>;
   /** The island's credentials: the commands that write and remove their 0600 files, and the values. */
   secrets?: { files: SecretFilesJob; payload: pulumi.Output<string>; fingerprint: pulumi.Output<string> };
   /** Reads the create's result line: an island's (island-result.ts), or a co-scheduled job's (hetjob.ts). */
@@ -41,9 +44,11 @@ export interface SlurmJobArgs<Result> {
  * - Every command is bounded by `timeout` on the login node (login-bound.ts): remote.Command's
  *   customTimeouts do not stop a command that runs. A create stopped by its bound cancels every
  *   job of its name, so the next create submits afresh rather than adopting a half-started job.
- * - Nothing reads the job back (remote.Command has no Read): a job that ended behind Pulumi's back
- *   is still "created" to `pulumi up` and `refresh`. `fleet status` sees it and prints the
- *   `pulumi up --replace` that starts a new one (docs/slurm.md).
+ * - remote.Command has no Read, so the program asks the login node before planning
+ *   (island-presence.ts): a job that ended behind Pulumi's back (scancel, a lost node, the time
+ *   limit, an exhausted restart budget) comes with the next revival generation, which the trigger
+ *   carries beside the script hash, so `pulumi preview` shows the replacement and `pulumi up`
+ *   submits it again; the create records the generation in the island's folder.
  */
 export class SlurmJob<Result> extends pulumi.ComponentResource {
   /** The island's result line: job id, nodes, router and admin URLs (or the dry-run script path). */
@@ -53,7 +58,10 @@ export class SlurmJob<Result> extends pulumi.ComponentResource {
 
   constructor(name: string, args: SlurmJobArgs<Result>, opts?: pulumi.ComponentResourceOptions) {
     super(SLURM_JOB_TYPE, name, {}, opts);
-    const { job, secrets } = args;
+    const { secrets } = args;
+    // Commands, names and bounds do not depend on the generation; the create's stdin and the trigger do.
+    const job = args.job(0);
+    const current = args.generation.apply((g) => ({ stdin: args.job(g).stdin, hash: triggerHash(job.scriptHash, g) }));
     this.jobName = job.jobName;
     const secretFiles = secrets
       ? new command.remote.Command(
@@ -74,11 +82,9 @@ export class SlurmJob<Result> extends pulumi.ComponentResource {
       {
         connection: args.connection,
         create: job.create,
-        stdin: job.stdin,
+        stdin: current.stdin,
         delete: job.delete,
-        triggers: secrets
-          ? [job.scriptHash, job.dryRun, pulumi.secret(secrets.fingerprint)]
-          : [job.scriptHash, job.dryRun],
+        triggers: secrets ? [current.hash, job.dryRun, pulumi.secret(secrets.fingerprint)] : [current.hash, job.dryRun],
         // The provider can only pass the old stdout through AcceptEnv; delete does not need it.
         addPreviousOutputInEnv: false,
         // Progress lines on stderr reach `pulumi up`; stdout is the result line the program parses.

@@ -8,7 +8,6 @@ import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
 import { renderTemplate } from "../templates";
-import { sbatchCommandUrn } from "./urn";
 import { islandName } from "../plan/naming";
 
 /** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
@@ -48,6 +47,5 @@ export const slurmTarget: Target = {
         islandDir: islandDir(plan, island),
         nodeCount: island.nodes.length,
       },
-    replaceUrn: sbatchCommandUrn,
   },
 };

@@ -226,7 +226,7 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
     }
   });
 
-  it("scaling 1 -> 2 -> 1 islands keeps island 0's job; a job cancelled behind Pulumi's back: fleet status, then up --replace with its URN; a key rotation (old key 401, new key 200)", async () => {
+  it("scaling 1 -> 2 -> 1 islands keeps island 0's job; a job cancelled behind Pulumi's back: fleet status, then preview shows its replacement and up submits it again, island 0 untouched, then no changes; a key rotation (old key 401, new key 200)", async () => {
     const stack = "scale";
     await onStack(stack, async () => {
       // Shared nodes: an exclusive job clears stale vLLM processes on its nodes first, and the test
@@ -255,20 +255,32 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       for (const i of await islandsOf()) await traffic(i.routerUrl!, model, "sk-scale-one");
       summary.push(`scale 1 -> 2: island 0 kept job ${first}; island 1 got job ${afterTwo[1]}`);
 
-      // Island 1's job ends behind Pulumi's back; fleet status sees it and names the URN to replace.
+      // Island 1's job ends behind Pulumi's back: fleet status sees it, and so do preview and up,
+      // which ask the login node before planning (components/host/presence.ts).
       await runRemote(conn(), `scancel --name=${(await islandsOf())[1].jobName}`);
       for (let t = 0; t < 50 && (await squeue("scale-i1")) !== ""; t++) await new Promise((r) => setTimeout(r, 200));
       const status = await project.bash(`npm run -s fleet -- status ${stack} -i ${cluster.FLEET_E2E_SSH_KEY} --json`);
       const report = JSON.parse(status.stdout);
       expect(report.islands.map((i: { status: string }) => i.status)).toEqual(["READY", "SHUTDOWN"]);
-      const urn = /--replace '([^']+)'/.exec(report.replace.command)![1];
-      expect(urn).toMatch(/::scale-i1-sbatch$/);
-      await project.ok(["up", "--yes", "--replace", urn]);
+      expect(report.replace).toEqual({ islands: [1], command: `pulumi up --stack ${stack}` });
+      const preview = await project.ok(["preview", "--diff"]);
+      const seen = preview.stdout + preview.stderr;
+      expect(seen).toMatch(/scale-i1: its job \d+ ended \(CANCELLED\); pulumi up creates it again \(revival 1\)/);
+      expect(seen).toMatch(/\+-\s+command:remote:Command\s+scale-i1-sbatch\s+replace/);
+      expect(seen).not.toMatch(/scale-i0-sbatch\s+replace/);
+      const back = await project.ok(["up", "--yes"]);
+      expect(back.stdout).toMatch(/scale-i1-sbatch\s+replaced/);
       const replaced = await jobs();
-      expect(replaced[0], "island 0's job across up --replace of island 1").toBe(first);
+      expect(replaced[0], "island 0's job across the up that brought island 1 back").toBe(first);
       expect(replaced[1]).not.toBe(afterTwo[1]);
+      // The island's folder records the revival, so the next preview computes the same trigger.
+      expect(await runRemote(conn(), `cat /tmp/fleet-e2e/${stack}/island-1/generation`)).toMatchObject({
+        stdout: "1\n",
+      });
+      for (const i of await islandsOf()) await traffic(i.routerUrl!, model, "sk-scale-one");
+      await project.ok(["preview", "--expect-no-changes"]);
       summary.push(
-        `scancel island 1 -> fleet status SHUTDOWN -> up --replace ${urn}: job ${replaced[1]}, island 0 kept ${first}`,
+        `scancel island 1 -> fleet status SHUTDOWN -> preview shows its replace -> up: job ${replaced[1]}, island 0 kept ${first}; then no changes`,
       );
 
       // A new key replaces the jobs (running engines read it only at start); the old one is refused.

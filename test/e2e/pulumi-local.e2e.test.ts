@@ -78,7 +78,7 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     }
   }, 900_000);
 
-  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing, destroy leaves no process", async () => {
+  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing; the run killed whole: preview shows it, up starts it again, then no changes; destroy leaves no process", async () => {
     const outputDir = path.join(home, "fleet");
     fs.writeFileSync(
       path.join(project.dir, "local-e2e.toml"),
@@ -126,6 +126,29 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     const again = await project.ok(["up", "--yes", "--expect-no-changes"]);
     expect(again.code).toBe(0);
     expect((await project.outputs()).islands[0].pid).toBe(island.pid);
+
+    // The run killed whole, as a reboot or an OOM killer would: preview and up ask this machine
+    // before planning (components/host/presence.ts), so preview shows the run replaced and up
+    // starts it again; then the stack previews with no changes.
+    process.kill(-Number(island.pid), "SIGKILL");
+    for (let t = 0; t < 50 && processesUnder(outputDir).length > 0; t++) await new Promise((r) => setTimeout(r, 200));
+    expect(processesUnder(outputDir)).toEqual([]);
+    const preview = await project.ok(["preview", "--diff"]);
+    const seen = preview.stdout + preview.stderr;
+    expect(seen).toMatch(
+      new RegExp(`its run ${island.pid} ended \\(FAILED\\); pulumi up creates it again \\(revival 1\\)`),
+    );
+    expect(seen).toMatch(/\+-\s+command:local:Command\s+\S+-i0-run\s+replace/);
+    const back = await project.ok(["up", "--yes"], { timeoutMs: 600_000 });
+    expect(back.stdout).toMatch(/-i0-run\s+replaced/);
+    const revived = (await project.outputs()).islands[0];
+    expect(revived.pid).not.toBe(island.pid);
+    const after = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
+    expect(after.choices[0].text.length).toBeGreaterThan(0);
+    await project.ok(["preview", "--expect-no-changes"]);
+    console.log(
+      `run ${island.pid} killed whole -> preview showed its replacement -> up started run ${revived.pid} (${(back.ms / 1000).toFixed(1)} s) -> no changes`,
+    );
 
     await project.ok(["destroy", "--yes"]);
     expect(await leftUnder(outputDir)).toEqual([]);

@@ -1,20 +1,18 @@
 /**
  * `fleet status` on a SLURM fleet whose job ended behind Pulumi's back: remote.Command has no Read
- * (pulumi-command v1.2.1 remote/commandController.go: Create, Update, Delete only; pulumi-go-provider
- * v1.3.0 infer/resource.go Read returns the stored state as is), so `pulumi up` and `refresh` do
- * not see it. Status prints the `pulumi up --replace` that starts a new job, and only when it saw
- * the job gone: squeue answered and lists no job of the island's name.
+ * (pulumi-command v1.2.1 remote/commandController.go: Create, Update, Delete only), so the program
+ * asks the login node before planning and `pulumi up` starts the job again (host/presence.ts).
+ * Status prints that `pulumi up`, and only when it saw the job gone: squeue answered and lists no
+ * job of the island's name, and `pulumi destroy` did not end it.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
 import type { FleetStatusReport } from "../../components/ops/commands";
-import { jobsGone, pulumiProject } from "../../components/ops/replace-hint";
-import { sbatchCommandUrn, type JobReport } from "../../components/slurm";
+import { jobsGone } from "../../components/ops/replace-hint";
+import type { JobReport } from "../../components/slurm";
 import { fakeSlurm, type FakeSlurm } from "../slurm/fake-slurm";
-
-const URN = sbatchCommandUrn("vllm-fleet", "single-node", 0);
 
 let slurm: FakeSlurm;
 const saved = { PATH: process.env.PATH, HOME: process.env.HOME, FAKE_SLURM: process.env.FAKE_SLURM };
@@ -48,24 +46,27 @@ async function status(json = false) {
   return { code, out, err };
 }
 
-describe("fleet status: a job that is gone gets the pulumi up --replace that brings it back", () => {
-  it("squeue answered and lists no job of the island's name: the message and the command, with the URN the engine gives the sbatch command", async () => {
+describe("fleet status: a job that is gone gets the pulumi up that brings it back", () => {
+  it("squeue answered and lists no job of the island's name: the message and the command", async () => {
     const text = await status();
     expect(text.code, text.err).toBe(0);
     expect(text.out).toContain("FAILED");
     expect(text.err).toBe(
-      "island 0's job is gone, and Pulumi cannot see that (remote.Command has no read, so `pulumi up` and `refresh` " +
-        "leave it as it is). If this stack is still up, start a new job with:\n" +
-        `  pulumi up --stack single-node --replace '${URN}'\n`,
+      "island 0's job is gone; `pulumi up` sees that (it asks the host before planning) and starts it again, " +
+        "leaving the islands that serve untouched:\n  pulumi up --stack single-node\n",
     );
     const json = await status(true);
     const report = JSON.parse(json.out) as FleetStatusReport;
     expect(report.islands[0]).toMatchObject({ jobId: "100", schedulerState: "FAILED" });
-    expect(report.replace).toEqual({
-      islands: [0],
-      command: `pulumi up --stack single-node --replace '${URN}'`,
-    });
-    expect(json.err).toContain(`--replace '${URN}'`);
+    expect(report.replace).toEqual({ islands: [0], command: "pulumi up --stack single-node" });
+  });
+
+  it("`pulumi destroy` ended it (its delete left `destroyed`): nothing to bring back, no command", async () => {
+    fs.writeFileSync(path.join(slurm.home, "vllm-fleet/single-node/island-0/destroyed"), "");
+    const s = await status(true);
+    expect(s.code, s.err).toBe(0);
+    expect((JSON.parse(s.out) as FleetStatusReport).replace).toBeUndefined();
+    expect(s.err).not.toContain("pulumi up");
   });
 
   it("squeue failed: nothing was observed, so no command (status says it could not observe the job)", async () => {
@@ -100,6 +101,8 @@ describe("jobsGone", () => {
     exits: [],
     restarts: [],
     nodeStates: [],
+    generation: 0,
+    destroyed: false,
     ...over,
   });
   it("is the islands whose submitted job squeue, having answered, no longer lists", () => {
@@ -111,9 +114,7 @@ describe("jobsGone", () => {
       [5, report({ island: 5, source: "job_id file" })],
     ]);
     expect(jobsGone(jobs)).toEqual([0, 4, 5]);
-  });
-
-  it("the project name comes from Pulumi.yaml", () => {
-    expect(pulumiProject()).toBe("vllm-fleet");
+    // Ended by `pulumi destroy`: not gone.
+    expect(jobsGone(new Map([[0, report({ source: "scontrol", state: "CANCELLED", destroyed: true })]]))).toEqual([]);
   });
 });

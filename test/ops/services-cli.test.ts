@@ -67,7 +67,7 @@ describe("fleet --service on a stack of services", () => {
     expect(view.islands[0].component).toBeUndefined();
   });
 
-  it("a job seen gone: the replace hint names the group's one command, or the named service's island", () => {
+  it("a job seen gone: the hint is the stack's pulumi up, co-scheduled or not", () => {
     const gone = (island: number): Map<number, JobReport> =>
       new Map([
         [
@@ -84,11 +84,13 @@ describe("fleet --service on a stack of services", () => {
             exits: [],
             restarts: [],
             nodeStates: [],
+            generation: 0,
+            destroyed: false,
           } as JobReport,
         ],
       ]);
-    const co = replaceHint(source("judge").view, gone(0), "vllm-fleet");
-    expect(co?.command).toMatch(/::policy-and-judge-cosched-sbatch'$/);
+    const co = replaceHint(source("judge").view, gone(0));
+    expect(co?.command).toBe("pulumi up --stack policy-and-judge");
     const apart = replaceHint(
       resolveSource({
         stack: "policy-and-judge",
@@ -98,9 +100,8 @@ describe("fleet --service on a stack of services", () => {
         local: false,
       }).view,
       gone(0),
-      "vllm-fleet",
     );
-    expect(apart?.command).toMatch(/::policy-and-judge-judge-i0-sbatch'$/);
+    expect(apart).toEqual({ islands: [0], command: "pulumi up --stack policy-and-judge" });
   });
 
   it("`pulumi stack output --json` of a stack of services: --service picks its islands and model", () => {

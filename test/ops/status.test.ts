@@ -23,6 +23,8 @@ const job = (over: Partial<JobReport>): JobReport => ({
     { host: "n1", state: "allocated" },
     { host: "n2", state: "allocated" },
   ],
+  generation: 0,
+  destroyed: false,
   ...over,
 });
 const ok: Probe = { health: 200, models: 200, listsModel: true };

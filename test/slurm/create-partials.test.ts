@@ -22,6 +22,8 @@ const views = variants.flatMap((v) => {
   const p = planOf(v.text, v.name.split(" ")[0]);
   return p.islands.map((island) => ({ variant: v.name, view: createScriptView(p, island, v.secrets).view }));
 });
+// A create that brings a gone job back (host/presence.ts) records its generation.
+views.push({ variant: "revival", view: { ...views[0].view, generation: 2 } });
 
 /** Rendered once per distinct text: most partials read the same whatever the stack. */
 function distinct(render: (view: object) => string): string[] {
@@ -42,12 +44,13 @@ function expectCompleteShell(text: string, shellcheckArgs: string[]): void {
 }
 
 describe("the create script's partials", () => {
-  it("are the files under templates/slurm/create/ and templates/host/readiness/ (shared with the local target), each included once", () => {
+  it("are the files under templates/slurm/create/ and templates/host/readiness/ (shared with the local target) and the revival record, each included once", () => {
     expect(PARTIALS.length).toBeGreaterThan(5);
     expect(new Set(PARTIALS).size).toBe(PARTIALS.length);
     const files = ["slurm/create", "host/readiness"].flatMap((dir) =>
       fs.readdirSync(path.join(ROOT, "templates", dir)).map((f) => `${dir}/${f}`),
     );
+    files.push("host/revival.sh.mustache");
     expect([...PARTIALS].sort()).toEqual(files.sort());
   });
 
