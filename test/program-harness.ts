@@ -148,9 +148,7 @@ export function installMocks(
   } = {},
 ): Registered[] {
   // No host answers under mocks: the program's presence check reads this instead.
-  observeInTests(async (jobs) =>
-    Object.fromEntries(jobs.map((j) => [j.jobName, opts.presence?.(j) ?? NEVER_STARTED])),
-  );
+  observeInTests(async (jobs) => Object.fromEntries(jobs.map((j) => [j.jobName, opts.presence?.(j) ?? NEVER_STARTED])));
   const registered: Registered[] = [];
   const pending = new Map<string, Registered["options"]>();
   pulumi.runtime.setMocks(
