@@ -7,6 +7,7 @@
  *   endpoints  the trainer contract as the fleet reports it now
  *   list       the model catalog
  *   jobs       every fleet's job of yours on the cluster
+ *   keep       checks the fleet every --every seconds and runs `pulumi up` when an island is gone
  *
  * Exit status: 0 when the question was answered (whatever the fleet's state), 1 when it could not
  * be (ssh or scheduler failure), 2 for a usage or stack-file error.
@@ -27,11 +28,13 @@ import { endpointsText, jobsText, metricsText, statusText } from "../components/
 import { jobsSource, resolveSource, type SourceOptions } from "../components/ops/source";
 import { runChecked } from "../components/ops/remote";
 import { catalogCommand } from "../components/ops/catalog-list";
+import { keep, KEEP_DEFAULTS, type KeepOptions } from "../components/ops/keep";
+import { pulumiUp } from "../components/ops/pulumi-up";
 import { targetOf } from "../components/targets";
 import { OVERRIDES_HELP, ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
 
-type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs";
-const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints"];
+type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs" | "keep";
+const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints", "keep"];
 
 interface OptionSpec {
   flags: string;
@@ -66,6 +69,22 @@ const OPTIONS: OptionSpec[] = [
     repeatable: true,
   },
   { flags: "-n <lines>", help: "lines from the end of each log (default 40)", verbs: ["logs"] },
+  {
+    flags: "--every <seconds>",
+    help: `seconds between checks (default ${KEEP_DEFAULTS.every})`,
+    verbs: ["keep"],
+  },
+  {
+    flags: "--max-ups <n>",
+    help: `pulumi ups allowed within --window before keep gives up, exit 1 (default ${KEEP_DEFAULTS.maxUps})`,
+    verbs: ["keep"],
+  },
+  {
+    flags: "--window <seconds>",
+    help: `the window --max-ups counts in (default ${KEEP_DEFAULTS.window})`,
+    verbs: ["keep"],
+  },
+  { flags: "--once", help: "one check (and at most one pulumi up), then exit: for cron", verbs: ["keep"] },
   { flags: "--job", help: "also the tail of the batch job's own output (slurm-<job id>.out)", verbs: ["logs"] },
   { flags: "--catalog <file>", help: "a user models.yaml merged over the built-in catalog", verbs: ["list"] },
   {
@@ -142,6 +161,10 @@ interface Opts {
   local?: boolean;
   kubeconfig?: string;
   context?: string;
+  every?: string;
+  maxUps?: string;
+  window?: string;
+  once?: boolean;
 }
 
 const collect = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -344,6 +367,50 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       }
       out(o.json ? JSON.stringify(endpoints, null, 2) + "\n" : endpointsText(endpoints) + "\n");
       exit(0);
+    }),
+  );
+
+  fleetVerb(
+    "keep",
+    "checks the fleet every --every seconds and runs `pulumi up` when an island is gone",
+    "For the hours nobody watches: checks the fleet as `fleet status` does, and when an island's job (SLURM) or run (local) is gone (ended, and not by pulumi destroy), runs `pulumi up --yes --stack <stack>` in this project, which starts exactly the gone islands again. At most --max-ups ups within --window seconds; past that it gives up (exit 1). Every line it logs is timestamped; a failed check does nothing and says so.",
+  ).action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const { stack, overrides } = stackAndOverrides(cmd);
+      const src = source(stack, o, overrides, cmd);
+      needShell(src, cmd);
+      const pulumiStack = src.view.stack;
+      if (!pulumiStack || !targetOf(src.view.target).fleet.scheduler)
+        throw new UsageError("keep needs a stack deployed on SLURM or this machine (not --endpoints alone)", cmd);
+      const number = (flag: string, v: string | undefined, d: number, min: number) => {
+        const n = v === undefined ? d : Number(v);
+        if (!Number.isInteger(n) || n < min) throw new UsageError(`${flag} must be a whole number >= ${min}`, cmd);
+        return n;
+      };
+      const opts: KeepOptions = {
+        every: number("--every", o.every, KEEP_DEFAULTS.every, 1),
+        maxUps: number("--max-ups", o.maxUps, KEEP_DEFAULTS.maxUps, 0),
+        window: number("--window", o.window, KEEP_DEFAULTS.window, 1),
+        once: o.once ?? false,
+      };
+      let stop = false;
+      const onSignal = () => (stop = true);
+      process.on("SIGINT", onSignal).on("SIGTERM", onSignal);
+      try {
+        const code = await keep(opts, {
+          check: () => statusCommand(src.view, src.shell, src.cluster),
+          up: () => pulumiUp(pulumiStack),
+          log: (line) => out(`[${new Date().toISOString()}] ${line}\n`),
+          sleep: async (seconds) => {
+            for (let t = 0; t < seconds * 10 && !stop; t++) await sleep(100);
+          },
+          now: () => Date.now(),
+          stopped: () => stop,
+        });
+        exit(code);
+      } finally {
+        process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
+      }
     }),
   );
 

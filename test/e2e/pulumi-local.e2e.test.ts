@@ -78,7 +78,7 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     }
   }, 900_000);
 
-  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing; the run killed whole: preview shows it, up starts it again, then no changes; destroy leaves no process", async () => {
+  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing; the run killed whole: preview shows it, up starts it again, then no changes; killed again, fleet keep --once brings it back; destroy leaves no process", async () => {
     const outputDir = path.join(home, "fleet");
     fs.writeFileSync(
       path.join(project.dir, "local-e2e.toml"),
@@ -149,6 +149,24 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     console.log(
       `run ${island.pid} killed whole -> preview showed its replacement -> up started run ${revived.pid} (${(back.ms / 1000).toFixed(1)} s) -> no changes`,
     );
+
+    // The same for the hours nobody watches: `fleet keep --once` sees the run gone and runs that up.
+    process.kill(-Number(revived.pid), "SIGKILL");
+    for (let t = 0; t < 50 && processesUnder(outputDir).length > 0; t++) await new Promise((r) => setTimeout(r, 200));
+    const kept = await project.bash("npm run -s fleet -- keep local-e2e --once", { timeoutMs: 600_000 });
+    expect(kept.code, kept.stdout + kept.stderr).toBe(0);
+    expect(kept.stdout).toMatch(
+      new RegExp(
+        `island 0 \\(job ${revived.pid} FAILED\\) gone: pulumi up --stack local-e2e \\(up 1 of 3 in 3600 s\\)`,
+      ),
+    );
+    expect(kept.stdout).toMatch(/pulumi up done in \d+\.\d s/);
+    const third = (await project.outputs()).islands[0];
+    expect(third.pid).not.toBe(revived.pid);
+    const afterKeep = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
+    expect(afterKeep.choices[0].text.length).toBeGreaterThan(0);
+    await project.ok(["preview", "--expect-no-changes"]);
+    console.log(`fleet keep --once:\n${kept.stdout.trim()}`);
 
     await project.ok(["destroy", "--yes"]);
     expect(await leftUnder(outputDir)).toEqual([]);
