@@ -91,6 +91,23 @@ class Fleet:
         """`pulumi destroy` of the stack through the Automation API: every GPU given back."""
         pulumi_stack.destroy(stack, work_dir, on_output)
 
+    @staticmethod
+    def keep(
+        stack: str,
+        *,
+        work_dir: str | Path | None = None,
+        every: int = 60,
+        max_ups: int = 3,
+        window: int = 3600,
+        once: bool = False,
+        on_output: Callable[[str], None] | None = print,
+    ) -> None:
+        """For the hours nobody watches: the project's `fleet keep <stack>` (docs/fleet-cli.md), which checks
+        the fleet every `every` seconds and runs `pulumi up` when an island's job or run is gone, at most
+        `max_ups` ups within `window` seconds. Returns when stopped or after a `once` round that ended
+        well; raises FleetError when it gives up (or a `once` round failed), with its last lines."""
+        pulumi_stack.keep(stack, work_dir, every=every, max_ups=max_ups, window=window, once=once, on_output=on_output)
+
     def close(self) -> None:
         self._http.close()
         self._openai.close()

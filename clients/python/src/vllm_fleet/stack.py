@@ -1,5 +1,6 @@
 """A stack's outputs, through the Pulumi CLI (`pulumi stack output --json --show-secrets`) or Pulumi's
-Python Automation API (the optional `automation` extra), and `up` / `destroy` through the latter."""
+Python Automation API (the optional `automation` extra), `up` / `destroy` through the latter, and
+`keep` through the project's own `fleet keep` (one keeper, whichever language starts it)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,40 @@ def up(stack: str, work_dir: str | Path | None, on_output: Callable[[str], None]
 
 def destroy(stack: str, work_dir: str | Path | None, on_output: Callable[[str], None] | None) -> None:
     select(stack, work_dir).destroy(on_output=on_output)
+
+
+def keep(
+    stack: str,
+    work_dir: str | Path | None,
+    *,
+    every: int,
+    max_ups: int,
+    window: int,
+    once: bool,
+    on_output: Callable[[str], None] | None,
+) -> None:
+    """Runs the project's `fleet keep <stack>` (dist/bin/fleet.js, built by `npm ci`) in `work_dir`, the
+    vllm-fleet project folder, each line of its log to `on_output`; raises FleetError when it ends
+    non-zero (it gave up past its budget, a --once up failed, or a --once check could not be made)."""
+    root = Path(work_dir or os.getcwd())
+    cli = root / "dist" / "bin" / "fleet.js"
+    if not cli.is_file():
+        raise FleetError(f"{cli} is missing: Fleet.keep runs the vllm-fleet project's `fleet keep` (work_dir= its folder, after npm ci)")
+    node = shutil.which("node")
+    if node is None:
+        raise FleetError("node is not on PATH: Fleet.keep runs the vllm-fleet project's `fleet keep`, a Node program")
+    args = [node, str(cli), "keep", stack, "--every", str(every), "--max-ups", str(max_ups), "--window", str(window)]
+    if once:
+        args.append("--once")
+    last: list[str] = []
+    with subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=os.environ.copy()) as proc:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            line = line.rstrip("\n")
+            last = (last + [line])[-20:]
+            if on_output:
+                on_output(line)
+        code = proc.wait()
+    if code != 0:
+        tail = "\n".join(f"  {x}" for x in last)
+        raise FleetError(f"fleet keep {stack} ended with exit {code}:\n{tail}")
