@@ -50,6 +50,8 @@ class Fleet:
         # The SDK refuses to start without a key; engines without one ignore it.
         self._openai = openai.OpenAI(base_url=contract.islands[0].base_url, api_key=api_key or "EMPTY", timeout=timeout, max_retries=2)
         self._serving = threading.Event()
+        # The weight version the last update_weights applied: status() names engines serving other weights.
+        self._applied_version: str | None = None
         self._serving.set()
         self._admin = threading.Lock()
         self._paused_at: membership.Membership | None = None
@@ -121,7 +123,10 @@ class Fleet:
     # ----- observing -----
 
     def status(self) -> st.FleetStatus:
-        return st.status(self._http, self.endpoints, self._key_from)
+        """Per process READY / RESTARTING / LAUNCHING and each engine's weight version; per island and fleet
+        READY / DEGRADED / LAUNCHING (vllm_fleet.status). An engine serving other weights than the last
+        version this Fleet applied is RESTARTING."""
+        return st.status(self._http, self.endpoints, self._key_from, self._applied_version)
 
     def metrics(self) -> dict[str, Any]:
         return met.metrics(self._http, self.endpoints)
@@ -306,6 +311,8 @@ class Fleet:
                 raise self._fail("update_weights", results)
             self._check_members("update_weights", before, results)
             self._pending_version = (v,) if verify else None
+            if v is not None:
+                self._applied_version = v
         if not own_pause:
             return {"results": results, "ledger": None}
         return {"results": results, "ledger": self.resume()["ledger"]}
