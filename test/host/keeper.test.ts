@@ -8,8 +8,9 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
+import * as net from "node:net";
 import * as path from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { renderSupervisor } from "../../components/local";
 import { renderIslandScript } from "../../components/slurm";
 import { plan as planOf, stackText } from "../helpers";
@@ -107,7 +108,7 @@ function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env:
     ...process.env,
     PATH: `${l.bin}:${process.env.PATH}`,
     RECORD_DIR: l.rec,
-    // Every node on this machine, its ports from 28000 (launchOf): the router's helpers beside the
+    // Every node on this machine, on free ports (launchOf): the router's helpers beside the
     // stand-ins must never reach a real router or engine of another suite.
     FLEET_NODE_ADDRS: Array.from({ length: nodes }, () => "127.0.0.1").join(" "),
     SLURM_PROCID: String(node),
@@ -142,14 +143,32 @@ const alive = (pid: number) => {
 /** The stack with its restart table: [inference.restart] in the RL layout, [restart] in the standalone one. */
 const withRestart = (text: string, restart: string) =>
   `${text}\n[${/^\[inference\]/m.test(text) ? "inference.restart" : "restart"}]\n${restart}\n`;
-/** Ports no other suite uses: [server] port = 28000 (the router), its engines on 28100. */
+/** Whether nothing listens on `port` of the loopback address. */
+const portFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.createServer().once("error", () => resolve(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
+  });
+
+/**
+ * The router's port, its engines 100 and 200 above: free ones, so neither another suite's processes
+ * nor what a crashed run of this one left can answer the router's helpers.
+ */
+let BASE = 0;
+beforeAll(async () => {
+  for (let tries = 0; tries < 100 && !BASE; tries++) {
+    const base = 21000 + 100 * Math.floor(Math.random() * 300);
+    if ((await Promise.all([0, 100, 200, 300].map((d) => portFree(base + d)))).every(Boolean)) BASE = base;
+  }
+  if (!BASE) throw new Error("no free ports for the keeper's stand-ins");
+});
 const ownPorts = (text: string) =>
   /^\[inference\]/m.test(text)
-    ? text.replace(/^\[inference\]$/m, "[inference.server]\nport = 28000\n\n[inference]")
-    : text.replace("[model]", "[server]\nport = 28000\n\n[model]");
+    ? text.replace(/^\[inference\]$/m, `[inference.server]\nport = ${BASE}\n\n[inference]`)
+    : text.replace("[model]", `[server]\nport = ${BASE}\n\n[model]`);
 const launchOf = (text: string) => {
   const plan = planOf(ownPorts(text));
-  expect(renderIslandScript(plan, plan.islands[0]).launchBody).toContain("--port 28100");
+  expect(renderIslandScript(plan, plan.islands[0]).launchBody).toContain(`--port ${BASE + 100}`);
   return renderIslandScript(plan, plan.islands[0]).launchBody;
 };
 
@@ -310,7 +329,7 @@ describe("the keeper on the local target (supervisor)", () => {
     const text = withRestart(ownPorts(stackText("local-multi-replica")), "backoff = 0.1");
     const plan = planOf(text, "local-multi-replica");
     const script = renderSupervisor(plan, plan.islands[0]);
-    expect(script).toContain("--port 28200");
+    expect(script).toContain(`--port ${BASE + 200}`);
     const run = runBash(script, {
       ...process.env,
       PATH: `${l.bin}:${process.env.PATH}`,
