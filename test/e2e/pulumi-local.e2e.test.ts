@@ -138,7 +138,12 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     expect(seen).toMatch(
       new RegExp(`its run ${island.pid} ended \\(FAILED\\); pulumi up creates it again \\(revival 1\\)`),
     );
-    expect(seen).toMatch(/\+-\s+command:local:Command\s+\S+-i0-run\s+replace/);
+    // `--diff`: the run's command replaced, its trigger carrying the revival; nothing else changes.
+    expect(seen).toMatch(
+      /\+-command:local:Command: \(replace\)\n\s+\[id=[^\]]+\]\n\s+\[urn=[^\]]+::local-e2e-i0-run\]/,
+    );
+    expect(seen).toMatch(/~ \[0\]: "[0-9a-f]{16}" => "[0-9a-f]{16} revival 1"/);
+    expect(seen).toMatch(/\+-1 to replace\n\s+6 unchanged/);
     const back = await project.ok(["up", "--yes"], { timeoutMs: 600_000 });
     expect(back.stdout).toMatch(/-i0-run\s+replaced/);
     const revived = (await project.outputs()).islands[0];
