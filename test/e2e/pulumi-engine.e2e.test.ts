@@ -257,6 +257,11 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
 
       // Island 1's job ends behind Pulumi's back: fleet status sees it, and so do preview and up,
       // which ask the login node before planning (components/host/presence.ts).
+      // The revival generation island 1's folder records (none on a fresh cluster; a folder this
+      // suite left before may hold one): this up brings it back with the next.
+      const generationFile = `/tmp/fleet-e2e/${stack}/island-1/generation`;
+      const before = Number((await runRemote(conn(), `cat ${generationFile} 2>/dev/null || echo 0`)).stdout.trim());
+      const next = before + 1;
       await runRemote(conn(), `scancel --name=${(await islandsOf())[1].jobName}`);
       for (let t = 0; t < 50 && (await squeue("scale-i1")) !== ""; t++) await new Promise((r) => setTimeout(r, 200));
       const status = await project.bash(`npm run -s fleet -- status ${stack} -i ${cluster.FLEET_E2E_SSH_KEY} --json`);
@@ -265,12 +270,16 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       expect(report.replace).toEqual({ islands: [1], command: `pulumi up --stack ${stack}` });
       const preview = await project.ok(["preview", "--diff"]);
       const seen = preview.stdout + preview.stderr;
-      expect(seen).toMatch(/scale-i1: its job \d+ ended \(CANCELLED\); pulumi up creates it again \(revival 1\)/);
+      expect(seen).toContain(
+        `scale-i1: its job ${afterTwo[1]} ended (CANCELLED); pulumi up creates it again (revival ${next})`,
+      );
       // `--diff`: island 1's sbatch command replaced, its trigger carrying the revival; only it.
       expect(seen).toMatch(
         /\+-command:remote:Command: \(replace\)\n\s+\[id=[^\]]+\]\n\s+\[urn=[^\]]+::scale-i1-sbatch\]/,
       );
-      expect(seen).toMatch(/~ \[0\]: "[0-9a-f]{16}" => "[0-9a-f]{16} revival 1"/);
+      expect(seen).toMatch(
+        new RegExp(`~ \\[0\\]: "[0-9a-f]{16}( revival ${before})?" => "[0-9a-f]{16} revival ${next}"`),
+      );
       expect(seen).toMatch(/\+-1 to replace\n/);
       const back = await project.ok(["up", "--yes"]);
       expect(back.stdout).toMatch(/scale-i1-sbatch\s+replaced/);
@@ -278,13 +287,11 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
       expect(replaced[0], "island 0's job across the up that brought island 1 back").toBe(first);
       expect(replaced[1]).not.toBe(afterTwo[1]);
       // The island's folder records the revival, so the next preview computes the same trigger.
-      expect(await runRemote(conn(), `cat /tmp/fleet-e2e/${stack}/island-1/generation`)).toMatchObject({
-        stdout: "1\n",
-      });
+      expect(await runRemote(conn(), `cat ${generationFile}`)).toMatchObject({ stdout: `${next}\n` });
       for (const i of await islandsOf()) await traffic(i.routerUrl!, model, "sk-scale-one");
       await project.ok(["preview", "--expect-no-changes"]);
       summary.push(
-        `scancel island 1 -> fleet status SHUTDOWN -> preview shows its replace -> up: job ${replaced[1]}, island 0 kept ${first}; then no changes`,
+        `scancel island 1 -> fleet status SHUTDOWN -> preview shows its replace -> up (${(back.ms / 1000).toFixed(1)} s): job ${replaced[1]}, island 0 kept ${first}; then no changes`,
       );
 
       // A new key replaces the jobs (running engines read it only at start); the old one is refused.
