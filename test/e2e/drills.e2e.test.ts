@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { main as fleet } from "../../bin/fleet";
-import { parseIslandResult, sbatchCommandUrn, STDERR_LINE_BOUND, type RunningIsland } from "../../components/slurm";
+import { parseIslandResult, STDERR_LINE_BOUND, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, fleetStatusIn, login, privateKey, pulumiConfig, ROOT } from "./cluster";
 import { runRemote, type Connection } from "./ssh";
 
@@ -207,15 +207,17 @@ describe("fault drills on the real SLURM cluster", () => {
     while ((await queue()) !== "") await sleep(500);
     const s = await fleetStatus("gone-first", "single-node");
     expect(s.report!.islands[0]).toMatchObject({ status: "SHUTDOWN", jobId, schedulerState: "CANCELLED" });
-    // Pulumi cannot see this (remote.Command has no read): status prints the command that resubmits.
-    const replace = `pulumi up --stack gone-first --replace '${sbatchCommandUrn("vllm-fleet", "gone-first", 0)}'`;
-    expect(s.report!.replace).toEqual({ islands: [0], command: replace });
-    expect(s.err).toContain(`island 0's job is gone`);
-    expect(s.err).toContain(replace);
+    // Status prints the `pulumi up` that brings it back (it asks the login node before planning).
+    expect(s.report!.replace).toEqual({ islands: [0], command: "pulumi up --stack gone-first" });
+    expect(s.err).toContain(`island 0's job is gone; \`pulumi up\` sees that`);
     const del = await runRemote(c.connection, c.delete);
     expectOk(del, "delete of a job already gone");
     expect(del.stderr).toContain("single-node-gone-first-i0: no job in the queue; nothing to cancel");
     expect(del.ms).toBeLessThan(10_000);
+    // The delete marks the island destroyed: gone by `pulumi destroy`, nothing to bring back.
+    const after = await fleetStatus("gone-first", "single-node");
+    expect(after.report!.islands[0]).toMatchObject({ status: "SHUTDOWN", jobId });
+    expect(after.report!.replace).toBeUndefined();
     done("job gone before destroy", started);
   });
 
