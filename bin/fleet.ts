@@ -210,6 +210,14 @@ function needShell(src: ReturnType<typeof resolveSource>, cmd: Command) {
   }
 }
 
+/** A verb's fleet: its stack and overrides planned, with the shell its target needs. */
+function fleetOf(o: Opts, cmd: Command) {
+  const { stack, overrides } = stackAndOverrides(cmd);
+  const src = source(stack, o, overrides, cmd);
+  needShell(src, cmd);
+  return src;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
@@ -278,9 +286,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     "The state of every island and process: PENDING (queued, with SLURM's reason), LAUNCHING, READY (/health and /v1/models answer), FAILED (which process, and why) or SHUTDOWN. A Kubernetes fleet named by its stack is read from the API server (pods, workloads, events): READY means its pods are Ready.",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
-      const { stack, overrides } = stackAndOverrides(cmd);
-      const src = source(stack, o, overrides, cmd);
-      needShell(src, cmd);
+      const src = fleetOf(o, cmd);
       const report = await statusCommand(src.view, src.shell, src.cluster);
       out(o.json ? JSON.stringify(report, null, 2) + "\n" : statusText(report) + "\n");
       printReplaceHint(report, err);
@@ -294,9 +300,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     "Every engine's /metrics, scraped twice --interval apart: running and waiting requests, KV-cache usage, tokens/s and requests/s, prefix-cache hit rate, and the fleet's total.",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
-      const { stack, overrides } = stackAndOverrides(cmd);
-      const src = source(stack, o, overrides, cmd);
-      needShell(src, cmd);
+      const src = fleetOf(o, cmd);
       const interval = Number(o.interval ?? 2);
       if (!(interval > 0)) throw new UsageError("--interval must be a positive number of seconds", cmd);
       const engines = await engineTargets(src.view, src.shell);
@@ -324,9 +328,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     "The tail of each engine's and the router's log in the job's (or local run's) latest attempt, read on the login node or this machine (on Kubernetes use kubectl logs).",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
-      const { stack, overrides } = stackAndOverrides(cmd);
-      const src = source(stack, o, overrides, cmd);
-      needShell(src, cmd);
+      const src = fleetOf(o, cmd);
       if (!src.shell)
         throw new UsageError(
           "logs reads the log files where the fleet runs (the login node for SLURM, this machine for local); on Kubernetes use kubectl logs",
@@ -376,9 +378,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
     "For the hours nobody watches: checks the fleet as `fleet status` does, and when an island's job (SLURM) or run (local) is gone (ended, and not by pulumi destroy), runs `pulumi up --yes --stack <stack>` in this project, which starts exactly the gone islands again. At most --max-ups ups within --window seconds; past that it gives up (exit 1). Every line it logs is timestamped; a failed check does nothing and says so.",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
-      const { stack, overrides } = stackAndOverrides(cmd);
-      const src = source(stack, o, overrides, cmd);
-      needShell(src, cmd);
+      const src = fleetOf(o, cmd);
       const pulumiStack = src.view.stack;
       if (!pulumiStack || !targetOf(src.view.target).fleet.scheduler)
         throw new UsageError("keep needs a stack deployed on SLURM or this machine (not --endpoints alone)", cmd);
