@@ -28,3 +28,4 @@ export const slurmDeployTarget: DeployTarget<
 };
 export type { SlurmIslandContext, SlurmIslandOutputs };
 export { connectionArgs, loginConnection } from "./login-connection";
+export { loginShell, type LoginConnection } from "./login-shell";

@@ -6,7 +6,7 @@
  * through it.
  */
 import { describe, expect, it } from "vitest";
-import { loginShell, type LoginConnection } from "../../components/slurm/login-shell";
+import { loginShell, type LoginConnection } from "../../components/slurm/deploy";
 import { login, privateKey } from "./cluster";
 
 const direct: LoginConnection = { ...login, privateKey };
