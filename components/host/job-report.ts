@@ -1,3 +1,5 @@
+import { runChecked, type Shell } from "./shell";
+
 /*
  * What the fleet CLI learns of an island's job (SLURM) or run (local) from the target's scheduler
  * query (FleetSupport.scheduler, components/target.ts). States are SLURM's words, the lingua franca
@@ -30,6 +32,25 @@ export interface JobReport {
   generation: number;
   /** `pulumi destroy` ended the job (its delete left `destroyed` in the folder; a create removes it). */
   destroyed: boolean;
+}
+
+/** A target's status query (FleetSupport.scheduler): the script for some islands, and its parser. */
+export interface JobQuery {
+  query(refs: IslandJobRef[]): string;
+  parse(text: string, islands: number[]): Map<number, JobReport>;
+}
+
+/** Runs a target's status query for `refs` through `shell` in one round trip, and parses its records. */
+export async function queryJobs(
+  shell: Shell,
+  scheduler: JobQuery,
+  refs: IslandJobRef[],
+): Promise<Map<number, JobReport>> {
+  const stdout = await runChecked(shell, scheduler.query(refs), "the scheduler query");
+  return scheduler.parse(
+    stdout,
+    refs.map((r) => r.island),
+  );
 }
 
 /** What the query needs to find an island's job: its unique name, the island's directory, a job id if known. */

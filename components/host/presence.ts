@@ -1,5 +1,7 @@
-import { jobPhase, type IslandJobRef, type JobReport } from "./job-report";
-import { runChecked, type Shell } from "./shell";
+import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
+import type { StackPlan } from "../plan/stack-plan";
+import { jobPhase, queryJobs, type JobQuery, type JobReport } from "./job-report";
+import type { Shell } from "./shell";
 
 /*
  * Whether an island's job (SLURM) or run (local) is still there, as `pulumi preview` and `pulumi up`
@@ -54,10 +56,26 @@ export interface PresenceJob {
   nodeCount?: number;
 }
 
-/** A target's status query (FleetSupport.scheduler), which the presence check reuses. */
-export interface PresenceQuery {
-  query(refs: IslandJobRef[]): string;
-  parse(text: string, islands: number[]): Map<number, JobReport>;
+/** Where a target places an island's job (its FleetSupport.island): its name, the island's folder, the job's own. */
+export type JobPlacement = (
+  stack: StackPlan,
+  plan: DeploymentPlan,
+  island: IslandPlan,
+) => { jobName: string; islandDir: string; nodeCount: number; jobDir?: string };
+
+/**
+ * Every job a stack starts, once each (the islands of a co-scheduled job are one), except a dry
+ * run's: its name and the folder its create writes (the job's own when the islands share one).
+ */
+export function stackJobs(stack: StackPlan, place: JobPlacement): PresenceJob[] {
+  const jobs = new Map<string, PresenceJob>();
+  for (const plan of stack.services)
+    for (const island of plan.islands) {
+      if (plan.dryRun) continue;
+      const { jobName, islandDir, jobDir, nodeCount } = place(stack, plan, island);
+      if (!jobs.has(jobName)) jobs.set(jobName, { jobName, islandDir: jobDir ?? islandDir, nodeCount });
+    }
+  return [...jobs.values()];
 }
 
 type Observer = (jobs: PresenceJob[]) => Promise<Record<string, Presence>>;
@@ -77,7 +95,7 @@ export function observeInTests(observer: Observer | undefined): void {
  */
 export async function observePresence(
   shell: Shell,
-  scheduler: PresenceQuery,
+  scheduler: JobQuery,
   jobs: PresenceJob[],
   warn: (message: string) => void,
 ): Promise<Record<string, Presence>> {
@@ -86,14 +104,13 @@ export async function observePresence(
   return seen;
 }
 
-async function ask(shell: Shell, scheduler: PresenceQuery, jobs: PresenceJob[]): Promise<Record<string, Presence>> {
+async function ask(shell: Shell, scheduler: JobQuery, jobs: PresenceJob[]): Promise<Record<string, Presence>> {
   if (jobs.length === 0) return {};
-  const refs = jobs.map((j, k) => ({ island: k, ...j }));
   try {
-    const text = await runChecked(shell, scheduler.query(refs), "the query of the islands' jobs");
-    const reports = scheduler.parse(
-      text,
-      refs.map((r) => r.island),
+    const reports = await queryJobs(
+      shell,
+      scheduler,
+      jobs.map((j, k) => ({ island: k, ...j })),
     );
     return Object.fromEntries(jobs.map((j, k) => [j.jobName, presenceOf(reports.get(k)!)]));
   } catch (e) {

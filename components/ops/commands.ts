@@ -3,7 +3,7 @@ import type { Role } from "../plan/deployment-plan";
 import { engineNamed, sharedRoutes } from "../plan/engines";
 import { shq } from "../shell";
 import { parseIslandResult } from "../host/island-result";
-import type { JobReport } from "../host/job-report";
+import { queryJobs, type JobReport } from "../host/job-report";
 import { renderTemplate } from "../templates";
 import { targetOf } from "../targets";
 import type { FleetEndpoints } from "../trainer/contract";
@@ -28,11 +28,7 @@ export async function querySchedulers(
 ): Promise<Map<number, JobReport> | undefined> {
   const scheduler = targetOf(view.target).fleet.scheduler;
   if (!shell || !scheduler || !view.islands.some((i) => i.jobName)) return undefined;
-  const stdout = await runChecked(shell, scheduler.query(view.islands), "the scheduler query");
-  return scheduler.parse(
-    stdout,
-    view.islands.map((i) => i.island),
-  );
+  return queryJobs(shell, scheduler, view.islands);
 }
 
 const addrsOf = (jobs: Map<number, JobReport> | undefined, island: IslandView) => {
