@@ -49,6 +49,21 @@ export const generationOf = (p: Presence): number => (p.gone ? p.generation + 1 
 export const triggerHash = (hash: string, generation: number): string =>
   generation > 0 ? `${hash} revival ${generation}` : hash;
 
+/**
+ * What a job's resource takes from its generation: the create's stdin (rendered again only for a
+ * revival, whose create records it) and the trigger's hash. `first` is the render at generation 0.
+ */
+export function atGeneration<T extends { stdin: string; scriptHash: string }>(
+  render: (generation: number) => T,
+  first: T,
+  generation: number,
+): { stdin: string; hash: string } {
+  return {
+    stdin: generation === 0 ? first.stdin : render(generation).stdin,
+    hash: triggerHash(first.scriptHash, generation),
+  };
+}
+
 /** A job the program asks about: its unique name and the island folder its create writes. */
 export interface PresenceJob {
   jobName: string;

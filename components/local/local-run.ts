@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { parseIslandResult, type IslandResult } from "../host/island-result";
 import type { TimeBound } from "../host/time-bound";
 import type { LocalRun } from "./island-run";
-import { triggerHash } from "../host/presence";
+import { atGeneration } from "../host/presence";
 
 /** components/local/local-run.ts */
 export const LOCAL_RUN_TYPE = "vllm-fleet:local:Run";
@@ -49,7 +49,7 @@ export class LocalIslandRun extends pulumi.ComponentResource {
     const { secrets } = args;
     // Commands and bounds do not depend on the generation; the create's stdin and the trigger do.
     const run = args.run(0);
-    const current = args.generation.apply((g) => ({ stdin: args.run(g).stdin, hash: triggerHash(run.scriptHash, g) }));
+    const current = args.generation.apply((g) => atGeneration(args.run, run, g));
     this.command = new command.local.Command(
       `${name}-run`,
       {

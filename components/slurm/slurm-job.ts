@@ -4,7 +4,7 @@ import type { IslandJob } from "./island-job";
 import type { SecretFilesJob } from "./secret-files";
 import { providerTimeoutSeconds, type LoginBound } from "./login-bound";
 import { sbatchCommandName, SLURM_JOB_TYPE } from "./urn";
-import { triggerHash } from "../host/presence";
+import { atGeneration } from "../host/presence";
 
 /**
  * customTimeouts past a command's login-node bound. They do not stop a running command (only its
@@ -61,7 +61,7 @@ export class SlurmJob<Result> extends pulumi.ComponentResource {
     const { secrets } = args;
     // Commands, names and bounds do not depend on the generation; the create's stdin and the trigger do.
     const job = args.job(0);
-    const current = args.generation.apply((g) => ({ stdin: args.job(g).stdin, hash: triggerHash(job.scriptHash, g) }));
+    const current = args.generation.apply((g) => atGeneration(args.job, job, g));
     this.jobName = job.jobName;
     const secretFiles = secrets
       ? new command.remote.Command(
