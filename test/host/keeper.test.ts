@@ -340,7 +340,11 @@ describe("the keeper on the local target (supervisor)", () => {
       FLEET_LOCAL_GPUS: "4 5",
       HOME: l.tmp,
     });
-    await until("two engines", () => l.starts("vllm").length === 2);
+    // The router is started beside the engines, its start record maybe a moment after theirs.
+    await until(
+      "two engines and the router",
+      () => l.starts("vllm").length === 2 && l.starts("vllm-router").length === 1,
+    );
     const byGpu = (g: string) => l.starts("vllm").find((s) => s.gpus === g)!;
     const [a, b] = [byGpu("4"), byGpu("5")];
     const [router] = l.starts("vllm-router");
