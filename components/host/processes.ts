@@ -16,8 +16,10 @@ import { CACHE_EXPORTS } from "./cache";
  * these lines in its own script (templates/slurm/launch.sh.mustache, templates/local/supervisor.sh.mustache).
  */
 
-/** Seconds a node waits for the Mooncake master (head) and its own client before giving up. */
+/** Seconds a node waits for the Mooncake master and metadata server on the head node before giving up. */
 export const MOONCAKE_WAIT_S = 120;
+/** Starts a node gives its Mooncake client before it fails (helpers.sh.mustache fleet_wait_listening). */
+export const MOONCAKE_CLIENT_STARTS = 3;
 
 /** How run-time references are spelled inside the per-node launch body. */
 const spell: RefSpelling = (ref: Ref) => {
@@ -216,7 +218,9 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     );
     const client = m.clients.find((c) => c.node === node)!;
     lines.push(...startLines({ name: "mooncake_client", node }, [], client.argv, host));
-    lines.push(`fleet_wait_tcp "$SELF_ADDR" ${m.clientPort} ${MOONCAKE_WAIT_S} "the Mooncake client"`);
+    lines.push(
+      `fleet_wait_listening n${node}_mooncake_client "$SELF_ADDR" ${m.clientPort} ${m.clientListenS} ${MOONCAKE_CLIENT_STARTS} "the Mooncake client"`,
+    );
     lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
   }
   // Engines hold the secrets; a router only where it demands the key of clients itself

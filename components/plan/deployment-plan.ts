@@ -162,6 +162,8 @@ export interface MooncakePlan {
   masterPort: number;
   metadataPort: number;
   clientPort: number;
+  /** How long a node waits for its client to listen before it starts the client again (host/processes.ts). */
+  clientListenS: number;
   master: { argv: Value[] };
   clients: { node: number; argv: Value[] }[];
   /** Contents of MOONCAKE_CONFIG_PATH for the engines on every node. */

@@ -12,6 +12,14 @@ export const MOONCAKE_LEASE_TTL_MS = 3_600_000;
 export const ENGINE_LOCAL_BUFFER = 4 * 1024 ** 3;
 
 /**
+ * How long a node gives its client to listen before starting it again: a client that starts well
+ * listens within seconds here; allocating (and over RDMA registering) its segment grows with it.
+ */
+export function clientListenS(segmentBytes: number): number {
+  return 30 + Math.ceil(segmentBytes / 1024 ** 3);
+}
+
+/**
  * One shared Mooncake store per island: master + HTTP metadata server on the head node, a client on
  * every node contributing cpu.num_bytes of DRAM (and the disk tier), engines pointed at it through
  * the MOONCAKE_CONFIG_PATH file, as prime-rl's src/prime_rl/templates/_mooncake_store.sh.j2 sets
@@ -52,6 +60,7 @@ export function mooncakePlan(offload: Extract<OffloadConfig, { type: "mooncake" 
     masterPort: FIXED_PORTS.mooncakeMaster,
     metadataPort: FIXED_PORTS.mooncakeMetadata,
     clientPort: FIXED_PORTS.mooncakeClient,
+    clientListenS: clientListenS(offload.cpu.num_bytes),
     master: { argv: masterArgv },
     clients,
     engineConfig: {

@@ -360,3 +360,83 @@ describe("the keeper on the local target (supervisor)", () => {
     expect([a, again, router].some((s) => alive(s.pid))).toBe(false);
   });
 });
+
+/**
+ * Mooncake stand-ins: the master listens on its RPC and metadata ports; the client records its start
+ * (`mooncake_client.<node>.<pid>`), then per FAKE_CLIENT: `hang-once` does not listen on its first
+ * start (as the real client of mooncake-transfer-engine-non-cuda now and then hangs in its start),
+ * `hang` never listens, `exit` exits with 7; otherwise it listens. Each on the node's own address.
+ */
+const MOONCAKE_STANDINS = {
+  mooncake_master: `#!/bin/bash
+arg() { printf '%s\\n' "$@" | sed -n "s/^--$1=//p" | tail -n 1; }
+exec node -e "const net = require('net'); for (const p of [$(arg rpc_port "$@"), $(arg http_metadata_server_port "$@")]) net.createServer((s) => s.destroy()).listen(p, process.env.ADDR)"
+`,
+  mooncake_client: `#!/bin/bash
+arg() { printf '%s\\n' "$@" | sed -n "s/^--$1=//p" | tail -n 1; }
+node=\${PWD##*node_}
+n=$(find "$RECORD_DIR" -name "mooncake_client.$node.*" | wc -l)
+printf '%s\\n' "$(($(date +%s%N) / 1000000))" > "$RECORD_DIR/mooncake_client.$node.$$"
+case "\${FAKE_CLIENT:-}" in
+  exit) exit 7 ;;
+  hang) exec sleep 1000 ;;
+  hang-once) [ "$n" -eq 0 ] && exec sleep 1000 ;;
+esac
+exec node -e "require('net').createServer((s) => s.destroy()).listen($(arg port "$@"), '$(arg host "$@")')"
+`,
+};
+
+describe("a Mooncake client that does not listen (SLURM launch body)", () => {
+  /** Node 0 (the head) of kv-offload-mooncake, its client given 1 s to listen, on an address of this test's own. */
+  function mooncakeNode(fake: string) {
+    const l = lab(false);
+    for (const [prog, text] of Object.entries(MOONCAKE_STANDINS))
+      fs.writeFileSync(path.join(l.bin, prog), text, { mode: 0o755 });
+    const plan = planOf(ownPorts(stackText("kv-offload-mooncake")));
+    const island = plan.islands[0];
+    expect(island.mooncake!.clientListenS).toBe(30 + 120);
+    island.mooncake!.clientListenS = 1;
+    // The store's ports are fixed: a loopback address no other test listens on.
+    const addr = `127.${(process.pid >> 8) & 255}.${process.pid & 255}.${2 + Math.floor(Math.random() * 250)}`;
+    const node = slurmNode(l, renderIslandScript(plan, island).launchBody, 0, 2, {
+      FLEET_NODE_ADDRS: `${addr} ${addr}`,
+      ADDR: addr,
+      FAKE_CLIENT: fake,
+    });
+    const clients = () =>
+      fs.readdirSync(l.rec).filter((f) => f.startsWith("mooncake_client.0.")).map((f) => Number(f.split(".")[2]));
+    return { l, node, clients };
+  }
+
+  it("one that hangs in its start is stopped after its wait and started again; the node goes on to its engines", async () => {
+    const { l, node, clients } = mooncakeNode("hang-once");
+    const engines = await until("the engines started", () => l.starts("vllm").length > 0 && l.starts("vllm"), 20_000);
+    const [first, second] = clients().sort((a, b) => a - b);
+    expect(clients()).toHaveLength(2);
+    expect(alive(first)).toBe(false);
+    expect(alive(second)).toBe(true);
+    expect(node.out().stderr).toMatch(
+      /node 0: the Mooncake client did not listen on 127\.[\d.]+:50052 within 1 s; starting it again \(2 of 3\)/,
+    );
+    expect(engines.length).toBeGreaterThan(0);
+    node.child.kill("SIGTERM");
+    await node.done;
+  });
+
+  it("one that never listens fails the node after 3 starts, naming it and its log; one that exits fails it at once", async () => {
+    const hang = mooncakeNode("hang");
+    const end = await hang.node.done;
+    expect(end.code).toBe(1);
+    expect(hang.clients()).toHaveLength(3);
+    expect(hang.clients().some(alive)).toBe(false);
+    expect(hang.node.out().stderr).toMatch(
+      /node 0: the Mooncake client did not listen on 127\.[\d.]+:50052 within 1 s, 3 start\(s\); log: \S+\/node_0\/mooncake_client\.log/,
+    );
+    expect(hang.l.starts("vllm")).toEqual([]);
+
+    const exits = mooncakeNode("exit");
+    expect((await exits.node.done).code).toBe(1);
+    expect(exits.clients()).toHaveLength(1);
+    expect(exits.node.out().stderr).toMatch(/node 0: the Mooncake client exited \(status 7\) before it listened on/);
+  });
+});

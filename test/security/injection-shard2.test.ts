@@ -1,4 +1,4 @@
-// The injection corpus (./injection-corpus.ts), shard 2 of 2: its own file, so two workers share the corpus.
+// The injection corpus (./injection-corpus.ts), shard 2 of 4: its own file, so vitest's workers share the corpus.
 import { injectionSuite } from "./injection-corpus";
 
-injectionSuite(1, 2);
+injectionSuite(1, 4);

@@ -1,0 +1,4 @@
+// The injection corpus (./injection-corpus.ts), shard 4 of 4: its own file, so vitest's workers share the corpus.
+import { injectionSuite } from "./injection-corpus";
+
+injectionSuite(3, 4);
