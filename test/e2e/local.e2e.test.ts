@@ -2,18 +2,17 @@
  * The local target end to end (issue 27), on this machine with no SLURM: the exact create and
  * delete commands the Pulumi program hands local.Command, run as the provider runs them. Every
  * shape that fits one machine with stand-in engines (test/fixtures/standins: they check their argv
- * against the upstream manifests and serve the HTTP surface, no GPU kernels); single node and two
- * replicas with the real vLLM CPU build and the real vllm-router from the pinned venv. Every test
- * name says which parts are real.
+ * against the upstream manifests and serve the HTTP surface, no GPU kernels). Two real vLLM CPU
+ * engines behind the real vllm-router from the pinned venv run in restart-drills.e2e.test.ts, which
+ * checks what a trainer asks of them before its drills (one real start for both). Every test name
+ * says which parts are real.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
-import OpenAI from "openai";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, describe, expect, it } from "vitest";
 import { drainRpcs } from "../program-harness";
 import { PAYLOADS } from "../security/payloads";
 import { ROOT, STANDINS } from "./program-capture";
-import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import {
   captureLocal,
   create,
@@ -353,73 +352,4 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
     );
     expect(processesUnder(home)).toEqual([]);
   });
-});
-
-describe("local target end to end with real parts (vLLM CPU build, vllm-router from the pinned venv)", () => {
-  let env: PythonEnv;
-  beforeAll(() => {
-    env = pythonEnv();
-  }, 40 * 60_000);
-
-  /** The tiny model on vLLM's CPU build: no GPU, a small fixed KV cache, room to start on 2 cores. */
-  const realStack = (name: string, deployment: string) => {
-    const { dir } = launcherDir(env, `local-${name}`, ["vllm", "vllm-router"]);
-    return stackWith(
-      `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${deployment}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
-      `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
-      dir,
-    );
-  };
-
-  it(
-    "single-node: real vLLM (CPU) behind the real vllm-router: completions with token ids through the openai client, adoption, delete leaves no process",
-    async () => {
-      const home = freshHome("real-single");
-      const { commands } = await captureLocal(realStack("single", `[deployment]\ngpus_per_node = 1`));
-      await upAndDown("real single-node", commands[0], home, async (island) => {
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
-        const completion = await client.completions.create({
-          model: island.model,
-          prompt: "the fleet serves",
-          max_tokens: 5,
-          logprobs: 1,
-          ...({ return_token_ids: true } as object),
-        });
-        expect((completion.choices[0] as unknown as { token_ids: number[] }).token_ids).toHaveLength(5);
-        expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(5);
-      });
-    },
-    40 * 60_000,
-  );
-
-  it(
-    "multi-replica: two real vLLM engines (CPU) behind the real vllm-router on one machine: chat through the router reaches both",
-    async () => {
-      const home = freshHome("real-two");
-      const { commands } = await captureLocal(
-        realStack("two", `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`),
-      );
-      await upAndDown("real multi-replica", commands[0], home, async (island) => {
-        expect(island.adminUrls).toEqual(["http://127.0.0.1:8100/v1", "http://127.0.0.1:8200/v1"]);
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
-        for (let s = 0; s < 8; s++) {
-          const chat = await client.chat.completions.create(
-            { model: island.model, messages: [{ role: "user", content: `hi ${s}` }], max_tokens: 2 },
-            { headers: { "X-Session-ID": `session-${s}` } },
-          );
-          expect(chat.choices).toHaveLength(1);
-        }
-        const served = await Promise.all(
-          island.adminUrls.map(async (u) => {
-            const text = await (await fetch(`${new URL(u).origin}/metrics`)).text();
-            const m = /^vllm:request_success_total\{[^}]*finished_reason="length"[^}]*\} (\d+(?:\.\d+)?)/m.exec(text);
-            return m ? Number(m[1]) : 0;
-          }),
-        );
-        expect(served.reduce((a, b) => a + b, 0)).toBe(8);
-        expect(Math.min(...served), `8 sessions over two engines: ${served}`).toBeGreaterThan(0);
-      });
-    },
-    40 * 60_000,
-  );
 });

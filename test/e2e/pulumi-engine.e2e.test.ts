@@ -17,6 +17,7 @@ import { runClientPytest } from "./client-pytest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
 import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
+import { checkRealSingleNode } from "./real-vllm-checks";
 import { runRemote, type Connection } from "./ssh";
 
 const toolchain = pulumiToolchain();
@@ -386,34 +387,37 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
     });
   });
 
-  it("single-node with the real vLLM (CPU build) behind the real vllm-router: up, completions with logprobs through the router, destroy", async () => {
-    const stack = "real-vllm";
-    const env = pythonEnv();
-    const { dir } = launcherDir(env, "pulumi-real", ["vllm", "vllm-router"]);
-    await onStack(stack, async () => {
-      await configure({
-        ...overridesFor("single-node", stack, dir),
-        "model.name": env.FLEET_TINY_MODEL,
-        "parallel.tp": 1,
-        "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
-        "slurm.ready_timeout": 900,
-        "slurm.cache_dir": COMPILE_CACHE,
+  it(
+    "single-node with the real vLLM (CPU build) behind the real vllm-router: up, completions and chat with logprobs " +
+      "and token ids through the router, the engine's /pause and /resume (VLLM_SERVER_DEV_MODE), the compile cache, destroy",
+    async () => {
+      const stack = "real-vllm";
+      const env = pythonEnv();
+      const { dir } = launcherDir(env, "pulumi-real", ["vllm", "vllm-router"]);
+      await onStack(stack, async () => {
+        await configure({
+          ...overridesFor("single-node", stack, dir),
+          "model.name": env.FLEET_TINY_MODEL,
+          "parallel.tp": 1,
+          "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
+          "env_vars.VLLM_SERVER_DEV_MODE": "1",
+          "slurm.ready_timeout": 900,
+          "slurm.cache_dir": COMPILE_CACHE,
+        });
+        await project.ok(["config", "set", "stackFile", "single-node"]);
+        const up = await project.ok(["up", "--yes"], { timeoutMs: 1_200_000 });
+        const [island] = await islandsOf();
+        const out = `/tmp/fleet-e2e/${stack}/island-0`;
+        const logs = (
+          await runRemote(conn(), `cat ${out}/slurm-${island.jobId}.out ${out}/logs/job_${island.jobId}_0/node_0/*.log`)
+        ).stdout;
+        await checkRealSingleNode(island, env, logs);
+        summary.push(`real vLLM ${env.FLEET_PYENV_VLLM}: up ${(up.ms / 1000).toFixed(1)} s, job ${island.jobId}`);
+        await destroyAndCheck(stack);
       });
-      await project.ok(["config", "set", "stackFile", "single-node"]);
-      const up = await project.ok(["up", "--yes"], { timeoutMs: 1_200_000 });
-      const [island] = await islandsOf();
-      const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
-      const completion = await client.completions.create({
-        model: env.FLEET_TINY_MODEL,
-        prompt: "the fleet serves",
-        max_tokens: 6,
-        logprobs: 2,
-      });
-      expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(6);
-      summary.push(`real vLLM ${env.FLEET_PYENV_VLLM}: up ${(up.ms / 1000).toFixed(1)} s, job ${island.jobId}`);
-      await destroyAndCheck(stack);
-    });
-  }, 1_500_000);
+    },
+    1_500_000,
+  );
 
   for (const stack of SLURM_STACKS) {
     it(`${stack}: no stackFile set, so stacks/${stack}.toml; up, traffic through the router, a second up changes nothing, destroy leaves no job and no process`, async () => {

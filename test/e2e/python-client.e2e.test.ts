@@ -20,6 +20,7 @@ import {
   realSglangLauncher,
   type PythonEnv,
 } from "./real-parts";
+import { checkRealReplicas } from "./real-vllm-checks";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -31,7 +32,7 @@ async function deployed(
   stack: string,
   overrides: Record<string, unknown>,
   secrets: Record<string, string>,
-  body: (island: RunningIsland, endpointsFile: string) => void,
+  body: (island: RunningIsland, endpointsFile: string) => void | Promise<void>,
 ) {
   const { commands } = await capture(stack, overrides, name, secrets);
   // With a key, the island's secrets command (the key file) runs before its sbatch command, as Pulumi orders them.
@@ -50,7 +51,7 @@ async function deployed(
     // The job's own endpoints.json, as a trainer beside the job reads it (the test cluster's nodes share this filesystem).
     const file = `/tmp/fleet-e2e/${name}/island-0/endpoints.json`;
     expect(fs.existsSync(file), `${file} written by the job`).toBe(true);
-    body(island, file);
+    await body(island, file);
   } finally {
     for (const c of created.reverse()) expectOk(await runRemote(c.connection, c.delete), `${c.name} delete`);
   }
@@ -71,9 +72,10 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
   });
 
   it(
-    "real vLLM (CPU build) ×2 behind the real vllm-router: generate() token ids decode with the tiny model's tokenizer, " +
-      "pause() holds generation until resume(), update_weights() reloads every engine and the ledger (the engines' own " +
-      "/weight_info and /weight_checker) names an engine whose weights were zeroed",
+    "real vLLM (CPU build) ×2 behind the real vllm-router, with an API key: one X-Session-ID sticks to one engine, sessions " +
+      "spread over both, a /pause sent to the router reaches one engine only; then the client: generate() token ids decode " +
+      "with the tiny model's tokenizer, pause() holds generation until resume(), update_weights() reloads every engine and " +
+      "the ledger (the engines' own /weight_info and /weight_checker) names an engine whose weights were zeroed",
     async () => {
       const { dir } = launcherDir(env, "client-real-vllm", ["vllm", "vllm-router"]);
       const overrides = {
@@ -88,8 +90,8 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
         "inference.env_vars.VLLM_SERVER_DEV_MODE": "1",
       };
       const apiKey = "sk-client-e2e-7c1d";
-      await deployed("client-real-vllm", "multi-replica", overrides, { apiKey }, (island, file) => {
-        expect(island.adminUrls).toHaveLength(2);
+      await deployed("client-real-vllm", "multi-replica", overrides, { apiKey }, async (island, file) => {
+        await checkRealReplicas(island, apiKey);
         pytest(
           "test_real_vllm.py",
           { FLEET_CLIENT_ENDPOINTS: file, VLLM_API_KEY: apiKey, FLEET_TINY_MODEL: env.FLEET_TINY_MODEL },

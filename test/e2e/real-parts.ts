@@ -13,7 +13,7 @@ export { pythonEnv, type PythonEnv } from "./python-env";
 
 /**
  * What the whole suite runs for real wherever it appears (issue 19): the router and the Mooncake
- * store. Engines stay stand-ins outside real-vllm.e2e.test.ts: GPU-only features (NIXL, DeepEP, the
+ * store. Engines stay stand-ins outside the real-vLLM tests (real-vllm-checks.ts names them): GPU-only features (NIXL, DeepEP, the
  * MooncakeStoreConnector) and prime-rl's server cannot run on vLLM's CPU build.
  */
 export const REAL_IN_SUITE: Program[] = [

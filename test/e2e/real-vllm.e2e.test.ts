@@ -5,12 +5,14 @@
  * Pulumi program. Shapes whose engines need GPUs (NIXL P/D, DeepEP expert parallelism, llm-d's EPP)
  * keep stand-in engines in slurm.e2e.test.ts; the Mooncake row below runs the real Mooncake master,
  * metadata server and client beside stand-in engines. Every test name says which parts are real.
+ * Real vLLM engines run elsewhere, each fleet checked for more than one thing (real-vllm-checks.ts):
+ * a single engine under the real Pulumi engine (pulumi-engine.e2e.test.ts), two behind the real
+ * router for the Python client (python-client.e2e.test.ts): each real start costs a minute of 2 cores.
  */
 import * as fs from "node:fs";
 import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
-import { parseScrape } from "../../components/ops/metrics";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
 import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, type Program, type PythonEnv } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
@@ -33,15 +35,6 @@ function realOverrides(name: string, real: Program[], extra: Record<string, unkn
     [`${ours}.cache_dir`]: COMPILE_CACHE,
     ...extra,
   };
-}
-
-async function engineRequests(island: RunningIsland): Promise<number[]> {
-  return Promise.all(
-    island.adminUrls.map(async (url) => {
-      const text = await (await fetch(`${new URL(url).origin}/metrics`)).text();
-      return parseScrape(text, Date.now()).requests;
-    }),
-  );
 }
 
 /** Runs create, hands the running island to `body`, then deletes and checks nothing is left. */
@@ -95,125 +88,6 @@ describe("SLURM end to end with real parts (vLLM CPU build, vllm-router, Mooncak
       fs.writeFileSync(process.env.FLEET_E2E_REAL_REPORT, JSON.stringify({ stacks: rows }, null, 2));
   });
 
-  it(
-    "single-node: real vLLM + real vllm-router: completions and chat with logprobs and token ids through the router, " +
-      "the engine's /pause and /resume (VLLM_SERVER_DEV_MODE), adoption, delete leaves no job and no process",
-    async () => {
-      const overrides = realOverrides("single-node-real", ["vllm", "vllm-router"], {
-        "model.name": env.FLEET_TINY_MODEL,
-        "parallel.tp": 1,
-        "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
-        // vLLM serves /pause, /resume and /update_weights only in its dev mode (vllm/entrypoints/
-        // launchers/api_server/routers.py); the trainer contract needs them on every admin URL.
-        "env_vars.VLLM_SERVER_DEV_MODE": "1",
-      });
-      await deployed("single-node-real", "single-node", overrides, async (island) => {
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
-        const completion = await client.completions.create({
-          model: island.model,
-          prompt: "the fleet serves",
-          max_tokens: 6,
-          logprobs: 2,
-          ...({ return_token_ids: true } as object),
-        });
-        expect(completion.model).toBe(island.model);
-        const choice = completion.choices[0] as (typeof completion.choices)[0] & { token_ids?: number[] };
-        expect(choice.logprobs?.token_logprobs?.length).toBe(6);
-        expect(choice.logprobs!.token_logprobs!.every((l) => typeof l === "number" && l <= 0)).toBe(true);
-        expect(choice.token_ids).toHaveLength(6);
-
-        const chat = await client.chat.completions.create({
-          model: island.model,
-          messages: [{ role: "user", content: "say hi" }],
-          max_tokens: 5,
-          logprobs: true,
-          top_logprobs: 2,
-          ...({ return_token_ids: true } as object),
-        });
-        expect(chat.choices[0].logprobs?.content?.length).toBe(5);
-        expect((chat.choices[0] as unknown as { token_ids?: number[] }).token_ids).toHaveLength(5);
-
-        for (const url of island.adminUrls) {
-          const origin = new URL(url).origin;
-          expect((await fetch(`${origin}/health`)).status).toBe(200);
-          const models = (await (await fetch(`${url}/models`)).json()) as { data: { id: string }[] };
-          expect(models.data.map((m) => m.id)).toEqual([island.model]);
-          expect(await (await fetch(`${origin}/pause`, { method: "POST" })).json()).toEqual({ status: "paused" });
-          expect(await (await fetch(`${origin}/is_paused`)).json()).toEqual({ is_paused: true });
-          expect((await fetch(`${origin}/resume`, { method: "POST" })).status).toBe(200);
-          expect(await (await fetch(`${origin}/is_paused`)).json()).toEqual({ is_paused: false });
-        }
-
-        // The compile cache (issue 32): the job names the folder for this vLLM version below
-        // slurm.cache_dir (the suite's shared one), and vLLM read or wrote its AOT artifact there (on
-        // a warm start the line says "warm: N entries").
-        const dir = "/tmp/fleet-e2e/single-node-real/island-0";
-        const logs = (
-          await runRemote(conn(), `cat ${dir}/slurm-${island.jobId}.out ${dir}/logs/job_${island.jobId}_0/node_0/*.log`)
-        ).stdout;
-        const cache = /\[fleet\] compile cache: (\S+) \((empty|warm: \d+ entries)\)/.exec(logs);
-        expect(cache?.[1].startsWith(`${COMPILE_CACHE}/`), cache?.[1]).toBe(true);
-        expect(cache?.[1]).toMatch(/\/vllm-[^/]+\/tp1-dp1$/);
-        expect(cache![1]).toContain(`/vllm-${env.FLEET_PYENV_VLLM}`);
-        expect(logs).toContain(`${cache![1]}/vllm/torch_compile_cache/torch_aot_compile/`);
-      });
-    },
-    40 * 60_000,
-  );
-
-  it(
-    "multi-replica: two real vLLM engines behind the real vllm-router: one X-Session-ID sticks to one engine, " +
-      "sessions spread over both (counted on the engines' own /metrics); a /pause sent to the router reaches one engine only",
-    async () => {
-      const overrides = realOverrides("multi-replica-real", ["vllm", "vllm-router"], {
-        "inference.model": env.FLEET_TINY_MODEL,
-        "inference.parallel.tp": 1,
-        "inference.parallel.dp": 1,
-        "inference.vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
-        "inference.env_vars.VLLM_SERVER_DEV_MODE": "1",
-      });
-      await deployed("multi-replica-real", "multi-replica", overrides, async (island) => {
-        expect(island.adminUrls).toHaveLength(2);
-        const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
-        const send = (session: string, i: number) =>
-          client.completions.create(
-            { model: island.model, prompt: `rollout ${i} of ${session}`, max_tokens: 2 },
-            { headers: { "X-Session-ID": session } },
-          );
-        // One session: every request lands on the same engine.
-        const before = await engineRequests(island);
-        for (let i = 0; i < 6; i++) await send("session-sticky", i);
-        const after = await engineRequests(island);
-        const delta = after.map((n, k) => n - before[k]);
-        expect(delta.sort(), `per-engine requests for one session: ${delta}`).toEqual([0, 6]);
-        // Many sessions: both engines get some.
-        const start = await engineRequests(island);
-        for (let s = 0; s < 16; s++) await send(`session-${s}`, 0);
-        const end = await engineRequests(island);
-        const spread = end.map((n, k) => n - start[k]);
-        expect(spread.reduce((a, b) => a + b, 0)).toBe(16);
-        expect(Math.min(...spread), `16 sessions over two engines: ${spread}`).toBeGreaterThan(0);
-
-        // vllm-router 0.1.17 proxies any path it does not know to one worker: a trainer's /pause sent
-        // to the router URL pauses one engine of the island and answers 200. Admin calls must go to
-        // every admin URL (docs/trainer.md); this pins the hazard so a router upgrade that changes it shows.
-        const paused = async () =>
-          Promise.all(
-            island.adminUrls.map(
-              async (url) =>
-                ((await (await fetch(`${new URL(url).origin}/is_paused`)).json()) as { is_paused: boolean }).is_paused,
-            ),
-          );
-        expect(await paused()).toEqual([false, false]);
-        const viaRouter = await fetch(`${new URL(island.routerUrl!).origin}/pause`, { method: "POST" });
-        expect(viaRouter.status).toBe(200);
-        expect((await paused()).filter(Boolean)).toHaveLength(1);
-        for (const url of island.adminUrls) await fetch(`${new URL(url).origin}/resume`, { method: "POST" });
-        expect(await paused()).toEqual([false, false]);
-      });
-    },
-    40 * 60_000,
-  );
   it(
     "kv-offload-mooncake: the real Mooncake master (with its HTTP metadata server) and a real mooncake_client on " +
       "every node, from our flags over TCP; stand-in engines (vLLM's MooncakeStoreConnector needs GPU memory) behind the real vllm-router",

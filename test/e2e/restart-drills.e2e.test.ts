@@ -7,10 +7,12 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
 import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
+import { completionWithTokenIds } from "./openai-checks";
 import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, running } from "./local-target";
 import { healthy, killUnderTraffic, listed, OVERHEAD_BOUND_MS, processesWith, until } from "./restart-drill";
 
@@ -20,12 +22,19 @@ afterAll(() => console.log(`restart drills (local):\n${JSON.stringify(report, nu
 afterEach(drainRpcs);
 afterEach(killLeftovers);
 
-/** create, `body` with the running island, delete; nothing of the run is left. */
-async function upRunDown(home: string, text: string, body: (island: RunningIsland) => Promise<void>) {
+/**
+ * create, `body` with the running island (and `again`, a second create, which must adopt it),
+ * delete; nothing of the run is left.
+ */
+async function upRunDown(
+  home: string,
+  text: string,
+  body: (island: RunningIsland, again: () => Promise<RunningIsland>) => Promise<void>,
+) {
   const { commands } = await captureLocal(text);
   const c = commands[0];
   try {
-    await body(running(await create(c, home), "create"));
+    await body(running(await create(c, home), "create"), async () => running(await create(c, home), "second create"));
   } finally {
     expect((await destroy(c, home)).code).toBe(0);
   }
@@ -96,6 +105,35 @@ async function weightGateOn8200(home: string, island: RunningIsland, boundMs: nu
   );
 }
 
+/**
+ * What a trainer asks of two real engines behind the router: completions with token ids and
+ * logprobs, and chat sessions that reach both engines (counted on their own /metrics).
+ */
+async function servesTrainer(island: RunningIsland) {
+  expect(island.adminUrls).toEqual(["http://127.0.0.1:8100/v1", "http://127.0.0.1:8200/v1"]);
+  const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 120_000 });
+  await completionWithTokenIds(client, island.model);
+  const served = async () =>
+    Promise.all(
+      island.adminUrls.map(async (u) => {
+        const text = await (await fetch(`${new URL(u).origin}/metrics`)).text();
+        const m = /^vllm:request_success_total\{[^}]*finished_reason="length"[^}]*\} (\d+(?:\.\d+)?)/m.exec(text);
+        return m ? Number(m[1]) : 0;
+      }),
+    );
+  const before = await served();
+  for (let s = 0; s < 8; s++) {
+    const chat = await client.chat.completions.create(
+      { model: island.model, messages: [{ role: "user", content: `hi ${s}` }], max_tokens: 2 },
+      { headers: { "X-Session-ID": `session-${s}` } },
+    );
+    expect(chat.choices).toHaveLength(1);
+  }
+  const per = (await served()).map((n, k) => n - before[k]);
+  expect(per.reduce((a, b) => a + b, 0)).toBe(8);
+  expect(Math.min(...per), `8 sessions over two engines: ${per}`).toBeGreaterThan(0);
+}
+
 /** The engine serving `port` of the local run under `home`: its `serve` process. */
 const engineOn = (home: string, port: number) => () =>
   processesWith({ HOME: home }, ["serve", "--port", String(port)]).find(
@@ -152,8 +190,10 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     });
   }, 120_000);
 
+  // The local target's one fleet of real engines: first what a trainer asks of it (completions
+  // with token ids, chat spread over both engines, adoption), then the drills.
   it(
-    "two REAL vLLM engines (CPU) behind the REAL vllm-router: SIGKILL of one under steady traffic; it serves again within its own start + 3 s of back-off and re-adding, reusing the compile cache; after an update to v2 a restarted one serves 'default' and stays out of the router until the update reaches it",
+    "two REAL vLLM engines (CPU) behind the REAL vllm-router on one machine: completions with token ids and logprobs, chat sessions reaching both engines, a second create adopts; SIGKILL of one under steady traffic: it serves again within its own start + 3 s of back-off and re-adding, reusing the compile cache; after an update to v2 a restarted one serves 'default' and stays out of the router until the update reaches it; delete leaves no process",
     async () => {
       const home = freshHome("restart-real");
       const { dir } = launcherDir(env, "restart-real", ["vllm", "vllm-router"]);
@@ -162,7 +202,9 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
         `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
         dir,
       );
-      await upRunDown(home, text, async (island) => {
+      await upRunDown(home, text, async (island, again) => {
+        await servesTrainer(island);
+        expect(await again()).toMatchObject({ adopted: true, jobId: island.jobId });
         await drillOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines, real vllm-router");
         await weightGateOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines");
       });

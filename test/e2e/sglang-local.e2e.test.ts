@@ -27,6 +27,7 @@ import {
   processesUnder,
   running,
 } from "./local-target";
+import { completionWithTokenIds } from "./openai-checks";
 import { launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 
 afterEach(drainRpcs);
@@ -118,15 +119,7 @@ describe("local target, engine = sglang: TEST STAND-IN SGLang engines behind the
       const info = (await (await fetch(`${island.adminUrls[0]}/get_server_info`)).json()) as Record<string, unknown>;
       expect(info.standin).toBe(true);
       const client = new OpenAI({ baseURL: island.routerUrl!, apiKey: "unused", maxRetries: 0, timeout: 60_000 });
-      const completion = await client.completions.create({
-        model: island.model,
-        prompt: "the fleet serves",
-        max_tokens: 5,
-        logprobs: 1,
-        ...({ return_token_ids: true } as object),
-      });
-      expect((completion.choices[0] as unknown as { token_ids: number[] }).token_ids).toHaveLength(5);
-      expect(completion.choices[0].logprobs?.token_logprobs?.length).toBe(5);
+      await completionWithTokenIds(client, island.model);
       const chat = await client.chat.completions.create({
         model: island.model,
         messages: [{ role: "user", content: "hello" }],

@@ -27,6 +27,13 @@ const queue = async () => (await runRemote(conn(), "squeue -h -o '%i %j %T'")).s
 const timings: Record<string, { createMs: number; runningToReadyMs: number; adoptMs: number; deleteMs: number }> = {};
 
 const bearer = (key?: string): Record<string, string> => (key ? { authorization: `Bearer ${key}` } : {});
+/** A two-token completion POSTed through the island's router, with `key` as the bearer if given. */
+const postCompletion = (island: RunningIsland, key?: string) =>
+  fetch(`${new URL(island.routerUrl!).origin}/v1/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...bearer(key) },
+    body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
+  });
 
 /** What the SGLang stand-in reports of itself (GET /standin/state). */
 interface StandinState {
@@ -390,11 +397,7 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
       "sglang-disaggregated",
       PD_SMALL,
       async (island) => {
-        const r = await fetch(`${new URL(island.routerUrl!).origin}/v1/completions`, {
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
-        });
+        const r = await postCompletion(island);
         expect(r.status, "a completion through the P/D router without the key").toBe(401);
         await checkPd(island, false, apiKey);
         await checkAdmin(island, apiKey);
@@ -416,14 +419,8 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
         created = island;
         const modes = await runRemote(conn(), `stat -c '%a %n' ${dir}/secrets ${dir}/secrets/*`);
         expect(modes.stdout.trim().split("\n")).toEqual([`700 ${dir}/secrets`, `600 ${dir}/secrets/api_key`]);
-        const router = new URL(island.routerUrl!).origin;
         // The router demands the key on its inference routes (401) ...
-        const post = (key?: string) =>
-          fetch(`${router}/v1/completions`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...bearer(key) },
-            body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
-          });
+        const post = (key?: string) => postCompletion(island, key);
         expect((await post()).status, "a completion through the router without the key").toBe(401);
         expect((await post("not-the-key")).status, "a completion through the router with a wrong key").toBe(401);
         expect((await post(apiKey)).status, "a completion through the router with the key").toBe(200);
@@ -465,14 +462,10 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
     expect(everything.includes("sgl-e2e-canary")).toBe(false);
   });
 
+  // One real SGLang start, with a key: everything a keyless fleet does, and the key's rules besides
+  // (the keyless router-to-server path runs in the stand-in tests above, behind the same real router).
   it(
-    "REAL SGLang 0.5.23 (CPU, tiny model) on one SLURM node behind the REAL sglang-router: openai completions and chat, /generate, every admin URL (a real weight update from disk), adoption, delete leaves no process",
-    () => realSglang("sglang-real"),
-    20 * 60_000,
-  );
-
-  it(
-    "REAL SGLang 0.5.23 (CPU) with an API key: the REAL sglang-router holds it and finds the keyed REAL server with it; both demand it (401 without), the openai client with it is served",
+    "REAL SGLang 0.5.23 (CPU, tiny model) on one SLURM node behind the REAL sglang-router, with an API key: the router holds it and finds the keyed server with it; both demand it (401 without); openai completions and chat, /generate, every admin URL (a real weight update from disk), adoption, delete leaves no process",
     () => realSglang("sglang-real-key", "sk-sgl-real-5e0d"),
     20 * 60_000,
   );
@@ -482,7 +475,7 @@ describe("SGLang on the real SLURM cluster (real slurmctld/slurmd, real ssh, REA
  * The real SGLang server behind the real router on one node: a launcher folder whose python3 is the
  * venv's interpreter and nothing else, so `python3 -m sglang.launch_server` is SGLang itself.
  */
-async function realSglang(name: string, apiKey?: string) {
+async function realSglang(name: string, apiKey: string) {
   const env: PythonEnv = pythonEnv();
   const dir = realSglangLauncher(env, name);
   const overrides = {
@@ -504,17 +497,9 @@ async function realSglang(name: string, apiKey?: string) {
       const server = (await info.json()) as Record<string, unknown>;
       expect(server, "the real SGLang, not the stand-in").not.toHaveProperty("standin");
       expect(server).toMatchObject({ version: "0.5.23", device: "cpu", max_total_tokens: 8192 });
-      if (apiKey) {
-        const router = new URL(island.routerUrl!).origin;
-        const post = (key?: string) =>
-          fetch(`${router}/v1/completions`, {
-            method: "POST",
-            headers: { "content-type": "application/json", ...bearer(key) },
-            body: JSON.stringify({ model: island.model, prompt: "hello", max_tokens: 2 }),
-          });
-        expect((await post()).status, "through the router without the key").toBe(401);
-        expect((await post("not-the-key")).status, "through the router with a wrong key").toBe(401);
-      }
+      const post = (key?: string) => postCompletion(island, key);
+      expect((await post()).status, "through the router without the key").toBe(401);
+      expect((await post("not-the-key")).status, "through the router with a wrong key").toBe(401);
       await sendTraffic(island, apiKey, 120_000);
       // A real weight update: the server reloads the tiny model's weights from disk.
       await checkAdmin(island, apiKey, env.FLEET_TINY_MODEL);
@@ -526,7 +511,7 @@ async function realSglang(name: string, apiKey?: string) {
       expect(titles, "processes on the job's node").toContainEqual(expect.stringMatching(/^sglang::router/));
       expect(titles).toContainEqual(expect.stringMatching(/^sglang::scheduler/));
     },
-    apiKey ? { apiKey } : {},
+    { apiKey },
   );
 }
 

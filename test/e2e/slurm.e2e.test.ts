@@ -5,7 +5,7 @@
  * checks every admin URL, adopts the running job on a second create, deletes, and checks that no
  * job is left. The vllm-router and the Mooncake store are the real ones from the pinned venv
  * (test/e2e/python-env.sh); the engines, llm-d's EPP, Envoy and the P/D sidecar are stand-ins
- * (test/fixtures/standins), not vLLM: real vLLM runs in real-vllm.e2e.test.ts.
+ * (test/fixtures/standins), not vLLM: real vLLM runs in the tests real-vllm-checks.ts names.
  */
 import * as fs from "node:fs";
 import OpenAI from "openai";

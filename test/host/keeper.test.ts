@@ -404,7 +404,10 @@ describe("a Mooncake client that does not listen (SLURM launch body)", () => {
       FAKE_CLIENT: fake,
     });
     const clients = () =>
-      fs.readdirSync(l.rec).filter((f) => f.startsWith("mooncake_client.0.")).map((f) => Number(f.split(".")[2]));
+      fs
+        .readdirSync(l.rec)
+        .filter((f) => f.startsWith("mooncake_client.0."))
+        .map((f) => Number(f.split(".")[2]));
     return { l, node, clients };
   }
 
