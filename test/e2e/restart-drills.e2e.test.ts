@@ -5,12 +5,14 @@
  * pinned venv; engines are STAND-INs (test/fixtures/standins) or the REAL vLLM CPU build.
  * Each drill prints its failed-request share and recovery time (docs/benchmarks.md).
  */
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
+import { clientPython } from "./client-pytest";
 import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import { completionWithTokenIds } from "./openai-checks";
 import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, running } from "./local-target";
@@ -94,7 +96,7 @@ async function weightGateOn8200(home: string, island: RunningIsland, boundMs: nu
     .trim()
     .split(" ")[3];
   expect(fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8")).toContain(
-    `[fleet] router: ${url} kept out: it serves weight version default, its peers v2`,
+    `[fleet] router: ${url} kept out: it serves weight version default, the fleet v2`,
   );
   // The update reaches it: the router lists it again within the follower's poll.
   expect((await setVersion(8200, "v2")).status).toBe(200);
@@ -132,6 +134,52 @@ async function servesTrainer(island: RunningIsland) {
   const per = (await served()).map((n, k) => n - before[k]);
   expect(per.reduce((a, b) => a + b, 0)).toBe(8);
   expect(Math.min(...per), `8 sessions over two engines: ${per}`).toBeGreaterThan(0);
+}
+
+/**
+ * The catch-up drill on node 1's engine (port 8200) with the REAL Python client: from the island's
+ * endpoints.json, update_weights(<the tiny model's folder>, version="v2") reloads both engines and
+ * records the update beside endpoints.json; after a SIGKILL, the restarted engine is never listed
+ * while it serves other weights, and is listed serving v2 once its follower replayed the record.
+ */
+async function catchUpOn8200(home: string, island: RunningIsland, model: string, boundMs: number, label: string) {
+  const folder = path.join(home, "vllm-fleet", "local-dev", "island-0");
+  const script = [
+    "import json, sys",
+    "from vllm_fleet import Fleet",
+    "fleet = Fleet.from_endpoints([sys.argv[1]])",
+    "print(json.dumps(fleet.update_weights(sys.argv[2], version='v2')['recorded']))",
+  ].join("\n");
+  const client = spawnSync(clientPython(), ["-c", script, path.join(folder, "endpoints.json"), model], {
+    encoding: "utf8",
+    timeout: 10 * 60_000,
+  });
+  expect(client.status, client.stderr).toBe(0);
+  expect(JSON.parse(client.stdout.trim().split("\n").pop()!)).toEqual([path.join(folder, "weights")]);
+  for (const port of [8100, 8200]) expect(await version(port)).toBe("v2");
+  const url = "http://127.0.0.1:8200";
+  const victim = engineOn(home, 8200)();
+  expect(victim).toBeDefined();
+  const killed = Date.now();
+  process.kill(victim!, "SIGKILL");
+  await until("the router takes it out", async () => !(await listed(island.routerUrl!, url)), 10_000);
+  // Listed again only serving v2: checked every 50 ms until it is.
+  await until(
+    "listed again, serving the fleet's v2",
+    async () => {
+      if (!(await listed(island.routerUrl!, url))) return false;
+      expect(await version(8200), "the restarted engine was listed with other weights").toBe("v2");
+      return true;
+    },
+    boundMs,
+  );
+  report[`${label}: killed to listed again serving v2 (ms)`] = Date.now() - killed;
+  const attempt = fs.readFileSync(path.join(folder, "run"), "utf8").trim().split(" ")[3];
+  const routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
+  expect(routerLog).toContain(
+    `${url} serves weight version default after its restart: replaying the fleet's update to v2`,
+  );
+  expect(routerLog).toMatch(new RegExp(`replay POST ${url}/collective_rpc: .*\\(HTTP 200\\)`));
 }
 
 /** The engine serving `port` of the local run under `home`: its `serve` process. */
@@ -193,7 +241,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
   // The local target's one fleet of real engines: first what a trainer asks of it (completions
   // with token ids, chat spread over both engines, adoption), then the drills.
   it(
-    "two REAL vLLM engines (CPU) behind the REAL vllm-router on one machine: completions with token ids and logprobs, chat sessions reaching both engines, a second create adopts; SIGKILL of one under steady traffic: it serves again within its own start + 3 s of back-off and re-adding, reusing the compile cache; after an update to v2 a restarted one serves 'default' and stays out of the router until the update reaches it; delete leaves no process",
+    "two REAL vLLM engines (CPU) behind the REAL vllm-router on one machine: completions with token ids and logprobs, chat sessions reaching both engines, a second create adopts; SIGKILL of one under steady traffic: it serves again within its own start + 3 s of back-off and re-adding, reusing the compile cache; after the REAL Python client's update_weights(v2), a restarted one replays the recorded update and is listed again only serving v2; delete leaves no process",
     async () => {
       const home = freshHome("restart-real");
       const { dir } = launcherDir(env, "restart-real", ["vllm", "vllm-router"]);
@@ -206,7 +254,13 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
         await servesTrainer(island);
         expect(await again()).toMatchObject({ adopted: true, jobId: island.jobId });
         await drillOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines, real vllm-router");
-        await weightGateOn8200(home, island, 15 * 60_000, "local, real vLLM CPU engines");
+        await catchUpOn8200(
+          home,
+          island,
+          env.FLEET_TINY_MODEL,
+          15 * 60_000,
+          "local, real vLLM CPU engines, real Python client",
+        );
       });
     },
     40 * 60_000,

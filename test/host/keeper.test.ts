@@ -120,10 +120,14 @@ function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env:
 }
 
 let context = () => "";
-async function until<T>(what: string, f: () => T | undefined | false, ms = 15_000): Promise<T> {
+async function until<T>(
+  what: string,
+  f: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 15_000,
+): Promise<T> {
   const t0 = Date.now();
   for (;;) {
-    const v = f();
+    const v = await f();
     if (v) return v;
     if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}\n${context()}`);
     await new Promise((r) => setTimeout(r, 25));
@@ -441,5 +445,110 @@ describe("a Mooncake client that does not listen (SLURM launch body)", () => {
     expect((await exits.node.done).code).toBe(1);
     expect(exits.clients()).toHaveLength(1);
     expect(exits.node.out().stderr).toMatch(/node 0: the Mooncake client exited \(status 7\) before it listened on/);
+  });
+});
+
+/**
+ * An engine stand-in that serves HTTP on its --port: /health, /weight_info (starting at "default",
+ * as a restarted engine serves the base weights), POST /update_weight_version, and any other POST
+ * recorded in $RECORD_DIR/calls as `<port> <path> <body>`; its start recorded as STANDIN's is.
+ */
+const HTTP_ENGINE = `#!/bin/bash
+node=\${PWD##*node_}
+printf '%s %s\\n' "$(($(date +%s%N) / 1000000))" "\${CUDA_VISIBLE_DEVICES:-}" > "$RECORD_DIR/vllm.$node.$$"
+port=$(printf '%s\\n' "$@" | grep -A1 -x -- --port | tail -n 1)
+exec node -e '
+const fs = require("fs");
+let version = "default";
+require("http").createServer((q, r) => {
+  let body = "";
+  q.on("data", (d) => (body += d));
+  q.on("end", () => {
+    if (q.url === "/health") return r.end("");
+    if (q.url === "/weight_info") return r.end(JSON.stringify({ weight_version: version }));
+    if (q.method !== "POST") return ((r.statusCode = 404), r.end());
+    if (q.url === "/update_weight_version") version = JSON.parse(body).new_version;
+    else fs.appendFileSync(process.env.RECORD_DIR + "/calls", process.argv[1] + " " + q.url + " " + body.trim() + "\\n");
+    r.end("{}");
+  });
+}).listen(Number(process.argv[1]), "127.0.0.1");
+' "$port"
+`;
+
+describe("a restarted engine catches up with the fleet's weights record (local supervisor)", () => {
+  /** Two HTTP stand-in engines behind the router stand-in, both told weight version `fleet`, the record `record` in the island folder. */
+  async function twoEngines(record: string | undefined, fleet: string) {
+    const l = lab(false);
+    fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
+    // As both targets lay it out: attempts under <island>/logs, the record beside endpoints.json.
+    const attempt = path.join(l.tmp, "logs", "run_1");
+    fs.mkdirSync(attempt, { recursive: true });
+    fs.writeFileSync(path.join(attempt, "served"), "");
+    if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
+    const plan = planOf(
+      withRestart(ownPorts(stackText("local-multi-replica")), "backoff = 0.1"),
+      "local-multi-replica",
+    );
+    const run = runBash(renderSupervisor(plan, plan.islands[0]), {
+      ...process.env,
+      PATH: `${l.bin}:${process.env.PATH}`,
+      RECORD_DIR: l.rec,
+      FLEET_ISLAND_DIR: l.tmp,
+      FLEET_ATTEMPT_DIR: attempt,
+      FLEET_LOCAL_GPUS: "4 5",
+      HOME: l.tmp,
+    });
+    const [a, b] = [BASE + 100, BASE + 200].map((p) => `http://127.0.0.1:${p}`);
+    const version = async (url: string) => {
+      try {
+        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
+      } catch {
+        return undefined;
+      }
+    };
+    await until("both engines serve", async () => (await version(a)) && (await version(b)), 20_000);
+    for (const url of [a, b])
+      await fetch(`${url}/update_weight_version`, { method: "POST", body: JSON.stringify({ new_version: fleet }) });
+    const routerLog = () => fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
+    // The follower told the router both engines before the drill.
+    await until("both engines told to the router", () => (routerLog().match(/router told /g) ?? []).length >= 2);
+    const victim = l.starts("vllm").find((s) => s.gpus === "5")!;
+    process.kill(victim.pid, "SIGKILL");
+    return { l, run, b, version, routerLog };
+  }
+
+  it("the record's calls (the Python client's golden file) are replayed to it before the router is told it again", async () => {
+    const record = fs.readFileSync(path.join(__dirname, "../../clients/python/tests/unit/weights-record.txt"), "utf8");
+    const { l, run, b, version, routerLog } = await twoEngines(record, "step-7");
+    await until("told to the router again", () => routerLog().includes(`router add_worker ${b}`), 20_000);
+    // Replayed in order, byte for byte, to the restarted engine only; it serves the fleet's version.
+    expect(fs.readFileSync(path.join(l.rec, "calls"), "utf8")).toBe(
+      `${BASE + 200} /collective_rpc {"method":"reload_weights","kwargs":{"weights_path":"/ckpt/step 7"}}\n`,
+    );
+    expect(await version(b)).toBe("step-7");
+    const log = routerLog();
+    const replayAt = log.indexOf(
+      `${b} serves weight version default after its restart: replaying the fleet's update to step-7`,
+    );
+    expect(replayAt).toBeGreaterThan(0);
+    expect(log.indexOf(`replay POST ${b}/update_weight_version: {} (HTTP 200)`)).toBeGreaterThan(replayAt);
+    expect(log.lastIndexOf(`router add_worker ${b}`)).toBeGreaterThan(replayAt);
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  it("a record older than what its peers serve is not replayed: the engine stays out, naming both versions", async () => {
+    const record = 'version v1\ncall POST /collective_rpc {}\ncall POST /update_weight_version {"new_version":"v1"}\n';
+    const { l, run, b, routerLog } = await twoEngines(record, "v2");
+    await until(
+      "kept out",
+      () => routerLog().includes(`${b} kept out: it serves weight version default, the fleet v2`),
+      20_000,
+    );
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(fs.existsSync(path.join(l.rec, "calls"))).toBe(false);
+    expect(routerLog()).not.toContain(`router add_worker ${b}`);
+    run.child.kill("SIGTERM");
+    await run.done;
   });
 });

@@ -8,7 +8,7 @@ publishes (vendored beside this file, kept byte-equal to schema/ by the reposito
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -21,6 +21,8 @@ from .errors import FleetError
 
 ENGINE_KINDS = ("vllm", "prime-rl", "sglang")
 ISLAND_FORMAT = "vllm-fleet/island/v1"
+WEIGHTS_RECORD = "weights"
+"""The weights record's name in an island's folder (templates/host/helpers.sh.mustache FLEET_WEIGHTS)."""
 
 
 @lru_cache(maxsize=2)
@@ -75,6 +77,10 @@ class Island:
     engines: tuple[Engine, ...]
     base_url: str
     """Where this island's OpenAI requests go: its router, or its one engine's API."""
+    weights_record: Path | None = None
+    """The fleet's weights record beside the island's endpoints.json (read from a path: the island's
+    folder, which its nodes see), whose last update an engine that restarts loads before it serves
+    again (Fleet.update_weights writes it); None when the island was read from elsewhere."""
 
 
 @dataclass(frozen=True)
@@ -125,11 +131,12 @@ def load(doc: Source | list[Source], service: str | None = None, source: str | N
     if isinstance(doc, (list, tuple)):
         if not doc:
             raise FleetError("no endpoints given")
-        read = [_read(d, None) for d in doc]
+        read = [(*_read(d, None), _folder(d)) for d in doc]
         return _from_islands(read, service)
+    folder = _folder(doc)
     doc, source = _read(doc, source)
     if isinstance(doc, Mapping) and doc.get("format") == ISLAND_FORMAT:
-        return _from_islands([(doc, source)], service)
+        return _from_islands([(doc, source, folder)], service)
     validate(doc, source)
     assert isinstance(doc, Mapping)
     if "services" in doc:
@@ -144,14 +151,22 @@ def load(doc: Source | list[Source], service: str | None = None, source: str | N
     return _service(doc, None)
 
 
-def _from_islands(read: list[tuple[Any, str]], service: str | None) -> ServiceEndpoints:
+def _folder(doc: Source) -> Path | None:
+    """The folder of an endpoints file given by its path (an island's folder); None for a dict."""
+    return Path(doc).resolve().parent if isinstance(doc, (str, Path)) else None
+
+
+def _from_islands(read: list[tuple[Any, str, Path | None]], service: str | None) -> ServiceEndpoints:
     """A fleet from its islands' endpoints.json files (all of one stack, each once)."""
     docs = []
-    for doc, source in read:
+    folders = {}
+    for doc, source, folder in read:
         if not isinstance(doc, Mapping) or doc.get("format") != ISLAND_FORMAT:
             raise FleetError(f"{source} is not an island's endpoints.json (format {ISLAND_FORMAT}); give a contract alone, or islands' files only")
         validate(doc, source, "island.schema.json", "running island's endpoints.json")
         docs.append((doc, source))
+        if folder is not None:
+            folders[doc["island"]] = folder / WEIGHTS_RECORD
     first, first_source = docs[0]
     for doc, source in docs[1:]:
         for key in ("stack", "model"):
@@ -171,7 +186,8 @@ def _from_islands(read: list[tuple[Any, str]], service: str | None) -> ServiceEn
             for d in islands
         ],
     }
-    return _service(contract, None)
+    found = _service(contract, None)
+    return replace(found, islands=tuple(replace(i, weights_record=folders.get(i.island)) for i in found.islands))
 
 
 def api_base(engine: str, admin_url: str) -> str:

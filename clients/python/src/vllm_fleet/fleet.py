@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+import warnings
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -14,7 +15,7 @@ import openai
 
 from . import endpoints as ep
 from . import generate as gen
-from . import ledger, membership
+from . import ledger, membership, weights_record
 from . import metrics as met
 from . import stack as pulumi_stack
 from . import status as st
@@ -292,7 +293,10 @@ class Fleet:
         Between pause() and resume() the engines stay paused and resume() checks the ledger; called
         alone, it pauses, updates, resumes and checks by itself. The ledger: every engine serves the
         same weights (and reports `version` where it reports one). Any failure resumes every engine
-        and names the engines concerned. Returns {"results", "ledger"} (ledger None until resume())."""
+        and names the engines concerned. With a `version`, the update is also recorded in each
+        island's folder where the fleet was read from its endpoints.json files (an engine that
+        restarts loads it before it serves again). Returns {"results", "ledger", "recorded"} (ledger
+        None until resume(); recorded: the weights records written)."""
         v = None if version is None else str(version)
         with self._admin:
             own_pause = self._paused_at is None
@@ -311,11 +315,32 @@ class Fleet:
                 raise self._fail("update_weights", results)
             self._check_members("update_weights", before, results)
             self._pending_version = (v,) if verify else None
+            recorded = self._record_weights(v, routes.update_weights(weight_dir, v)) if v is not None else []
             if v is not None:
                 self._applied_version = v
         if not own_pause:
-            return {"results": results, "ledger": None}
-        return {"results": results, "ledger": self.resume()["ledger"]}
+            return {"results": results, "ledger": None, "recorded": recorded}
+        return {"results": results, "ledger": self.resume()["ledger"], "recorded": recorded}
+
+    def _record_weights(self, version: str, calls: list[Call]) -> list[str]:
+        """The update's calls, into each island's weights record where its folder is known (islands
+        read from their endpoints.json): an engine that restarts loads them before it serves again.
+        A record that cannot be written warns (the engines were updated; a restarted one then stays
+        out of its router until the next update). Returns the records written."""
+        written = []
+        for island in self.endpoints.islands:
+            if island.weights_record is None:
+                continue
+            try:
+                weights_record.write(island.weights_record, version, calls)
+                written.append(str(island.weights_record))
+            except OSError as e:
+                warnings.warn(
+                    f"island {island.island}: could not write the weights record {island.weights_record} ({e}); "
+                    "an engine of it that restarts stays out of its router until the next update_weights",
+                    stacklevel=3,
+                )
+        return written
 
     def verify_weights(self, version: str | int | None = None) -> dict[str, Any]:
         """The weight ledger alone: raises WeightMismatch naming the engines that differ."""
