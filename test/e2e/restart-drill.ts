@@ -2,8 +2,10 @@
  * What the restart drills (issue 41) share: steady traffic through a router, the router's worker
  * list, and the SIGKILL-under-traffic drill with its measurements.
  */
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import { expect } from "vitest";
+import { clientPython } from "./client-pytest";
 
 export interface Sent {
   t: number;
@@ -150,4 +152,54 @@ export function processesWith(env: Record<string, string>, argv: string[]): numb
     }
   }
   return found;
+}
+
+/**
+ * The REAL Python client (its venv, clients/python/tests/env.sh), as a trainer beside the fleet runs
+ * it: from the island's endpoints.json, update_weights(dir, version=). Returns the weights records
+ * it wrote (`recorded`).
+ */
+export function clientUpdateWeights(endpointsFile: string, dir: string, version: string): string[] {
+  const script = [
+    "import json, sys",
+    "from vllm_fleet import Fleet",
+    "fleet = Fleet.from_endpoints([sys.argv[1]])",
+    "print(json.dumps(fleet.update_weights(sys.argv[2], version=sys.argv[3])['recorded']))",
+  ].join("\n");
+  const run = spawnSync(clientPython(), ["-c", script, endpointsFile, dir, version], {
+    encoding: "utf8",
+    timeout: 10 * 60_000,
+  });
+  expect(run.status, run.stderr).toBe(0);
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as string[];
+}
+
+/**
+ * SIGKILL of `engine()` (serving `url`), then: the router takes it out, and lists it again only
+ * once it serves `want` (`version()` is asked each time it is listed, every 50 ms). The time from
+ * the kill until it is listed again.
+ */
+export async function killAndListedServing(
+  routerUrl: string,
+  url: string,
+  engine: () => number | undefined,
+  version: () => Promise<string>,
+  want: string,
+  boundMs: number,
+): Promise<number> {
+  const victim = engine();
+  expect(victim, `an engine serving ${url}`).toBeDefined();
+  const killed = Date.now();
+  process.kill(victim!, "SIGKILL");
+  await until("the router takes it out", async () => !(await listed(routerUrl, url)), 10_000);
+  await until(
+    `listed again, serving the fleet's ${want}`,
+    async () => {
+      if (!(await listed(routerUrl, url))) return false;
+      expect(await version(), "the restarted engine was listed with other weights").toBe(want);
+      return true;
+    },
+    boundMs,
+  );
+  return Date.now() - killed;
 }

@@ -5,18 +5,25 @@
  * pinned venv; engines are STAND-INs (test/fixtures/standins) or the REAL vLLM CPU build.
  * Each drill prints its failed-request share and recovery time (docs/benchmarks.md).
  */
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
-import { clientPython } from "./client-pytest";
 import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
 import { completionWithTokenIds } from "./openai-checks";
 import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, running } from "./local-target";
-import { healthy, killUnderTraffic, listed, OVERHEAD_BOUND_MS, processesWith, until } from "./restart-drill";
+import {
+  clientUpdateWeights,
+  healthy,
+  killAndListedServing,
+  killUnderTraffic,
+  listed,
+  OVERHEAD_BOUND_MS,
+  processesWith,
+  until,
+} from "./restart-drill";
 
 const report: Record<string, unknown> = {};
 afterAll(() => console.log(`restart drills (local):\n${JSON.stringify(report, null, 1)}`));
@@ -144,36 +151,18 @@ async function servesTrainer(island: RunningIsland) {
  */
 async function catchUpOn8200(home: string, island: RunningIsland, model: string, boundMs: number, label: string) {
   const folder = path.join(home, "vllm-fleet", "local-dev", "island-0");
-  const script = [
-    "import json, sys",
-    "from vllm_fleet import Fleet",
-    "fleet = Fleet.from_endpoints([sys.argv[1]])",
-    "print(json.dumps(fleet.update_weights(sys.argv[2], version='v2')['recorded']))",
-  ].join("\n");
-  const client = spawnSync(clientPython(), ["-c", script, path.join(folder, "endpoints.json"), model], {
-    encoding: "utf8",
-    timeout: 10 * 60_000,
-  });
-  expect(client.status, client.stderr).toBe(0);
-  expect(JSON.parse(client.stdout.trim().split("\n").pop()!)).toEqual([path.join(folder, "weights")]);
+  expect(clientUpdateWeights(path.join(folder, "endpoints.json"), model, "v2")).toEqual([path.join(folder, "weights")]);
   for (const port of [8100, 8200]) expect(await version(port)).toBe("v2");
   const url = "http://127.0.0.1:8200";
-  const victim = engineOn(home, 8200)();
-  expect(victim).toBeDefined();
-  const killed = Date.now();
-  process.kill(victim!, "SIGKILL");
-  await until("the router takes it out", async () => !(await listed(island.routerUrl!, url)), 10_000);
-  // Listed again only serving v2: checked every 50 ms until it is.
-  await until(
-    "listed again, serving the fleet's v2",
-    async () => {
-      if (!(await listed(island.routerUrl!, url))) return false;
-      expect(await version(8200), "the restarted engine was listed with other weights").toBe("v2");
-      return true;
-    },
+  const ms = await killAndListedServing(
+    island.routerUrl!,
+    url,
+    engineOn(home, 8200),
+    () => version(8200),
+    "v2",
     boundMs,
   );
-  report[`${label}: killed to listed again serving v2 (ms)`] = Date.now() - killed;
+  report[`${label}: killed to listed again serving v2 (ms)`] = ms;
   const attempt = fs.readFileSync(path.join(folder, "run"), "utf8").trim().split(" ")[3];
   const routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
   expect(routerLog).toContain(

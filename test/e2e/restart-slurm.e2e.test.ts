@@ -11,7 +11,13 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, expectOk, fleetStatusIn, login, privateKey } from "./cluster";
-import { killUnderTraffic, OVERHEAD_BOUND_MS, processesWith } from "./restart-drill";
+import {
+  clientUpdateWeights,
+  killAndListedServing,
+  killUnderTraffic,
+  OVERHEAD_BOUND_MS,
+  processesWith,
+} from "./restart-drill";
 import { runRemote, type Connection } from "./ssh";
 
 const conn: Connection = { ...login, privateKey };
@@ -59,6 +65,57 @@ describe("restart drills on the real SLURM cluster", () => {
     } finally {
       expectOk(await runRemote(c.connection, c.delete), "delete");
     }
+  }, 300_000);
+
+  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; delete removes the record", async () => {
+    const stack = "restart-weights";
+    const extra = { "inference.restart": { backoff: 0.5 }, "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1" } };
+    const [c] = (await capture("multi-replica", extra, stack)).commands;
+    const folder = `/tmp/fleet-e2e/${stack}/island-0`;
+    const checkpoint = `/tmp/fleet-e2e/${stack}/ckpt-v2`;
+    try {
+      const create = await runRemote(c.connection, c.create, c.stdin);
+      expectOk(create, "create");
+      const island = parseIslandResult(create.stdout) as RunningIsland;
+      fs.mkdirSync(checkpoint, { recursive: true });
+      // The trainer beside the job: the island's endpoints.json on the cluster's shared storage.
+      expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2")).toEqual([`${folder}/weights`]);
+      const url = `http://${island.nodes[1].addr}:8100`;
+      const state = async () =>
+        (await (await fetch(`${url}/standin/state`)).json()) as {
+          engine_id: string;
+          weight_updates: number;
+          weight_dir: string;
+        };
+      const version = async () =>
+        ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
+      const before = await state();
+      expect(before).toMatchObject({ weight_updates: 1, weight_dir: checkpoint });
+      const ms = await killAndListedServing(
+        island.routerUrl!,
+        url,
+        engineOf(island.jobId, 1, 8100),
+        version,
+        "v2",
+        60_000,
+      );
+      report["SLURM, stand-in engine of node 2: killed to listed again serving v2 after replaying the record (ms)"] =
+        ms;
+      // A new process, which loaded the recorded checkpoint once (the replay), not the old one's count.
+      const after = await state();
+      expect(after.engine_id).not.toBe(before.engine_id);
+      expect(after).toMatchObject({ weight_updates: 1, weight_dir: checkpoint });
+      const log = (await runRemote(conn, `cat ${folder}/logs/job_${island.jobId}_0/node_0/router.log`)).stdout;
+      expect(log).toContain(
+        `${url} serves weight version default after its restart: replaying the fleet's update to v2`,
+      );
+      expect(log).toContain(`replay POST ${url}/update_weight_version: {"status":"ok"} (HTTP 200)`);
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+      fs.rmSync(checkpoint, { recursive: true, force: true });
+    }
+    // The fleet is gone, and with it its weights: a later deployment here loads none.
+    expect(fs.existsSync(`${folder}/weights`)).toBe(false);
   }, 300_000);
 
   it("wide-EP, two islands of one engine across 2 nodes each (STAND-INs): SIGKILL of island 0's rank on node 2 restarts both its ranks as one group, in the same job; island 1 is untouched", async () => {
