@@ -157,21 +157,26 @@ export function processesWith(env: Record<string, string>, argv: string[]): numb
 /**
  * The REAL Python client (its venv, clients/python/tests/env.sh), as a trainer beside the fleet runs
  * it: from the island's endpoints.json, update_weights(dir, version=). Returns the weights records
- * it wrote (`recorded`).
+ * it wrote (`recorded`) and the engines it left to them (`catching_up`).
  */
-export function clientUpdateWeights(endpointsFile: string, dir: string, version: string): string[] {
+export function clientUpdateWeights(
+  endpointsFile: string,
+  dir: string,
+  version: string,
+): { recorded: string[]; catching_up: string[] } {
   const script = [
     "import json, sys",
     "from vllm_fleet import Fleet",
     "fleet = Fleet.from_endpoints([sys.argv[1]])",
-    "print(json.dumps(fleet.update_weights(sys.argv[2], version=sys.argv[3])['recorded']))",
+    "out = fleet.update_weights(sys.argv[2], version=sys.argv[3])",
+    "print(json.dumps({'recorded': out['recorded'], 'catching_up': out['catching_up']}))",
   ].join("\n");
   const run = spawnSync(clientPython(), ["-c", script, endpointsFile, dir, version], {
     encoding: "utf8",
     timeout: 10 * 60_000,
   });
   expect(run.status, run.stderr).toBe(0);
-  return JSON.parse(run.stdout.trim().split("\n").pop()!) as string[];
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as { recorded: string[]; catching_up: string[] };
 }
 
 /**
@@ -192,6 +197,18 @@ export async function killAndListedServing(
   const killed = Date.now();
   process.kill(victim!, "SIGKILL");
   await until("the router takes it out", async () => !(await listed(routerUrl, url)), 10_000);
+  await listedServing(routerUrl, url, version, want, boundMs);
+  return Date.now() - killed;
+}
+
+/** Until the router lists `url` again, which it must only do while the engine serves `want`. */
+export async function listedServing(
+  routerUrl: string,
+  url: string,
+  version: () => Promise<string>,
+  want: string,
+  boundMs: number,
+) {
   await until(
     `listed again, serving the fleet's ${want}`,
     async () => {
@@ -201,5 +218,4 @@ export async function killAndListedServing(
     },
     boundMs,
   );
-  return Date.now() - killed;
 }

@@ -151,7 +151,10 @@ async function servesTrainer(island: RunningIsland) {
  */
 async function catchUpOn8200(home: string, island: RunningIsland, model: string, boundMs: number, label: string) {
   const folder = path.join(home, "vllm-fleet", "local-dev", "island-0");
-  expect(clientUpdateWeights(path.join(folder, "endpoints.json"), model, "v2")).toEqual([path.join(folder, "weights")]);
+  expect(clientUpdateWeights(path.join(folder, "endpoints.json"), model, "v2")).toEqual({
+    recorded: [path.join(folder, "weights")],
+    catching_up: [],
+  });
   for (const port of [8100, 8200]) expect(await version(port)).toBe("v2");
   const url = "http://127.0.0.1:8200";
   const ms = await killAndListedServing(

@@ -15,8 +15,10 @@ import {
   clientUpdateWeights,
   killAndListedServing,
   killUnderTraffic,
+  listedServing,
   OVERHEAD_BOUND_MS,
   processesWith,
+  until,
 } from "./restart-drill";
 import { runRemote, type Connection } from "./ssh";
 
@@ -67,9 +69,10 @@ describe("restart drills on the real SLURM cluster", () => {
     }
   }, 300_000);
 
-  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; delete removes the record", async () => {
+  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; an update to v3 while it restarts updates the other engine and leaves it to the record, and it is listed again only serving v3; delete removes the record", async () => {
     const stack = "restart-weights";
-    const extra = { "inference.restart": { backoff: 0.5 }, "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1" } };
+    // A back-off long enough that the second update below finds the engine down (the second restart waits 6 s).
+    const extra = { "inference.restart": { backoff: 3 }, "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1" } };
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     const folder = `/tmp/fleet-e2e/${stack}/island-0`;
     const checkpoint = `/tmp/fleet-e2e/${stack}/ckpt-v2`;
@@ -79,7 +82,10 @@ describe("restart drills on the real SLURM cluster", () => {
       const island = parseIslandResult(create.stdout) as RunningIsland;
       fs.mkdirSync(checkpoint, { recursive: true });
       // The trainer beside the job: the island's endpoints.json on the cluster's shared storage.
-      expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2")).toEqual([`${folder}/weights`]);
+      expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2")).toEqual({
+        recorded: [`${folder}/weights`],
+        catching_up: [],
+      });
       const url = `http://${island.nodes[1].addr}:8100`;
       const state = async () =>
         (await (await fetch(`${url}/standin/state`)).json()) as {
@@ -110,9 +116,30 @@ describe("restart drills on the real SLURM cluster", () => {
         `${url} serves weight version default after its restart: replaying the fleet's update to v2`,
       );
       expect(log).toContain(`replay POST ${url}/update_weight_version: {"status":"ok"} (HTTP 200)`);
+
+      // An update while the engine restarts: the client updates the serving one and leaves this one
+      // to the record, which it replays before the router is told it again.
+      const victim = engineOf(island.jobId, 1, 8100)();
+      process.kill(victim!, "SIGKILL");
+      await until(
+        "the engine is down",
+        async () =>
+          !(await fetch(`${url}/health`).then(
+            () => true,
+            () => false,
+          )),
+        10_000,
+      );
+      const v3 = `/tmp/fleet-e2e/${stack}/ckpt-v3`;
+      fs.mkdirSync(v3, { recursive: true });
+      const update = clientUpdateWeights(`${folder}/endpoints.json`, v3, "v3");
+      expect(update.recorded).toEqual([`${folder}/weights`]);
+      expect(update.catching_up).toEqual([expect.stringContaining(`(replica, ${url}/v1)`)]);
+      await listedServing(island.routerUrl!, url, version, "v3", 60_000);
+      expect(await state()).toMatchObject({ weight_updates: 1, weight_dir: v3 });
     } finally {
       expectOk(await runRemote(c.connection, c.delete), "delete");
-      fs.rmSync(checkpoint, { recursive: true, force: true });
+      for (const d of [checkpoint, `/tmp/fleet-e2e/${stack}/ckpt-v3`]) fs.rmSync(d, { recursive: true, force: true });
     }
     // The fleet is gone, and with it its weights: a later deployment here loads none.
     expect(fs.existsSync(`${folder}/weights`)).toBe(false);

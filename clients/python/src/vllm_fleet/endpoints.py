@@ -190,6 +190,13 @@ def _from_islands(read: list[tuple[Any, str, Path | None]], service: str | None)
     return replace(found, islands=tuple(replace(i, weights_record=folders.get(i.island)) for i in found.islands))
 
 
+def without(svc: ServiceEndpoints, names: frozenset[str]) -> ServiceEndpoints:
+    """The service without the engines named."""
+    if not names:
+        return svc
+    return replace(svc, islands=tuple(replace(i, engines=tuple(e for e in i.engines if e.name not in names)) for i in svc.islands))
+
+
 def api_base(engine: str, admin_url: str) -> str:
     """An engine's OpenAI base: its admin URL for vLLM and prime-rl (.../v1); SGLang's admin URL is its root."""
     return admin_url.rstrip("/") + "/v1" if engine == "sglang" else admin_url

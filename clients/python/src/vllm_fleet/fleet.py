@@ -58,6 +58,9 @@ class Fleet:
         self._paused_at: membership.Membership | None = None
         # The version an update loaded while paused, checked by the ledger once the engines serve again.
         self._pending_version: tuple[str | None] | None = None
+        # Engines an update found restarting and left to their islands' weights records: until the
+        # update's resume, admin calls and the ledger skip them.
+        self._catching_up: frozenset[str] = frozenset()
 
     # ----- construction -----
 
@@ -222,10 +225,18 @@ class Fleet:
                     break
             return result
 
-        return self._http.each(self.endpoints.engines, run)
+        return self._http.each([e for e in self.endpoints.engines if e.name not in self._catching_up], run)
 
-    def _snapshot(self, operation: str) -> membership.Membership:
+    def _snapshot(self, operation: str, record: bool = False) -> membership.Membership:
+        """Which engines serve; raises naming those that do not, unless `record` (an update with a
+        version) and each of them belongs to an island with a weights record: an engine that
+        restarts then catches up from the record before its router is told it (docs/restarts.md),
+        and the call leaves it out (self._catching_up)."""
         snap = membership.snapshot(self._http, self.endpoints)
+        recordable = {e.name for i in self.endpoints.islands if i.weights_record is not None for e in i.engines}
+        if snap.down and record and set(snap.down) <= recordable and snap.serving:
+            self._catching_up = frozenset(snap.down)
+            return snap
         if snap.down:
             raise FanOutError(
                 operation,
@@ -242,13 +253,15 @@ class Fleet:
     def _fail(self, operation: str, results: list[EngineResult], reason: str = "") -> FanOutError:
         """Resumes every engine (none is left paused by a failed call), reopens generate(), and builds the error."""
         resumed, not_resumed = self._resume_all()
+        self._catching_up = frozenset()
         self._paused_at = None
         self._pending_version = None
         self._serving.set()
         return FanOutError(operation, results, reason=reason, resumed=resumed, not_resumed=not_resumed)
 
     def _check_members(self, operation: str, before: membership.Membership, results: list[EngineResult]) -> None:
-        moved = membership.changes(before, membership.snapshot(self._http, self.endpoints))
+        skipped = [e for e in self.endpoints.engines if e.name in self._catching_up]
+        moved = membership.changes(before, membership.snapshot(self._http, self.endpoints), skipped)
         if moved:
             raise self._fail(operation, results, reason="the fleet's membership changed during the call: " + "; ".join(moved))
 
@@ -279,13 +292,15 @@ class Fleet:
                     raise FanOutError("resume", results)
                 return {"results": results, "ledger": self._verify_pending()}
             finally:
+                self._catching_up = frozenset()
                 self._serving.set()
 
     def _verify_pending(self) -> dict[str, Any] | None:
         pending, self._pending_version = self._pending_version, None
         if pending is None:
             return None
-        return ledger.check(self._http, self.endpoints, pending[0])
+        # Engines catching up from the record are not serving yet; the ledger checks the others.
+        return ledger.check(self._http, ep.without(self.endpoints, self._catching_up), pending[0])
 
     def update_weights(self, weight_dir: str, *, version: str | int | None = None, verify: bool = True) -> dict[str, Any]:
         """Loads new weights on every engine from `weight_dir` (a folder every engine reads).
@@ -295,14 +310,18 @@ class Fleet:
         same weights (and reports `version` where it reports one). Any failure resumes every engine
         and names the engines concerned. With a `version`, the update is also recorded in each
         island's folder where the fleet was read from its endpoints.json files (an engine that
-        restarts loads it before it serves again). Returns {"results", "ledger", "recorded"} (ledger
-        None until resume(); recorded: the weights records written)."""
+        restarts loads it before it serves again), and an engine found not serving (restarting) in
+        an island with a record does not fail the call: the others are updated, and it loads the
+        recorded update before its router is told it again. Returns {"results", "ledger",
+        "recorded", "catching_up"} (ledger None until resume(), and over the serving engines;
+        recorded: the weights records written; catching_up: the engines left to the record)."""
         v = None if version is None else str(version)
         with self._admin:
             own_pause = self._paused_at is None
             routes = routes_for(self.endpoints.engine)
             if own_pause:
-                before = self._snapshot("update_weights")
+                before = self._snapshot("update_weights", record=v is not None)
+                catching_up = sorted(self._catching_up)
                 self._serving.clear()
                 paused = self._fan("pause", lambda e: [routes.pause])
                 if not all(r.ok for r in paused):
@@ -310,6 +329,7 @@ class Fleet:
             else:
                 assert self._paused_at is not None
                 before = self._paused_at
+                catching_up = []
             results = self._fan("update_weights", lambda e: routes.update_weights(weight_dir, v))
             if not all(r.ok for r in results):
                 raise self._fail("update_weights", results)
@@ -319,8 +339,8 @@ class Fleet:
             if v is not None:
                 self._applied_version = v
         if not own_pause:
-            return {"results": results, "ledger": None, "recorded": recorded}
-        return {"results": results, "ledger": self.resume()["ledger"], "recorded": recorded}
+            return {"results": results, "ledger": None, "recorded": recorded, "catching_up": catching_up}
+        return {"results": results, "ledger": self.resume()["ledger"], "recorded": recorded, "catching_up": catching_up}
 
     def _record_weights(self, version: str, calls: list[Call]) -> list[str]:
         """The update's calls, into each island's weights record where its folder is known (islands

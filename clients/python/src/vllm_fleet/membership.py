@@ -5,10 +5,11 @@ meanwhile; such a call did not reach the fleet that exists now, so it fails nami
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Sequence
 
 import httpx
 
-from .endpoints import ServiceEndpoints
+from .endpoints import Engine, ServiceEndpoints
 from .engines import admin_root, routes_for
 from .http import Http
 
@@ -59,14 +60,17 @@ def snapshot(http: Http, svc: ServiceEndpoints) -> Membership:
     )
 
 
-def changes(before: Membership, after: Membership) -> list[str]:
-    """What differs, one line per engine or router worker, naming it."""
-    out = [f"{name} stopped serving during the call ({after.down.get(name, 'no answer')})" for name in sorted(before.serving - after.serving)]
-    out += [f"{name} started serving during the call" for name in sorted(after.serving - before.serving)]
+def changes(before: Membership, after: Membership, skipped: Sequence[Engine] = ()) -> list[str]:
+    """What differs, one line per engine or router worker, naming it; `skipped` engines (left to
+    their weights record while they restart) may come and go, and their routers' workers with them."""
+    names = {e.name for e in skipped}
+    origins = {e.origin for e in skipped}
+    out = [f"{name} stopped serving during the call ({after.down.get(name, 'no answer')})" for name in sorted(before.serving - after.serving - names)]
+    out += [f"{name} started serving during the call" for name in sorted(after.serving - before.serving - names)]
     for island, listed in before.router_workers.items():
         now = after.router_workers.get(island)
         if now is None:
             continue
-        out += [f"island {island}'s router gained worker {w} during the call" for w in sorted(now - listed)]
-        out += [f"island {island}'s router lost worker {w} during the call" for w in sorted(listed - now)]
+        out += [f"island {island}'s router gained worker {w} during the call" for w in sorted(now - listed - origins)]
+        out += [f"island {island}'s router lost worker {w} during the call" for w in sorted(listed - now - origins)]
     return out
