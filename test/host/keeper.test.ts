@@ -5,7 +5,7 @@
  * here: each records its start (time, pid, GPUs) and then waits, exits when told, or leaves a child
  * behind. Faults are real signals: SIGKILL of an engine, SIGTERM of the node as scancel sends it.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as net from "node:net";
@@ -131,6 +131,30 @@ async function until<T>(
     if (v) return v;
     if (Date.now() - t0 > ms) throw new Error(`not within ${ms} ms: ${what}\n${context()}`);
     await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * Until every node has ended (its bash and everything holding its output), at most `ms`; past
+ * that, the failure names what still runs of the test's programs, with the nodes' output.
+ */
+async function ended(nodes: { done: Promise<unknown> }[], ms = 20_000) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      const ps = spawnSync("ps", ["-eo", "pid,ppid,stat,args"], { encoding: "utf8" }).stdout;
+      const ours = ps.split("\n").filter((l) => /keeper-|sleep 1000|node -e/.test(l));
+      reject(
+        new Error(
+          `the nodes did not end within ${ms} ms after SIGTERM; still running:\n${ours.join("\n")}\n${context()}`,
+        ),
+      );
+    }, ms);
+  });
+  try {
+    await Promise.race([Promise.all(nodes.map((n) => n.done)), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -323,8 +347,8 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
         /^1 \d{10} i0-replica0-n1 137 1\n$/,
       );
     for (const n of nodes) n.child.kill("SIGTERM");
-    await Promise.all(nodes.map((n) => n.done));
-  });
+    await ended(nodes);
+  }, 60_000);
 });
 
 describe("the keeper on the local target (supervisor)", () => {
