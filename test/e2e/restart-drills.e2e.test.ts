@@ -98,10 +98,7 @@ async function weightGateOn8200(home: string, island: RunningIsland, boundMs: nu
     expect(await listed(island.routerUrl!, url)).toBe(false);
     await new Promise((r) => setTimeout(r, 200));
   }
-  const attempt = fs
-    .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
-    .trim()
-    .split(" ")[3];
+  const attempt = attemptOf(home);
   expect(fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8")).toContain(
     `[fleet] router: ${url} kept out: it serves weight version default, the fleet v2`,
   );
@@ -150,7 +147,7 @@ async function servesTrainer(island: RunningIsland) {
  * while it serves other weights, and is listed serving v2 once its follower replayed the record.
  */
 async function catchUpOn8200(home: string, island: RunningIsland, model: string, boundMs: number, label: string) {
-  const folder = path.join(home, "vllm-fleet", "local-dev", "island-0");
+  const folder = islandOf(home);
   expect(clientUpdateWeights(path.join(folder, "endpoints.json"), model, "v2")).toEqual({
     recorded: [path.join(folder, "weights")],
     catching_up: [],
@@ -166,13 +163,22 @@ async function catchUpOn8200(home: string, island: RunningIsland, model: string,
     boundMs,
   );
   report[`${label}: killed to listed again serving v2 (ms)`] = ms;
-  const attempt = fs.readFileSync(path.join(folder, "run"), "utf8").trim().split(" ")[3];
+  const attempt = attemptOf(home);
   const routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
   expect(routerLog).toContain(
     `${url} serves weight version default after its restart: replaying the fleet's update to v2`,
   );
   expect(routerLog).toMatch(new RegExp(`replay POST ${url}/collective_rpc: .*\\(HTTP 200\\)`));
 }
+
+/** The island folder of the local run under `home` (the stack's defaults: output_dir, stack local-dev). */
+const islandOf = (home: string) => path.join(home, "vllm-fleet", "local-dev", "island-0");
+/** That run's attempt folder (its logs), from the run record the create wrote. */
+const attemptOf = (home: string) =>
+  fs
+    .readFileSync(path.join(islandOf(home), "run"), "utf8")
+    .trim()
+    .split(" ")[3];
 
 /** The engine serving `port` of the local run under `home`: its `serve` process. */
 const engineOn = (home: string, port: number) => () =>
@@ -202,10 +208,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     await upRunDown(home, text, async (island) => {
       await drillOn8200(home, island, 30_000, "local, stand-in engines, real vllm-router");
       // The run kept its other engine and its router: one restart on record, nothing gave up.
-      const attempt = fs
-        .readFileSync(path.join(home, "vllm-fleet", "local-dev", "island-0", "run"), "utf8")
-        .trim()
-        .split(" ")[3];
+      const attempt = attemptOf(home);
       expect(fs.readFileSync(path.join(attempt, "node_1", "i0-replica1-n0.restarts"), "utf8")).toMatch(
         /^1 \d+ i0-replica1-n0 137 1\n$/,
       );
