@@ -6,7 +6,7 @@ import { engineNamed } from "../plan/engines";
 import { yamlPackage } from "../lazy-packages";
 import type { Engine } from "../plan/engine";
 import type { Launcher } from "../plan/target-settings";
-import { resolveDeep, type Ref, type Value } from "../plan/values";
+import { nodeRef, resolveDeep, t, type Ref, type Value } from "../plan/values";
 import { shellWord, shellWords, shq, type RefSpelling } from "../shell";
 import { CACHE_EXPORTS } from "./cache";
 
@@ -172,6 +172,13 @@ interface Kept {
   group?: string;
 }
 
+/** The keeper's name for a process: `n<node>_<name>` (fleet_start_<key> starts it). */
+function processKey(p: Kept): string {
+  const key = `n${p.node}_${p.name}`;
+  if (!/^[\w-]+$/.test(key)) throw new Error(`internal error: process name ${p.name} is not a shell word`);
+  return key;
+}
+
 /**
  * Defines the function that starts one process in the background (the keeper calls it again for a
  * restart: templates/host/keeper.sh.mustache) and starts it with fleet_run, which logs its pid.
@@ -185,13 +192,25 @@ function startLines(
   before?: string,
   first: string[] = [],
 ): string[] {
-  const key = `n${p.node}_${p.name}`;
-  if (!/^[\w-]+$/.test(key)) throw new Error(`internal error: process name ${p.name} is not a shell word`);
+  const key = processKey(p);
   const group = p.group ?? `${p.name}-n${p.node}`;
   return [
     `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first)} }`,
     `fleet_run ${key} ${shq(p.name)} ${shq(group)}`,
   ];
+}
+
+/**
+ * An engine with an API loads the fleet's weights record where the island folder holds one
+ * (helpers.sh fleet_catch_up): registered by its process key (FLEET_CATCH_UP: its admin root, its
+ * weight-version route, how long it may take) for the keeper to run again when it restarts an
+ * engine no router's follower replays to, and run now for the island's first start (a revived
+ * island: host/revival.sh took the record back; without a record it returns at once).
+ */
+function catchUpLines(p: Kept, e: EngineProcess): string[] {
+  const key = processKey(p);
+  const entry = t`http://${nodeRef(e.node)}:${e.port!} ${engineNamed(e.engine).routes.weightVersion} ${String(WORKER_STARTUP_TIMEOUT_S)}`;
+  return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, `fleet_catch_up ${key}`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -244,6 +263,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
     const kept = { name: e.id, node, group: e.group };
     lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : []));
+    if (e.port !== undefined) lines.push(...catchUpLines(kept, e));
   }
   const r = island.router;
   if (r?.kind === "llm-d") {
@@ -289,7 +309,7 @@ function tellAndFollow(late: LateWorkers): string {
     const o = late.origins[i];
     return shellWords([{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }], spell);
   });
-  const tell = `fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords(late.urls, spell)}`;
+  const tell = `fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([late.weightVersion], spell)} ${shellWords(late.urls, spell)}`;
   const follow = `fleet_follow_workers "$router_pid" ${shellWords([late.url, late.weightVersion], spell)} ${followed.join(" ")}`;
   return `router_pid=$BASHPID; { ${tell}; ${follow}; } &`;
 }

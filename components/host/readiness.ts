@@ -3,6 +3,7 @@ import { engineNamed } from "../plan/engines";
 import { SECRETS, type SecretName } from "../credentials";
 import { shq } from "../shell";
 import { NODE_TOKENS, resultTemplate, TOKENS } from "./island-result";
+import { weightsRecordPath } from "./weights-record";
 
 /*
  * What "serving" means for an island, and the view the readiness partials
@@ -29,6 +30,9 @@ export interface ReadinessProbe {
   expect?: string;
 }
 
+/** The weights check's expectation: the record in the island's folder (probes.sh probe_weights). */
+const weightsExpect = (islandDir: string) => `@weights=${weightsRecordPath(islandDir)}`;
+
 /** What a /v1/models body contains (whitespace removed) when it lists `model`. */
 const modelListed = (model: string) => JSON.stringify({ id: model }).slice(1, -1).replace(/\s/g, "");
 
@@ -40,14 +44,21 @@ const modelListed = (model: string) => JSON.stringify({ id: model }).slice(1, -1
  * Envoy routes only the API, so llm-d is checked by /v1/models through the listener (Envoy → EPP →
  * engine).
  */
-export function readinessProbes(island: IslandPlan, model: string): ReadinessProbe[] {
+export function readinessProbes(island: IslandPlan, model: string, islandDir?: string): ReadinessProbe[] {
   const probes: ReadinessProbe[] = [];
   const listed = modelListed(model);
   for (const e of island.engines) {
     if (e.port === undefined) continue;
-    const { health, models } = engineNamed(e.engine).routes;
+    const { health, models, weightVersion } = engineNamed(e.engine).routes;
     probes.push({ name: e.id, url: { node: e.node, port: e.port, path: health } });
     probes.push({ name: e.id, url: { node: e.node, port: e.port, path: models }, expect: listed });
+    // A revived island's engine serves the fleet's recorded weights (probes.sh probe_weights).
+    if (islandDir !== undefined)
+      probes.push({
+        name: e.id,
+        url: { node: e.node, port: e.port, path: weightVersion },
+        expect: weightsExpect(islandDir),
+      });
   }
   const r = island.router;
   if (r) {
@@ -97,9 +108,10 @@ export function readinessView(
   name: string,
   secrets: readonly SecretName[],
   secretsDir: string,
+  islandDir: string,
 ) {
   return {
-    probes: readinessProbes(island, plan.model).map((p) => probeView(p)),
+    probes: readinessProbes(island, plan.model, islandDir).map((p) => probeView(p)),
     apiKeyFile: apiKeyFileIn(secrets, secretsDir),
     resultTemplate: shq(resultTemplate(plan, island, name)),
     tokens: RESULT_TOKENS,

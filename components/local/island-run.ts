@@ -3,6 +3,7 @@ import { dryRunLine } from "../host/island-result";
 import { scriptHash } from "../host/script-hash";
 import { underTimeout, type TimeBound } from "../host/time-bound";
 import { readinessView } from "../host/readiness";
+import { weightsRecordView } from "../host/weights-record";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { heredocDelimiter, shq } from "../shell";
 import { renderTemplate } from "../templates";
@@ -97,7 +98,8 @@ function localCreateView(
     })),
     nodes: island.nodes.map((n) => ({ index: n.index })),
     // The readiness partials read the key from its file in the island's folder (run.sh wrote it).
-    ...readinessView(plan, island, name, ordered, `${dir}/secrets`),
+    ...readinessView(plan, island, name, ordered, `${dir}/secrets`, dir),
+    weightRecords: [weightsRecordView(plan, dir)],
   };
   return { view, script, scriptHash: hash };
 }

@@ -11,6 +11,7 @@ import type { StackPlan } from "../plan/stack-plan";
 import { dryRunLine, islandResultSchema, parseResultLine, resultTemplate, TOKENS } from "../host/island-result";
 import { apiKeyFileIn, probeView, readinessProbes, RESULT_TOKENS, STDERR_LINE_BOUND } from "../host/readiness";
 import { scriptHash } from "../host/script-hash";
+import { weightsRecordView } from "../host/weights-record";
 import { heredocDelimiter, shq } from "../shell";
 import { renderOneLine, renderTemplate } from "../templates";
 import { jobCommands, type IslandJob } from "./island-job";
@@ -155,7 +156,9 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
   // Node k of member m is hosts[first[m] + k] on the login node: its probes' URLs say so.
   const offsets = members.map((_, m) => members.slice(0, m).reduce((s, x) => s + x.island.nodes.length, 0));
   const probes = members.flatMap(({ plan, island }, m) =>
-    readinessProbes(island, plan.model).map((p) => probeView(p, `${island.name}:${p.name}`, offsets[m])),
+    readinessProbes(island, plan.model, islandDir(plan, island)).map((p) =>
+      probeView(p, `${island.name}:${p.name}`, offsets[m]),
+    ),
   );
   const islands = members.map(({ plan, island }, k) => ({
     index: k,
@@ -193,6 +196,7 @@ export function hetjobCreateView(members: ServiceIsland[], secrets: readonly Sec
     ),
     islands,
     probes,
+    weightRecords: members.map(({ plan, island }) => weightsRecordView(plan, islandDir(plan, island))),
     apiKeyFile: apiKeyFileIn(secrets, secretsDir(dir)),
     tokens: RESULT_TOKENS,
     lineBound: STDERR_LINE_BOUND,

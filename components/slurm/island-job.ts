@@ -2,6 +2,7 @@ import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { dryRunLine } from "../host/island-result";
 import { scriptHash } from "../host/script-hash";
 import { readinessView, STDERR_LINE_BOUND } from "../host/readiness";
+import { weightsRecordView } from "../host/weights-record";
 
 export { STDERR_LINE_BOUND };
 import { islandDir, jobName, renderIslandScript } from "./sbatch";
@@ -71,7 +72,8 @@ export function createScriptView(
     scriptDelimiter: heredocDelimiter("FLEET_SCRIPT", script),
     dryRun: plan.dryRun,
     dryRunLine: shq(dryRunLine(plan, island, name, `${dir}/${scriptName}`)),
-    ...readinessView(plan, island, name, secrets, secretsDir(dir)),
+    ...readinessView(plan, island, name, secrets, secretsDir(dir), dir),
+    weightRecords: [weightsRecordView(plan, dir)],
   };
   return { view, scriptHash: hash };
 }

@@ -14,6 +14,7 @@ import { fleetEndpointsSchema } from "../../components/trainer/contract";
 import { STANDINS } from "./program-capture";
 import { PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
 import { freshHome, leftUnder, processesUnder } from "./local-target";
+import { clientUpdateWeights } from "./restart-drill";
 
 const toolchain = pulumiToolchain();
 const missing = "missing" in toolchain ? toolchain.missing : undefined;
@@ -89,6 +90,8 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
         `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`,
         `[local]\ngpus = [0, 1]\nready_timeout = 120`,
         `[local.launcher]\nbin_dir = ${JSON.stringify(STANDINS)}`,
+        // The weight-update routes the trainer's client calls (vLLM mounts them in dev mode only).
+        `[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
       ].join("\n\n") + "\n",
     );
     const key = "sk-local-e2e-key";
@@ -127,6 +130,35 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     expect(again.code).toBe(0);
     expect((await project.outputs()).islands[0].pid).toBe(island.pid);
 
+    // The trainer moved on: the REAL Python client updates both engines to v2 and records the update
+    // beside the island's endpoints.json, which a revived run loads before it serves.
+    const folder = path.join(outputDir, "island-0");
+    const checkpoint = path.join(home, "ckpt-v2");
+    fs.mkdirSync(checkpoint, { recursive: true });
+    expect(clientUpdateWeights(path.join(folder, "endpoints.json"), checkpoint, "v2", key)).toEqual({
+      recorded: [path.join(folder, "weights")],
+      catching_up: [],
+    });
+    /** Each engine serves v2 and loaded the checkpoint once: a run just started that caught up with the record. */
+    const servesV2 = async () => {
+      for (const admin of island.adminUrls) {
+        const root = admin.replace(/\/v1$/, "");
+        const info = (await (await fetch(`${root}/weight_info`)).json()) as { weight_version: string };
+        const state = (await (await fetch(`${root}/standin/state`)).json()) as {
+          weight_updates: number;
+          weight_dir: string;
+        };
+        expect({ admin, version: info.weight_version, ...state }).toMatchObject({
+          admin,
+          version: "v2",
+          weight_updates: 1,
+          weight_dir: checkpoint,
+        });
+      }
+      const log = fs.readFileSync(path.join(folder, "logs", "latest", "supervisor.out"), "utf8");
+      expect(log).toContain("serves weight version default: loading the fleet's update to v2");
+    };
+
     // The run killed whole, as a reboot or an OOM killer would: preview and up ask this machine
     // before planning (components/host/presence.ts), so preview shows the run replaced and up
     // starts it again; then the stack previews with no changes.
@@ -148,6 +180,9 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     expect(back.stdout).toMatch(/-i0-run\s+replaced/);
     const revived = (await project.outputs()).islands[0];
     expect(revived.pid).not.toBe(island.pid);
+    // Brought back with the trainer's weights: up returned only once both engines served v2.
+    expect(back.stdout + back.stderr).toContain("brought back with the fleet's weights record (version v2)");
+    await servesV2();
     const after = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
     expect(after.choices[0].text.length).toBeGreaterThan(0);
     await project.ok(["preview", "--expect-no-changes"]);
@@ -168,6 +203,7 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     expect(kept.stdout).toMatch(/pulumi up done in \d+\.\d s/);
     const third = (await project.outputs()).islands[0];
     expect(third.pid).not.toBe(revived.pid);
+    await servesV2();
     const afterKeep = await client.completions.create({ model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 3 });
     expect(afterKeep.choices[0].text.length).toBeGreaterThan(0);
     await project.ok(["preview", "--expect-no-changes"]);
@@ -175,6 +211,9 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
 
     await project.ok(["destroy", "--yes"]);
     expect(await leftUnder(outputDir)).toEqual([]);
+    // The fleet's weights are set aside: only a revival of this island would take them again.
+    expect(fs.existsSync(path.join(folder, "weights"))).toBe(false);
+    expect(fs.existsSync(path.join(folder, "weights.previous"))).toBe(true);
     expect(fs.existsSync(path.join(outputDir, "island-0", "secrets"))).toBe(false);
     await project.ok(["stack", "rm", "--yes"]);
   }, 900_000);

@@ -163,6 +163,7 @@ export function clientUpdateWeights(
   endpointsFile: string,
   dir: string,
   version: string,
+  apiKey?: string,
 ): { recorded: string[]; catching_up: string[] } {
   const script = [
     "import json, sys",
@@ -172,6 +173,8 @@ export function clientUpdateWeights(
     "print(json.dumps({'recorded': out['recorded'], 'catching_up': out['catching_up']}))",
   ].join("\n");
   const run = spawnSync(clientPython(), ["-c", script, endpointsFile, dir, version], {
+    // The client reads a fleet's key from VLLM_API_KEY, as a trainer exports it.
+    env: apiKey === undefined ? process.env : { ...process.env, VLLM_API_KEY: apiKey },
     encoding: "utf8",
     timeout: 10 * 60_000,
   });

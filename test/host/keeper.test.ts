@@ -34,7 +34,7 @@ fi
 # The router answers every call (its helpers take workers out and in); the engines only wait.
 if [ "$prog" = vllm-router ]; then
   port=$(printf '%s\n' "$@" | grep -A1 -x -- --port | tail -n 1)
-  exec node -e "require('http').createServer((q, r) => r.end('ok')).listen($port, '127.0.0.1')"
+  exec node -e "require('http').createServer((q, r) => { require('fs').appendFileSync(process.env.RECORD_DIR + '/router-calls', Date.now() + ' ' + q.url + '\\n'); r.end('ok'); }).listen($port, '127.0.0.1')"
 fi
 exec sleep 1000
 `;
@@ -491,7 +491,10 @@ require("http").createServer((q, r) => {
     if (q.url === "/health") return r.end("");
     if (q.url === "/weight_info") return r.end(JSON.stringify({ weight_version: version }));
     if (q.method !== "POST") return ((r.statusCode = 404), r.end());
-    if (q.url === "/update_weight_version") version = JSON.parse(body).new_version;
+    if (q.url === "/update_weight_version") {
+      version = JSON.parse(body).new_version;
+      fs.appendFileSync(process.env.RECORD_DIR + "/versions", Date.now() + " " + process.argv[1] + " " + version + "\\n");
+    }
     else fs.appendFileSync(process.env.RECORD_DIR + "/calls", process.argv[1] + " " + q.url + " " + body.trim() + "\\n");
     r.end("{}");
   });
@@ -508,7 +511,6 @@ describe("a restarted engine catches up with the fleet's weights record (local s
     const attempt = path.join(l.tmp, "logs", "run_1");
     fs.mkdirSync(attempt, { recursive: true });
     fs.writeFileSync(path.join(attempt, "served"), "");
-    if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
     const plan = planOf(
       withRestart(ownPorts(stackText("local-multi-replica")), "backoff = 0.1"),
       "local-multi-replica",
@@ -536,6 +538,8 @@ describe("a restarted engine catches up with the fleet's weights record (local s
     const routerLog = () => fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
     // The follower told the router both engines before the drill.
     await until("both engines told to the router", () => (routerLog().match(/router told /g) ?? []).length >= 2);
+    // The trainer's update, recorded once the engines took it (a record there at the first start would be loaded then).
+    if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
     const victim = l.starts("vllm").find((s) => s.gpus === "5")!;
     process.kill(victim.pid, "SIGKILL");
     return { l, run, b, version, routerLog };
@@ -572,6 +576,97 @@ describe("a restarted engine catches up with the fleet's weights record (local s
     await new Promise((r) => setTimeout(r, 1000));
     expect(fs.existsSync(path.join(l.rec, "calls"))).toBe(false);
     expect(routerLog()).not.toContain(`router add_worker ${b}`);
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+});
+
+describe("an island brought back, and an engine no router follows, load the fleet's weights record (local supervisor)", () => {
+  const GOLDEN = fs.readFileSync(path.join(__dirname, "../../clients/python/tests/unit/weights-record.txt"), "utf8");
+
+  /** Two HTTP stand-in engines, the record `record` in the island folder; `served`: the create saw the island serve. */
+  function island(record: string | undefined, served: boolean, stack = "local-multi-replica", router = "") {
+    const l = lab(false);
+    fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
+    const attempt = path.join(l.tmp, "logs", "run_1");
+    fs.mkdirSync(attempt, { recursive: true });
+    if (served) fs.writeFileSync(path.join(attempt, "served"), "");
+    if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
+    const text = withRestart(ownPorts(stackText(stack)), "backoff = 0.1");
+    const plan = planOf(router ? `${text}\n[deployment.router]\n${router}\n` : text, stack);
+    const run = runBash(renderSupervisor(plan, plan.islands[0]), {
+      ...process.env,
+      PATH: `${l.bin}:${process.env.PATH}`,
+      RECORD_DIR: l.rec,
+      FLEET_ISLAND_DIR: l.tmp,
+      FLEET_ATTEMPT_DIR: attempt,
+      FLEET_LOCAL_GPUS: "4 5",
+      HOME: l.tmp,
+    });
+    const lines = (f: string) => {
+      const file = path.join(l.rec, f);
+      return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
+    };
+    const [a, b] = [BASE + 100, BASE + 200];
+    return { l, run, a, b, lines, attempt };
+  }
+
+  it("a revived island's first start: each engine loads the record, and is told to the router only once it serves the record's version", async () => {
+    const { run, a, b, lines } = island(GOLDEN, false);
+    const told = (port: number) =>
+      lines("router-calls").find((x) => x.endsWith(`/add_worker?url=http://127.0.0.1:${port}`));
+    await until("both engines told to the router", () => told(a) && told(b), 20_000);
+    // Both loaded the record's calls, once each (the golden file's first call), before the router heard of them.
+    expect(lines("calls").sort()).toEqual(
+      [a, b].map((p) => `${p} /collective_rpc {"method":"reload_weights","kwargs":{"weights_path":"/ckpt/step 7"}}`),
+    );
+    for (const port of [a, b]) {
+      const loaded = lines("versions").find((x) => x.endsWith(`${port} step-7`));
+      expect(loaded, lines("versions").join("\n")).toBeDefined();
+      expect(Number(told(port)!.split(" ")[0])).toBeGreaterThanOrEqual(Number(loaded!.split(" ")[0]));
+    }
+    expect(run.out().stdout).toContain(
+      `http://127.0.0.1:${b} serves weight version default: loading the fleet's update to step-7`,
+    );
+    expect(run.out().stdout).toContain(`http://127.0.0.1:${b} serves the fleet's weights, version step-7`);
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  it("without a record, a first start tells the router its engines as they answer and loads nothing", async () => {
+    const { run, a, b, lines } = island(undefined, false);
+    await until(
+      "both engines told to the router",
+      () => [a, b].every((p) => lines("router-calls").some((x) => x.endsWith(`add_worker?url=http://127.0.0.1:${p}`))),
+      20_000,
+    );
+    expect(lines("calls")).toEqual([]);
+    expect(run.out().stdout).not.toContain("loading the fleet's update");
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  it("with no router to follow it, an engine the keeper restarts loads the record itself", async () => {
+    // One engine and no router: the engine takes the island's port.
+    const { l, run, lines } = island(undefined, true, "local-single-node", 'type = "none"');
+    const url = `http://127.0.0.1:${BASE}`;
+    const version = async () => {
+      try {
+        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
+      } catch {
+        return undefined;
+      }
+    };
+    await until("the engine serves", version, 20_000);
+    // The trainer's update, as the Python client records it once the engines took it.
+    fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN);
+    process.kill(l.starts("vllm")[0].pid, "SIGKILL");
+    await until("the restarted engine serves step-7", async () => (await version()) === "step-7", 20_000);
+    expect(l.starts("vllm")).toHaveLength(2);
+    expect(lines("calls")).toEqual([
+      `${BASE} /collective_rpc {"method":"reload_weights","kwargs":{"weights_path":"/ckpt/step 7"}}`,
+    ]);
+    expect(run.out().stdout).toContain(`${url} serves weight version default: loading the fleet's update to step-7`);
     run.child.kill("SIGTERM");
     await run.done;
   });

@@ -15,9 +15,12 @@ import { generationOf, NEVER_STARTED, observePresence, presenceOf, triggerHash }
 import { localTarget } from "../../components/local";
 import { localShell } from "../../components/host/shell";
 import { renderTemplate } from "../../components/templates";
+import { shq } from "../../components/shell";
 import { drainRpcs, installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../program-harness";
 
 const report = (over: Partial<JobReport>): JobReport => ({ ...emptyReport(0), ...over });
+/** The Python client's golden weights record (clients/python/tests/unit/weights-record.txt). */
+const RECORD = fs.readFileSync(path.join(__dirname, "../../clients/python/tests/unit/weights-record.txt"), "utf8");
 
 describe("presenceOf: gone is a job that was started, has ended, and was not ended by pulumi destroy", () => {
   it.each<[string, Partial<JobReport>, boolean]>([
@@ -127,16 +130,73 @@ describe("the markers creates and deletes leave (real bash)", () => {
     expect(fs.readdirSync(fresh)).toEqual([]);
   });
 
-  it("the local delete leaves `destroyed` in its own folder", () => {
+  it("the local delete leaves `destroyed` in its own folder and sets the weights record aside", () => {
     const home = fs.mkdtempSync(path.join(os.tmpdir(), "delete-"));
     fs.mkdirSync(path.join(home, "isl"));
     fs.writeFileSync(path.join(home, "isl", "owner"), "my-run\n");
+    fs.writeFileSync(path.join(home, "isl", "endpoints.json"), "{}");
+    fs.writeFileSync(path.join(home, "isl", "weights"), RECORD);
     const script = renderTemplate("local/delete.sh.mustache", { runName: "my-run", islandDir: "isl" });
     const r = run(script, { HOME: home });
     expect(r.status, r.stderr).toBe(0);
-    expect(fs.existsSync(path.join(home, "isl", "destroyed"))).toBe(true);
+    expect(fs.readdirSync(path.join(home, "isl")).sort()).toEqual(["destroyed", "owner", "weights.previous"]);
+    expect(fs.readFileSync(path.join(home, "isl", "weights.previous"), "utf8")).toBe(RECORD);
+  });
+
+  describe("the weights record a delete set aside (weights.previous)", () => {
+    /** An island folder as a delete left it: generation `was` recorded, the record set aside. */
+    function deleted(was: number | undefined, record = RECORD) {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "revival-"));
+      if (was !== undefined) fs.writeFileSync(path.join(dir, "generation"), `${was}\n`);
+      fs.writeFileSync(path.join(dir, "destroyed"), "");
+      fs.writeFileSync(path.join(dir, "weights.previous"), record);
+      return dir;
+    }
+    /** The create's revival step for an island serving `model` on vLLM, at `generation`. */
+    function create(dir: string, generation: number, model = "Qwen/Qwen3-0.6B") {
+      const view = { generation, weightRecords: [{ dir: shq(dir), model: shq(model), engine: shq("vllm") }] };
+      const r = run(`say() { printf '%s\\n' "$*" >&2; }\n${renderTemplate("host/revival.sh.mustache", view)}`, {
+        FLEET_ISLAND_DIR: dir,
+      });
+      expect(r.status, r.stderr).toBe(0);
+      return { said: r.stderr, files: fs.readdirSync(dir).sort() };
+    }
+
+    it("a revival takes it back when it names the island's model and engine", () => {
+      const dir = deleted(1);
+      const { said, files } = create(dir, 2);
+      expect(files).toEqual(["generation", "weights"]);
+      expect(fs.readFileSync(path.join(dir, "weights"), "utf8")).toBe(RECORD);
+      expect(said).toContain("brought back with the fleet's weights record (version step-7)");
+      // The first revival of an island never brought back before (no generation recorded).
+      expect(create(deleted(undefined), 1).files).toEqual(["generation", "weights"]);
+    });
+
+    it("a revival with another model drops it, saying why; so does a record that names none", () => {
+      const { said, files } = create(deleted(0), 1, "Qwen/Qwen3-8B");
+      expect(files).toEqual(["generation"]);
+      expect(said).toContain(
+        "is for Qwen/Qwen3-0.6B (vllm), this island serves Qwen/Qwen3-8B (vllm): its engines start from the base model",
+      );
+      const old = "version v1\ncall POST /collective_rpc {}\n";
+      expect(create(deleted(0, old), 1).said).toContain("is for no model (no engine)");
+    });
+
+    it("any other create drops it: after pulumi destroy (the recorded generation, or none) a new deployment starts from the base model", () => {
+      expect(create(deleted(2), 2).files).toEqual(["generation"]);
+      expect(create(deleted(undefined), 0).files).toEqual([]);
+    });
   });
 });
+
+/** The lines a revival adds to a create (host/revival.sh.mustache's generation section), at generation 2. */
+const REVIVAL_LINES = [
+  "# Revival 2: the island's job was gone when this `pulumi up` planned (a generation",
+  "# above the one recorded; after a `pulumi destroy` the next create starts at the recorded one).",
+  `fleet_was=$(head -c 16 "$FLEET_ISLAND_DIR/generation" 2>/dev/null | tr -dc 0-9)`,
+  `[ "\${fleet_was:-0}" -ge 2 ] || fleet_revived=1`,
+  `printf '%s\\n' 2 > "$FLEET_ISLAND_DIR/generation" || exit 1`,
+];
 
 describe("the program hands each job's resource what the host said (Pulumi's mocks)", () => {
   afterEach(drainRpcs);
@@ -172,15 +232,9 @@ describe("the program hands each job's resource what the host said (Pulumi's moc
         expect(back[k].inputs.triggers.slice(1)).toEqual(job.inputs.triggers.slice(1));
         expect(back[k].inputs.stdin).toContain(`printf '%s\\n' 2 > "$FLEET_ISLAND_DIR/generation"`);
         // Nothing else of the create changes: the same script, adopted or submitted as before.
-        expect(
-          back[k].inputs.stdin
-            .split("\n")
-            .filter(
-              (l: string) =>
-                l !== `printf '%s\\n' 2 > "$FLEET_ISLAND_DIR/generation" || exit 1` &&
-                l !== "# Revival 2: the island's job was gone when this `pulumi up` planned.",
-            ),
-        ).toEqual(job.inputs.stdin.split("\n"));
+        expect(back[k].inputs.stdin.split("\n").filter((l: string) => !REVIVAL_LINES.includes(l))).toEqual(
+          job.inputs.stdin.split("\n"),
+        );
         expect(back[k].inputs.create).toBe(job.inputs.create);
         expect(back[k].inputs.delete).toBe(job.inputs.delete);
       }

@@ -352,7 +352,9 @@ class Fleet:
             if island.weights_record is None:
                 continue
             try:
-                weights_record.write(island.weights_record, version, calls)
+                weights_record.write(
+                    island.weights_record, version, calls, model=island.model, engine=self.endpoints.engine
+                )
                 written.append(str(island.weights_record))
             except OSError as e:
                 warnings.warn(

@@ -107,7 +107,9 @@ def test_the_serving_engines_are_updated_and_the_restarting_one_left_to_the_reco
     name = fleet.endpoints.engines[1].name
     assert out["catching_up"] == [name]
     assert out["recorded"] == [str(tmp_path / "weights")]
-    assert (tmp_path / "weights").read_text("utf-8") == weights_record.render("v2", routes_for("vllm").update_weights(str(tmp_path), "v2"))
+    assert (tmp_path / "weights").read_text("utf-8") == weights_record.render(
+        "v2", routes_for("vllm").update_weights(str(tmp_path), "v2"), model="tiny", engine="vllm"
+    )
     for e in engines:
         assert e.version == "v2"
         assert e.calls == ["/pause", "/collective_rpc", "/update_weight_version", "/resume", "/weight_checker"]
