@@ -57,8 +57,21 @@ export interface ClusterIslandReport {
   state: ClusterState;
   /** What it waits for or why it failed, naming the object. */
   detail: string;
-  /** Each process (engine id, or `router`) with its workload's state and reason. */
-  processes: Record<string, { state: ClusterState; detail: string }>;
+  /**
+   * Each process (engine id, or `router`) with its workload's state and reason; an engine also with
+   * its container's restarts and last exit (kubelet restarts in its pod) and the weight version it
+   * serves, read through the API server's pod proxy (null where it did not answer one).
+   */
+  processes: Record<
+    string,
+    {
+      state: ClusterState;
+      detail: string;
+      restarts?: number;
+      lastExit?: { code: number; reason: string; at: string } | null;
+      weightVersion?: string | null;
+    }
+  >;
   /** The nodes its pods run on. */
   nodes: string[];
 }

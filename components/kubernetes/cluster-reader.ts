@@ -25,6 +25,11 @@ export interface ClusterReader {
   /** The API server's URL, for messages. */
   server: string;
   snapshot(namespace: string, workloads: WorkloadRef[], podSelector?: string): Promise<ClusterSnapshot>;
+  /**
+   * GET `path` on a pod's `port` through the API server's pod proxy (the pods' addresses are
+   * in-cluster): its JSON, or undefined when the pod, its port or its answer is not there.
+   */
+  podGet(namespace: string, pod: string, port: number, path: string): Promise<unknown>;
 }
 
 export async function clusterReader(access: ClusterAccess): Promise<ClusterReader> {
@@ -76,6 +81,15 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   return {
     server,
+    async podGet(namespace, pod, port, path) {
+      const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(`${pod}:${port}`)}/proxy${path}`;
+      try {
+        const r = await get(at);
+        return r.status === 200 ? r.body : undefined;
+      } catch {
+        return undefined;
+      }
+    },
     async snapshot(namespace, refs, podSelector) {
       const ns = encodeURIComponent(namespace);
       const q = podSelector ? `?labelSelector=${encodeURIComponent(podSelector)}` : "";

@@ -23,6 +23,7 @@ import {
 import { mooncakeArgv, mooncakeConfigMapName, mooncakeConfigText } from "./mooncake-objects";
 import { isSelf, k8sArgv, k8sValue, scriptWord } from "./kubelet-values";
 import { cpuQuantity, quantityValue, sumBytes } from "./quantity";
+import { weightsReadinessProbe } from "./weights-readiness";
 
 /** Seconds between startup probes; the budget is [kubernetes] startup_timeout. */
 const STARTUP_PERIOD_S = 10;
@@ -242,7 +243,8 @@ function engineContainer(
       ? {}
       : {
           startupProbe: httpProbe(health, e.port, STARTUP_PERIOD_S, Math.ceil(t.startup_timeout / STARTUP_PERIOD_S)),
-          readinessProbe: httpProbe(health, e.port, 5, 3),
+          // Serving, and not the base model while its peers serve the trainer's update (weights-readiness.ts).
+          readinessProbe: weightsReadinessProbe(island, e, ctx.names.engineService(island.index)),
           // /health, not the port: a hung engine keeps its port open. A minute of failures (and a
           // generous timeout, under a full batch) before a restart, which costs a model load.
           livenessProbe: { ...httpProbe(health, e.port, 10, 6), timeoutSeconds: 10 },

@@ -3,6 +3,7 @@ import type { ClusterAccess, ClusterIslandReport } from "../target";
 import { clusterReader, type ClusterReader } from "./cluster-reader";
 import { renderK8sFleet, type K8sIslandObjects } from "./fleet-objects";
 import type { K8sObject } from "./objects";
+import { engineNamed } from "../plan/engines";
 import { refKey, worstState, workloadReadiness, type ClusterSnapshot, type WorkloadRef } from "./readiness";
 import { podTemplates } from "./rollout";
 
@@ -53,6 +54,23 @@ export function islandReport(
       ),
       nodes: [],
     };
+  const planned = plan.islands[island.island];
+  /** An engine's container in its pod: the kubelet's restarts there and the last exit. */
+  const engineContainer = (id: string) => {
+    const e = planned.engines.find((x) => x.id === id);
+    const pod = e && island.endpoints.pods.find((p) => p.node === e.node)?.pod;
+    const container = e && engineNamed(e.engine).container;
+    return snap.pods.find((p) => p.metadata.name === pod)?.status?.containerStatuses?.find((c) => c.name === container);
+  };
+  const restartsOf = (id: string) => {
+    const c = engineContainer(id);
+    if (!c) return {};
+    const t = c.lastState?.terminated;
+    return {
+      restarts: c.restartCount ?? 0,
+      lastExit: t ? { code: t.exitCode ?? -1, reason: t.reason ?? "exited", at: t.finishedAt ?? "" } : null,
+    };
+  };
   const state = worstState(rows.map((w) => w.r.state));
   const notReady = rows.filter((w) => w.r.state === state && state !== "READY");
   const pods = rows.reduce((n, w) => n + w.r.ready, 0);
@@ -66,7 +84,12 @@ export function islandReport(
     state,
     detail: state === "READY" ? `${pods} of ${wanted} pods Ready` : notReady.map((w) => w.r.reason).join("; "),
     processes: Object.fromEntries(
-      rows.flatMap((w) => w.processes.map((id) => [id, { state: w.r.state, detail: w.r.reason }])),
+      rows.flatMap((w) =>
+        w.processes.map((id) => [
+          id,
+          { state: w.r.state, detail: w.r.reason, ...(id === "router" ? {} : restartsOf(id)) },
+        ]),
+      ),
     ),
     nodes: [...new Set(nodes)].sort(),
   };
@@ -85,5 +108,35 @@ export async function observeKubernetesFleet(
     fleet.islands[0]?.replicas[0]?.object.metadata.labels?.["app.kubernetes.io/instance"] ?? ""
   }`;
   const snap = await r.snapshot(fleet.namespace, refs, selector);
-  return fleet.islands.map((i) => islandReport(i, plan, snap));
+  const reports = fleet.islands.map((i) => islandReport(i, plan, snap));
+  await weightVersions(fleet.islands, plan, reports, r);
+  return reports;
+}
+
+/**
+ * Each engine's weight version (Engine.routes.weightVersion), asked through the API server's pod
+ * proxy, all at once: its pods' addresses are in-cluster. Null where the engine did not answer one
+ * (not serving, no such route, or a pod without processes such as kwok's).
+ */
+async function weightVersions(
+  islands: K8sIslandObjects[],
+  plan: DeploymentPlan,
+  reports: ClusterIslandReport[],
+  r: ClusterReader,
+): Promise<void> {
+  await Promise.all(
+    islands.flatMap((island, k) =>
+      plan.islands[island.island].engines.flatMap((e) => {
+        const pod = island.endpoints.pods.find((p) => p.node === e.node)?.pod;
+        const seen = reports[k].processes[e.id];
+        if (e.port === undefined || !pod || !seen) return [];
+        return [
+          r.podGet(island.endpoints.namespace, pod, e.port, engineNamed(e.engine).routes.weightVersion).then((body) => {
+            const v = (body as { weight_version?: unknown } | undefined)?.weight_version;
+            seen.weightVersion = v === undefined || v === null ? null : String(v);
+          }),
+        ];
+      }),
+    ),
+  );
 }

@@ -51,9 +51,13 @@ export interface KubeObject {
   };
 }
 
-interface ContainerStatus {
+export interface ContainerStatus {
   name: string;
   state?: { waiting?: { reason?: string; message?: string } };
+  ready?: boolean;
+  /** Times the kubelet started the container again in this pod (a recreated pod starts at 0). */
+  restartCount?: number;
+  lastState?: { terminated?: { exitCode?: number; reason?: string; finishedAt?: string } };
 }
 
 export interface KubeEvent {

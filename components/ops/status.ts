@@ -194,30 +194,62 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
 
 /**
  * An island's status as its cluster's API shows it (FleetSupport.cluster): each process takes its
- * workload's state, READY meaning its pods are Ready (their readiness probe, the engine's /health).
+ * workload's state, READY meaning its pods are Ready (the router's /readiness; an engine's /health,
+ * and not the base model while its peers serve an update: kubernetes/weights-readiness.ts). An
+ * engine the kubelet restarted that is not Ready is RESTARTING; the island is DEGRADED while its
+ * router and at least one engine serve and the others restart.
  */
 export function islandStatusFromCluster(view: IslandView, report: ClusterIslandReport): IslandStatus {
+  const engines = processesOf(view).filter((p) => p.role !== "router");
+  const counts = new Map<string, number>();
+  for (const p of engines) {
+    const v = report.processes[p.id]?.weightVersion;
+    if (v !== undefined && v !== null) counts.set(v, (counts.get(v) ?? 0) + 1);
+  }
+  const islandVersion = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+  const processes = processesOf(view).map((p): ProcessStatus => {
+    const seen = report.processes[p.role === "router" ? "router" : p.id];
+    const restarts = seen?.restarts ?? 0;
+    const last = seen?.lastExit ?? null;
+    const weightVersion = seen?.weightVersion ?? null;
+    const base = {
+      id: p.id,
+      role: p.role,
+      url: p.url ?? null,
+      restarts,
+      lastRestart: last ? { cause: `${p.id} (${last.reason})`, code: last.code, at: last.at } : null,
+      weightVersion,
+    };
+    const state = seen?.state ?? report.state;
+    const detail = seen?.detail ?? report.detail;
+    const stale =
+      weightVersion !== null && islandVersion !== undefined && weightVersion !== islandVersion
+        ? `; serves weight version ${weightVersion}, the island's other engines ${islandVersion}: not Ready until an update reaches it`
+        : "";
+    if (restarts > 0 && (state === "LAUNCHING" || state === "PENDING"))
+      return {
+        ...base,
+        status: "RESTARTING",
+        detail: `restarted ${restarts} time(s) by the kubelet${last ? `, last after exit ${last.code} (${last.reason}) at ${last.at}` : ""}; ${detail}${stale}`,
+      };
+    return { ...base, status: state, detail: `${detail}${stale}` };
+  });
+  const restarting = processes.filter((p) => p.status === "RESTARTING");
+  const degraded =
+    restarting.length > 0 &&
+    processes.every((p) => p.status === "READY" || p.status === "RESTARTING") &&
+    processes.some((p) => p.role !== "router" && p.status === "READY");
   return {
     island: view.island,
-    status: report.state,
+    status: degraded ? "DEGRADED" : report.state,
     jobName: null,
     jobId: null,
     schedulerState: null,
-    detail: report.detail,
+    detail: degraded
+      ? `${processes.filter((p) => p.status === "READY").length} of ${processes.length} serving; restarting: ${restarting.map((p) => p.id).join(", ")}`
+      : report.detail,
     nodes: report.nodes,
-    processes: processesOf(view).map((p) => {
-      const seen = report.processes[p.role === "router" ? "router" : p.id];
-      return {
-        id: p.id,
-        role: p.role,
-        url: p.url ?? null,
-        status: seen?.state ?? report.state,
-        detail: seen?.detail ?? report.detail,
-        restarts: 0,
-        lastRestart: null,
-        weightVersion: null,
-      };
-    }),
+    processes,
   };
 }
 

@@ -66,6 +66,11 @@ export interface Engine {
    */
   pdTransport: "kv-connector" | "bootstrap";
   /**
+   * The weight version an engine reports (routes.weightVersion) before any update: a restarted
+   * engine reports it again, serving the base model (Kubernetes' weights readiness check).
+   */
+  baseWeightVersion: string;
+  /**
    * The flag by which a node of a group spanning nodes learns its place, and its value per node index
    * for a group of `dpLocal` ranks per node: a LeaderWorkerSet worker template sets it at run time.
    */

@@ -151,6 +151,8 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
       if (a instanceof Error) throw a;
       return a;
     },
+    // The waiter asks no pod.
+    podGet: async () => undefined,
   };
   return { reader, now: () => t, sleep: async (ms: number) => void (t += ms), polls: () => k };
 }

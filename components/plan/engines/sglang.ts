@@ -86,6 +86,8 @@ export const sglangEngine: Engine = {
   name: "sglang",
   spanningApi: "head",
   pdTransport: "bootstrap",
+  // SGLang's --weight-version default (server_args.py).
+  baseWeightVersion: "default",
   groupRank: { flag: "--node-rank", perNode: () => 1 },
   // SGLang drains on SIGTERM by itself and has no flag for quiet probe routes.
   podFlags: () => [],

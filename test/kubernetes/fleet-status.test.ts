@@ -1,0 +1,139 @@
+/**
+ * `fleet status` on Kubernetes after the kubelet restarted an engine (issue 41 items 5 and 6): its
+ * container's restarts and last exit from the pod's status, each engine's weight version through
+ * the API server's pod proxy, RESTARTING for a restarted engine that is not Ready, DEGRADED for the
+ * island while its router and another engine serve. The cluster is a reader answering a snapshot
+ * built from the fleet's own rendered objects, with the status fields the API server fills in.
+ */
+import { describe, expect, it } from "vitest";
+import { loadConfigText } from "../../components/config";
+import type { ClusterReader } from "../../components/kubernetes/cluster-reader";
+import { renderK8sFleet } from "../../components/kubernetes/fleet-objects";
+import { observeKubernetesFleet } from "../../components/kubernetes/fleet-status";
+import type { ClusterSnapshot, KubeObject } from "../../components/kubernetes/readiness";
+import { viewFromPlan } from "../../components/ops/fleet-view";
+import { fleetStatus, islandStatusFromCluster } from "../../components/ops/status";
+import { buildPlan } from "../../components/planner";
+import { stackText } from "../helpers";
+
+const STACK = "k8s-multi-replica";
+const plan = buildPlan(loadConfigText(stackText(STACK), `${STACK}.toml`), STACK);
+const fleet = renderK8sFleet(plan, []);
+const island = fleet.islands[0];
+
+/**
+ * The island as the API server shows it: every workload rolled out, replica 1's pod restarted twice
+ * by the kubelet (last exit 137, OOMKilled) and Ready or not as `replica1Ready` says.
+ */
+function snapshot(replica1Ready: boolean): ClusterSnapshot {
+  const workloads = new Map<string, KubeObject>();
+  const pods: KubeObject[] = [];
+  for (const o of [...island.replicas.map((r) => r.object), ...island.router]) {
+    if (o.kind !== "StatefulSet" && o.kind !== "Deployment") continue;
+    const live = structuredClone(o) as unknown as KubeObject;
+    live.metadata.generation = 1;
+    const ready = !o.metadata.name.endsWith("replica1") || replica1Ready;
+    live.status = {
+      observedGeneration: 1,
+      replicas: 1,
+      readyReplicas: ready ? 1 : 0,
+      updatedReplicas: 1,
+      availableReplicas: ready ? 1 : 0,
+    };
+    workloads.set(`${o.kind}/${o.metadata.name}`, live);
+    const template = (
+      o.spec as { template: { metadata: { labels: Record<string, string> }; spec: { containers: { name: string }[] } } }
+    ).template;
+    const restarted = o.metadata.name.endsWith("replica1");
+    pods.push({
+      metadata: {
+        name: o.kind === "StatefulSet" ? `${o.metadata.name}-0` : `${o.metadata.name}-abc`,
+        labels: template.metadata.labels,
+      },
+      spec: { nodeName: "gpu-node-1" },
+      status: {
+        phase: "Running",
+        conditions: [
+          { type: "PodScheduled", status: "True" },
+          { type: "Ready", status: ready ? "True" : "False" },
+        ],
+        containerStatuses: template.spec.containers.map((c) => ({
+          name: c.name,
+          ready,
+          restartCount: restarted ? 2 : 0,
+          ...(restarted
+            ? { lastState: { terminated: { exitCode: 137, reason: "OOMKilled", finishedAt: "2026-11-28T10:00:00Z" } } }
+            : {}),
+        })),
+      },
+    } as KubeObject);
+  }
+  return { workloads, pods, replicaSets: [], events: [] };
+}
+
+/** A reader answering `snap`, and each engine pod's weight version through the pod proxy. */
+function reader(
+  snap: ClusterSnapshot,
+  versions: Record<string, string | undefined>,
+): ClusterReader & { asked: string[] } {
+  const asked: string[] = [];
+  return {
+    server: "https://test",
+    asked,
+    snapshot: async () => snap,
+    podGet: async (namespace, pod, port, path) => {
+      asked.push(`${namespace}/${pod}:${port}${path}`);
+      const v = versions[pod];
+      return v === undefined ? undefined : { weight_version: v };
+    },
+  };
+}
+
+async function status(replica1Ready: boolean, versions: Record<string, string | undefined>) {
+  const r = reader(snapshot(replica1Ready), versions);
+  const reports = await observeKubernetesFleet(plan, {}, r);
+  const view = viewFromPlan(plan);
+  const islands = view.islands.map((i) =>
+    islandStatusFromCluster(
+      i,
+      reports.find((x) => x.island === i.island)!,
+    ),
+  );
+  return { islands, fleet: fleetStatus(islands), asked: r.asked };
+}
+
+describe("fleet status on Kubernetes after the kubelet restarted an engine", () => {
+  const [pod0, pod1] = island.endpoints.pods.map((p) => p.pod);
+
+  it("the restarted engine serving the base model while its peer serves v2: RESTARTING with its restarts, last exit and both versions; the island DEGRADED", async () => {
+    const { islands, fleet: state, asked } = await status(false, { [pod0]: "v2", [pod1]: "default" });
+    expect(asked.sort()).toEqual(
+      [`${fleet.namespace}/${pod0}:8100/weight_info`, `${fleet.namespace}/${pod1}:8100/weight_info`].sort(),
+    );
+    const [i] = islands;
+    expect(i.status).toBe("DEGRADED");
+    expect(state).toBe("DEGRADED");
+    const [e0, e1] = i.processes.filter((p) => p.role !== "router");
+    expect(e0).toMatchObject({ status: "READY", restarts: 0, lastRestart: null, weightVersion: "v2" });
+    expect(e1).toMatchObject({
+      status: "RESTARTING",
+      restarts: 2,
+      lastRestart: { code: 137, at: "2026-11-28T10:00:00Z" },
+      weightVersion: "default",
+    });
+    expect(e1.detail).toContain("restarted 2 time(s) by the kubelet, last after exit 137 (OOMKilled)");
+    expect(e1.detail).toContain(
+      "serves weight version default, the island's other engines v2: not Ready until an update reaches it",
+    );
+    expect(i.detail).toContain(`restarting: ${e1.id}`);
+  });
+
+  it("once the update reached it and it is Ready: READY again, its restarts kept; a pod that answers no version reports null", async () => {
+    const { islands, fleet: state } = await status(true, { [pod0]: "v2", [pod1]: "v2" });
+    expect(state).toBe("READY");
+    const e1 = islands[0].processes.filter((p) => p.role !== "router")[1];
+    expect(e1).toMatchObject({ status: "READY", restarts: 2, weightVersion: "v2" });
+    const none = await status(true, {});
+    expect(none.islands[0].processes.every((p) => p.weightVersion === null)).toBe(true);
+  });
+});
