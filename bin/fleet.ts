@@ -20,6 +20,8 @@ import {
   logsScript,
   metricsRows,
   scrapeAll,
+  scrapeThroughCluster,
+  logsThroughCluster,
   statusCommand,
   type FleetStatusReport,
 } from "../components/ops/commands";
@@ -303,15 +305,18 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       const src = fleetOf(o, cmd);
       const interval = Number(o.interval ?? 2);
       if (!(interval > 0)) throw new UsageError("--interval must be a positive number of seconds", cmd);
-      const engines = await engineTargets(src.view, src.shell);
+      // Kubernetes: through the API server's pod proxy (the engines' addresses are in-cluster).
+      const viaCluster = await scrapeThroughCluster(src.view, src.cluster);
+      const engines = viaCluster?.engines ?? (await engineTargets(src.view, src.shell));
       if (!engines.length) {
         err("no engine has an address yet (is the job running? try `fleet status`)\n");
         return exit(1);
       }
-      let before = await scrapeAll(engines);
+      const scrape = viaCluster?.scrape ?? (() => scrapeAll(engines));
+      let before = await scrape();
       for (;;) {
         await sleep(interval * 1000);
-        const now = await scrapeAll(engines);
+        const now = await scrape();
         const { rows, total } = metricsRows(engines, now, before);
         if (o.json)
           out(JSON.stringify({ at: new Date().toISOString(), model: src.view.model, total, engines: rows }) + "\n");
@@ -325,22 +330,33 @@ export const fleetCommand: CommandFactory = (io, exit) => {
   fleetVerb(
     "logs",
     "the tail of each engine's (and the router's) log; --job adds the batch output",
-    "The tail of each engine's and the router's log in the job's (or local run's) latest attempt, read on the login node or this machine (on Kubernetes use kubectl logs).",
+    "The tail of each engine's and the router's log in the job's (or local run's) latest attempt, read on the login node or this machine; on Kubernetes each engine container's log through the API server (as kubectl logs --tail).",
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const src = fleetOf(o, cmd);
+      const wantedIds = o.process;
+      const tail = Number(o.n ?? 40);
+      if (!Number.isInteger(tail) || tail < 1) throw new UsageError("-n must be a positive whole number", cmd);
+      if (src.cluster) {
+        if (o.job) throw new UsageError("--job reads a batch job's output: a Kubernetes fleet has none", cmd);
+        const logs = await logsThroughCluster(
+          src.view,
+          src.cluster,
+          (id) => !wantedIds || wantedIds.includes(id),
+          tail,
+        );
+        out(logs.text);
+        return exit(logs.failed ? 1 : 0);
+      }
       if (!src.shell)
         throw new UsageError(
-          "logs reads the log files where the fleet runs (the login node for SLURM, this machine for local); on Kubernetes use kubectl logs",
+          "logs reads the log files where the fleet runs (the login node for SLURM, this machine for local) or, from a Kubernetes stack, through the API server: give the stack, not --endpoints",
           cmd,
         );
       if (src.view.islands.some((i) => !i.islandDir))
         throw new UsageError("logs needs the stack file (where the logs are), not --endpoints", cmd);
-      const wanted = o.process;
-      const lines = Number(o.n ?? 40);
-      if (!Number.isInteger(lines) || lines < 1) throw new UsageError("-n must be a positive whole number", cmd);
       const run = await src.shell.run(
-        logsScript(src.view, (id) => !wanted || wanted.includes(id), lines, o.job ?? false),
+        logsScript(src.view, (id) => !wantedIds || wantedIds.includes(id), tail, o.job ?? false),
       );
       out(run.stdout);
       if (run.code !== 0) {

@@ -76,6 +76,26 @@ export interface ClusterIslandReport {
   nodes: string[];
 }
 
+/** A pod's answer read through a cluster's API, or why there is none. */
+export type PodAnswer = { ok: true; text: string } | { ok: false; why: string };
+
+/** One engine's /metrics as a cluster's API gave it (`url`: where it was read). */
+export interface ClusterScrape {
+  island: number;
+  id: string;
+  role: string;
+  url: string;
+  answer: PodAnswer;
+}
+
+/** One process's log tail as a cluster's API gave it (`source`: which pod and container). */
+export interface ClusterLogTail {
+  island: number;
+  id: string;
+  source: string;
+  answer: PodAnswer;
+}
+
 /** What the fleet CLI (components/ops/) needs to know about a target. */
 export interface FleetSupport {
   /**
@@ -99,7 +119,18 @@ export interface FleetSupport {
    * `fleet status` through the cluster's API instead of the URLs: each island's state from its
    * workloads, pods and events (throws when the API could not be read: never a guess).
    */
-  cluster?: { observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]> };
+  cluster?: {
+    observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]>;
+    /** `fleet metrics`: each engine's Prometheus text, read through the cluster's API. */
+    scrape(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterScrape[]>;
+    /** `fleet logs`: the last lines of each selected engine's log, read through the cluster's API. */
+    logs(
+      plan: DeploymentPlan,
+      access: ClusterAccess,
+      select: (id: string) => boolean,
+      lines: number,
+    ): Promise<ClusterLogTail[]>;
+  };
   /**
    * An island's placement the CLI can follow before the island serves: its job name and directory
    * (and, in a job of several islands, its component). `stack`: every service, for islands that

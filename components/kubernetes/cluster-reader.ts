@@ -9,7 +9,7 @@
  */
 import * as http from "node:http";
 import * as https from "node:https";
-import type { ClusterAccess } from "../target";
+import type { ClusterAccess, PodAnswer } from "../target";
 import { refKey, type ClusterSnapshot, type KubeEvent, type KubeObject, type WorkloadRef } from "./readiness";
 
 /** The API server did not answer as expected: the message says which request and what came back. */
@@ -30,7 +30,14 @@ export interface ClusterReader {
    * in-cluster): its JSON, or undefined when the pod, its port or its answer is not there.
    */
   podGet(namespace: string, pod: string, port: number, path: string): Promise<unknown>;
+  /** The same for a text answer (Prometheus exposition): the text, or why there is none. */
+  podProxyText(namespace: string, pod: string, port: number, path: string): Promise<PodText>;
+  /** The last `lines` lines of a container's log (the pod log API, as `kubectl logs --tail`). */
+  podLog(namespace: string, pod: string, container: string, lines: number): Promise<PodText>;
 }
+
+/** A pod's answer through the API server, or why there is none (said, never guessed). */
+export type PodText = PodAnswer;
 
 export async function clusterReader(access: ClusterAccess): Promise<ClusterReader> {
   // An ES module (client-node 1.x): Node 20.19+ loads it through require(); loaded here, when needed.
@@ -49,8 +56,9 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
   const server = cluster.server.replace(/\/+$/, "");
 
   type Answer = { status: number; body?: { message?: string; items?: unknown[] } };
-  async function get(path: string): Promise<Answer> {
-    const opts: https.RequestOptions = { method: "GET", headers: { Accept: "application/json" }, timeout: 30_000 };
+  /** GET `path` on the API server: its status and text. */
+  async function fetchText(path: string, accept: string): Promise<{ status: number; text: string }> {
+    const opts: https.RequestOptions = { method: "GET", headers: { Accept: accept }, timeout: 30_000 };
     await kc.applyToHTTPSOptions(opts);
     const mod = server.startsWith("http:") ? http : https;
     return new Promise((resolve, reject) => {
@@ -58,18 +66,40 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (c: string) => (text += c));
-        res.on("end", () => {
-          try {
-            resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
-          } catch {
-            reject(new ClusterReadError(`GET ${server}${path}: answered ${res.statusCode} with no JSON`));
-          }
-        });
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
       });
       req.on("timeout", () => req.destroy(new Error("no answer within 30 s")));
       req.on("error", (e) => reject(new ClusterReadError(`GET ${server}${path}: ${e.message}`)));
       req.end();
     });
+  }
+  async function get(path: string): Promise<Answer> {
+    const { status, text } = await fetchText(path, "application/json");
+    try {
+      return { status, body: text ? JSON.parse(text) : undefined };
+    } catch {
+      throw new ClusterReadError(`GET ${server}${path}: answered ${status} with no JSON`);
+    }
+  }
+  /** A pod's subresource (`log?...`, `<pod>:<port>/proxy/...`): its text, or why not. */
+  async function podText(
+    namespace: string,
+    podPath: string,
+  ): Promise<{ ok: true; text: string } | { ok: false; why: string }> {
+    const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${podPath}`;
+    try {
+      const { status, text } = await fetchText(at, "*/*");
+      if (status === 200) return { ok: true, text };
+      let message = text.slice(0, 300);
+      try {
+        message = (JSON.parse(text) as { message?: string }).message ?? message;
+      } catch {
+        // not JSON: the text itself says why
+      }
+      return { ok: false, why: `the API server answered ${status}: ${message}` };
+    } catch (e) {
+      return { ok: false, why: (e as Error).message };
+    }
   }
 
   async function must(path: string): Promise<{ items?: unknown[] }> {
@@ -81,6 +111,13 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   return {
     server,
+    podProxyText: (namespace, pod, port, path) =>
+      podText(namespace, `${encodeURIComponent(`${pod}:${port}`)}/proxy${path}`),
+    podLog: (namespace, pod, container, lines) =>
+      podText(
+        namespace,
+        `${encodeURIComponent(pod)}/log?container=${encodeURIComponent(container)}&tailLines=${lines}`,
+      ),
     async podGet(namespace, pod, port, path) {
       const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods/${encodeURIComponent(`${pod}:${port}`)}/proxy${path}`;
       try {

@@ -2,6 +2,7 @@ import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
 import { observeKubernetesFleet } from "./fleet-status";
+import { logsThroughApi, scrapeThroughApi } from "./pod-reads";
 import { fleetNamespace } from "./fleet-namespace";
 import { k8sNames } from "./names";
 import { kubernetesPlanOut } from "./plan-out";
@@ -42,5 +43,13 @@ export const kubernetesTarget: Target = {
       .map((w) => `    ${w.kind} ${w.name}: ${w.engines.map((e) => names.pod(island, e.node).pod).join(" ")}`);
   },
   // Its URLs resolve only inside the cluster: `fleet status` reads the API server instead.
-  fleet: { shell: "none", inClusterUrls: true, cluster: { observe: observeKubernetesFleet } },
+  fleet: {
+    shell: "none",
+    inClusterUrls: true,
+    cluster: {
+      observe: observeKubernetesFleet,
+      scrape: (plan, access) => scrapeThroughApi(plan, access),
+      logs: (plan, access, select, lines) => logsThroughApi(plan, access, select, lines),
+    },
+  },
 };

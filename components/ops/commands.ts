@@ -12,6 +12,7 @@ import { apiKeyBesideJob, envApiKey, refusedProbes, type ApiKey } from "./api-ke
 import { failureText, getText, probeAll, probeWeightVersions } from "./http";
 import type { Probe } from "./status";
 import { engineMetrics, parseScrape, totalMetrics, type EngineMetrics, type Scrape } from "./metrics";
+import type { ClusterScrape } from "../target";
 import { runChecked, type Shell } from "./remote";
 import { fleetStatus, islandStatus, islandStatusFromCluster, type IslandStatus, type Status } from "./status";
 import type { ClusterAccess } from "../target";
@@ -165,6 +166,53 @@ export interface MetricsRow extends EngineMetrics {
   role: string;
   url: string;
   error?: string;
+}
+
+/**
+ * A target whose cluster's API reads its pods (Kubernetes): every engine's /metrics through it, as
+ * `engineTargets` and `scrapeAll` give them for the others. Undefined for the other targets.
+ */
+export async function scrapeThroughCluster(
+  view: FleetView,
+  cluster: ClusterSource | undefined,
+): Promise<{ engines: EngineTarget[]; scrape: () => Promise<(Scrape | string)[]> } | undefined> {
+  const scrape = targetOf(view.target).fleet.cluster?.scrape;
+  if (!scrape || !cluster) return undefined;
+  const first = await scrape(cluster.plan, cluster.access);
+  const asScrape = (all: ClusterScrape[]) =>
+    all.map((c) => (c.answer.ok ? parseScrape(c.answer.text, Date.now()) : c.answer.why));
+  let pending: (Scrape | string)[] | undefined = asScrape(first);
+  return {
+    engines: first.map(({ island, id, role, url }) => ({ island, id, role, url })),
+    // The first call hands back the scrape read above; each later one reads again.
+    scrape: async () => {
+      const now = pending ?? asScrape(await scrape(cluster.plan, cluster.access));
+      pending = undefined;
+      return now;
+    },
+  };
+}
+
+/**
+ * `fleet logs` through a cluster's API (Kubernetes): each selected engine's tail under a banner
+ * naming its pod and container; `failed` when any could not be read (its reason is printed instead).
+ */
+export async function logsThroughCluster(
+  view: FleetView,
+  cluster: ClusterSource,
+  select: (id: string) => boolean,
+  lines: number,
+): Promise<{ text: string; failed: boolean }> {
+  const logs = targetOf(view.target).fleet.cluster?.logs;
+  if (!logs) throw new Error(`fleet logs cannot read a ${targetOf(view.target).title} fleet's logs`);
+  const tails = await logs(cluster.plan, cluster.access, select, lines);
+  const text = tails
+    .map((t) => {
+      const banner = `==> island ${t.island}: ${t.id} (${t.source}) <==`;
+      return t.answer.ok ? `${banner}\n${t.answer.text}` : `${banner}\ncould not be read: ${t.answer.why}\n`;
+    })
+    .join("\n");
+  return { text, failed: tails.some((t) => !t.answer.ok) };
 }
 
 /** Scrapes every engine's /metrics at once; an engine that does not answer gets a row that says why. */

@@ -10,6 +10,7 @@ import { loadConfigText } from "../../components/config";
 import type { ClusterReader } from "../../components/kubernetes/cluster-reader";
 import { renderK8sFleet } from "../../components/kubernetes/fleet-objects";
 import { observeKubernetesFleet } from "../../components/kubernetes/fleet-status";
+import { logsThroughApi, scrapeThroughApi } from "../../components/kubernetes/pod-reads";
 import type { ClusterSnapshot, KubeObject } from "../../components/kubernetes/readiness";
 import { viewFromPlan } from "../../components/ops/fleet-view";
 import { fleetStatus, islandStatusFromCluster } from "../../components/ops/status";
@@ -86,6 +87,8 @@ function reader(
       const v = versions[pod];
       return v === undefined ? undefined : { weight_version: v };
     },
+    podProxyText: async () => ({ ok: false, why: "not asked" }),
+    podLog: async () => ({ ok: false, why: "not asked" }),
   };
 }
 
@@ -135,5 +138,59 @@ describe("fleet status on Kubernetes after the kubelet restarted an engine", () 
     expect(e1).toMatchObject({ status: "READY", restarts: 2, weightVersion: "v2" });
     const none = await status(true, {});
     expect(none.islands[0].processes.every((p) => p.weightVersion === null)).toBe(true);
+  });
+});
+
+describe("fleet metrics and fleet logs on Kubernetes, through the API server", () => {
+  const [pod0, pod1] = island.endpoints.pods.map((p) => p.pod);
+  const EXPOSITION = "# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running 3\n";
+  const calls: string[] = [];
+  const api: ClusterReader = {
+    server: "https://api.test:6443",
+    snapshot: async () => snapshot(true),
+    podGet: async () => undefined,
+    podProxyText: async (ns, pod, port, path) => {
+      calls.push(`proxy ${ns}/${pod}:${port}${path}`);
+      return pod === pod0
+        ? { ok: true, text: EXPOSITION }
+        : { ok: false, why: "the API server answered 503: no endpoints" };
+    },
+    podLog: async (ns, pod, container, lines) => {
+      calls.push(`log ${ns}/${pod} ${container} ${lines}`);
+      return pod === pod0
+        ? { ok: true, text: "INFO serving\n" }
+        : { ok: false, why: "the API server answered 400: container is waiting to start" };
+    },
+  };
+
+  it("each engine's /metrics through the pod proxy; one the API server could not reach says why", async () => {
+    const scrapes = await scrapeThroughApi(plan, {}, api);
+    expect(scrapes.map((s) => [s.id, s.url, s.answer.ok])).toEqual([
+      [
+        expect.any(String),
+        `https://api.test:6443/api/v1/namespaces/${fleet.namespace}/pods/${pod0}:8100/proxy/metrics`,
+        true,
+      ],
+      [
+        expect.any(String),
+        `https://api.test:6443/api/v1/namespaces/${fleet.namespace}/pods/${pod1}:8100/proxy/metrics`,
+        false,
+      ],
+    ]);
+    expect(scrapes[1].answer).toEqual({ ok: false, why: "the API server answered 503: no endpoints" });
+  });
+
+  it("each selected engine container's log tail through the pod log API, with its reason where there is none", async () => {
+    const ids = plan.islands[0].engines.map((e) => e.id);
+    const tails = await logsThroughApi(plan, {}, (id) => id === ids[1], 25, api);
+    expect(tails).toEqual([
+      {
+        island: 0,
+        id: ids[1],
+        source: `pod ${fleet.namespace}/${pod1}, container vllm`,
+        answer: { ok: false, why: "the API server answered 400: container is waiting to start" },
+      },
+    ]);
+    expect(calls).toContain(`log ${fleet.namespace}/${pod1} vllm 25`);
   });
 });

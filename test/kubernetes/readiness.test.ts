@@ -153,6 +153,8 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
     },
     // The waiter asks no pod.
     podGet: async () => undefined,
+    podProxyText: async () => ({ ok: false, why: "not asked" }),
+    podLog: async () => ({ ok: false, why: "not asked" }),
   };
   return { reader, now: () => t, sleep: async (ms: number) => void (t += ms), polls: () => k };
 }
