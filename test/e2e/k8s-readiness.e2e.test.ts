@@ -120,7 +120,36 @@ describe.skipIf(!!missing)("the readiness wait and fleet status on a real contro
       expect(s.status).toBe("READY");
       expect(s.islands[0].processes.map((p: { status: string }) => p.status)).toEqual(["READY", "READY", "READY"]);
       expect(s.islands[0].nodes.length).toBeGreaterThan(0);
+      // Each engine's restarts from its pod, its weight version through the pod proxy: kwok's pods
+      // run no process, so the proxy reaches nothing and the version is null (never a guess).
+      for (const p of s.islands[0].processes.filter((x: { role: string }) => x.role !== "router"))
+        expect(p).toMatchObject({ restarts: 0, lastRestart: null, weightVersion: null });
       console.log(`k8s-multi-replica: Ready in ${w.seconds.toFixed(1)} s`);
+      // fleet logs and fleet metrics through the API server: what it answered for each engine is shown.
+      const logs = node("fleet.js", ["logs", "k8s-multi-replica", "-n", "5", "--kubeconfig", cp.env.KUBECONFIG]);
+      console.log(`fleet logs on kwok pods (exit ${logs.status}):\n${logs.stdout}${logs.stderr}`);
+      expect(logs.stdout).toMatch(
+        new RegExp(
+          `==> island 0: i0-replica0-n0 \\(pod ${a.namespace}/k8s-multi-replica-i0-replica0-0, container vllm\\) <==`,
+        ),
+      );
+      expect(logs.stdout).toMatch(/could not be read: the API server answered \d{3}/);
+      expect(logs.status).toBe(1);
+      const metrics = node("fleet.js", [
+        "metrics",
+        "k8s-multi-replica",
+        "--json",
+        "--interval",
+        "0.2",
+        "--kubeconfig",
+        cp.env.KUBECONFIG,
+      ]);
+      expect(metrics.status, metrics.stderr).toBe(0);
+      const rows = JSON.parse(metrics.stdout).engines as { url: string; error?: string }[];
+      expect(rows.map((r) => r.url)).toEqual(
+        [0, 1].map((k) => expect.stringContaining(`/pods/k8s-multi-replica-i0-replica${k}-0:8100/proxy/metrics`)),
+      );
+      for (const r of rows) expect(r.error).toMatch(/the API server answered \d{3}/);
     } finally {
       remove(a);
     }

@@ -502,28 +502,37 @@ require("http").createServer((q, r) => {
 ' "$port"
 `;
 
+/** The local supervisor over HTTP stand-in engines (two, or `stack`'s), the record `record` in the island folder; `served`: the create saw the island serve. */
+function httpIsland(record: string | undefined, served: boolean, stack = "local-multi-replica", router = "") {
+  const l = lab(false);
+  fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
+  const attempt = path.join(l.tmp, "logs", "run_1");
+  fs.mkdirSync(attempt, { recursive: true });
+  if (served) fs.writeFileSync(path.join(attempt, "served"), "");
+  if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
+  const text = withRestart(ownPorts(stackText(stack)), "backoff = 0.1");
+  const plan = planOf(router ? `${text}\n[deployment.router]\n${router}\n` : text, stack);
+  const run = runBash(renderSupervisor(plan, plan.islands[0]), {
+    ...process.env,
+    PATH: `${l.bin}:${process.env.PATH}`,
+    RECORD_DIR: l.rec,
+    FLEET_ISLAND_DIR: l.tmp,
+    FLEET_ATTEMPT_DIR: attempt,
+    FLEET_LOCAL_GPUS: "4 5",
+    HOME: l.tmp,
+  });
+  const lines = (f: string) => {
+    const file = path.join(l.rec, f);
+    return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
+  };
+  const [a, b] = [BASE + 100, BASE + 200];
+  return { l, run, a, b, lines, attempt };
+}
+
 describe("a restarted engine catches up with the fleet's weights record (local supervisor)", () => {
   /** Two HTTP stand-in engines behind the router stand-in, both told weight version `fleet`, the record `record` in the island folder. */
   async function twoEngines(record: string | undefined, fleet: string) {
-    const l = lab(false);
-    fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
-    // As both targets lay it out: attempts under <island>/logs, the record beside endpoints.json.
-    const attempt = path.join(l.tmp, "logs", "run_1");
-    fs.mkdirSync(attempt, { recursive: true });
-    fs.writeFileSync(path.join(attempt, "served"), "");
-    const plan = planOf(
-      withRestart(ownPorts(stackText("local-multi-replica")), "backoff = 0.1"),
-      "local-multi-replica",
-    );
-    const run = runBash(renderSupervisor(plan, plan.islands[0]), {
-      ...process.env,
-      PATH: `${l.bin}:${process.env.PATH}`,
-      RECORD_DIR: l.rec,
-      FLEET_ISLAND_DIR: l.tmp,
-      FLEET_ATTEMPT_DIR: attempt,
-      FLEET_LOCAL_GPUS: "4 5",
-      HOME: l.tmp,
-    });
+    const { l, run, attempt } = httpIsland(undefined, true);
     const [a, b] = [BASE + 100, BASE + 200].map((p) => `http://127.0.0.1:${p}`);
     const version = async (url: string) => {
       try {
@@ -584,35 +593,8 @@ describe("a restarted engine catches up with the fleet's weights record (local s
 describe("an island brought back, and an engine no router follows, load the fleet's weights record (local supervisor)", () => {
   const GOLDEN = fs.readFileSync(path.join(__dirname, "../../clients/python/tests/unit/weights-record.txt"), "utf8");
 
-  /** Two HTTP stand-in engines, the record `record` in the island folder; `served`: the create saw the island serve. */
-  function island(record: string | undefined, served: boolean, stack = "local-multi-replica", router = "") {
-    const l = lab(false);
-    fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
-    const attempt = path.join(l.tmp, "logs", "run_1");
-    fs.mkdirSync(attempt, { recursive: true });
-    if (served) fs.writeFileSync(path.join(attempt, "served"), "");
-    if (record !== undefined) fs.writeFileSync(path.join(l.tmp, "weights"), record);
-    const text = withRestart(ownPorts(stackText(stack)), "backoff = 0.1");
-    const plan = planOf(router ? `${text}\n[deployment.router]\n${router}\n` : text, stack);
-    const run = runBash(renderSupervisor(plan, plan.islands[0]), {
-      ...process.env,
-      PATH: `${l.bin}:${process.env.PATH}`,
-      RECORD_DIR: l.rec,
-      FLEET_ISLAND_DIR: l.tmp,
-      FLEET_ATTEMPT_DIR: attempt,
-      FLEET_LOCAL_GPUS: "4 5",
-      HOME: l.tmp,
-    });
-    const lines = (f: string) => {
-      const file = path.join(l.rec, f);
-      return fs.existsSync(file) ? fs.readFileSync(file, "utf8").trim().split("\n") : [];
-    };
-    const [a, b] = [BASE + 100, BASE + 200];
-    return { l, run, a, b, lines, attempt };
-  }
-
   it("a revived island's first start: each engine loads the record, and is told to the router only once it serves the record's version", async () => {
-    const { run, a, b, lines } = island(GOLDEN, false);
+    const { run, a, b, lines } = httpIsland(GOLDEN, false);
     const told = (port: number) =>
       lines("router-calls").find((x) => x.endsWith(`/add_worker?url=http://127.0.0.1:${port}`));
     await until("both engines told to the router", () => told(a) && told(b), 20_000);
@@ -634,7 +616,7 @@ describe("an island brought back, and an engine no router follows, load the flee
   });
 
   it("without a record, a first start tells the router its engines as they answer and loads nothing", async () => {
-    const { run, a, b, lines } = island(undefined, false);
+    const { run, a, b, lines } = httpIsland(undefined, false);
     await until(
       "both engines told to the router",
       () => [a, b].every((p) => lines("router-calls").some((x) => x.endsWith(`add_worker?url=http://127.0.0.1:${p}`))),
@@ -648,7 +630,7 @@ describe("an island brought back, and an engine no router follows, load the flee
 
   it("with no router to follow it, an engine the keeper restarts loads the record itself", async () => {
     // One engine and no router: the engine takes the island's port.
-    const { l, run, lines } = island(undefined, true, "local-single-node", 'type = "none"');
+    const { l, run, lines } = httpIsland(undefined, true, "local-single-node", 'type = "none"');
     const url = `http://127.0.0.1:${BASE}`;
     const version = async () => {
       try {
