@@ -912,7 +912,9 @@ describe("Kubernetes rendering details", () => {
       periodSeconds: 10,
       failureThreshold: 420,
     });
-    expect(c.readinessProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 } });
+    // Ready: /health, and not the base model while a peer serves an update (weights-readiness.ts).
+    expect(c.readinessProbe.exec.command.slice(0, 2)).toEqual(["python3", "-c"]);
+    expect(c.readinessProbe.exec.command.slice(3, 6)).toEqual(["8100", "/weight_info", "default"]);
     expect(c.livenessProbe).toMatchObject({ httpGet: { path: "/health", port: 8100 } });
   });
 

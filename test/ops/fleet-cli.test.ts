@@ -67,9 +67,9 @@ describe("fleet CLI (no cluster needed)", () => {
       code: 2,
       err: expect.stringContaining("--interval must be a positive"),
     });
-    expect(await run(["logs", "k8s-single-node"])).toMatchObject({
+    expect(await run(["logs", "k8s-single-node", "--job"])).toMatchObject({
       code: 2,
-      err: expect.stringContaining("on Kubernetes use kubectl logs"),
+      err: expect.stringContaining("--job reads a batch job's output: a Kubernetes fleet has none"),
     });
     expect(
       await run([
