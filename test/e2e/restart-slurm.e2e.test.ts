@@ -9,6 +9,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { observeInTests } from "../../components/host/presence";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, expectOk, fleetStatusIn, login, privateKey } from "./cluster";
 import {
@@ -137,13 +138,46 @@ describe("restart drills on the real SLURM cluster", () => {
       expect(update.catching_up).toEqual([expect.stringContaining(`(replica, ${url}/v1)`)]);
       await listedServing(island.routerUrl!, url, version, "v3", 60_000);
       expect(await state()).toMatchObject({ weight_updates: 1, weight_dir: v3 });
+
+      // The job lost (scancel) and brought back, as `pulumi up` does it: the old job's delete, then
+      // the create of revival 1 (the program saw the job gone). The create takes the record back,
+      // each engine loads it on its node before the router is told it, and the create returns only
+      // once both serve v3.
+      expectOk(await runRemote(conn, `scancel ${island.jobId}`), "scancel");
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+      expect(fs.existsSync(`${folder}/weights.previous`)).toBe(true);
+      observeInTests(async (jobs) =>
+        Object.fromEntries(jobs.map((j) => [j.jobName, { generation: 0, gone: true, why: "scancel in the drill" }])),
+      );
+      const [back] = await capture("multi-replica", extra, stack)
+        .then((x) => x.commands)
+        .finally(() => observeInTests(undefined));
+      expect(back.stdin).toContain("# Revival 1:");
+      const t0 = Date.now();
+      const revival = await runRemote(back.connection, back.create, back.stdin);
+      expectOk(revival, "revival");
+      report["SLURM, stand-in engines: revival create to serving v3 from the record (ms)"] = Date.now() - t0;
+      expect(revival.stderr).toContain("brought back with the fleet's weights record (version v3)");
+      const revived = parseIslandResult(revival.stdout) as RunningIsland;
+      expect(revived.jobId).not.toBe(island.jobId);
+      for (const node of [0, 1]) {
+        const root = `http://${revived.nodes[node].addr}:8100`;
+        expect(((await (await fetch(`${root}/weight_info`)).json()) as { weight_version: string }).weight_version).toBe(
+          "v3",
+        );
+        expect(await (await fetch(`${root}/standin/state`)).json()).toMatchObject({
+          weight_updates: 1,
+          weight_dir: v3,
+        });
+      }
     } finally {
       expectOk(await runRemote(c.connection, c.delete), "delete");
       for (const d of [checkpoint, `/tmp/fleet-e2e/${stack}/ckpt-v3`]) fs.rmSync(d, { recursive: true, force: true });
     }
-    // The fleet is gone, and with it its weights: a later deployment here loads none.
+    // The fleet is gone: its weights are set aside, for a revival of this island only.
     expect(fs.existsSync(`${folder}/weights`)).toBe(false);
-  }, 300_000);
+    expect(fs.existsSync(`${folder}/weights.previous`)).toBe(true);
+  }, 420_000);
 
   it("wide-EP, two islands of one engine across 2 nodes each (STAND-INs): SIGKILL of island 0's rank on node 2 restarts both its ranks as one group, in the same job; island 1 is untouched", async () => {
     const stack = "restart-group";
