@@ -393,7 +393,7 @@ describe("the keeper on the local target (supervisor)", () => {
  * Mooncake stand-ins: the master listens on its RPC and metadata ports; the client records its start
  * (`mooncake_client.<node>.<pid>`), then per FAKE_CLIENT: `hang-once` does not listen on its first
  * start (as the real client of mooncake-transfer-engine-non-cuda now and then hangs in its start),
- * `hang` never listens, `exit` exits with 7; otherwise it listens. Each on the node's own address.
+ * `hang` never listens, `exit` exits with 7 (`exit-once`: on its first start only); otherwise it listens. Each on the node's own address.
  */
 const MOONCAKE_STANDINS = {
   mooncake_master: `#!/bin/bash
@@ -407,6 +407,7 @@ n=$(find "$RECORD_DIR" -name "mooncake_client.$node.*" | wc -l)
 printf '%s\\n' "$(($(date +%s%N) / 1000000))" > "$RECORD_DIR/mooncake_client.$node.$$"
 case "\${FAKE_CLIENT:-}" in
   exit) exit 7 ;;
+  exit-once) [ "$n" -eq 0 ] && exit 7 ;;
   hang) exec sleep 1000 ;;
   hang-once) [ "$n" -eq 0 ] && exec sleep 1000 ;;
 esac
@@ -454,7 +455,7 @@ describe("a Mooncake client that does not listen (SLURM launch body)", () => {
     await node.done;
   });
 
-  it("one that never listens fails the node after 3 starts, naming it and its log; one that exits fails it at once", async () => {
+  it("one that never listens, or exits every time, fails the node after 3 starts, naming it, its last status and its log", async () => {
     const hang = mooncakeNode("hang");
     const end = await hang.node.done;
     expect(end.code).toBe(1);
@@ -467,8 +468,25 @@ describe("a Mooncake client that does not listen (SLURM launch body)", () => {
 
     const exits = mooncakeNode("exit");
     expect((await exits.node.done).code).toBe(1);
-    expect(exits.clients()).toHaveLength(1);
-    expect(exits.node.out().stderr).toMatch(/node 0: the Mooncake client exited \(status 7\) before it listened on/);
+    expect(exits.clients()).toHaveLength(3);
+    expect(exits.node.out().stderr).toMatch(
+      /node 0: the Mooncake client exited \(status 7\) before it listened on 127\.[\d.]+:50052; starting it again \(2 of 3\)/,
+    );
+    expect(exits.node.out().stderr).toMatch(
+      /node 0: the Mooncake client exited \(status 7\) before it listened on 127\.[\d.]+:50052, 3 start\(s\); log: \S+\/node_0\/mooncake_client\.log/,
+    );
+    expect(exits.l.starts("vllm")).toEqual([]);
+  });
+
+  it("one that exits once before it listens (as the real client did on the test cluster) is started again; the node goes on to its engines", async () => {
+    const once = mooncakeNode("exit-once");
+    await until("the engine starts after the client's second start", () => once.l.starts("vllm").length > 0, 20_000);
+    expect(once.clients()).toHaveLength(2);
+    expect(once.node.out().stderr).toMatch(
+      /the Mooncake client exited \(status 7\) before it listened on \S+; starting it again \(2 of 3\)/,
+    );
+    once.node.child.kill("SIGTERM");
+    await once.node.done;
   });
 });
 
