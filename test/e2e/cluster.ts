@@ -9,6 +9,7 @@ import {
   loginOf,
   readClusterEnv,
   standinOverrides,
+  type CaptureOptions,
   type CapturedCommand,
 } from "./program-capture";
 import { main as fleet } from "../../bin/fleet";
@@ -45,6 +46,7 @@ export function capture(
   extra: Record<string, unknown> = {},
   pulumiStack = stack,
   secrets: Record<string, string> = {},
+  presence?: CaptureOptions["presence"],
 ): Promise<{ commands: CapturedCommand[]; planned: any }> {
   return captureCommands({
     stackFile: stack,
@@ -53,6 +55,7 @@ export function capture(
     login,
     privateKey,
     secrets,
+    presence,
     loadProgram: async () => {
       vi.resetModules();
       return import("../../index");

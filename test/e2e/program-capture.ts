@@ -6,6 +6,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { Presence, PresenceJob } from "../../components/host/presence";
 import { readsAsPrime } from "../../components/config/load";
 import { parseToml } from "../../components/config/toml";
 import { installMocks, setConfig, settle, slurmConfig, value, type Registered } from "../program-harness";
@@ -90,11 +91,13 @@ export interface CaptureOptions {
    * resetModules plus import, or require after dropping the project's modules from require.cache.
    */
   loadProgram: () => Promise<any>;
+  /** What the host says of each job before planning (host/presence.ts); never started unless said. */
+  presence?: (job: PresenceJob) => Presence | undefined;
 }
 
 /** Runs index.ts under mocks and returns the remote.Command inputs it registers, plus its plan. */
 export async function captureCommands(o: CaptureOptions): Promise<{ commands: CapturedCommand[]; planned: any }> {
-  const registered: Registered[] = installMocks(o.pulumiStack);
+  const registered: Registered[] = installMocks(o.pulumiStack, { presence: o.presence });
   const secretConfig = Object.fromEntries(Object.entries(o.secrets ?? {}).map(([k, v]) => [`vllm-fleet:${k}`, v]));
   setConfig(
     {

@@ -9,7 +9,6 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { observeInTests } from "../../components/host/presence";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, expectOk, fleetStatusIn, login, privateKey } from "./cluster";
 import {
@@ -70,7 +69,7 @@ describe("restart drills on the real SLURM cluster", () => {
     }
   }, 300_000);
 
-  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; an update to v3 while it restarts updates the other engine and leaves it to the record, and it is listed again only serving v3; delete removes the record", async () => {
+  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; an update to v3 while it restarts updates the other engine and leaves it to the record, and it is listed again only serving v3; the job scancelled and brought back (delete, then the create of revival 1) serves v3 before its create returns; delete sets the record aside", async () => {
     const stack = "restart-weights";
     // A back-off long enough that the second update below finds the engine down (the second restart waits 6 s).
     const extra = { "inference.restart": { backoff: 3 }, "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1" } };
@@ -146,12 +145,9 @@ describe("restart drills on the real SLURM cluster", () => {
       expectOk(await runRemote(conn, `scancel ${island.jobId}`), "scancel");
       expectOk(await runRemote(c.connection, c.delete), "delete");
       expect(fs.existsSync(`${folder}/weights.previous`)).toBe(true);
-      observeInTests(async (jobs) =>
-        Object.fromEntries(jobs.map((j) => [j.jobName, { generation: 0, gone: true, why: "scancel in the drill" }])),
-      );
-      const [back] = await capture("multi-replica", extra, stack)
-        .then((x) => x.commands)
-        .finally(() => observeInTests(undefined));
+      // The program sees the job gone (host/presence.ts): its create is revival 1.
+      const gone = { generation: 0, gone: true, why: "scancel in the drill" };
+      const [back] = (await capture("multi-replica", extra, stack, {}, () => gone)).commands;
       expect(back.stdin).toContain("# Revival 1:");
       const t0 = Date.now();
       const revival = await runRemote(back.connection, back.create, back.stdin);
