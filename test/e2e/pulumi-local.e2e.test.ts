@@ -79,7 +79,7 @@ describe.skipIf(!!missing)("the local target under the real Pulumi engine", () =
     }
   }, 900_000);
 
-  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing; the run killed whole: preview shows it, up starts it again, then no changes; killed again, fleet keep --once brings it back; destroy leaves no process", async () => {
+  it("two replicas behind the router on this machine: preview, up, stack output, traffic with the API key, a second up changes nothing; the REAL Python client updates the weights to v2; the run killed whole: preview shows it, up starts it again serving v2 (the weights record taken back), then no changes; killed again, fleet keep --once brings it back serving v2; destroy leaves no process and sets the record aside", async () => {
     const outputDir = path.join(home, "fleet");
     fs.writeFileSync(
       path.join(project.dir, "local-e2e.toml"),
