@@ -628,7 +628,10 @@ describe("an island brought back, and an engine no router follows, load the flee
     expect(run.out().stdout).toContain(
       `http://127.0.0.1:${b} serves weight version default: loading the fleet's update to step-7`,
     );
-    expect(run.out().stdout).toContain(`http://127.0.0.1:${b} serves the fleet's weights, version step-7`);
+    // The catch-up's own word comes on its next look at the engine (the router may hear first).
+    await until("the catch-up says so", () =>
+      run.out().stdout.includes(`http://127.0.0.1:${b} serves the fleet's weights, version step-7`),
+    );
     run.child.kill("SIGTERM");
     await run.done;
   });
