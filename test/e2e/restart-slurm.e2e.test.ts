@@ -69,7 +69,7 @@ describe("restart drills on the real SLURM cluster", () => {
     }
   }, 300_000);
 
-  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; an update to v3 while it restarts updates the other engine and leaves it to the record, and it is listed again only serving v3; the job scancelled and brought back (delete, then the create of revival 1) serves v3 before its create returns; delete sets the record aside", async () => {
+  it("weights: the REAL Python client's update_weights(v2) records the update beside endpoints.json; SIGKILL of the STAND-IN engine on node 2: it replays the record and the REAL vllm-router lists it again only serving v2; an update to v3 while it restarts updates the other engine and leaves it to the record, and it is listed again only serving v3; the job scancelled and brought back (delete, then the create of its revival) serves v3 before its create returns; delete sets the record aside", async () => {
     const stack = "restart-weights";
     // A back-off long enough that the second update below finds the engine down (the second restart waits 6 s).
     const extra = { "inference.restart": { backoff: 3 }, "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1" } };
@@ -139,16 +139,19 @@ describe("restart drills on the real SLURM cluster", () => {
       expect(await state()).toMatchObject({ weight_updates: 1, weight_dir: v3 });
 
       // The job lost (scancel) and brought back, as `pulumi up` does it: the old job's delete, then
-      // the create of revival 1 (the program saw the job gone). The create takes the record back,
+      // the create of its revival (the program saw the job gone). The create takes the record back,
       // each engine loads it on its node before the router is told it, and the create returns only
       // once both serve v3.
       expectOk(await runRemote(conn, `scancel ${island.jobId}`), "scancel");
       expectOk(await runRemote(c.connection, c.delete), "delete");
       expect(fs.existsSync(`${folder}/weights.previous`)).toBe(true);
-      // The program sees the job gone (host/presence.ts): its create is revival 1.
-      const gone = { generation: 0, gone: true, why: "scancel in the drill" };
+      // The program sees the job gone (host/presence.ts), with the generation the folder records
+      // (an earlier run of this drill on the same cluster may have left one): its create is the next.
+      const file = `${folder}/generation`;
+      const recorded = fs.existsSync(file) ? Number(fs.readFileSync(file, "utf8").trim() || "0") : 0;
+      const gone = { generation: recorded, gone: true, why: "scancel in the drill" };
       const [back] = (await capture("multi-replica", extra, stack, {}, () => gone)).commands;
-      expect(back.stdin).toContain("# Revival 1:");
+      expect(back.stdin).toContain(`# Revival ${recorded + 1}:`);
       const t0 = Date.now();
       const revival = await runRemote(back.connection, back.create, back.stdin);
       expectOk(revival, "revival");
