@@ -4,6 +4,7 @@ import { clusterReader, type ClusterReader } from "./cluster-reader";
 import { renderK8sFleet, type K8sIslandObjects } from "./fleet-objects";
 import type { K8sObject } from "./objects";
 import { engineNamed } from "../plan/engines";
+import { enginePods } from "./pod-reads";
 import { refKey, worstState, workloadReadiness, type ClusterSnapshot, type WorkloadRef } from "./readiness";
 import { podTemplates } from "./rollout";
 
@@ -109,7 +110,7 @@ export async function observeKubernetesFleet(
   }`;
   const snap = await r.snapshot(fleet.namespace, refs, selector);
   const reports = fleet.islands.map((i) => islandReport(i, plan, snap));
-  await weightVersions(fleet.islands, plan, reports, r);
+  await weightVersions(plan, reports, r);
   return reports;
 }
 
@@ -118,25 +119,18 @@ export async function observeKubernetesFleet(
  * proxy, all at once: its pods' addresses are in-cluster. Null where the engine did not answer one
  * (not serving, no such route, or a pod without processes such as kwok's).
  */
-async function weightVersions(
-  islands: K8sIslandObjects[],
-  plan: DeploymentPlan,
-  reports: ClusterIslandReport[],
-  r: ClusterReader,
-): Promise<void> {
+async function weightVersions(plan: DeploymentPlan, reports: ClusterIslandReport[], r: ClusterReader): Promise<void> {
+  const route = engineNamed(plan.engine).routes.weightVersion;
   await Promise.all(
-    islands.flatMap((island, k) =>
-      plan.islands[island.island].engines.flatMap((e) => {
-        const pod = island.endpoints.pods.find((p) => p.node === e.node)?.pod;
-        const seen = reports[k].processes[e.id];
-        if (e.port === undefined || !pod || !seen) return [];
-        return [
-          r.podGet(island.endpoints.namespace, pod, e.port, engineNamed(e.engine).routes.weightVersion).then((body) => {
-            const v = (body as { weight_version?: unknown } | undefined)?.weight_version;
-            seen.weightVersion = v === undefined || v === null ? null : String(v);
-          }),
-        ];
-      }),
-    ),
+    enginePods(plan).flatMap((e) => {
+      const seen = reports.find((x) => x.island === e.island)?.processes[e.id];
+      if (!seen) return [];
+      return [
+        r.podGet(e.namespace, e.pod, e.port, route).then((body) => {
+          const v = (body as { weight_version?: unknown } | undefined)?.weight_version;
+          seen.weightVersion = v === undefined || v === null ? null : String(v);
+        }),
+      ];
+    }),
   );
 }

@@ -12,8 +12,8 @@ import { k8sNames } from "./names";
  * comes back with the API server's reason, never as an empty answer.
  */
 
-/** Every engine with an API: its island, id, role, pod and port. */
-function enginePods(plan: DeploymentPlan) {
+/** Every engine with an API: its island, id, role, pod, port and namespace (status reads its weight version too). */
+export function enginePods(plan: DeploymentPlan) {
   const endpoints = k8sEndpoints(plan, k8sNames(plan));
   return plan.islands.flatMap((island, k) =>
     island.engines.flatMap((e) => {
