@@ -7,6 +7,7 @@ import { servingSelector } from "./engine-pod";
 import { fieldEnv, httpProbe, resources, SECRET_KEYS, secretEnv, tcpProbe, type K8sObject } from "./objects";
 import { k8sArgv } from "./kubelet-values";
 import { yamlPackage } from "../lazy-packages";
+import { routerFollower } from "./router-follower";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
 function routerService(
@@ -29,7 +30,8 @@ function routerService(
  * vllm-router gets no API key: it forwards the client's Authorization header and the engines check
  * it, whereas it would add a key it held for any caller. sglang-router holds it (holdsApiKey): it
  * demands it of clients, and finds keyed workers only with it; the command names the Secret's
- * variable, which kubelet expands ($(VAR)), so no object holds the key.
+ * variable, which kubelet expands ($(VAR)), so no object holds the key. Beside vllm-router, its
+ * follower (router-follower.ts) keeps it to the engines whose weights are current.
  */
 function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan): K8sObject[] {
   const selector = labels(ctx, "router", island.index);
@@ -59,6 +61,7 @@ function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPla
           livenessProbe: httpProbe("/liveness", r.port, 10, 6),
           resources: resources(ctx.target.router_resources.cpu, ctx.target.router_resources.memory),
         },
+        ...routerFollower(ctx, island, r, image),
       ],
     }),
     routerService(ctx, island, selector, [

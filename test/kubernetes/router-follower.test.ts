@@ -1,0 +1,47 @@
+/**
+ * Issue 41: on Kubernetes, vllm-router's follower (components/kubernetes/router-follower.ts) keeps a
+ * restarted engine, back on the base model while its peers serve an update, out of the router until
+ * the update reaches it. kwok's pods run no processes, so the rendered container runs here; this file
+ * with the vllm-router TEST STAND-IN, test/e2e/k8s-router-follower.e2e.test.ts with the REAL one.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { BIN, start, stopAll } from "../standins-harness";
+import { followerDrill, k8sContainers } from "./router-follower-drill";
+
+afterEach(stopAll);
+
+describe("vllm-router's follower on Kubernetes", () => {
+  it("beside vllm-router (regular mode) only, with the engines' weight route, base version and the router's own worker URLs", () => {
+    const containers = k8sContainers("k8s-multi-replica");
+    const router = containers.find((c) => c.command?.includes("--worker-urls"))!;
+    const follower = containers.find((c) => c.name === "router-follower")!;
+    const urls = router.command!.slice(router.command!.indexOf("--worker-urls") + 1);
+    const port = router.command![router.command!.indexOf("--port") + 1];
+    expect(follower.command!.slice(0, 2)).toEqual(["python3", "-c"]);
+    expect(follower.command!.slice(3)).toEqual([port, "/weight_info", "default", ...urls.slice(0, 2)]);
+    expect(urls).toHaveLength(2);
+    // P/D (no run-time add or remove in vllm-router), sglang-router and llm-d (the EPP follows Ready) have none.
+    for (const stack of ["k8s-disaggregated", "k8s-sglang-wide-ep", "k8s-llm-d"])
+      expect(k8sContainers(stack).map((c) => c.name)).not.toContain("router-follower");
+  });
+
+  it("an engine whose listener is gone is taken out at once, kept out (named) while it serves the base weights and its peer v2, and told again once it serves v2; no request fails meanwhile (vllm-router STAND-IN)", async () => {
+    const d = await followerDrill(
+      (port, workers) =>
+        start("vllm-router", [
+          "--policy",
+          "round_robin",
+          "--host",
+          "127.0.0.1",
+          "--port",
+          String(port),
+          "--worker-urls",
+          ...workers,
+        ]).proc,
+    );
+    expect(BIN).toContain("standins");
+    expect(d.whileOut).toEqual({ sent: 20, failed: 0, toA: 0 });
+    expect(d.outAfterS).toBeLessThan(3);
+    expect(d.backAfterS).toBeLessThan(4);
+  }, 60_000);
+});
