@@ -9,25 +9,14 @@
 import { spawn } from "node:child_process";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { followerDrill } from "../kubernetes/router-follower-drill";
+import { drillRouterArgs, followerDrill } from "../kubernetes/router-follower-drill";
 import { launcherDir, pythonEnv } from "./real-parts";
 
 describe("vllm-router's follower on Kubernetes, beside the REAL vllm-router", () => {
   it("REAL vllm-router, STAND-IN engines: a restarted engine is out of the router while it serves the base weights and its peer v2 (no request reaches it, none fails), and back within seconds of serving v2", async () => {
     const { dir } = launcherDir(pythonEnv(), "k8s-router-follower", ["vllm-router"]);
     const d = await followerDrill((port, workers) =>
-      spawn(path.join(dir, "vllm-router"), [
-        "--policy",
-        "round_robin",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--worker-startup-check-interval",
-        "1",
-        "--worker-urls",
-        ...workers,
-      ]),
+      spawn(path.join(dir, "vllm-router"), drillRouterArgs(port, workers)),
     );
     console.log(
       `[k8s router follower, real vllm-router] out ${d.outAfterS.toFixed(1)} s after the engine's listener closed; ` +

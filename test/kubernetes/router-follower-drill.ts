@@ -98,6 +98,20 @@ export interface FollowerDrill {
   log: string;
 }
 
+/** The router's command line in the drill: round_robin, so both engines get requests while listed. */
+export const drillRouterArgs = (port: number, workers: string[]) => [
+  "--policy",
+  "round_robin",
+  "--host",
+  "127.0.0.1",
+  "--port",
+  String(port),
+  "--worker-startup-check-interval",
+  "1",
+  "--worker-urls",
+  ...workers,
+];
+
 /**
  * Runs the drill: `router` starts the router (given its port and the workers' URLs) from the
  * program under test. Throws, with the follower's and router's output, when a step does not happen.

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, start, stopAll } from "../standins-harness";
-import { followerDrill, k8sContainers } from "./router-follower-drill";
+import { drillRouterArgs, followerDrill, k8sContainers } from "./router-follower-drill";
 
 afterEach(stopAll);
 
@@ -26,19 +26,7 @@ describe("vllm-router's follower on Kubernetes", () => {
   });
 
   it("an engine whose listener is gone is taken out at once, kept out (named) while it serves the base weights and its peer v2, and told again once it serves v2; no request fails meanwhile (vllm-router STAND-IN)", async () => {
-    const d = await followerDrill(
-      (port, workers) =>
-        start("vllm-router", [
-          "--policy",
-          "round_robin",
-          "--host",
-          "127.0.0.1",
-          "--port",
-          String(port),
-          "--worker-urls",
-          ...workers,
-        ]).proc,
-    );
+    const d = await followerDrill((port, workers) => start("vllm-router", drillRouterArgs(port, workers)).proc);
     expect(BIN).toContain("standins");
     expect(d.whileOut).toEqual({ sent: 20, failed: 0, toA: 0 });
     expect(d.outAfterS).toBeLessThan(3);
