@@ -82,6 +82,8 @@ export function k8sNames(plan: DeploymentPlan) {
     pod,
     engineService,
     routerService,
+    /** vllm-router's follower (router-follower.ts): its own Deployment, so its death never touches the router. */
+    routerFollower: (island: number) => check(`${prefix(island)}-follower`),
     eppService: (island: number) => check(`${prefix(island)}-epp`),
     mooncakeService: (island: number) => check(`${prefix(island)}-mooncake`),
     secret: check(`${base}-secrets`),

@@ -2,40 +2,50 @@ import type { HttpRouterPlan, IslandPlan } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
 import { readTemplate } from "../templates";
 import { k8sArgv } from "./kubelet-values";
-import { k8sLiteral, resources, type Container } from "./objects";
-import type { K8sContext } from "./render-context";
+import { k8sLiteral, resources, type K8sObject } from "./objects";
+import { labels, singletonDeployment, type K8sContext } from "./render-context";
 
 /*
  * vllm-router on Kubernetes is given the engine pods' DNS names and checks only their /health, so an
  * engine container the kubelet restarted (back on the base model while its peers serve a trainer's
- * update) would take requests though its pod is not Ready (weights-readiness.ts). The follower, a
- * container beside the router in its pod, takes it out of the router and tells it again once its
- * weights are current, as fleet_follow_workers does on a host (templates/host/helpers.sh.mustache).
- * Where the router serves POST /add_worker and /remove_worker: the plan's lateWorkers says so
- * (router-plan.ts lateWorkersOf: vllm-router in regular mode, a release known to serve them).
- * The router's own Service and probes are unchanged: the follower only calls the router.
+ * update) would take requests though its pod is not Ready (weights-readiness.ts). The follower
+ * takes it out of the router and tells it again once its weights are current, as
+ * fleet_follow_workers does on a host (templates/host/helpers.sh.mustache), through the router's
+ * Service. Where the router serves POST /add_worker and /remove_worker: the plan's lateWorkers says
+ * so (router-plan.ts lateWorkersOf: vllm-router in regular mode, a release known to serve them).
+ *
+ * A Deployment of its own, not a container in the router's pod: a pod is Ready only while every
+ * container is, so a follower that crashed (an image without python3) would take the router out of
+ * its Service. On its own, its death costs only the gating (the router keeps its own health checks)
+ * and the kubelet restarts it; `pulumi up` waits for it as for the router, so an image that cannot
+ * run it fails the up, named.
  */
 
-/** The follower's container, or none where the router cannot be told its workers at run time. */
-export function routerFollower(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan, image: string): Container[] {
+/** The follower's Deployment, or none where the router cannot be told its workers at run time. */
+export function routerFollower(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan, image: string): K8sObject[] {
   const late = r.lateWorkers;
   if (late === undefined) return [];
   const engine = engineNamed(island.engines[0].engine);
+  const router = `http://${ctx.names.svcHost(ctx.names.routerService(island.index))}:${r.port}`;
   return [
-    {
-      name: "router-follower",
-      image,
-      command: [
-        "python3",
-        "-c",
-        k8sLiteral(readTemplate("kubernetes/router-follower.py")),
-        String(r.port),
-        k8sLiteral(late.weightVersion),
-        k8sLiteral(engine.baseWeightVersion),
-        ...k8sArgv(ctx, island.index, late.urls),
+    singletonDeployment(ctx, ctx.names.routerFollower(island.index), labels(ctx, "router-follower", island.index), {
+      containers: [
+        {
+          name: "router-follower",
+          image,
+          command: [
+            "python3",
+            "-c",
+            k8sLiteral(readTemplate("kubernetes/router-follower.py")),
+            k8sLiteral(router),
+            k8sLiteral(late.weightVersion),
+            k8sLiteral(engine.baseWeightVersion),
+            ...k8sArgv(ctx, island.index, late.urls),
+          ],
+          // A loop of HTTP calls once a second: what it needs is small and fixed.
+          resources: resources("50m", "64Mi"),
+        },
       ],
-      // A loop of HTTP calls once a second: what it needs is small and fixed.
-      resources: resources("50m", "64Mi"),
-    },
+    }),
   ];
 }

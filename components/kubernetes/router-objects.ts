@@ -30,7 +30,7 @@ function routerService(
  * vllm-router gets no API key: it forwards the client's Authorization header and the engines check
  * it, whereas it would add a key it held for any caller. sglang-router holds it (holdsApiKey): it
  * demands it of clients, and finds keyed workers only with it; the command names the Secret's
- * variable, which kubelet expands ($(VAR)), so no object holds the key. Beside vllm-router, its
+ * variable, which kubelet expands ($(VAR)), so no object holds the key. After vllm-router, its
  * follower (router-follower.ts) keeps it to the engines whose weights are current.
  */
 function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan): K8sObject[] {
@@ -61,13 +61,13 @@ function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPla
           livenessProbe: httpProbe("/liveness", r.port, 10, 6),
           resources: resources(ctx.target.router_resources.cpu, ctx.target.router_resources.memory),
         },
-        ...routerFollower(ctx, island, r, image),
       ],
     }),
     routerService(ctx, island, selector, [
       { name: "http", port: r.port },
       { name: "metrics", port: r.metricsPort },
     ]),
+    ...routerFollower(ctx, island, r, image),
   ];
 }
 

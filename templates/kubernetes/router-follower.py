@@ -1,12 +1,13 @@
-# The router's follower on Kubernetes (components/kubernetes/router-follower.ts): a container beside
-# vllm-router in its pod that keeps the router to the engines that serve the island's weights. The
-# router checks only /health, so an engine container the kubelet restarted, back on the base model
-# while its peers serve a trainer's update, would take requests until that update reached it. The
-# follower takes such an engine out (POST /remove_worker), and one whose /health is refused or fails
-# twice in a row, and tells it again (POST /add_worker) once it serves and its weights are current:
-# the rule of the engines' readiness check (weights-ready.py), applied with the workers' own URLs.
-# Runs in the router's image (its python3); a follower the kubelet restarts re-sends what it decides.
-# argv: ROUTER_PORT VERSION_ROUTE BASE_VERSION WORKER_URL...
+# The router's follower on Kubernetes (components/kubernetes/router-follower.ts): a Deployment of its
+# own that keeps vllm-router, through its Service, to the engines that serve the island's weights.
+# The router checks only /health, so an engine container the kubelet restarted, back on the base
+# model while its peers serve a trainer's update, would take requests until that update reached it.
+# The follower takes such an engine out (POST /remove_worker), and one whose /health is refused or
+# fails twice in a row, and tells it again (POST /add_worker) once it serves and its weights are
+# current: the rule of the engines' readiness check (weights-ready.py), applied with the workers' own
+# URLs. Runs in the router's image (its python3); a follower the kubelet restarts tells the router
+# once what each worker should be.
+# argv: ROUTER_URL VERSION_ROUTE BASE_VERSION WORKER_URL...
 import json
 import sys
 import time
@@ -14,9 +15,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
-router_port, route, base = sys.argv[1:4]
+ROUTER, route, base = sys.argv[1:4]
 workers = sys.argv[4:]
-ROUTER = f"http://127.0.0.1:{router_port}"
 # Seconds between rounds; a worker that serves is taken out only after this many stale rounds in a
 # row (an update reaches the engines one after the other), one that was out is checked at once.
 TICK = 1

@@ -380,8 +380,17 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         .map((r) => r.name)
         .sort(),
     ).toEqual([`${stack}-judge-i0-replica0`, `${stack}-policy-i0-replica0`, `${stack}-policy-i0-replica1`]);
-    const routers = kind("Deployment");
-    expect(routers.map((r) => r.name).sort()).toEqual([`${stack}-judge-i0-router`, `${stack}-policy-i0-router`]);
+    // Each service's router, and beside each vllm-router its follower (router-follower.ts).
+    const deployments = kind("Deployment");
+    expect(deployments.map((r) => r.name).sort()).toEqual(
+      [
+        `${stack}-judge-i0-router`,
+        `${stack}-judge-i0-follower`,
+        `${stack}-policy-i0-router`,
+        `${stack}-policy-i0-follower`,
+      ].sort(),
+    );
+    const routers = deployments.filter((r) => r.name.endsWith("-router"));
     for (const r of kind("StatefulSet")) {
       const service = r.name.startsWith(`${stack}-policy-`) ? "policy" : "judge";
       expect(r.inputs.spec.template.metadata.labels["vllm-fleet/service"]).toBe(service);

@@ -3,7 +3,7 @@
  * vllm-router TEST STAND-IN) and the end-to-end one (the REAL vllm-router from the pinned venv): two
  * engine stand-ins (HTTP servers answering /health, /weight_info and completions, counting what
  * they serve) behind the router, and the follower's rendered command run as the kubelet runs a
- * container, with the router's port and the workers' URLs swapped for the drill's. Engine A "restarts"
+ * container, with the router's address and the workers' URLs swapped for the drill's. Engine A "restarts"
  * as a kubelet restart does (its listener gone, then back on the same address with the base
  * weights); requests flow through the router throughout.
  */
@@ -132,7 +132,7 @@ export async function followerDrill(
   const r = startRouter(port, [a.url, b.url]);
   r.stdout?.on("data", (d) => (routerLog += d));
   r.stderr?.on("data", (d) => (routerLog += d));
-  const f = spawn(python, [flag, script, String(port), route, base, a.url, b.url]);
+  const f = spawn(python, [flag, script, router, route, base, a.url, b.url]);
   f.stdout.on("data", (d) => (followerLog += d));
   f.stderr.on("data", (d) => (followerLog += d));
   const log = () => `--- follower\n${followerLog}\n--- router\n${routerLog.slice(-4000)}`;

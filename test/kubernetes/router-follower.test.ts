@@ -18,7 +18,16 @@ describe("vllm-router's follower on Kubernetes", () => {
     const urls = router.command!.slice(router.command!.indexOf("--worker-urls") + 1);
     const port = router.command![router.command!.indexOf("--port") + 1];
     expect(follower.command!.slice(0, 2)).toEqual(["python3", "-c"]);
-    expect(follower.command!.slice(3)).toEqual([port, "/weight_info", "default", ...urls.slice(0, 2)]);
+    // The router through its Service: the follower's own Deployment, so its death leaves the router's pod Ready.
+    expect(follower.command!.slice(3)).toEqual([
+      expect.stringMatching(
+        new RegExp(`^http://k8s-multi-replica-i0-router\\.[^:/]+\\.svc\\.cluster\\.local:${port}$`),
+      ),
+      "/weight_info",
+      "default",
+      ...urls.slice(0, 2),
+    ]);
+    expect(containers.filter((c) => c.command?.includes("--worker-urls"))).toHaveLength(1);
     expect(urls).toHaveLength(2);
     // P/D (no run-time add or remove in vllm-router), sglang-router and llm-d (the EPP follows Ready) have none.
     for (const stack of ["k8s-disaggregated", "k8s-sglang-wide-ep", "k8s-llm-d"])
