@@ -2851,11 +2851,13 @@ interface Group {
 }
 
 /**
- * Payloads per part: a SLURM variant's 60 merged runs and the shellcheck of their scripts took up to
- * 70 s on 2 cores beside a little other work, and over 120 s on a busy machine, so a variant runs in
- * thirds; a Kubernetes base's renders take seconds.
+ * Payloads per part: 20 of a SLURM variant's merged runs and the shellcheck of their scripts took up
+ * to 81 s on 2 cores alone (a cold CI run), and past 120 s with a second unit suite beside it (a CI
+ * run and `npm test` on one machine); 10 took up to 79 s beside an end-to-end run. So a variant runs
+ * in twelfths, each well inside its bound when the machine does twice the work; a Kubernetes base's
+ * renders take seconds.
  */
-const PART_SIZE: Record<Target, number> = { slurm: 20, k8s: PAYLOADS.length };
+const PART_SIZE: Record<Target, number> = { slurm: 5, k8s: PAYLOADS.length };
 
 function group(target: Target, stack: string): Group {
   const size = PART_SIZE[target];
@@ -2999,8 +3001,8 @@ export function injectionSuite(shard: number, shards: number): void {
     }
 
     describe.each(groups)("$name", (g) => {
-      // Each part a test of its own, bounded: a part takes up to about 30 s on 2 cores, 60 s on a busy
-      // machine, and each child process has its own bound (H.run). vitest runs a describe's tests and
+      // Each part a test of its own, bounded: a part takes up to about 40 s on 2 cores alone, about twice
+      // that beside a second suite, and each child process has its own bound (H.run). vitest runs a describe's tests and
       // suites one after another, in the order they are declared, so the field tests below see them all.
       for (const payloads of g.parts) {
         const first = PAYLOADS.indexOf(payloads[0]) + 1;
