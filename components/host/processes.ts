@@ -1,6 +1,6 @@
 import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
-import type { EngineProcess, IslandPlan, LateWorkers, RouterPlan } from "../plan/deployment-plan";
+import type { EngineProcess, IslandPlan, LateWorkers, RouterFollow, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
 import { yamlPackage } from "../lazy-packages";
@@ -84,6 +84,8 @@ export function setupLines(
     lines.push("# Per-process scratch directories (VLLM_RPC_BASE_PATH): node-local, this job's own.", scratchBase);
   if (secrets.length) lines.push("# Credentials: read from their 0600 files, never written into this script.");
   for (const s of secrets) lines.push(`${secretVar(s)}=$(<"$FLEET_SECRETS_DIR/${SECRETS[s].file}") || exit 1`);
+  // The nodes' own calls to engines and routers carry the key (helpers.sh fleet_curl).
+  if (secrets.includes("apiKey")) lines.push(`FLEET_CALL_KEY=$${secretVar("apiKey")}`);
   const l = launcher;
   if (l.type === "vllm" && l.bin_dir) lines.push(`export PATH=${shq(l.bin_dir)}:"$PATH"`);
   if (l.type === "venv") lines.push(`# shellcheck disable=SC1091`, `source ${shq(l.path + "/bin/activate")} || exit 1`);
@@ -279,9 +281,10 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       // ($BASHPID before exec), so it never counts as one of the node's processes. Otherwise
       // vllm-router (and sglang-router, its origin) checks its workers once at start, then every
       // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
-      // passes and it serves at once.
+      // passes and it serves at once; a router with run-time routes is followed from then on.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      const before = late ? tellAndFollow(late) : `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
+      const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
+      const before = r.follow ? besideRouter(r.follow, late, wait) : wait;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
       lines.push(
         ...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before),
@@ -300,17 +303,19 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
 }
 
 /**
- * What runs beside a router told its workers late (router-plan.ts lateWorkersOf), in its subshell:
- * fleet_add_workers tells it each worker as it answers, then fleet_follow_workers keeps it to the
- * ones that serve, each worker given as its group, node and URL so it sees its group's restarts.
+ * What runs beside a followed router (router-plan.ts followOf), in its subshell: for one told its
+ * workers late, fleet_add_workers tells it each worker as it answers; for one told them at start,
+ * the wait for them comes first. Then fleet_follow_workers keeps it to the ones that serve, each
+ * worker given as its group, node and URL so it sees its group's restarts.
  */
-function tellAndFollow(late: LateWorkers): string {
-  const followed = late.urls.map((u, i) => {
-    const o = late.origins[i];
+function besideRouter(f: RouterFollow, late: LateWorkers | undefined, wait: string): string {
+  const followed = f.urls.map((u, i) => {
+    const o = f.origins[i];
     return shellWords([{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }], spell);
   });
-  const tell = `fleet_add_workers "$router_pid" ${shellWords([late.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([late.weightVersion], spell)} ${shellWords(late.urls, spell)}`;
-  const follow = `fleet_follow_workers "$router_pid" ${shellWords([late.url, late.weightVersion], spell)} ${followed.join(" ")}`;
+  const follow = `fleet_follow_workers "$router_pid" ${shellWords([f.url, f.routes, f.weightVersion], spell)} ${followed.join(" ")}`;
+  if (!late) return `${wait}; router_pid=$BASHPID; ${follow} &`;
+  const tell = `fleet_add_workers "$router_pid" ${shellWords([f.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([f.weightVersion], spell)} ${shellWords(f.urls, spell)}`;
   return `router_pid=$BASHPID; { ${tell}; ${follow}; } &`;
 }
 

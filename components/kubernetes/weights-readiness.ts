@@ -1,7 +1,7 @@
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
-import { readTemplate } from "../templates";
 import type { Probe } from "./objects";
+import { pythonCheck } from "./python-check";
 
 /*
  * An engine pod is Ready when it serves and does not serve the base model while the island's other
@@ -26,7 +26,7 @@ export function weightsReadinessProbe(island: IslandPlan, e: EngineProcess, peer
       command: [
         "python3",
         "-c",
-        readTemplate("kubernetes/weights-ready.py"),
+        pythonCheck("weights-ready"),
         String(e.port),
         engine.routes.weightVersion,
         engine.baseWeightVersion,

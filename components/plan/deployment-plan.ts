@@ -120,24 +120,43 @@ export interface HttpRouterPlan {
   /** How it starts when told its workers at start (--worker-urls, or --prefill/--decode in P/D mode). */
   argv: Value[];
   /**
+   * Its follower: what keeps it to the engines that serve current weights at run time (a restarted
+   * engine taken out, told again once current), where the router can be told its workers then
+   * (see followOf in router-plan.ts).
+   */
+  follow?: RouterFollow;
+  /**
    * How a host starts it before its engines serve and tells it each engine as that engine answers
    * /health, where the router serves POST /add_worker (see lateWorkersOf in router-plan.ts).
    */
   lateWorkers?: LateWorkers;
 }
 
-/** A router started without workers, then told each one (POST /add_worker) as it comes up. */
-export interface LateWorkers {
-  /** Its start, without --worker-urls. */
-  argv: Value[];
-  /** Its own address, for the add_worker calls from its node. */
+/**
+ * How a router is told, at run time, to take a worker out and in again:
+ * - "query": POST /remove_worker?url=... and /add_worker?url=... (vllm-router 0.1.17);
+ * - "workers": DELETE /workers/<id> (its id from GET /workers) and POST /workers {"url": ...}
+ *   (sglang-router 0.3.2, measured with the pinned build: docs/restarts.md).
+ */
+export type WorkerRoutes = "query" | "workers";
+
+/** What the router's follower needs: the router, its routes, each worker and the engines' version route. */
+export interface RouterFollow {
+  routes: WorkerRoutes;
+  /** Its own address, for the calls from its node. */
   url: Value;
-  /** The worker URLs to add. */
+  /** The worker URLs it follows. */
   urls: Value[];
-  /** Each URL's engine, in the order of urls: its restart group and node (the router follows its restarts). */
+  /** Each URL's engine, in the order of urls: its restart group and node (the follower sees its restarts). */
   origins: { group: string; node: number }[];
   /** The engines' weight-version route (Engine.routes.weightVersion): a restarted one must match the others'. */
   weightVersion: string;
+}
+
+/** A router started without workers, then told each one (POST /add_worker, at follow.url) as it comes up. */
+export interface LateWorkers {
+  /** Its start, without --worker-urls. */
+  argv: Value[];
   /** Workers it lists once every URL is added: a URL behind --intra-node-data-parallel-size counts once per rank. */
   count: number;
 }

@@ -5,8 +5,8 @@ import type {
   EngineProcess,
   HttpRouterKind,
   HttpRouterPlan,
-  LateWorkers,
   LlmdPlan,
+  RouterFollow,
   RouterSettings,
 } from "./deployment-plan";
 import { fileRef, nodeRef, selfRef, t, type Value } from "./values";
@@ -72,13 +72,14 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   const ranksPerUrl =
     cfg.prime_rl && cfg.deployment.type === "single_node" && serving.length === 1 ? (serving[0].dp?.local ?? 1) : 0;
   if (ranksPerUrl) argv.push("--intra-node-data-parallel-size", String(ranksPerUrl));
-  const lateWorkers = lateWorkersOf(cfg, [...argv], {
+  const follow = followOf(cfg, {
     url: host === "0.0.0.0" ? t`http://${selfRef}:${port}` : `http://${host}:${port}`,
     urls: serving.map(engineUrl),
     origins: serving.map((e) => ({ group: e.group, node: e.node })),
     weightVersion: engineNamed(serving[0].engine).routes.weightVersion,
-    count: serving.length * Math.max(ranksPerUrl, 1),
   });
+  const lateWorkers =
+    follow?.routes === "query" ? { argv: [...argv], count: serving.length * Math.max(ranksPerUrl, 1) } : undefined;
   if (pd) {
     argv.push(kind === "sglang-router" ? "--pd-disaggregation" : "--vllm-pd-disaggregation");
     for (const e of serving.filter((e) => e.role === "prefill")) {
@@ -97,24 +98,28 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
     metricsPort,
     pd,
     argv,
+    ...(follow && { follow }),
     ...(lateWorkers && { lateWorkers }),
   };
 }
 
 /**
- * vllm-router told its workers at start binds its port only once one answers /health, checking
- * every --worker-startup-check-interval (whole seconds, at least 1): up to a second after the last
- * engine serves, plus its own start (about 0.5 s measured here) when it starts after them. Started
- * with no --worker-urls it listens at once, and POST /add_worker registers a worker already healthy
- * in milliseconds (vllm-router 0.1.17, measured with the pinned build; router.rs add_worker). Not
- * in P/D mode (it requires --prefill and --decode at start), nor with power_of_two (it refuses fewer
- * than 2 workers at start), nor for a build not known to serve the route, nor sglang-router.
+ * Where a router can be told its workers at run time, and so followed (a restarted engine taken out,
+ * told again once it serves current weights): regular mode only (neither router adds a P/D worker at
+ * run time here). vllm-router (routes "query") is then also started before its workers and told each
+ * as it serves (lateWorkers): told them at start, it binds its port only once one answers /health,
+ * checking every --worker-startup-check-interval (whole seconds, at least 1), whereas POST
+ * /add_worker registers a worker already healthy in milliseconds (vllm-router 0.1.17, measured with
+ * the pinned build; router.rs add_worker). Not with power_of_two (it refuses fewer than 2 workers at
+ * start), nor a build not known to serve the route. sglang-router 0.3.2 (routes "workers") listens
+ * at once and registers its --worker-urls in the background, so it keeps them at start.
  */
-function lateWorkersOf(cfg: FleetConfig, argv: Value[], late: Omit<LateWorkers, "argv">): LateWorkers | undefined {
+function followOf(cfg: FleetConfig, follow: Omit<RouterFollow, "routes">): RouterFollow | undefined {
   const r = cfg.router;
-  if (r.type !== "vllm-router" || cfg.deployment.type === "disaggregated" || r.policy === "power_of_two") return;
-  if (!ROUTER_RELEASES[r.release].add_worker) return;
-  return { argv, ...late };
+  if (cfg.deployment.type === "disaggregated") return;
+  if (r.type === "sglang-router") return { routes: "workers", ...follow };
+  if (r.type !== "vllm-router" || r.policy === "power_of_two" || !ROUTER_RELEASES[r.release].add_worker) return;
+  return { routes: "query", ...follow };
 }
 
 /**

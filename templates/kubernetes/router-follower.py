@@ -1,22 +1,24 @@
 # The router's follower on Kubernetes (components/kubernetes/router-follower.ts): a Deployment of its
-# own that keeps vllm-router, through its Service, to the engines that serve the island's weights.
+# own that keeps the router, through its Service, to the engines that serve the island's weights.
 # The router checks only /health, so an engine container the kubelet restarted, back on the base
 # model while its peers serve a trainer's update, would take requests until that update reached it.
-# The follower takes such an engine out (POST /remove_worker), and one whose /health is refused or
-# fails twice in a row, and tells it again (POST /add_worker) once it serves and its weights are
-# current: the rule of the engines' readiness check (weights-ready.py), applied with the workers' own
-# URLs. Runs in the router's image (its python3); a follower the kubelet restarts tells the router
-# once what each worker should be.
-# argv: ROUTER_URL VERSION_ROUTE BASE_VERSION WORKER_URL...
+# The follower takes such an engine out, and one whose /health is refused or fails twice in a row,
+# and tells it again once it serves and its weights are current: the rule of the engines' readiness
+# check (weights-ready.py), applied with the workers' own URLs. Runs in the router's image (its
+# python3), after engine-version.py (get, weight_version); a follower the kubelet restarts tells the
+# router once what each worker should be.
+# argv: ROUTER_URL ROUTES VERSION_ROUTE BASE_VERSION WORKER_URL...
+# ROUTES: the router's run-time routes (router-plan.ts followOf): "query", vllm-router's POST
+# /remove_worker?url= and /add_worker?url=; "workers", sglang-router's DELETE /workers/<id> (its id
+# from GET /workers) and POST /workers {"url": ...}.
 import json
 import sys
 import time
 import urllib.error
 import urllib.parse
-import urllib.request
 
-ROUTER, route, base = sys.argv[1:4]
-workers = sys.argv[4:]
+ROUTER, ROUTES, route, base = sys.argv[1:5]
+workers = sys.argv[5:]
 # Seconds between rounds; a worker that serves is taken out only after this many stale rounds in a
 # row (an update reaches the engines one after the other), one that was out is checked at once.
 TICK = 1
@@ -32,8 +34,8 @@ def log(text):
 def health(url):
     """'ok', 'refused' (nothing listens) or the failure."""
     try:
-        with urllib.request.urlopen(f"{url}/health", timeout=2):
-            return "ok"
+        get(f"{url}/health", 2)  # from engine-version.py
+        return "ok"
     except urllib.error.HTTPError as e:
         return f"HTTP {e.code}"
     except urllib.error.URLError as e:
@@ -43,27 +45,53 @@ def health(url):
 
 
 def version(url):
-    """The weight version the engine reports, or None (no route, no answer: nothing to compare)."""
+    return weight_version(f"{url}{route}", 2)  # from engine-version.py
+
+
+def answer(method, path, body=None):
+    """The router's answer, 'HTTP <status> <body>' (yes or no), or None when it did not listen."""
     try:
-        with urllib.request.urlopen(f"{url}{route}", timeout=2) as r:
-            v = json.loads(r.read()).get("weight_version")
-    except Exception:
+        status, text = send(f"{ROUTER}{path}", 30, method, body)  # from engine-version.py
+        return f"HTTP {status} {text[:300].decode(errors='replace')}".strip()
+    except urllib.error.HTTPError as e:
+        return f"HTTP {e.code} {e.read(300).decode(errors='replace')}".strip()
+    except OSError:
         return None
-    return None if v is None else str(v)
+
+
+def worker_id(url):
+    """sglang-router's id for the worker at url: None when it lists none (out already), False when
+    the router did not answer."""
+    try:
+        listed = json.loads(get(f"{ROUTER}/workers", 30)).get("workers", [])
+    except urllib.error.HTTPError as e:
+        log(f"GET /workers: HTTP {e.code}")
+        return None
+    except (OSError, ValueError):
+        return False
+    return next((w.get("id") for w in listed if w.get("url") == url), None)
 
 
 def call(action, url, quiet=False):
-    """POST /<action>?url=...; True once the router answered (yes or no), False if it did not listen."""
-    q = urllib.parse.urlencode({"url": url})
-    try:
-        with urllib.request.urlopen(urllib.request.Request(f"{ROUTER}/{action}?{q}", method="POST"), timeout=30) as r:
-            answer = f"HTTP {r.status} {r.read(300).decode(errors='replace')}"
-    except urllib.error.HTTPError as e:
-        answer = f"HTTP {e.code} {e.read(300).decode(errors='replace')}"
-    except OSError:
+    """Takes the worker out (action "remove") or in (action "add"); True once the router answered
+    (yes or no), False if it did not listen."""
+    if ROUTES == "query":
+        said, what = answer("POST", f"/{action}_worker?{urllib.parse.urlencode({'url': url})}"), f"{action}_worker {url}"
+    elif action == "add":
+        said, what = answer("POST", "/workers", {"url": url}), f"POST /workers {url}"
+    else:
+        wid = worker_id(url)
+        if wid is False:
+            return False
+        if wid is None:
+            if not quiet:
+                log(f"{url} is not among the router's workers")
+            return True
+        said, what = answer("DELETE", f"/workers/{wid}"), f"DELETE /workers/{wid} ({url})"
+    if said is None:
         return False
     if not quiet:
-        log(f"{action} {url}: {answer.strip()}")
+        log(f"{what}: {said}")
     return True
 
 
@@ -77,7 +105,7 @@ rounds = 0
 
 
 def take_out(w, why):
-    if where[w] != "out" and call("remove_worker", w):
+    if where[w] != "out" and call("remove", w):
         where[w] = "out"
     if where[w] == "out" and said.get(w) != why:
         said[w] = why
@@ -92,6 +120,7 @@ while True:
         state = states[w]
         if state != "ok":
             misses[w] += 1
+            stale_rounds[w] = 0
             if where[w] != "in" or state == "refused" or misses[w] >= 2:
                 take_out(w, f"/health {state}")
             continue
@@ -107,11 +136,11 @@ while True:
                 )
             continue
         stale_rounds[w] = 0
-        if where[w] != "in" and call("add_worker", w):
+        if where[w] != "in" and call("add", w):
             where[w] = "in"
             said.pop(w, None)
     if rounds % RESEND == 0:
         for w in workers:
             if where[w] == "out":
-                call("remove_worker", w, quiet=True)
+                call("remove", w, quiet=True)
     time.sleep(TICK)

@@ -2,12 +2,11 @@
 # and not the base model while the island's other engines serve a trainer's update. The kubelet
 # restarts a crashed engine container with the base weights; without this it would pass /health and
 # count as Ready. It stays not Ready, naming both versions, until the trainer's next update reaches
-# it (the fleet's admin URLs name each pod, Ready or not). Runs in the engine's image (its python3).
+# it (the fleet's admin URLs name each pod, Ready or not). Runs in the engine's image (its python3),
+# after engine-version.py (get, weight_version).
 # argv: PORT VERSION_ROUTE BASE_VERSION PEERS_HOST PEER_PORT...
-import json
 import socket
 import sys
-import urllib.request
 
 port, route, base, peers_host = sys.argv[1:5]
 peer_ports = sys.argv[5:]
@@ -15,21 +14,12 @@ peer_ports = sys.argv[5:]
 MOST = 8
 
 
-def get(host, p, path):
-    with urllib.request.urlopen(f"http://{host}:{p}{path}", timeout=1) as r:
-        return r.read()
-
-
 def version(host, p):
-    try:
-        v = json.loads(get(host, p, route)).get("weight_version")
-    except Exception:
-        return None
-    return None if v is None else str(v)
+    return weight_version(f"http://{host}:{p}{route}", 1)  # from engine-version.py
 
 
 try:
-    get("127.0.0.1", port, "/health")
+    get(f"http://127.0.0.1:{port}/health", 1)  # from engine-version.py
 except Exception as e:
     print(f"/health on port {port}: {e}")
     sys.exit(1)

@@ -13,8 +13,10 @@ export interface Sent {
   status: number | string;
 }
 
+const auth = (apiKey?: string): Record<string, string> => (apiKey ? { authorization: `Bearer ${apiKey}` } : {});
+
 /** Completions through `routerUrl` every `everyMs` until stopped, each bounded at 60 s; what each got. */
-export function steadyTraffic(routerUrl: string, model: string, everyMs: number) {
+export function steadyTraffic(routerUrl: string, model: string, everyMs: number, apiKey?: string) {
   const sent: Promise<Sent>[] = [];
   let stopped = false;
   const one = async (): Promise<Sent> => {
@@ -22,7 +24,7 @@ export function steadyTraffic(routerUrl: string, model: string, everyMs: number)
     try {
       const r = await fetch(`${routerUrl}/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: { "content-type": "application/json", ...auth(apiKey) },
         body: JSON.stringify({ model, prompt: "the fleet keeps serving", max_tokens: 2 }),
         signal: AbortSignal.timeout(60_000),
       });
@@ -65,10 +67,19 @@ export async function until(what: string, f: () => Promise<boolean> | boolean, m
   }
 }
 
-export const listed = async (routerUrl: string, url: string) => {
+/**
+ * Whether the router lists the worker at `url`, in its own route: vllm-router's GET /list_workers,
+ * sglang-router's GET /workers (404 for the other's; sglang-router with --api-key wants the key).
+ */
+export const listed = async (routerUrl: string, url: string, apiKey?: string) => {
+  const origin = new URL(routerUrl).origin;
   try {
-    const r = (await (await fetch(`${new URL(routerUrl).origin}/list_workers`)).json()) as { urls: string[] };
-    return r.urls.includes(url);
+    const vllm = await fetch(`${origin}/list_workers`);
+    if (vllm.status !== 404) return ((await vllm.json()) as { urls: string[] }).urls.includes(url);
+    const sglang = (await (await fetch(`${origin}/workers`, { headers: auth(apiKey) })).json()) as {
+      workers: { url: string }[];
+    };
+    return sglang.workers.some((w) => w.url === url);
   } catch {
     return false;
   }
@@ -101,22 +112,23 @@ export async function killUnderTraffic(
   url: string,
   engine: () => number | undefined,
   boundMs: number,
+  apiKey?: string,
 ) {
   const victim = engine();
   expect(victim, `an engine serving ${url}`).toBeDefined();
-  expect(await listed(routerUrl, url)).toBe(true);
-  const traffic = steadyTraffic(routerUrl, model, 50);
+  expect(await listed(routerUrl, url, apiKey)).toBe(true);
+  const traffic = steadyTraffic(routerUrl, model, 50, apiKey);
   await new Promise((r) => setTimeout(r, 1000));
   const killed = Date.now();
   process.kill(victim!, "SIGKILL");
-  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url)), 10_000);
+  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url, apiKey)), 10_000);
   const seenDown = Date.now();
   await until("the engine answers /health again", () => healthy(url), boundMs);
   const again = engine();
   expect(again, "the restarted engine").toBeDefined();
   expect(again).not.toBe(victim);
   const ownStartMs = Math.round((uptime() - startedAt(again!)) * 1000);
-  await until("the router lists it again", () => listed(routerUrl, url), 10_000);
+  await until("the router lists it again", () => listed(routerUrl, url, apiKey), 10_000);
   const recoveredMs = Date.now() - killed;
   await new Promise((r) => setTimeout(r, 1000));
   const sent = await traffic.stop();
@@ -194,13 +206,14 @@ export async function killAndListedServing(
   version: () => Promise<string>,
   want: string,
   boundMs: number,
+  apiKey?: string,
 ): Promise<number> {
   const victim = engine();
   expect(victim, `an engine serving ${url}`).toBeDefined();
   const killed = Date.now();
   process.kill(victim!, "SIGKILL");
-  await until("the router takes it out", async () => !(await listed(routerUrl, url)), 10_000);
-  await listedServing(routerUrl, url, version, want, boundMs);
+  await until("the router takes it out", async () => !(await listed(routerUrl, url, apiKey)), 10_000);
+  await listedServing(routerUrl, url, version, want, boundMs, apiKey);
   return Date.now() - killed;
 }
 
@@ -211,11 +224,12 @@ export async function listedServing(
   version: () => Promise<string>,
   want: string,
   boundMs: number,
+  apiKey?: string,
 ) {
   await until(
     `listed again, serving the fleet's ${want}`,
     async () => {
-      if (!(await listed(routerUrl, url))) return false;
+      if (!(await listed(routerUrl, url, apiKey))) return false;
       expect(await version(), "the restarted engine was listed with other weights").toBe(want);
       return true;
     },

@@ -1,8 +1,9 @@
 /**
  * Restart drills (issue 41) on the local target: the exact create and delete commands `pulumi up`
  * hands local.Command, then real faults (SIGKILL of an engine under steady traffic through the
- * router). Every test name says which parts are real: the router is the REAL vllm-router from the
- * pinned venv; engines are STAND-INs (test/fixtures/standins) or the REAL vLLM CPU build.
+ * router). Every test name says which parts are real: the router is the REAL vllm-router or the REAL
+ * sglang-router from the pinned venv; engines are STAND-INs (test/fixtures/standins) or the REAL
+ * vLLM CPU build.
  * Each drill prints its failed-request share and recovery time (docs/benchmarks.md).
  */
 import * as fs from "node:fs";
@@ -186,6 +187,12 @@ const engineOn = (home: string, port: number) => () =>
     (pid) => !fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("multiprocessing"),
   );
 
+/** The SGLang stand-in serving `port` of the local run under `home` (exec'ed as node by the python3 shim). */
+const sglangOn = (home: string, port: number) => () =>
+  processesWith({ HOME: home }, ["--port", String(port)]).find((pid) =>
+    fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes("sglang-launch-server"),
+  );
+
 /** A local stack file: `body`, the [local] table, the launcher folder. */
 const stackWith = (body: string, local: string, binDir: string) =>
   `${body.trim()}\n\n[local]\n${local}\n\n[local.launcher]\nbin_dir = ${JSON.stringify(binDir)}\n`;
@@ -260,4 +267,74 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     },
     40 * 60_000,
   );
+});
+
+describe("restart drills on the local target (REAL sglang-router)", () => {
+  let env: PythonEnv;
+  beforeAll(() => {
+    env = pythonEnv();
+  }, 40 * 60_000);
+
+  it("two STAND-IN SGLang engines behind the REAL sglang-router holding the API key: SIGKILL of one under steady traffic; the follower takes it out (DELETE /workers/<id>) and back (POST /workers) with the key, no request fails once the router has seen it down; after the REAL Python client's update_weights(v2), a restarted one is replayed the record with the key and listed again only serving v2", async () => {
+    const home = freshHome("restart-sglang");
+    const key = "sk-restart $(id) 'q'";
+    // Every program a stand-in but python3, which runs the real router (launcher folder's shim).
+    const { dir } = launcherDir(env, "restart-sglang", []);
+    const text = stackWith(
+      `engine = "sglang"\n[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[deployment.router]\ntype = "sglang-router"\npolicy = "round_robin"`,
+      "gpus = [0, 1]\nready_timeout = 120",
+      dir,
+    );
+    const { commands } = await captureLocal(text, { secrets: { apiKey: key } });
+    const c = commands[0];
+    try {
+      const island = running(await create(c, home), "create");
+      const url = "http://127.0.0.1:8200";
+      const drill = await killUnderTraffic(island.routerUrl!, island.model, url, sglangOn(home, 8200), 30_000, key);
+      report["local, stand-in SGLang engines, real sglang-router (API key)"] = drill;
+      expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
+      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(OVERHEAD_BOUND_MS);
+      const attempt = attemptOf(home);
+      let routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
+      expect(routerLog).toMatch(new RegExp(`router DELETE /workers/[0-9a-f-]+ \\(${url}\\): .*\\(HTTP 202\\)`));
+      expect(routerLog).toMatch(new RegExp(`router POST /workers ${url}: .*\\(HTTP 202\\)`));
+
+      // The trainer's update through the real client (the key from VLLM_API_KEY), recorded beside endpoints.json.
+      const folder = islandOf(home);
+      expect(clientUpdateWeights(path.join(folder, "endpoints.json"), env.FLEET_TINY_MODEL, "v2", key)).toEqual({
+        recorded: [path.join(folder, "weights")],
+        catching_up: [],
+      });
+      const version = async (port: number) =>
+        (
+          (await (
+            await fetch(`http://127.0.0.1:${port}/model_info`, { headers: { authorization: `Bearer ${key}` } })
+          ).json()) as { weight_version: string }
+        ).weight_version;
+      for (const port of [8100, 8200]) expect(await version(port)).toBe("v2");
+      const ms = await killAndListedServing(
+        island.routerUrl!,
+        url,
+        sglangOn(home, 8200),
+        () => version(8200),
+        "v2",
+        30_000,
+        key,
+      );
+      report["local, stand-in SGLang engines, real sglang-router: killed to listed again serving v2 (ms)"] = ms;
+      routerLog = fs.readFileSync(path.join(attempt, "node_0", "router.log"), "utf8");
+      expect(routerLog).toContain(
+        `${url} serves weight version default after its restart: replaying the fleet's update to v2`,
+      );
+      expect(routerLog).toMatch(new RegExp(`replay POST ${url}/update_weights_from_disk: .*\\(HTTP 200\\)`));
+      // The key never reached a log.
+      expect(fs.readdirSync(path.join(attempt, "node_0")).some((f) => f.endsWith(".log"))).toBe(true);
+      for (const n of ["node_0", "node_1"])
+        for (const f of fs.readdirSync(path.join(attempt, n)).filter((x) => x.endsWith(".log")))
+          expect(fs.readFileSync(path.join(attempt, n, f), "utf8"), `${n}/${f}`).not.toContain("sk-restart");
+    } finally {
+      expect((await destroy(c, home)).code).toBe(0);
+    }
+    expect(await leftUnder(home)).toEqual([]);
+  }, 180_000);
 });

@@ -1,11 +1,11 @@
 /**
  * The router follower's drill (components/kubernetes/router-follower.ts), shared by the unit test (the
- * vllm-router TEST STAND-IN) and the end-to-end one (the REAL vllm-router from the pinned venv): two
- * engine stand-ins (HTTP servers answering /health, /weight_info and completions, counting what
- * they serve) behind the router, and the follower's rendered command run as the kubelet runs a
- * container, with the router's address and the workers' URLs swapped for the drill's. Engine A "restarts"
- * as a kubelet restart does (its listener gone, then back on the same address with the base
- * weights); requests flow through the router throughout.
+ * vllm-router TEST STAND-IN) and the end-to-end ones (the REAL vllm-router and the REAL sglang-router
+ * from the pinned venv): two engine stand-ins behind the router (plain HTTP servers answering /health,
+ * /weight_info and completions, or the SGLang stand-ins), and the follower's rendered command run as
+ * the kubelet runs a container, with the router's address and the workers' URLs swapped for the
+ * drill's. Engine A "restarts" as a kubelet restart does (its listener gone, then back on the same
+ * address with the base weights); requests flow through the router throughout.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import * as http from "node:http";
@@ -14,6 +14,7 @@ import { loadConfigText } from "../../components/config";
 import { allK8sObjects, renderK8sFleet } from "../../components/kubernetes/fleet-objects";
 import { podTemplates } from "../../components/kubernetes/rollout";
 import { buildPlan } from "../../components/planner";
+import { SECRET_KEYS } from "../../components/kubernetes/objects";
 import { freePort } from "../standins-harness";
 import { stackText } from "../helpers";
 
@@ -34,11 +35,34 @@ export function k8sContainers(stack: string): PlainContainer[] {
 /** A command as the kubelet runs it: `$$` is a literal `$` (no `$(VAR)` is left in the follower's). */
 const kubelet = (command: string[]) => command.map((w) => w.replaceAll("$$", "$"));
 
-class Engine {
-  hits = 0;
-  version = "v2";
+/**
+ * An engine of the drill, as the follower sees it: its URL, the requests it served, the weight version
+ * it reports (set as a trainer's update sets it), its death (nothing listens on its address) and its
+ * restart on the same address with the base weights, as the kubelet restarts a container.
+ */
+export interface DrillEngine {
+  url: string;
+  hits(): Promise<number>;
+  setVersion(v: string): Promise<void>;
+  die(): Promise<void>;
+  restart(base: string): Promise<void>;
+  /** Stops it, alive or not. */
+  close(): Promise<void>;
+}
+
+/** The engines behind the router, its model name and the key they all want, if any. */
+export interface DrillEngines {
+  engines: [DrillEngine, DrillEngine];
+  model: string;
+  apiKey?: string;
+}
+
+/** A plain HTTP engine stand-in: /health, /weight_info and completions, counting what it serves. */
+class HttpEngine implements DrillEngine {
+  private served = 0;
+  private version = "v2";
   private server?: http.Server;
-  port = 0;
+  private port = 0;
   url = "";
 
   async listen(): Promise<void> {
@@ -46,7 +70,7 @@ class Engine {
       if (q.url === "/health") return void r.end();
       if (q.url === "/weight_info") return void r.end(JSON.stringify({ weight_version: this.version }));
       if (q.method === "POST" && q.url === "/v1/completions") {
-        this.hits += 1;
+        this.served += 1;
         r.setHeader("content-type", "application/json");
         return void r.end(
           JSON.stringify({ id: "x", object: "text_completion", model: "m", choices: [{ index: 0, text: "ok" }] }),
@@ -61,12 +85,35 @@ class Engine {
     this.server = server;
   }
 
-  /** Its process gone: nothing listens on its address. */
+  async hits() {
+    return this.served;
+  }
+
+  async setVersion(v: string) {
+    this.version = v;
+  }
+
   async die(): Promise<void> {
     const s = this.server!;
     s.closeAllConnections();
     await new Promise<void>((ok) => s.close(() => ok()));
   }
+
+  async restart(base: string) {
+    this.version = base;
+    await this.listen();
+  }
+
+  async close() {
+    if (this.server?.listening) await this.die();
+  }
+}
+
+/** Two plain HTTP engines (vLLM's weight route), serving v2. */
+export async function httpEngines(): Promise<DrillEngines> {
+  const engines: [HttpEngine, HttpEngine] = [new HttpEngine(), new HttpEngine()];
+  for (const e of engines) await e.listen();
+  return { engines, model: "m" };
 }
 
 const sleep = (ms: number) => new Promise((ok) => setTimeout(ok, ms));
@@ -113,18 +160,20 @@ export const drillRouterArgs = (port: number, workers: string[]) => [
 ];
 
 /**
- * Runs the drill: `router` starts the router (given its port and the workers' URLs) from the
- * program under test. Throws, with the follower's and router's output, when a step does not happen.
+ * Runs the drill: the follower of `stack`'s router (its rendered command), `startRouter` the router
+ * (given its port and the workers' URLs) from the program under test, `engines` behind it. Throws,
+ * with the follower's and router's output, when a step does not happen.
  */
 export async function followerDrill(
+  stack: string,
   startRouter: (port: number, workers: string[]) => ChildProcess,
+  engines: DrillEngines,
 ): Promise<FollowerDrill> {
-  const follower = k8sContainers("k8s-multi-replica").find((c) => c.name === "router-follower");
-  if (!follower?.command) throw new Error("k8s-multi-replica renders no router-follower container");
-  const [python, flag, script, , route, base] = kubelet(follower.command);
-  const [a, b] = [new Engine(), new Engine()];
-  await a.listen();
-  await b.listen();
+  const follower = k8sContainers(stack).find((c) => c.name === "router-follower");
+  if (!follower?.command) throw new Error(`${stack} renders no router-follower container`);
+  const [python, flag, script, , routes, route, base] = kubelet(follower.command);
+  const [a, b] = engines.engines;
+  const auth: Record<string, string> = engines.apiKey ? { authorization: `Bearer ${engines.apiKey}` } : {};
   const port = await freePort();
   const router = `http://127.0.0.1:${port}`;
   let routerLog = "";
@@ -132,7 +181,10 @@ export async function followerDrill(
   const r = startRouter(port, [a.url, b.url]);
   r.stdout?.on("data", (d) => (routerLog += d));
   r.stderr?.on("data", (d) => (routerLog += d));
-  const f = spawn(python, [flag, script, router, route, base, a.url, b.url]);
+  // The key reaches the follower as it reaches the router's pod: VLLM_API_KEY from the Secret.
+  const f = spawn(python, [flag, script, router, routes, route, base, a.url, b.url], {
+    env: { ...process.env, ...(engines.apiKey ? { [SECRET_KEYS.apiKey]: engines.apiKey } : {}) },
+  });
   f.stdout.on("data", (d) => (followerLog += d));
   f.stderr.on("data", (d) => (followerLog += d));
   const log = () => `--- follower\n${followerLog}\n--- router\n${routerLog.slice(-4000)}`;
@@ -148,8 +200,8 @@ export async function followerDrill(
     try {
       const res = await fetch(`${router}/v1/completions`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: "m", prompt: "hi", max_tokens: 1 }),
+        headers: { "content-type": "application/json", ...auth },
+        body: JSON.stringify({ model: engines.model, prompt: "hi", max_tokens: 1 }),
         signal: AbortSignal.timeout(10_000),
       });
       await res.text();
@@ -158,30 +210,25 @@ export async function followerDrill(
       return false;
     }
   };
+  // Its add calls, in either router's routes.
+  const adds = () => (followerLog.match(/(add_worker|POST \/workers) /g) ?? []).length;
   try {
     // At its start the follower tells the router every worker that serves current weights, once.
-    await until(
-      "the follower's first round",
-      () => (followerLog.match(/add_worker /g) ?? []).length >= 2,
-      60_000,
-      log,
-      watchBoth,
-    );
+    await until("the follower's first round", () => adds() >= 2, 60_000, log, watchBoth);
     await until(
       "both engines served through the router",
-      async () => (await complete()) && a.hits > 0 && b.hits > 0,
-      30_000,
+      async () => (await complete()) && (await a.hits()) > 0 && (await b.hits()) > 0,
+      60_000,
       log,
       watchBoth,
     );
 
     const died = Date.now();
     await a.die();
-    await until("A taken out", () => followerLog.includes(`remove_worker ${a.url}`), 10_000, log, watchBoth);
+    await until("A taken out", () => followerLog.includes(`${a.url} kept out: /health`), 10_000, log, watchBoth);
     const outAfterS = (Date.now() - died) / 1000;
     // The kubelet's restart: the same address, the base model.
-    a.version = base;
-    await a.listen();
+    await a.restart(base);
     await until(
       "A kept out, named",
       () => followerLog.includes(`${a.url} kept out: serves the base weights`),
@@ -189,19 +236,19 @@ export async function followerDrill(
       log,
       watchBoth,
     );
-    const before = a.hits;
+    const before = await a.hits();
     const sent = 20;
     let failed = 0;
     for (let i = 0; i < sent; i++) if (!(await complete())) failed += 1;
-    const whileOut = { sent, failed, toA: a.hits - before };
+    const whileOut = { sent, failed, toA: (await a.hits()) - before };
 
     // The trainer's next update reaches it.
-    a.version = "v2";
+    await a.setVersion("v2");
     const updated = Date.now();
-    const hitsThen = a.hits;
+    const hitsThen = await a.hits();
     await until(
       "A serving through the router again",
-      async () => (await complete()) && a.hits > hitsThen,
+      async () => (await complete()) && (await a.hits()) > hitsThen,
       20_000,
       log,
       watchBoth,
@@ -211,7 +258,6 @@ export async function followerDrill(
   } finally {
     f.kill("SIGKILL");
     r.kill("SIGKILL");
-    await a.die().catch(() => undefined);
-    await b.die().catch(() => undefined);
+    for (const e of [a, b]) await e.close();
   }
 }

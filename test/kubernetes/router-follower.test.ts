@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { BIN, start, stopAll } from "../standins-harness";
-import { drillRouterArgs, followerDrill, k8sContainers } from "./router-follower-drill";
+import { drillRouterArgs, followerDrill, httpEngines, k8sContainers } from "./router-follower-drill";
 
 afterEach(stopAll);
 
@@ -23,19 +23,27 @@ describe("vllm-router's follower on Kubernetes", () => {
       expect.stringMatching(
         new RegExp(`^http://k8s-multi-replica-i0-router\\.[^:/]+\\.svc\\.cluster\\.local:${port}$`),
       ),
+      "query",
       "/weight_info",
       "default",
       ...urls.slice(0, 2),
     ]);
     expect(containers.filter((c) => c.command?.includes("--worker-urls"))).toHaveLength(1);
     expect(urls).toHaveLength(2);
-    // P/D (no run-time add or remove in vllm-router), sglang-router and llm-d (the EPP follows Ready) have none.
-    for (const stack of ["k8s-disaggregated", "k8s-sglang-wide-ep", "k8s-llm-d"])
+    // P/D (no run-time add or remove) and llm-d (the EPP follows Ready) have none.
+    for (const stack of ["k8s-disaggregated", "k8s-llm-d"])
       expect(k8sContainers(stack).map((c) => c.name)).not.toContain("router-follower");
+    // sglang-router's follower speaks its /workers routes.
+    const sglang = k8sContainers("k8s-sglang-wide-ep").find((c) => c.name === "router-follower")!;
+    expect(sglang.command!.slice(4, 7)).toEqual(["workers", "/model_info", "default"]);
   });
 
   it("an engine whose listener is gone is taken out at once, kept out (named) while it serves the base weights and its peer v2, and told again once it serves v2; no request fails meanwhile (vllm-router STAND-IN)", async () => {
-    const d = await followerDrill((port, workers) => start("vllm-router", drillRouterArgs(port, workers)).proc);
+    const d = await followerDrill(
+      "k8s-multi-replica",
+      (port, workers) => start("vllm-router", drillRouterArgs(port, workers)).proc,
+      await httpEngines(),
+    );
     expect(BIN).toContain("standins");
     expect(d.whileOut).toEqual({ sent: 20, failed: 0, toA: 0 });
     expect(d.outAfterS).toBeLessThan(3);

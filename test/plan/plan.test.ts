@@ -65,7 +65,8 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     // A host starts it without workers and tells it each (POST /add_worker) as it answers /health.
     const late = router.lateWorkers!;
     expect(show(late.argv)).toEqual(show(router.argv).slice(0, show(router.argv).indexOf("--worker-urls")));
-    expect(show(late.urls)).toEqual(["http://<i0-n0>:8100", "http://<i0-n1>:8100"]);
+    expect(show(router.follow!.urls)).toEqual(["http://<i0-n0>:8100", "http://<i0-n1>:8100"]);
+    expect(router.follow!.routes).toBe("query");
     expect(late.count).toBe(2);
   });
 
@@ -83,6 +84,24 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     // PrimeIntellect's build is not known to serve POST /add_worker.
     expect(late(file('release = "primeintellect-v0.2.1"'))).toBeUndefined();
     expect(late(stackText("sglang-multi-replica"))).toBeUndefined();
+  });
+
+  it("a router with run-time worker routes is followed in them; P/D islands are not", () => {
+    const follow = (text: string) => {
+      const r = plan(text).islands[0].router!;
+      return r.kind === "llm-d" ? undefined : r.follow;
+    };
+    const file = (router: string) =>
+      `[model]\nname = "m"\n[deployment]\ntype = "multi_node"\n[deployment.router]\n${router}\n${SLURM}`;
+    expect(follow(file('policy = "consistent_hash"'))?.routes).toBe("query");
+    // sglang-router keeps its --worker-urls at start (it registers them in the background) and is
+    // followed in its /workers routes.
+    const sglang = follow(stackText("sglang-multi-replica"))!;
+    expect(sglang.routes).toBe("workers");
+    expect(show(sglang.urls)).toHaveLength(2);
+    expect(sglang.weightVersion).toBe("/model_info");
+    for (const stack of ["disaggregated", "sglang-disaggregated"]) expect(follow(stackText(stack))).toBeUndefined();
+    expect(follow(file('policy = "power_of_two"'))).toBeUndefined();
   });
 
   it("disaggregated 2/2/2/1: 6 nodes, 4 prefill and 2 decode", () => {

@@ -218,7 +218,7 @@ describe("the launch body, run by real bash", () => {
     expect(engine.env).toContain("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n");
     // The router starts at once, with no workers, and is told each one beside it as it answers /health.
     expect(launchBody).toContain(
-      '( router_pid=$BASHPID; { fleet_add_workers "$router_pid" http://"${SELF_ADDR}":8000 4200 /weight_info http://"${NODE_ADDR[0]}":8100 http://"${NODE_ADDR[1]}":8100; fleet_follow_workers "$router_pid" http://"${SELF_ADDR}":8000 /weight_info i0-replica0:0:http://"${NODE_ADDR[0]}":8100 i0-replica1:1:http://"${NODE_ADDR[1]}":8100; } & exec vllm-router --policy',
+      '( router_pid=$BASHPID; { fleet_add_workers "$router_pid" http://"${SELF_ADDR}":8000 4200 /weight_info http://"${NODE_ADDR[0]}":8100 http://"${NODE_ADDR[1]}":8100; fleet_follow_workers "$router_pid" http://"${SELF_ADDR}":8000 query /weight_info i0-replica0:0:http://"${NODE_ADDR[0]}":8100 i0-replica1:1:http://"${NODE_ADDR[1]}":8100; } & exec vllm-router --policy',
     );
     expect(launchBody).not.toContain("--worker-urls");
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
