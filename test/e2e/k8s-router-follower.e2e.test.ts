@@ -67,7 +67,11 @@ class SglangStandin implements DrillEngine {
 
   /** As a trainer's update sets it: SGLang's update_weights_from_disk with a weight_version. */
   async setVersion(v: string) {
-    const r = await postJson(`${this.url}/update_weights_from_disk`, { model_path: os.tmpdir(), weight_version: v }, auth);
+    const r = await postJson(
+      `${this.url}/update_weights_from_disk`,
+      { model_path: os.tmpdir(), weight_version: v },
+      auth,
+    );
     expect(r.status, JSON.stringify(r.json)).toBe(200);
   }
 
@@ -113,11 +117,9 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     const d = await followerDrill(
       "k8s-sglang-wide-ep",
       (port, workers) =>
-        start(
-          "python3",
-          ["-m", "sglang_router.launch_router", ...drillRouterArgs(port, workers), "--api-key", KEY],
-          { STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3") },
-        ).proc,
+        start("python3", ["-m", "sglang_router.launch_router", ...drillRouterArgs(port, workers), "--api-key", KEY], {
+          STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3"),
+        }).proc,
       { engines, model: "tiny", apiKey: KEY },
     );
     say("sglang-router", d);
