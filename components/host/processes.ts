@@ -283,7 +283,8 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
       // passes and it serves at once; a router with run-time routes is followed from then on.
       const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${workers}`;
+      const route = engineNamed(island.engines[0].engine).routes.weightVersion;
+      const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([route], spell)} ${workers}`;
       const before = r.follow ? besideRouter(r.follow, late, wait) : wait;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
       lines.push(

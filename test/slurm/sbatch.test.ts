@@ -224,35 +224,63 @@ describe("the launch body, run by real bash", () => {
     expect(fs.existsSync(path.join(tmp, "attempt", "node_0", "i0-replica0-n0.log"))).toBe(true);
   });
 
-  it("fleet_wait_healthy returns once every worker answers /health with 200, and gives up at its deadline", async () => {
+  it("fleet_wait_healthy returns once every worker answers /health with 200 (at a revived island's first start, once it serves the record's version), and gives up at its deadline", async () => {
     const { launchBody } = renderIslandScript(
       planOf(stackText("multi-replica")),
       planOf(stackText("multi-replica")).islands[0],
     );
-    const fn = launchBody.slice(
-      launchBody.indexOf("fleet_wait_healthy() {"),
-      launchBody.indexOf("\n}\n", launchBody.indexOf("fleet_wait_healthy() {")) + 3,
-    );
-    // A worker that starts answering 200 after 0.6 s, in its own process (bash blocks this one).
+    const fnText = (name: string) =>
+      launchBody.slice(
+        launchBody.indexOf(`${name}() {`),
+        launchBody.indexOf("\n}\n", launchBody.indexOf(`${name}() {`)) + 3,
+      );
+    const fn = [
+      "fleet_wait_healthy",
+      "fleet_weights_version",
+      "fleet_record_field",
+      "fleet_weight_version",
+      "fleet_unversioned",
+      "fleet_curl",
+    ]
+      .map(fnText)
+      .join("\n");
+    // A worker that starts answering 200 after 0.6 s, and serves weight version v2 after 1.5 s, in
+    // its own process (bash blocks this one).
     const server = spawn(process.execPath, [
       "-e",
-      `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{r.statusCode=q.url==="/health"&&Date.now()-t>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`,
+      `const h=require("http");const t=Date.now();const s=h.createServer((q,r)=>{const up=Date.now()-t;if(q.url==="/weight_info")return r.end(JSON.stringify({weight_version:up>1500?"v2":"default"}));r.statusCode=q.url==="/health"&&up>600?200:503;r.end()});s.listen(0,"127.0.0.1",()=>console.log(s.address().port))`,
     ]);
+    const island = fs.mkdtempSync(path.join(os.tmpdir(), "wait-healthy-"));
+    const attempt = path.join(island, "attempt");
+    fs.mkdirSync(attempt);
     try {
       const port = await new Promise<string>((ok) => server.stdout.once("data", (d: Buffer) => ok(String(d).trim())));
+      const wait = (args: string, env = "") =>
+        bash(["-c", `FLEET_ATTEMPT_DIR=${attempt}; ${env}\n${fn}\nfleet_wait_healthy ${args} && echo done`]);
       const t0 = Date.now();
-      const up = bash(["-c", `${fn}\nfleet_wait_healthy 30 127.0.0.1:${port} && echo done`]);
-      expect(up.stdout).toBe("done\n");
+      // Served before (a router the keeper restarts): /health is enough.
+      fs.writeFileSync(path.join(attempt, "served"), "");
+      expect(wait(`30 /weight_info 127.0.0.1:${port}`).stdout).toBe("done\n");
       expect(Date.now() - t0).toBeGreaterThanOrEqual(500);
-      expect(Date.now() - t0).toBeLessThan(5000);
+      expect(Date.now() - t0).toBeLessThan(1400);
+      // The first start of a revived island: it waits for the record's version too.
+      fs.rmSync(path.join(attempt, "served"));
+      const record = path.join(island, "weights");
+      fs.writeFileSync(record, "version v2\nmodel m\n");
+      const up = wait(`30 /weight_info 127.0.0.1:${port}`, `FLEET_WEIGHTS=${record}`);
+      expect(up.stdout, up.stderr).toBe("done\n");
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(1500);
+      expect(Date.now() - t0).toBeLessThan(6000);
       // Nothing listens on a closed port: it returns at its deadline (bash's whole seconds: within 2 s).
       const t1 = Date.now();
-      expect(bash(["-c", `${fn}\nfleet_wait_healthy 1 127.0.0.1:1; echo back`]).stdout).toBe("back\n");
+      expect(wait("1 /weight_info 127.0.0.1:1; echo back").stdout).toBe("back\ndone\n");
       expect(Date.now() - t1).toBeLessThan(3000);
     } finally {
       server.kill();
+      fs.rmSync(island, { recursive: true, force: true });
     }
   });
+
 
   it("fleet_add_workers tells the router (the stand-in) each worker once it answers /health, and stops with the router", async () => {
     const { launchBody } = renderIslandScript(
