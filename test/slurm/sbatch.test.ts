@@ -281,7 +281,6 @@ describe("the launch body, run by real bash", () => {
     }
   });
 
-
   it("fleet_add_workers tells the router (the stand-in) each worker once it answers /health, and stops with the router", async () => {
     const { launchBody } = renderIslandScript(
       planOf(stackText("multi-replica")),
