@@ -273,6 +273,9 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       lines.push(...startLines({ name: "pd-sidecar", node }, [], s.argv, host));
   }
   if (r && r.node === node) {
+    const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
+    const route = engineNamed(island.engines[0].engine).routes.weightVersion;
+    const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([route], spell)} ${workers}`;
     if (r.kind !== "llm-d") {
       const late = r.lateWorkers;
       // Started before its engines serve, told each one as it answers (router-plan.ts lateWorkersOf),
@@ -282,10 +285,11 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       // vllm-router (and sglang-router, its origin) checks its workers once at start, then every
       // --worker-startup-check-interval (>= 1 s): started once they are healthy, its first check
       // passes and it serves at once; a router with run-time routes is followed from then on.
-      const workers = island.endpoints.engines.map((e) => `"\${NODE_ADDR[${e.url.node}]}:${e.url.port}"`).join(" ");
-      const route = engineNamed(island.engines[0].engine).routes.weightVersion;
-      const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([route], spell)} ${workers}`;
-      const before = r.follow ? besideRouter(r.follow, late, wait) : wait;
+      const before = r.follow
+        ? late
+          ? besideRouter(r.follow, undefined, tell(r.follow))
+          : besideRouter(r.follow, wait)
+        : wait;
       const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
       lines.push(
         ...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before),
@@ -295,7 +299,15 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
         writeLine(files, GENERATED_FILES["epp-endpoints"]),
         writeLine(files, GENERATED_FILES["epp-config"]),
         writeLine(files, GENERATED_FILES["envoy-config"]),
-        ...startLines({ name: "epp", node }, [], r.epp.argv, host),
+        // Its follower starts once the engines serve: until then the EPP's own health checks decide.
+        ...startLines(
+          { name: "epp", node },
+          [],
+          r.epp.argv,
+          host,
+          NO_SECRETS,
+          r.follow && besideRouter(r.follow, undefined, wait),
+        ),
         ...startLines({ name: routerProcess(r.kind), node }, [], r.envoy.argv, host),
       );
     }
@@ -304,21 +316,24 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
 }
 
 /**
- * What runs beside a followed router (router-plan.ts followOf), in its subshell: for one told its
- * workers late, fleet_add_workers tells it each worker as it answers; for one told them at start,
- * the wait for them comes first. Then fleet_follow_workers keeps it to the ones that serve, each
- * worker given as its group, node and URL so it sees its group's restarts.
+ * What runs beside a followed router (router-plan.ts followOf) or EPP, in its subshell: `first`
+ * before the router starts (the wait for workers it is told at start), `then` beside it before its
+ * follower (telling a router started without workers each one as it answers, or the wait for the
+ * workers), then fleet_follow_workers keeps it to the ones that serve, each worker given as its
+ * group, node and URL so it sees its group's restarts.
  */
-function besideRouter(f: RouterFollow, late: LateWorkers | undefined, wait: string): string {
+function besideRouter(f: RouterFollow, first?: string, then?: string): string {
   const followed = f.urls.map((u, i) => {
     const o = f.origins[i];
     return shellWords([{ parts: [`${o.group}:${o.node}:`, ...(typeof u === "string" ? [u] : u.parts)] }], spell);
   });
   const follow = `fleet_follow_workers "$router_pid" ${shellWords([f.url, f.routes, f.weightVersion], spell)} ${followed.join(" ")}`;
-  if (!late) return `${wait}; router_pid=$BASHPID; ${follow} &`;
-  const tell = `fleet_add_workers "$router_pid" ${shellWords([f.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([f.weightVersion], spell)} ${shellWords(f.urls, spell)}`;
-  return `router_pid=$BASHPID; { ${tell}; ${follow}; } &`;
+  return `${first ? `${first}; ` : ""}router_pid=$BASHPID; { ${then ? `${then}; ` : ""}${follow}; } &`;
 }
+
+/** fleet_add_workers: a router started without workers is told each one as it answers. */
+const tell = (f: RouterFollow) =>
+  `fleet_add_workers "$router_pid" ${shellWords([f.url], spell)} ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([f.weightVersion], spell)} ${shellWords(f.urls, spell)}`;
 
 /** YAML without anchors and aliases: a shared sub-object is written out in full at each use. */
 const plainYaml = (data: unknown) => yamlPackage().stringify(data, { aliasDuplicateObjects: false });
@@ -331,14 +346,19 @@ export function generatedFiles(island: IslandPlan): Record<string, string> {
   const files: Record<string, string> = {};
   const r = island.router;
   if (r?.kind === "llm-d") {
-    const endpoints = r.endpoints.map((e) => ({
-      name: e.name,
-      address: tokenise(e.address),
-      port: String(e.port),
-      namespace: "default",
-      labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) },
-    }));
-    files[GENERATED_FILES["epp-endpoints"]] = plainYaml({ endpoints });
+    // One endpoint a line (a JSON object is a YAML flow mapping), ending in a comment with the URL
+    // of the engine behind it: the follower (helpers.sh fleet_endpoints_call) drops and restores lines.
+    const lines = r.endpoints.map((e) => {
+      const entry = {
+        name: e.name,
+        address: tokenise(e.address),
+        port: String(e.port),
+        namespace: "default",
+        labels: { "llm-d.ai/pool": "vllm-fleet", ...(e.role ? { "llm-d.ai/role": e.role } : {}) },
+      };
+      return `  - ${JSON.stringify(entry)} # ${tokenise(e.worker)}`;
+    });
+    files[GENERATED_FILES["epp-endpoints"]] = ["endpoints:", ...lines].join("\n") + "\n";
     files[GENERATED_FILES["epp-config"]] = plainYaml(tokenise(r.epp.config));
     files[GENERATED_FILES["envoy-config"]] = plainYaml(r.envoy.config);
   }

@@ -136,14 +136,17 @@ export interface HttpRouterPlan {
  * How a router is told, at run time, to take a worker out and in again:
  * - "query": POST /remove_worker?url=... and /add_worker?url=... (vllm-router 0.1.17);
  * - "workers": DELETE /workers/<id> (its id from GET /workers) and POST /workers {"url": ...}
- *   (sglang-router 0.3.2, measured with the pinned build: docs/restarts.md).
+ *   (sglang-router 0.3.2, measured with the pinned build: docs/restarts.md);
+ * - "file": its endpoints file rewritten without the worker's entry, and with it again (llm-d's EPP
+ *   with file-discovery and watchFile, which reloads on a change and deletes the endpoints a new load
+ *   lacks: llm-d-router v0.10.0, pkg/epp/framework/plugins/datalayer/discovery/file).
  */
-export type WorkerRoutes = "query" | "workers";
+export type WorkerRoutes = "query" | "workers" | "file";
 
 /** What the router's follower needs: the router, its routes, each worker and the engines' version route. */
 export interface RouterFollow {
   routes: WorkerRoutes;
-  /** Its own address, for the calls from its node. */
+  /** Its own address, for the calls from its node (routes "file": its endpoints file). */
   url: Value;
   /** The worker URLs it follows. */
   urls: Value[];
@@ -168,10 +171,12 @@ export interface LlmdPlan {
   port: number;
   pd: boolean;
   epp: { argv: Value[]; config: Record<string, unknown>; grpcPort: number; healthPort: number; metricsPort: number };
-  /** file-discovery entries; addresses must be IPs at run time. */
-  endpoints: { name: string; address: Value; port: number; role?: "prefill" | "decode" }[];
+  /** file-discovery entries; addresses must be IPs at run time. `worker`: the URL of the engine behind it. */
+  endpoints: { name: string; address: Value; port: number; role?: "prefill" | "decode"; worker: Value }[];
   envoy: { argv: Value[]; config: Record<string, unknown>; adminPort: number };
   sidecars: { node: number; port: number; vllmPort: number; argv: Value[] }[];
+  /** Its follower on a host, through its endpoints file (file discovery; on Kubernetes the EPP follows Ready). */
+  follow?: RouterFollow;
 }
 
 export type RouterPlan = HttpRouterPlan | LlmdPlan;

@@ -139,12 +139,13 @@ export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess
     cfg.deployment.type === "disaggregated" ? e.port! - cfg.deployment.decode_port : 0;
   const endpoints: LlmdPlan["endpoints"] = serving.map((e) =>
     e.role === "replica"
-      ? { name: e.id, address: t`${nodeRef(e.node)}`, port: e.port! }
+      ? { name: e.id, address: t`${nodeRef(e.node)}`, port: e.port!, worker: engineUrl(e) }
       : {
           name: e.id,
           address: t`${nodeRef(e.node)}`,
           port: e.role === "decode" ? r.decode_sidecar_port + decodeOffset(e) : e.port!,
           role: e.role,
+          worker: engineUrl(e),
         },
   );
 
@@ -271,6 +272,16 @@ export function llmdPlan(cfg: FleetConfig, pool: PoolRef, engines: EngineProcess
       adminPort: FIXED_PORTS.envoyAdmin,
     },
     sidecars,
+    // On a host the EPP reads its endpoints from a file it watches: its follower rewrites that file.
+    ...(fileDiscovery && {
+      follow: {
+        routes: "file" as const,
+        url: { parts: [fileRef("epp-endpoints")] },
+        urls: serving.map(engineUrl),
+        origins: serving.map((e) => ({ group: e.group, node: e.node })),
+        weightVersion: engineNamed(serving[0].engine).routes.weightVersion,
+      },
+    }),
   };
 }
 

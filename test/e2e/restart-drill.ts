@@ -101,7 +101,8 @@ const uptime = () => Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0
 
 /**
  * The drill: steady traffic through the router, SIGKILL of the engine at `url` (its process:
- * `engine()`, found again after the restart), until it serves again and the router lists it; then
+ * `engine()`, found again after the restart), until it serves again and the router lists it
+ * (`isListed`: by default in the router's own worker list); then
  * the traffic's failures, split at the moment the router stopped listing the engine (it has seen it
  * down), and the recovery against the engine's own start (its process start to its first healthy
  * answer).
@@ -113,22 +114,23 @@ export async function killUnderTraffic(
   engine: () => number | undefined,
   boundMs: number,
   apiKey?: string,
+  isListed: (url: string) => Promise<boolean> = (u) => listed(routerUrl, u, apiKey),
 ) {
   const victim = engine();
   expect(victim, `an engine serving ${url}`).toBeDefined();
-  expect(await listed(routerUrl, url, apiKey)).toBe(true);
+  expect(await isListed(url)).toBe(true);
   const traffic = steadyTraffic(routerUrl, model, 50, apiKey);
   await new Promise((r) => setTimeout(r, 1000));
   const killed = Date.now();
   process.kill(victim!, "SIGKILL");
-  await until("the router takes the dead engine out", async () => !(await listed(routerUrl, url, apiKey)), 10_000);
+  await until("the router takes the dead engine out", async () => !(await isListed(url)), 10_000);
   const seenDown = Date.now();
   await until("the engine answers /health again", () => healthy(url), boundMs);
   const again = engine();
   expect(again, "the restarted engine").toBeDefined();
   expect(again).not.toBe(victim);
   const ownStartMs = Math.round((uptime() - startedAt(again!)) * 1000);
-  await until("the router lists it again", () => listed(routerUrl, url, apiKey), 10_000);
+  await until("the router lists it again", () => isListed(url), 10_000);
   const recoveredMs = Date.now() - killed;
   await new Promise((r) => setTimeout(r, 1000));
   const sent = await traffic.stop();

@@ -269,6 +269,52 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
   );
 });
 
+describe("restart drills on the local target (STAND-IN llm-d: EPP and Envoy)", () => {
+  let env: PythonEnv;
+  beforeAll(() => {
+    env = pythonEnv();
+  }, 40 * 60_000);
+
+  it("two STAND-IN engines behind the STAND-IN EPP and Envoy: SIGKILL of one under steady traffic; the follower rewrites the EPP's endpoints file without it and with it again once it serves (the EPP reloads the file it watches); no request fails once it is out of the file", async () => {
+    const home = freshHome("restart-llmd");
+    const { dir } = launcherDir(env, "restart-llmd", []);
+    const text = stackWith(
+      `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[deployment.router]\ntype = "llm-d"`,
+      "gpus = [0, 1]\nready_timeout = 90",
+      dir,
+    );
+    await upRunDown(home, text, async (island) => {
+      const attempt = attemptOf(home);
+      const file = path.join(attempt, "node_0", "endpoints.yaml");
+      // What the EPP reads: one endpoint a line, each naming its engine's URL.
+      const inFile = async (url: string) =>
+        fs
+          .readFileSync(file, "utf8")
+          .split("\n")
+          .some((l) => l.endsWith(` # ${url}`));
+      const url = "http://127.0.0.1:8200";
+      const drill = await killUnderTraffic(
+        island.routerUrl!,
+        island.model,
+        url,
+        engineOn(home, 8200),
+        30_000,
+        undefined,
+        inFile,
+      );
+      report["local, stand-in engines, stand-in llm-d (EPP file discovery)"] = drill;
+      expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
+      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(OVERHEAD_BOUND_MS);
+      const log = fs.readFileSync(path.join(attempt, "node_0", "epp.log"), "utf8");
+      expect(log).toContain(`[fleet] router: remove ${url} in the EPP's endpoints file: 1 endpoint(s) listed`);
+      expect(log).toContain(`[fleet] router: add ${url} in the EPP's endpoints file: 2 endpoint(s) listed`);
+      // The EPP (stand-in) reloaded the file each time.
+      expect(log.match(/file-discovery: reloaded 1 endpoints/g)?.length).toBeGreaterThanOrEqual(1);
+      expect(log).toMatch(/file-discovery: reloaded 2 endpoints/);
+    });
+  }, 120_000);
+});
+
 describe("restart drills on the local target (REAL sglang-router)", () => {
   let env: PythonEnv;
   beforeAll(() => {
