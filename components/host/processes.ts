@@ -278,7 +278,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const wait = `fleet_wait_healthy ${WORKER_STARTUP_TIMEOUT_S} ${shellWords([route], spell)} ${workers}`;
     if (r.kind !== "llm-d") {
       const late = r.lateWorkers;
-      // Started before its engines serve, told each one as it answers (router-plan.ts lateWorkersOf),
+      // Started before its engines serve, told each one as it answers (router-plan.ts followOf),
       // then kept to the ones that serve (fleet_follow_workers: an engine that restarts):
       // the telling runs beside the router in its subshell, which then becomes the router
       // ($BASHPID before exec), so it never counts as one of the node's processes. Otherwise

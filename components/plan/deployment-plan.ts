@@ -127,7 +127,7 @@ export interface HttpRouterPlan {
   follow?: RouterFollow;
   /**
    * How a host starts it before its engines serve and tells it each engine as that engine answers
-   * /health, where the router serves POST /add_worker (see lateWorkersOf in router-plan.ts).
+   * /health, where the router serves POST /add_worker (see followOf in router-plan.ts).
    */
   lateWorkers?: LateWorkers;
 }

@@ -105,9 +105,10 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
 
 /**
  * Where a router can be told its workers at run time, and so followed (a restarted engine taken out,
- * told again once it serves current weights): regular mode only (neither router adds a P/D worker at
- * run time here). vllm-router (routes "query") is then also started before its workers and told each
- * as it serves (lateWorkers): told them at start, it binds its port only once one answers /health,
+ * told again once it serves current weights): sglang-router 0.3.2 in either mode (its /workers
+ * routes take a P/D worker's type and bootstrap port: measured with the pinned build); vllm-router
+ * in regular mode only (no run-time add or remove in P/D mode). vllm-router (routes "query") is then
+ * also started before its workers and told each as it serves (lateWorkers): told them at start, it binds its port only once one answers /health,
  * checking every --worker-startup-check-interval (whole seconds, at least 1), whereas POST
  * /add_worker registers a worker already healthy in milliseconds (vllm-router 0.1.17, measured with
  * the pinned build; router.rs add_worker). Not with power_of_two (it refuses fewer than 2 workers at
@@ -116,8 +117,8 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
  */
 function followOf(cfg: FleetConfig, follow: Omit<RouterFollow, "routes">): RouterFollow | undefined {
   const r = cfg.router;
-  if (cfg.deployment.type === "disaggregated") return;
   if (r.type === "sglang-router") return { routes: "workers", ...follow };
+  if (cfg.deployment.type === "disaggregated") return;
   if (r.type !== "vllm-router" || r.policy === "power_of_two" || !ROUTER_RELEASES[r.release].add_worker) return;
   return { routes: "query", ...follow };
 }

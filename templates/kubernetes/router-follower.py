@@ -10,7 +10,8 @@
 # argv: ROUTER_URL ROUTES VERSION_ROUTE BASE_VERSION WORKER_URL...
 # ROUTES: the router's run-time routes (router-plan.ts followOf): "query", vllm-router's POST
 # /remove_worker?url= and /add_worker?url=; "workers", sglang-router's DELETE /workers/<id> (its id
-# from GET /workers) and POST /workers {"url": ...}.
+# from GET /workers) and POST /workers {"url": ...}, in P/D mode with the worker_type and
+# bootstrap_port it was listed with.
 import json
 import sys
 import time
@@ -59,9 +60,14 @@ def answer(method, path, body=None):
         return None
 
 
+# What sglang-router lists each worker as in P/D mode (its worker_type, and a prefill's
+# bootstrap_port), to tell it again as it was.
+listed_as = {}
+
+
 def worker_id(url):
-    """sglang-router's id for the worker at url: None when it lists none (out already), False when
-    the router did not answer."""
+    """sglang-router's id for the worker at url (learning what it is listed as): None when it lists
+    none (out already), False when the router did not answer."""
     try:
         listed = json.loads(get(f"{ROUTER}/workers", 30)).get("workers", [])
     except urllib.error.HTTPError as e:
@@ -69,7 +75,13 @@ def worker_id(url):
         return None
     except (OSError, ValueError):
         return False
-    return next((w.get("id") for w in listed if w.get("url") == url), None)
+    for w in listed:
+        if w.get("url") != url:
+            continue
+        if w.get("worker_type") in ("prefill", "decode"):
+            listed_as[url] = {k: w[k] for k in ("worker_type", "bootstrap_port") if w.get(k) is not None}
+        return w.get("id")
+    return None
 
 
 def call(action, url, quiet=False):
@@ -78,7 +90,10 @@ def call(action, url, quiet=False):
     if ROUTES == "query":
         said, what = answer("POST", f"/{action}_worker?{urllib.parse.urlencode({'url': url})}"), f"{action}_worker {url}"
     elif action == "add":
-        said, what = answer("POST", "/workers", {"url": url}), f"POST /workers {url}"
+        if url not in listed_as and worker_id(url) is False:
+            return False
+        body = {"url": url, **listed_as.get(url, {})}
+        said, what = answer("POST", "/workers", body), f"POST /workers {json.dumps(body)}"
     else:
         wid = worker_id(url)
         if wid is False:

@@ -14,7 +14,10 @@ import { afterAll, describe, expect, it } from "vitest";
 import {
   drillRouterArgs,
   followerDrill,
+  followerEnv,
   httpEngines,
+  k8sContainers,
+  kubelet,
   type DrillEngine,
   type FollowerDrill,
 } from "../kubernetes/router-follower-drill";
@@ -37,7 +40,10 @@ const auth = { authorization: `Bearer ${KEY}` };
 class SglangStandin implements DrillEngine {
   private P?: Proc;
   url: string;
-  constructor(private port: number) {
+  constructor(
+    private port: number,
+    private extra: string[] = [],
+  ) {
     this.url = `http://127.0.0.1:${port}`;
   }
 
@@ -56,6 +62,7 @@ class SglangStandin implements DrillEngine {
       String(this.port),
       "--api-key",
       KEY,
+      ...this.extra,
     ]);
     await waitHttp(`${this.url}/health`, 200, 30_000, this.P);
   }
@@ -124,9 +131,112 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     );
     say("sglang-router", d);
     expect(d.log).toMatch(/DELETE \/workers\/[0-9a-f-]+ \(http:\/\/127\.0\.0\.1:\d+\): HTTP 202/);
-    expect(d.log).toMatch(/POST \/workers http:\/\/127\.0\.0\.1:\d+: HTTP 202/);
+    expect(d.log).toMatch(/POST \/workers \{"url": "http:\/\/127\.0\.0\.1:\d+"\}: HTTP 202/);
     expect(d.whileOut).toEqual({ sent: 20, failed: 0, toA: 0 });
     expect(d.outAfterS).toBeLessThan(3);
     expect(d.backAfterS).toBeLessThan(4);
+  }, 180_000);
+
+  it("REAL sglang-router in P/D mode, SGLang STAND-IN engines (2 prefill, 1 decode): the follower takes a restarted prefill out and tells it again as a prefill with its bootstrap port once it serves v2", async () => {
+    const venv = pythonEnv().FLEET_PYENV;
+    const follower = k8sContainers("k8s-sglang-wide-ep").find((c) => c.name === "router-follower")!;
+    const [python, flag, script, , routes, route, base] = kubelet(follower.command!);
+    const boot = [await freePort(), await freePort()];
+    const prefills: SglangStandin[] = [];
+    for (const b of boot)
+      prefills.push(
+        new SglangStandin(await freePort(), [
+          "--disaggregation-mode",
+          "prefill",
+          "--disaggregation-bootstrap-port",
+          String(b),
+        ]),
+      );
+    const decode = new SglangStandin(await freePort(), ["--disaggregation-mode", "decode"]);
+    const all = [...prefills, decode];
+    for (const e of all) {
+      await e.listen();
+      await e.setVersion("v2");
+    }
+    const port = await freePort();
+    const router = `http://127.0.0.1:${port}`;
+    const R = start(
+      "python3",
+      [
+        "-m",
+        "sglang_router.launch_router",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--pd-disaggregation",
+        "--prefill",
+        prefills[0].url,
+        String(boot[0]),
+        "--prefill",
+        prefills[1].url,
+        String(boot[1]),
+        "--decode",
+        decode.url,
+        "--policy",
+        "round_robin",
+        "--api-key",
+        KEY,
+      ],
+      { STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3") },
+    );
+    let log = "";
+    const F = spawn(python, [flag, script, router, routes, route, base, ...all.map((e) => e.url)], {
+      env: followerEnv(KEY),
+    });
+    F.stdout.on("data", (d) => (log += d));
+    F.stderr.on("data", (d) => (log += d));
+    const listedB = async () => {
+      try {
+        const r = await fetch(`${router}/workers`, { headers: auth });
+        const ws = ((await r.json()) as { workers: { url: string; worker_type: string; bootstrap_port?: number }[] })
+          .workers;
+        return ws.find((w) => w.url === prefills[1].url);
+      } catch {
+        return undefined;
+      }
+    };
+    const until = async (what: string, f: () => Promise<boolean> | boolean, ms: number) => {
+      const end = Date.now() + ms;
+      while (Date.now() < end) {
+        if (await f()) return;
+        await new Promise((ok) => setTimeout(ok, 100));
+      }
+      throw new Error(`${what}: not within ${ms} ms\n${log}\n${R.stderr().slice(-3000)}`);
+    };
+    try {
+      await until("the router lists the second prefill", async () => (await listedB()) !== undefined, 90_000);
+      await prefills[1].die();
+      await until(
+        "taken out",
+        async () => log.includes(`${prefills[1].url} kept out: /health`) && !(await listedB()),
+        10_000,
+      );
+      await prefills[1].restart();
+      await until(
+        "kept out on the base weights",
+        () => log.includes(`${prefills[1].url} kept out: serves the base weights`),
+        10_000,
+      );
+      expect(await listedB()).toBeUndefined();
+      await prefills[1].setVersion("v2");
+      await until("told again", async () => (await listedB()) !== undefined, 10_000);
+      expect(await listedB()).toMatchObject({ worker_type: "prefill", bootstrap_port: boot[1] });
+      expect(log).toContain(
+        `POST /workers {"url": "${prefills[1].url}", "worker_type": "prefill", "bootstrap_port": ${boot[1]}}: HTTP 202`,
+      );
+      // Requests are served through the router again (prefill, then decode).
+      const r = await postJson(`${router}/v1/completions`, { model: "tiny", prompt: "x", max_tokens: 2 }, auth);
+      expect(r.status, JSON.stringify(r.json)).toBe(200);
+    } finally {
+      F.kill("SIGKILL");
+      R.proc.kill("SIGKILL");
+      for (const e of all) await e.close();
+    }
   }, 180_000);
 });

@@ -198,12 +198,13 @@ const stackWith = (body: string, local: string, binDir: string) =>
   `${body.trim()}\n\n[local]\n${local}\n\n[local.launcher]\nbin_dir = ${JSON.stringify(binDir)}\n`;
 const TWO_REPLICAS = `[deployment]\ntype = "multi_node"\nnum_nodes = 2\ngpus_per_node = 1`;
 
-describe("restart drills on the local target (REAL vllm-router)", () => {
-  let env: PythonEnv;
-  beforeAll(() => {
-    env = pythonEnv();
-  }, 40 * 60_000);
+// The pinned venv (real routers, the tiny model, the real Python client) every drill here uses.
+let env: PythonEnv;
+beforeAll(() => {
+  env = pythonEnv();
+}, 40 * 60_000);
 
+describe("restart drills on the local target (REAL vllm-router)", () => {
   it("two STAND-IN engines behind the REAL vllm-router: SIGKILL of one under steady traffic; it restarts in place, the router takes it out and back; no request fails once the router has seen it down; the restart is on record beside its log", async () => {
     const home = freshHome("restart-standins");
     const { dir } = launcherDir(env, "restart-standins", ["vllm-router"]);
@@ -270,11 +271,6 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
 });
 
 describe("restart drills on the local target (STAND-IN llm-d: EPP and Envoy)", () => {
-  let env: PythonEnv;
-  beforeAll(() => {
-    env = pythonEnv();
-  }, 40 * 60_000);
-
   it("two STAND-IN engines behind the STAND-IN EPP and Envoy: SIGKILL of one under steady traffic; the follower rewrites the EPP's endpoints file without it and with it again once it serves (the EPP reloads the file it watches); no request fails once it is out of the file", async () => {
     const home = freshHome("restart-llmd");
     const { dir } = launcherDir(env, "restart-llmd", []);
@@ -316,10 +312,38 @@ describe("restart drills on the local target (STAND-IN llm-d: EPP and Envoy)", (
 });
 
 describe("restart drills on the local target (REAL sglang-router)", () => {
-  let env: PythonEnv;
-  beforeAll(() => {
-    env = pythonEnv();
-  }, 40 * 60_000);
+  it("P/D: two STAND-IN SGLang prefill engines and a decode behind the REAL sglang-router in P/D mode: SIGKILL of a prefill under steady traffic; the follower takes it out and tells it again as a prefill with its bootstrap port; no request fails once the router has seen it down", async () => {
+    const home = freshHome("restart-sglang-pd");
+    const { dir } = launcherDir(env, "restart-sglang-pd", []);
+    const text = stackWith(
+      `engine = "sglang"\n[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ntype = "disaggregated"\nnum_prefill_nodes = 1\nnum_prefill_replicas = 2\nnum_decode_nodes = 1\ngpus_per_node = 1\n[deployment.router]\ntype = "sglang-router"\npolicy = "round_robin"`,
+      "gpus = [0, 1, 2]\nready_timeout = 120",
+      dir,
+    );
+    await upRunDown(home, text, async (island) => {
+      expect(island.roles).toEqual(["prefill", "prefill", "decode"]);
+      const url = new URL(island.adminUrls[1]).origin;
+      const port = Number(new URL(url).port);
+      const drill = await killUnderTraffic(island.routerUrl!, island.model, url, sglangOn(home, port), 30_000);
+      report["local, stand-in SGLang P/D (2 prefill, 1 decode), real sglang-router: a prefill killed"] = drill;
+      expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
+      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(OVERHEAD_BOUND_MS);
+      const routerLog = fs.readFileSync(path.join(attemptOf(home), "node_0", "router.log"), "utf8");
+      expect(routerLog).toMatch(
+        new RegExp(`router POST /workers ${url}, "worker_type": "prefill", "bootstrap_port": \\d+: .*\\(HTTP 202\\)`),
+      );
+      // It is a prefill again, with its bootstrap port.
+      const workers = (
+        (await (await fetch(`${new URL(island.routerUrl!).origin}/workers`)).json()) as {
+          workers: { url: string; worker_type: string; bootstrap_port?: number }[];
+        }
+      ).workers;
+      expect(workers.find((w) => w.url === url)).toMatchObject({
+        worker_type: "prefill",
+        bootstrap_port: expect.any(Number),
+      });
+    });
+  }, 180_000);
 
   it("two STAND-IN SGLang engines behind the REAL sglang-router holding the API key: SIGKILL of one under steady traffic; the follower takes it out (DELETE /workers/<id>) and back (POST /workers) with the key, no request fails once the router has seen it down; after the REAL Python client's update_weights(v2), a restarted one is replayed the record with the key and listed again only serving v2", async () => {
     const home = freshHome("restart-sglang");

@@ -32,8 +32,14 @@ export function k8sContainers(stack: string): PlainContainer[] {
   return templates.flatMap((t) => t.spec.containers);
 }
 
+/** The follower pod's environment with the fleet's API key, as the Secret puts it there. */
+export const followerEnv = (apiKey?: string): NodeJS.ProcessEnv => ({
+  ...process.env,
+  ...(apiKey ? { [SECRET_KEYS.apiKey]: apiKey } : {}),
+});
+
 /** A command as the kubelet runs it: `$$` is a literal `$` (no `$(VAR)` is left in the follower's). */
-const kubelet = (command: string[]) => command.map((w) => w.replaceAll("$$", "$"));
+export const kubelet = (command: string[]) => command.map((w) => w.replaceAll("$$", "$"));
 
 /**
  * An engine of the drill, as the follower sees it: its URL, the requests it served, the weight version
@@ -183,7 +189,7 @@ export async function followerDrill(
   r.stderr?.on("data", (d) => (routerLog += d));
   // The key reaches the follower as it reaches the router's pod: VLLM_API_KEY from the Secret.
   const f = spawn(python, [flag, script, router, routes, route, base, a.url, b.url], {
-    env: { ...process.env, ...(engines.apiKey ? { [SECRET_KEYS.apiKey]: engines.apiKey } : {}) },
+    env: followerEnv(engines.apiKey),
   });
   f.stdout.on("data", (d) => (followerLog += d));
   f.stderr.on("data", (d) => (followerLog += d));

@@ -86,7 +86,7 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     expect(late(stackText("sglang-multi-replica"))).toBeUndefined();
   });
 
-  it("a router with run-time worker routes is followed in them; P/D islands are not", () => {
+  it("a router with run-time worker routes is followed in them; vllm-router's P/D islands are not", () => {
     const follow = (text: string) => {
       const r = plan(text).islands[0].router!;
       return r.kind === "llm-d" ? undefined : r.follow;
@@ -100,7 +100,10 @@ describe("each shape's stack: nodes, engines, GPUs, routers", () => {
     expect(sglang.routes).toBe("workers");
     expect(show(sglang.urls)).toHaveLength(2);
     expect(sglang.weightVersion).toBe("/model_info");
-    for (const stack of ["disaggregated", "sglang-disaggregated"]) expect(follow(stackText(stack))).toBeUndefined();
+    // vllm-router has no run-time add or remove in P/D mode; sglang-router's /workers routes take a
+    // P/D worker's type and bootstrap port.
+    expect(follow(stackText("disaggregated"))).toBeUndefined();
+    expect(follow(stackText("sglang-disaggregated"))?.routes).toBe("workers");
     expect(follow(file('policy = "power_of_two"'))).toBeUndefined();
   });
 

@@ -11,7 +11,7 @@ export interface RouterRelease {
   session_policies: string[];
   /** Whether it serves `POST /finish_session?session_id=...` (prime-rl's orchestrator calls it when a rollout ends). */
   finish_session: boolean;
-  /** Whether it serves `POST /add_worker?url=...`, so a host can start it before its workers (router-plan.ts lateWorkersOf). */
+  /** Whether it serves `POST /add_worker?url=...`, so a host can start it before its workers (router-plan.ts followOf). */
   add_worker: boolean;
 }
 
