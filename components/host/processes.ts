@@ -1,6 +1,6 @@
 import { SECRETS, type SecretName } from "../credentials";
 import { engineFlag } from "../plan/engine-argv";
-import type { EngineProcess, IslandPlan, LateWorkers, RouterFollow, RouterPlan } from "../plan/deployment-plan";
+import type { EngineProcess, IslandPlan, RouterFollow, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
 import { yamlPackage } from "../lazy-packages";
