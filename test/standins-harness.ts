@@ -149,6 +149,12 @@ export async function stopAll(): Promise<void> {
 // execs the real interpreter for anything else).
 
 export const SGL = ["-m", "sglang.launch_server"];
+
+/** The REAL sglang-router of the pinned venv at `venv`, started as the fleet starts it (`python3 -m sglang_router.launch_router`) through the shim. */
+export const realSglangRouter = (venv: string, args: string[]) =>
+  start("python3", ["-m", "sglang_router.launch_router", ...args], {
+    STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3"),
+  });
 export const TINY = "Qwen/Qwen3-0.6B";
 
 export async function sglServer(args: string[], env: Record<string, string> = {}) {

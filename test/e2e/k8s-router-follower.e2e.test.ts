@@ -21,7 +21,7 @@ import {
   type DrillEngine,
   type FollowerDrill,
 } from "../kubernetes/router-follower-drill";
-import { freePort, postJson, start, stopAll, waitHttp, type Proc } from "../standins-harness";
+import { freePort, postJson, realSglangRouter, start, stopAll, waitHttp, type Proc } from "../standins-harness";
 import { launcherDir, pythonEnv } from "./real-parts";
 
 afterAll(stopAll);
@@ -123,10 +123,7 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     }
     const d = await followerDrill(
       "k8s-sglang-wide-ep",
-      (port, workers) =>
-        start("python3", ["-m", "sglang_router.launch_router", ...drillRouterArgs(port, workers), "--api-key", KEY], {
-          STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3"),
-        }).proc,
+      (port, workers) => realSglangRouter(venv, [...drillRouterArgs(port, workers), "--api-key", KEY]).proc,
       { engines, model: "tiny", apiKey: KEY },
     );
     say("sglang-router", d);
@@ -160,31 +157,25 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     }
     const port = await freePort();
     const router = `http://127.0.0.1:${port}`;
-    const R = start(
-      "python3",
-      [
-        "-m",
-        "sglang_router.launch_router",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--pd-disaggregation",
-        "--prefill",
-        prefills[0].url,
-        String(boot[0]),
-        "--prefill",
-        prefills[1].url,
-        String(boot[1]),
-        "--decode",
-        decode.url,
-        "--policy",
-        "round_robin",
-        "--api-key",
-        KEY,
-      ],
-      { STANDIN_REAL_PYTHON3: path.join(venv, "bin", "python3") },
-    );
+    const R = realSglangRouter(venv, [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--pd-disaggregation",
+      "--prefill",
+      prefills[0].url,
+      String(boot[0]),
+      "--prefill",
+      prefills[1].url,
+      String(boot[1]),
+      "--decode",
+      decode.url,
+      "--policy",
+      "round_robin",
+      "--api-key",
+      KEY,
+    ]);
     let log = "";
     const F = spawn(python, [flag, script, router, routes, route, base, ...all.map((e) => e.url)], {
       env: followerEnv(KEY),

@@ -6,10 +6,9 @@
  * Python start (6 to 37 s here) is a real program's start.
  */
 import * as fs from "node:fs";
-import * as path from "node:path";
 import OpenAI from "openai";
 import { afterAll, describe, expect, it } from "vitest";
-import { freePort, getJson, postJson, sglServer, sleep, start, stopAll } from "../standins-harness";
+import { freePort, getJson, postJson, realSglangRouter, sglServer, sleep, stopAll } from "../standins-harness";
 import { pythonVenv } from "./python-env";
 
 const VENV = pythonVenv();
@@ -20,23 +19,17 @@ describe("SGLang stand-ins behind the REAL sglang-router (pinned venv)", () => {
   /** The real router, started as the fleet starts it: `python3 -m sglang_router.launch_router` through the shim. */
   async function realRouter(args: string[], headers: Record<string, string> = {}) {
     const [port, prom] = await Promise.all([freePort(), freePort()]);
-    const R = start(
-      "python3",
-      [
-        "-m",
-        "sglang_router.launch_router",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--prometheus-host",
-        "127.0.0.1",
-        "--prometheus-port",
-        String(prom),
-        ...args,
-      ],
-      { STANDIN_REAL_PYTHON3: path.join(VENV, "bin", "python3") },
-    );
+    const R = realSglangRouter(VENV, [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(port),
+      "--prometheus-host",
+      "127.0.0.1",
+      "--prometheus-port",
+      String(prom),
+      ...args,
+    ]);
     const base = `http://127.0.0.1:${port}`;
     // The router listens at once and registers workers in the background (503 until then); its own
     // Python start took 6-37 s on a loaded 2-core machine.
