@@ -60,8 +60,8 @@ def answer(method, path, body=None):
         return None
 
 
-# What sglang-router lists each worker as in P/D mode (its worker_type, and a prefill's
-# bootstrap_port), to tell it again as it was.
+# What sglang-router listed each worker as, learned once: in P/D mode its worker_type and a prefill's
+# bootstrap_port, to tell it again as it was (nothing in regular mode).
 listed_as = {}
 
 
@@ -78,8 +78,8 @@ def worker_id(url):
     for w in listed:
         if w.get("url") != url:
             continue
-        if w.get("worker_type") in ("prefill", "decode"):
-            listed_as[url] = {k: w[k] for k in ("worker_type", "bootstrap_port") if w.get(k) is not None}
+        p_d = w.get("worker_type") in ("prefill", "decode")
+        listed_as[url] = {k: w[k] for k in ("worker_type", "bootstrap_port") if p_d and w.get(k) is not None}
         return w.get("id")
     return None
 
