@@ -135,6 +135,7 @@ function startLine(
   secrets: SecretUse,
   before?: string,
   first: string[] = [],
+  gate?: string[],
 ): string {
   const exports = env.map(([k, v]) =>
     k === "CUDA_VISIBLE_DEVICES" && typeof v === "string"
@@ -148,11 +149,32 @@ function startLine(
     shellWords(argv, spell),
     ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
     ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
+    ...(gate ? ['"${gate[@]}"'] : []),
   ].join(" ");
-  const steps = [...(before ? [before] : []), ...(keyFile ? [keyFile.write] : []), ...first, ...exports, `exec ${cmd}`];
+  const steps = [
+    ...(before ? [before] : []),
+    ...(keyFile ? [keyFile.write] : []),
+    ...first,
+    ...exports,
+    ...(gate ? [gateStep(name, gate)] : []),
+    `exec ${cmd}`,
+  ];
   // A step that ends in & (something run beside the process) is already separated from the next.
   const body = steps.map((step, i) => (i === 0 ? "" : steps[i - 1].endsWith("&") ? " " : "; ") + step).join("");
   return `( ${body} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
+}
+
+/**
+ * The restart gate's flags (Engine.restartGate) and environment for a start the keeper gated (the
+ * gate file beside the log exists: helpers.sh fleet_gate_close): after the process's own exports,
+ * so its PYTHONPATH finds the gate's module first and keeps the user's.
+ */
+function gateStep(name: string, flags: string[]): string {
+  const file = `"$NODE_DIR"/${shq(`${name}.gate`)}`;
+  return [
+    `gate=(); if [ -e ${file} ]; then gate=(${shellWords(flags, spell)})`,
+    `export FLEET_RESTART_GATE=${file} PYTHONPATH="$NODE_DIR/restart-gate\${PYTHONPATH:+:$PYTHONPATH}"; fi`,
+  ].join("; ");
 }
 
 /**
@@ -193,11 +215,12 @@ function startLines(
   secrets = NO_SECRETS,
   before?: string,
   first: string[] = [],
+  gate?: string[],
 ): string[] {
   const key = processKey(p);
   const group = p.group ?? `${p.name}-n${p.node}`;
   return [
-    `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first)} }`,
+    `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first, gate)} }`,
     `fleet_run ${key} ${shq(p.name)} ${shq(group)}`,
   ];
 }
@@ -212,7 +235,8 @@ function startLines(
 function catchUpLines(p: Kept, e: EngineProcess): string[] {
   const key = processKey(p);
   const entry = t`http://${nodeRef(e.node)}:${e.port!} ${engineNamed(e.engine).routes.weightVersion} ${String(WORKER_STARTUP_TIMEOUT_S)}`;
-  return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, `fleet_catch_up ${key}`];
+  const gate = engineNamed(e.engine).restartGate ? [`FLEET_GATE[${key}]="$NODE_DIR"/${shq(`${p.name}.gate`)}`] : [];
+  return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, ...gate, `fleet_catch_up ${key}`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -264,7 +288,10 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const dirs = scratchDirs(e.env);
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
     const kept = { name: e.id, node, group: e.group };
-    lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : []));
+    const gate = e.port !== undefined ? engineNamed(e.engine).restartGate : undefined;
+    lines.push(
+      ...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : [], gate),
+    );
     if (e.port !== undefined) lines.push(...catchUpLines(kept, e));
   }
   const r = island.router;

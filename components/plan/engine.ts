@@ -106,4 +106,12 @@ export interface Engine {
   memoryReserve: ReserveEstimate;
   routes: EngineRoutes;
   metrics: EngineMetricNames;
+  /**
+   * The flags that start it behind the restart gate (templates/host/restart_gate.py, an ASGI
+   * middleware): on a host, an engine that restarts where no router's follower keeps it out answers
+   * 503 to everything but its weights' routes, /health too, until it serves the fleet's weights
+   * (helpers.sh fleet_gate_close, fleet_catch_up). Unset: it may take requests while it loads them.
+   * @default undefined (no gate)
+   */
+  restartGate?: string[];
 }

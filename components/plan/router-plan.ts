@@ -16,6 +16,8 @@ import { engineNamed } from "./engines";
 
 /** Seconds the router waits for its workers: as long as an engine may take to be ready (prime-rl uses 4200). */
 export const WORKER_STARTUP_TIMEOUT_S = ENGINE_READY_TIMEOUT_S;
+/** Seconds between vllm-router's health checks of its workers in P/D mode (its default: 60). */
+const PD_HEALTH_CHECK_S = 2;
 
 const engineUrl = (e: EngineProcess): Value => t`http://${nodeRef(e.node)}:${e.port!}`;
 
@@ -80,6 +82,13 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   });
   const lateWorkers =
     follow?.routes === "query" ? { argv: [...argv], count: serving.length * Math.max(ranksPerUrl, 1) } : undefined;
+  if (pd && !follow && kind === "vllm-router") {
+    // Unfollowed, its own health checks keep it to the engines that serve: a dead one (P/D mode
+    // retries nothing: each request it gets fails) out at its first failed check, a restarted one
+    // (behind its restart gate until it serves the fleet's weights, Engine.restartGate) back after
+    // two good ones; by default that is 3 and 2 checks a minute apart (measured with 0.1.17).
+    argv.push("--health-check-interval-secs", String(PD_HEALTH_CHECK_S), "--health-failure-threshold", "1");
+  }
   if (pd) {
     argv.push(kind === "sglang-router" ? "--pd-disaggregation" : "--vllm-pd-disaggregation");
     for (const e of serving.filter((e) => e.role === "prefill")) {

@@ -15,4 +15,6 @@ export const primeRlEngine: Engine = {
   },
   // Checked as the `vllm serve` command line it stands for.
   manifestArgs: (argv) => vllmEngine.manifestArgs(vllmArgvOf(argv)),
+  // Whether prime-rl's `inference` hands --vllm.middleware on to vLLM is not known here: no gate.
+  restartGate: undefined,
 };

@@ -65,4 +65,6 @@ export const vllmEngine: Engine = {
   memoryReserve: vllmReserve,
   routes: VLLM_ROUTES,
   metrics: VLLM_METRICS,
+  // vLLM adds each --middleware import path to its app (vllm/entrypoints/serve/middleware/register.py).
+  restartGate: ["--middleware", "restart_gate.RestartGate"],
 };
