@@ -23,6 +23,7 @@ import {
   listed,
   OVERHEAD_BOUND_MS,
   processesWith,
+  steadyTraffic,
   until,
 } from "./restart-drill";
 
@@ -268,6 +269,109 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
     },
     40 * 60_000,
   );
+});
+
+/**
+ * Whether vllm-router in P/D mode routes to the worker at `url`: its own GET /workers says
+ * `is_healthy` (its health checks; P/D mode has no run-time add or remove, GET /list_workers lists
+ * every worker always).
+ */
+const routedInPd = (routerUrl: string) => async (url: string) => {
+  try {
+    const { workers } = (await (await fetch(`${new URL(routerUrl).origin}/workers`)).json()) as {
+      workers: { url: string; is_healthy: boolean }[];
+    };
+    return workers.some((w) => w.url === url && w.is_healthy);
+  } catch {
+    return false;
+  }
+};
+
+/** vllm-router's health checks in P/D mode (router-plan.ts): a restarted engine is routed again after two good ones. */
+const PD_HEALTH_CHECK_MS = 2000;
+
+describe("restart drills on the local target (REAL vllm-router in P/D mode)", () => {
+  it("P/D: a STAND-IN prefill and two decodes behind the REAL vllm-router in P/D mode: SIGKILL of a decode under steady traffic, out at the router's next health check, back once it serves; after the REAL Python client's update_weights(v2), a decode killed restarts behind its restart gate (503, /health too) while it reloads v2, and serves no request with other weights", async () => {
+    const home = freshHome("restart-vllm-pd");
+    const { dir } = launcherDir(env, "restart-vllm-pd", ["vllm-router"]);
+    // A reload that takes seconds, as a real checkpoint's does: long enough for the router's health
+    // checks to find the restarted decode answering before it serves v2, were it not gated.
+    const text = stackWith(
+      `[model]\nname = "Qwen/Qwen3-0.6B"\n[parallel]\ntp = 1\n[deployment]\ntype = "disaggregated"\nnum_prefill_nodes = 1\nnum_decode_nodes = 1\nnum_decode_replicas = 2\ngpus_per_node = 1\n[deployment.router]\npolicy = "round_robin"\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"\nSTANDIN_RELOAD_DELAY_MS = "6000"`,
+      "gpus = [0, 1, 2]\nready_timeout = 120",
+      dir,
+    );
+    await upRunDown(home, text, async (island) => {
+      expect(island.roles).toEqual(["prefill", "decode", "decode"]);
+      const url = new URL(island.adminUrls[2]).origin;
+      const port = Number(new URL(url).port);
+      const routed = routedInPd(island.routerUrl!);
+      const drill = await killUnderTraffic(
+        island.routerUrl!,
+        island.model,
+        url,
+        engineOn(home, port),
+        30_000,
+        undefined,
+        routed,
+      );
+      report["local, stand-in P/D (1 prefill, 2 decodes), real vllm-router in P/D mode: a decode killed"] = drill;
+      expect(drill.failedAfterRouterSawItDown, JSON.stringify(drill)).toBe(0);
+      // Back after two good health checks: up to two intervals beyond what any other router takes.
+      expect(drill.overheadMs, JSON.stringify(drill)).toBeLessThan(OVERHEAD_BOUND_MS + 2 * PD_HEALTH_CHECK_MS);
+
+      // The trainer's update through the real client, recorded beside endpoints.json.
+      const folder = islandOf(home);
+      expect(clientUpdateWeights(path.join(folder, "endpoints.json"), env.FLEET_TINY_MODEL, "v2")).toEqual({
+        recorded: [path.join(folder, "weights")],
+        catching_up: [],
+      });
+      const ports = island.adminUrls.map((u) => Number(new URL(u).port));
+      for (const p of ports) expect(await version(p)).toBe("v2");
+      const traffic = steadyTraffic(island.routerUrl!, island.model, 50);
+      const victim = engineOn(home, port)();
+      expect(victim).toBeDefined();
+      const killed = Date.now();
+      process.kill(victim!, "SIGKILL");
+      const again = () => {
+        const pid = engineOn(home, port)();
+        return pid !== undefined && pid !== victim;
+      };
+      // Restarted, answering, and behind its gate while it reloads.
+      const closed = await until(
+        "the restarted decode answers behind its closed gate",
+        async () => {
+          if (!again()) return false;
+          try {
+            const r = await fetch(`${url}/health`);
+            return r.status === 503 && (await r.text()).includes("restart gate closed");
+          } catch {
+            return false;
+          }
+        },
+        30_000,
+      );
+      report["local, P/D, real vllm-router: killed to answering behind its restart gate (ms)"] = closed;
+      expect(await routed(url)).toBe(false);
+      const back = await until("routed again", () => routed(url), 30_000);
+      report["local, P/D, real vllm-router: killed to routed again serving v2 (ms)"] = Date.now() - killed;
+      expect(back).toBeGreaterThan(0);
+      expect(await version(port)).toBe("v2");
+      await new Promise((r) => setTimeout(r, 2000));
+      const sent = await traffic.stop();
+      // The restarted decode served requests again, every one with v2.
+      const state = (await (await fetch(`${url}/standin/state`)).json()) as { by_weight_version: Record<string, number> };
+      expect(Object.keys(state.by_weight_version)).toEqual(["v2"]);
+      expect(state.by_weight_version.v2).toBeGreaterThan(0);
+      report["local, P/D, real vllm-router: requests while a decode restarted behind its gate"] = {
+        requests: sent.length,
+        failed: sent.filter((x) => !x.ok).length,
+        servedByItAfter: state.by_weight_version,
+      };
+      const log = fs.readFileSync(path.join(attemptOf(home), "supervisor.out"), "utf8");
+      expect(log).toContain(`${url}: restart gate open`);
+    });
+  }, 240_000);
 });
 
 describe("restart drills on the local target (STAND-IN llm-d: EPP and Envoy)", () => {

@@ -521,9 +521,15 @@ require("http").createServer((q, r) => {
 `;
 
 /** The local supervisor over HTTP stand-in engines (two, or `stack`'s), the record `record` in the island folder; `served`: the create saw the island serve. */
-function httpIsland(record: string | undefined, served: boolean, stack = "local-multi-replica", router = "") {
+function httpIsland(
+  record: string | undefined,
+  served: boolean,
+  stack = "local-multi-replica",
+  router = "",
+  engine = HTTP_ENGINE,
+) {
   const l = lab(false);
-  fs.writeFileSync(path.join(l.bin, "vllm"), HTTP_ENGINE, { mode: 0o755 });
+  fs.writeFileSync(path.join(l.bin, "vllm"), engine, { mode: 0o755 });
   const attempt = path.join(l.tmp, "logs", "run_1");
   fs.mkdirSync(attempt, { recursive: true });
   if (served) fs.writeFileSync(path.join(attempt, "served"), "");
@@ -670,6 +676,62 @@ describe("an island brought back, and an engine no router follows, load the flee
       `${BASE} /collective_rpc {"method":"reload_weights","kwargs":{"weights_path":"/ckpt/step 7"}}`,
     ]);
     expect(run.out().stdout).toContain(`${url} serves weight version default: loading the fleet's update to step-7`);
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  // The vLLM TEST STAND-IN, which applies the restart gate by the contract the real module is held
+  // to (test/host/restart-gate.test.ts), started through a wrapper that records its starts.
+  const GATED_ENGINE = `#!/bin/bash
+node=\${PWD##*node_}
+printf '%s %s\\n' "$(($(date +%s%N) / 1000000))" "\${CUDA_VISIBLE_DEVICES:-}" > "$RECORD_DIR/vllm.$node.$$"
+printf '%s\\n' "$*" >> "$RECORD_DIR/argv"
+exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", "vllm"))} "$@"
+`;
+
+  it("with no router to follow it, a restarted vLLM STAND-IN starts behind its restart gate: /health and completions answer 503 while its replay fails, named; the trainer's next record brings it in and opens the gate", async () => {
+    process.env.VLLM_SERVER_DEV_MODE = "1";
+    let island: ReturnType<typeof httpIsland>;
+    try {
+      island = httpIsland(undefined, true, "local-single-node", 'type = "none"', GATED_ENGINE);
+    } finally {
+      delete process.env.VLLM_SERVER_DEV_MODE;
+    }
+    const { l, run, lines } = island;
+    const url = `http://127.0.0.1:${BASE}`;
+    const status = async (p: string, body?: object) => {
+      try {
+        const r = await fetch(`${url}${p}`, body ? { method: "POST", body: JSON.stringify(body) } : {});
+        return `${r.status} ${await r.text()}`;
+      } catch {
+        return "down";
+      }
+    };
+    await until("the engine serves", async () => (await status("/health")).startsWith("200"), 20_000);
+    expect(lines("argv")[0]).not.toContain("--middleware");
+    // The trainer's update, recorded: its folder is gone, so the replay to the restarted engine fails.
+    fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN);
+    process.kill(l.starts("vllm")[0].pid, "SIGKILL");
+    const gate = path.join(l.tmp, "logs", "run_1", "node_0", "i0-replica0-n0.gate");
+    await until("the replay failed, named", () => run.out().stderr.includes("stays out behind its restart gate"), 20_000);
+    expect(lines("argv")[1]).toMatch(/ --middleware restart_gate\.RestartGate$/);
+    const closed = `503 {"error": "restarting: loading the fleet's weights (restart gate closed)"}`;
+    expect(await status("/health")).toBe(closed);
+    expect(await status("/v1/completions", { model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 1 })).toBe(closed);
+    expect(await status("/weight_info")).toBe(`200 {"weight_version":"default"}`);
+    expect(fs.readFileSync(gate, "utf8").split("\n")).toEqual(["/weight_info", "/metrics", "/collective_rpc", "/update_weight_version", ""]);
+    // The trainer's next update: a folder that exists, a new version; the gate opens once it serves it.
+    const step8 = fs.mkdtempSync(path.join(l.tmp, "step8-"));
+    fs.writeFileSync(
+      path.join(l.tmp, "weights"),
+      GOLDEN.replace(/step-7/g, "step-8").replace("/ckpt/step 7", step8),
+    );
+    await until("the gate opens", async () => (await status("/health")).startsWith("200"), 20_000);
+    expect(await status("/weight_info")).toBe(`200 {"weight_version":"step-8"}`);
+    expect(fs.existsSync(gate)).toBe(false);
+    expect(run.out().stdout).toContain(`${url}: restart gate open`);
+    const state = JSON.parse((await status("/standin/state")).slice(4)) as { by_weight_version: object };
+    expect(state.by_weight_version).toEqual({});
     run.child.kill("SIGTERM");
     await run.done;
   });
