@@ -333,12 +333,14 @@ describe("restart drills on the local target (REAL vllm-router in P/D mode)", ()
       expect(victim).toBeDefined();
       const killed = Date.now();
       process.kill(victim!, "SIGKILL");
+      await until("the router marks the dead decode down", async () => !(await routed(url)), 10_000);
+      const seenDown = Date.now();
       const again = () => {
         const pid = engineOn(home, port)();
         return pid !== undefined && pid !== victim;
       };
       // Restarted, answering, and behind its gate while it reloads.
-      const closed = await until(
+      await until(
         "the restarted decode answers behind its closed gate",
         async () => {
           if (!again()) return false;
@@ -351,7 +353,7 @@ describe("restart drills on the local target (REAL vllm-router in P/D mode)", ()
         },
         30_000,
       );
-      report["local, P/D, real vllm-router: killed to answering behind its restart gate (ms)"] = closed;
+      report["local, P/D, real vllm-router: killed to answering behind its restart gate (ms)"] = Date.now() - killed;
       expect(await routed(url)).toBe(false);
       const back = await until("routed again", () => routed(url), 30_000);
       report["local, P/D, real vllm-router: killed to routed again serving v2 (ms)"] = Date.now() - killed;
@@ -363,11 +365,15 @@ describe("restart drills on the local target (REAL vllm-router in P/D mode)", ()
       const state = (await (await fetch(`${url}/standin/state`)).json()) as { by_weight_version: Record<string, number> };
       expect(Object.keys(state.by_weight_version)).toEqual(["v2"]);
       expect(state.by_weight_version.v2).toBeGreaterThan(0);
-      report["local, P/D, real vllm-router: requests while a decode restarted behind its gate"] = {
+      const gateDrill = {
         requests: sent.length,
-        failed: sent.filter((x) => !x.ok).length,
+        failedBeforeRouterSawItDown: sent.filter((x) => !x.ok && x.t < seenDown).length,
+        failedAfterRouterSawItDown: sent.filter((x) => !x.ok && x.t >= seenDown).length,
+        routerSawItDownMs: seenDown - killed,
         servedByItAfter: state.by_weight_version,
       };
+      report["local, P/D, real vllm-router: requests while a decode restarted behind its gate"] = gateDrill;
+      expect(gateDrill.failedAfterRouterSawItDown, JSON.stringify(gateDrill)).toBe(0);
       const log = fs.readFileSync(path.join(attemptOf(home), "supervisor.out"), "utf8");
       expect(log).toContain(`${url}: restart gate open`);
     });

@@ -44,6 +44,20 @@ describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
       expect(checkArgv("srun", m[1].split(" "))).toEqual([]);
   });
 
+  it("starts each vLLM engine with an API behind its restart gate when the keeper closed it, with a --middleware vLLM's manifest takes; no other process", () => {
+    for (const e of s.island.engines) {
+      const start = new RegExp(`^ *fleet_start_n${e.node}_${e.id}\\(\\) \\{ .*$`, "m").exec(s.launchBody)?.[0];
+      expect(start, e.id).toBeDefined();
+      const gated = e.engine === "vllm" && e.port !== undefined;
+      expect(start!.includes(`if [ -e "$NODE_DIR"/${e.id}.gate ]; then gate=(--middleware restart_gate.RestartGate)`), e.id).toBe(gated);
+      expect(s.launchBody.includes(`FLEET_GATE[n${e.node}_${e.id}]="$NODE_DIR"/${e.id}.gate`), e.id).toBe(gated);
+      if (gated) {
+        const argv = e.argv.map((a) => resolveValue(a, () => "10.0.0.1"));
+        expect(checkArgv("vllm", [...argv.slice(2), "--middleware", "restart_gate.RestartGate"])).toEqual([]);
+      }
+    }
+  });
+
   it("runs one task per node with --kill-on-bad-exit, and ends the node on the first dead process", () => {
     expect(s.script).toMatch(
       /srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/,
