@@ -73,6 +73,8 @@ function lab(served = true) {
     fs
       .readdirSync(rec)
       .filter((f) => /^[a-z-]+\.\d+\.\d+$/.test(f))
+      // A record the shell has opened but not yet written (`>` truncates first) is not a start yet.
+      .filter((f) => fs.readFileSync(path.join(rec, f), "utf8").endsWith("\n"))
       .map((f) => {
         const [p, node, pid] = f.split(".");
         const [ms, gpus] = fs.readFileSync(path.join(rec, f), "utf8").trim().split(" ");
