@@ -316,6 +316,9 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     for (const e of island.engines) {
       const engine = engineNamed(e.engine);
       assertArgv(engine.manifest, engine.manifestArgs(e.argv), e.id);
+      // A host may restart it behind its restart gate (helpers.sh fleet_gate_close): that line too.
+      if (engine.restartGate && e.port !== undefined)
+        assertArgv(engine.manifest, engine.manifestArgs([...e.argv, ...engine.restartGate]), `${e.id} (restart gate)`);
     }
     const r = island.router;
     if (r && r.kind !== "llm-d")

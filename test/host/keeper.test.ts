@@ -691,6 +691,43 @@ printf '%s\\n' "$*" >> "$RECORD_DIR/argv"
 exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", "vllm"))} "$@"
 `;
 
+  it("a gated start that exits before it answers (the module on no PYTHONPATH folder) is followed by starts without the gate, named; the engine still loads the record", async () => {
+    process.env.VLLM_SERVER_DEV_MODE = "1";
+    let island: ReturnType<typeof httpIsland>;
+    try {
+      // The wrapper hides the gate's module from the stand-in, as a container that does not see the node folder would.
+      const broken = GATED_ENGINE.replace(/^exec /m, "PYTHONPATH=/nonexistent exec ");
+      island = httpIsland(undefined, true, "local-single-node", 'type = "none"', broken);
+    } finally {
+      delete process.env.VLLM_SERVER_DEV_MODE;
+    }
+    const { l, run, lines } = island;
+    const url = `http://127.0.0.1:${BASE}`;
+    const version = async () => {
+      try {
+        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
+      } catch {
+        return undefined;
+      }
+    };
+    await until("the engine serves", version, 20_000);
+    const step8 = fs.mkdtempSync(path.join(l.tmp, "step8-"));
+    fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN.replace(/step-7/g, "step-8").replace("/ckpt/step 7", step8));
+    process.kill(l.starts("vllm")[0].pid, "SIGKILL");
+    await until("the third start serves step-8", async () => (await version()) === "step-8", 20_000);
+    const argv = lines("argv");
+    expect(argv).toHaveLength(3);
+    expect(argv.map((a) => a.includes("--middleware restart_gate.RestartGate"))).toEqual([false, true, false]);
+    expect(run.out().stderr).toContain(
+      "i0-replica0-n0: its start behind the restart gate exited before it answered (its log says why): it starts without the gate from now on",
+    );
+    expect(fs.readFileSync(path.join(l.tmp, "logs", "run_1", "node_0", "i0-replica0-n0.log"), "utf8")).toContain(
+      "No module named 'restart_gate'",
+    );
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
   it("with no router to follow it, a restarted vLLM STAND-IN starts behind its restart gate: /health and completions answer 503 while its replay fails, named; the trainer's next record brings it in and opens the gate", async () => {
     process.env.VLLM_SERVER_DEV_MODE = "1";
     let island: ReturnType<typeof httpIsland>;

@@ -8,6 +8,11 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { buildPlan } from "../../components/planner";
+import { engineNamed } from "../../components/plan/engines";
+import { resolveValue } from "../../components/plan/values";
+import { loadConfigText } from "../../components/config";
+import { SLURM } from "../helpers";
 import { freePort, runToExit, start, stopAll, TINY, waitHttp } from "../standins-harness";
 import { API_KEY, applyWrite, GATE_CASES, verdict, writeGateModule } from "./restart-gate-contract";
 
@@ -43,6 +48,34 @@ describe("the restart gate on the vLLM TEST STAND-IN", () => {
       seen.push(verdict(r.status, await r.text()));
     }
     expect(seen).toEqual(GATE_CASES.map((c) => c.expect));
+  });
+
+  it("prime-rl's `inference` STAND-IN, started with a planned command line and the prime-rl engine's gate flags (a JSON list, as prime-rl hands [vllm] extras to vLLM), is gated alike; a plain string is refused", async () => {
+    const plan = buildPlan(
+      loadConfigText(`[vllm]\nmodel = "Qwen/Qwen3-0.6B"\n[vllm_fleet]\nengine = "prime-rl"\n${SLURM}`, "t.toml"),
+      "t",
+    );
+    const e = plan.islands[0].engines[0];
+    const flags = engineNamed(e.engine).restartGate!;
+    expect(flags).toEqual(["--vllm.middleware", '["restart_gate.RestartGate"]']);
+    const port = await freePort();
+    const argv = e.argv
+      .map((a) => resolveValue(a, () => "127.0.0.1"))
+      .map((a, i, all) => (all[i - 1] === "--server.port" ? String(port) : a));
+    expect(argv).toContain(String(port));
+    const modules = path.join(TMP, "prime-gate");
+    writeGateModule(modules);
+    const file = path.join(TMP, "prime.gate");
+    fs.writeFileSync(file, "/weight_info\n");
+    const p = start(argv[0], [...argv.slice(1), ...flags], { PYTHONPATH: modules, FLEET_RESTART_GATE: file });
+    await waitHttp(`http://127.0.0.1:${port}/health`, 503, 20_000, p);
+    fs.rmSync(file);
+    await waitHttp(`http://127.0.0.1:${port}/health`, 200, 5_000, p);
+    const plain = await runToExit(argv[0], [...argv.slice(1), "--vllm.middleware", "restart_gate.RestartGate"], {
+      STANDIN_CHECK_ONLY: "1",
+    });
+    expect(plain.code).toBe(2);
+    expect(plain.stderr).toContain("vLLM wants a list of import paths, as JSON");
   });
 
   it("fails its start (status 1, named) when no PYTHONPATH folder holds the module, as vLLM's import does", async () => {

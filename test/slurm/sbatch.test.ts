@@ -8,7 +8,8 @@ import { buildPlan } from "../../components/planner";
 import { resolveValue } from "../../components/plan/values";
 import { generatedFiles } from "../../components/host/processes";
 import { islandDir, renderIslandScript } from "../../components/slurm/sbatch";
-import { shq, shellWord } from "../../components/shell";
+import { shq, shellWord, shellWords } from "../../components/shell";
+import { engineNamed } from "../../components/plan/engines";
 import { checkArgv } from "../../components/upstream/check";
 import { load, plan as planOf, SLURM, SLURM_STACKS, stackText } from "../helpers";
 
@@ -48,12 +49,17 @@ describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
     for (const e of s.island.engines) {
       const start = new RegExp(`^ *fleet_start_n${e.node}_${e.id}\\(\\) \\{ .*$`, "m").exec(s.launchBody)?.[0];
       expect(start, e.id).toBeDefined();
-      const gated = e.engine === "vllm" && e.port !== undefined;
-      expect(start!.includes(`if [ -e "$NODE_DIR"/${e.id}.gate ]; then gate=(--middleware restart_gate.RestartGate)`), e.id).toBe(gated);
-      expect(s.launchBody.includes(`FLEET_GATE[n${e.node}_${e.id}]="$NODE_DIR"/${e.id}.gate`), e.id).toBe(gated);
-      if (gated) {
-        const argv = e.argv.map((a) => resolveValue(a, () => "10.0.0.1"));
-        expect(checkArgv("vllm", [...argv.slice(2), "--middleware", "restart_gate.RestartGate"])).toEqual([]);
+      const engine = engineNamed(e.engine);
+      const flags = e.port !== undefined ? engine.restartGate : undefined;
+      expect(flags !== undefined, e.id).toBe(e.engine !== "sglang" && e.port !== undefined);
+      expect(start!.includes(`if [ -e "$NODE_DIR"/${e.id}.gate ]; then gate=(`), e.id).toBe(flags !== undefined);
+      expect(s.launchBody.includes(`FLEET_GATE[n${e.node}_${e.id}]="$NODE_DIR"/${e.id}.gate`), e.id).toBe(
+        flags !== undefined,
+      );
+      if (flags) {
+        expect(start).toContain(`then gate=(${shellWords(flags, (r) => String(r))});`);
+        const argv = [...e.argv, ...flags].map((a) => resolveValue(a, () => "10.0.0.1"));
+        expect(checkArgv(engine.manifest, engine.manifestArgs(argv).map(String))).toEqual([]);
       }
     }
   });
