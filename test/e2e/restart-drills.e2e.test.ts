@@ -362,7 +362,9 @@ describe("restart drills on the local target (REAL vllm-router in P/D mode)", ()
       await new Promise((r) => setTimeout(r, 2000));
       const sent = await traffic.stop();
       // The restarted decode served requests again, every one with v2.
-      const state = (await (await fetch(`${url}/standin/state`)).json()) as { by_weight_version: Record<string, number> };
+      const state = (await (await fetch(`${url}/standin/state`)).json()) as {
+        by_weight_version: Record<string, number>;
+      };
       expect(Object.keys(state.by_weight_version)).toEqual(["v2"]);
       expect(state.by_weight_version.v2).toBeGreaterThan(0);
       const gateDrill = {

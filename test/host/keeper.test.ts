@@ -752,19 +752,26 @@ exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", 
     fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN);
     process.kill(l.starts("vllm")[0].pid, "SIGKILL");
     const gate = path.join(l.tmp, "logs", "run_1", "node_0", "i0-replica0-n0.gate");
-    await until("the replay failed, named", () => run.out().stderr.includes("stays out behind its restart gate"), 20_000);
+    await until(
+      "the replay failed, named",
+      () => run.out().stderr.includes("stays out behind its restart gate"),
+      20_000,
+    );
     expect(lines("argv")[1]).toMatch(/ --middleware restart_gate\.RestartGate$/);
     const closed = `503 {"error": "restarting: loading the fleet's weights (restart gate closed)"}`;
     expect(await status("/health")).toBe(closed);
     expect(await status("/v1/completions", { model: "Qwen/Qwen3-0.6B", prompt: "hi", max_tokens: 1 })).toBe(closed);
     expect(await status("/weight_info")).toBe(`200 {"weight_version":"default"}`);
-    expect(fs.readFileSync(gate, "utf8").split("\n")).toEqual(["/weight_info", "/metrics", "/collective_rpc", "/update_weight_version", ""]);
+    expect(fs.readFileSync(gate, "utf8").split("\n")).toEqual([
+      "/weight_info",
+      "/metrics",
+      "/collective_rpc",
+      "/update_weight_version",
+      "",
+    ]);
     // The trainer's next update: a folder that exists, a new version; the gate opens once it serves it.
     const step8 = fs.mkdtempSync(path.join(l.tmp, "step8-"));
-    fs.writeFileSync(
-      path.join(l.tmp, "weights"),
-      GOLDEN.replace(/step-7/g, "step-8").replace("/ckpt/step 7", step8),
-    );
+    fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN.replace(/step-7/g, "step-8").replace("/ckpt/step 7", step8));
     await until("the gate opens", async () => (await status("/health")).startsWith("200"), 20_000);
     expect(await status("/weight_info")).toBe(`200 {"weight_version":"step-8"}`);
     expect(fs.existsSync(gate)).toBe(false);
