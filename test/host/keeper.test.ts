@@ -522,6 +522,15 @@ require("http").createServer((q, r) => {
 ' "$port"
 `;
 
+/** The weight version the engine at `url` reports, or undefined while it does not answer. */
+async function versionAt(url: string): Promise<string | undefined> {
+  try {
+    return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The local supervisor over HTTP stand-in engines (two, or `stack`'s), the record `record` in the island folder; `served`: the create saw the island serve. */
 function httpIsland(
   record: string | undefined,
@@ -529,6 +538,7 @@ function httpIsland(
   stack = "local-multi-replica",
   router = "",
   engine = HTTP_ENGINE,
+  env: Record<string, string> = {},
 ) {
   const l = lab(false);
   fs.writeFileSync(path.join(l.bin, "vllm"), engine, { mode: 0o755 });
@@ -546,6 +556,7 @@ function httpIsland(
     FLEET_ATTEMPT_DIR: attempt,
     FLEET_LOCAL_GPUS: "4 5",
     HOME: l.tmp,
+    ...env,
   });
   const lines = (f: string) => {
     const file = path.join(l.rec, f);
@@ -560,13 +571,7 @@ describe("a restarted engine catches up with the fleet's weights record (local s
   async function twoEngines(record: string | undefined, fleet: string) {
     const { l, run, attempt } = httpIsland(undefined, true);
     const [a, b] = [BASE + 100, BASE + 200].map((p) => `http://127.0.0.1:${p}`);
-    const version = async (url: string) => {
-      try {
-        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
-      } catch {
-        return undefined;
-      }
-    };
+    const version = versionAt;
     await until("both engines serve", async () => (await version(a)) && (await version(b)), 20_000);
     for (const url of [a, b])
       await fetch(`${url}/update_weight_version`, { method: "POST", body: JSON.stringify({ new_version: fleet }) });
@@ -661,13 +666,7 @@ describe("an island brought back, and an engine no router follows, load the flee
     // One engine and no router: the engine takes the island's port.
     const { l, run, lines } = httpIsland(undefined, true, "local-single-node", 'type = "none"');
     const url = `http://127.0.0.1:${BASE}`;
-    const version = async () => {
-      try {
-        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
-      } catch {
-        return undefined;
-      }
-    };
+    const version = () => versionAt(url);
     await until("the engine serves", version, 20_000);
     // The trainer's update, as the Python client records it once the engines took it.
     fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN);
@@ -690,26 +689,15 @@ printf '%s %s\\n' "$(($(date +%s%N) / 1000000))" "\${CUDA_VISIBLE_DEVICES:-}" > 
 printf '%s\\n' "$*" >> "$RECORD_DIR/argv"
 exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", "vllm"))} "$@"
 `;
+  // The stand-in's weight routes (/weight_info, /collective_rpc) are mounted as vLLM's are: in dev mode.
+  const DEV_MODE = { VLLM_SERVER_DEV_MODE: "1" };
 
   it("a gated start that exits before it answers (the module on no PYTHONPATH folder) is followed by starts without the gate, named; the engine still loads the record", async () => {
-    process.env.VLLM_SERVER_DEV_MODE = "1";
-    let island: ReturnType<typeof httpIsland>;
-    try {
-      // The wrapper hides the gate's module from the stand-in, as a container that does not see the node folder would.
-      const broken = GATED_ENGINE.replace(/^exec /m, "PYTHONPATH=/nonexistent exec ");
-      island = httpIsland(undefined, true, "local-single-node", 'type = "none"', broken);
-    } finally {
-      delete process.env.VLLM_SERVER_DEV_MODE;
-    }
-    const { l, run, lines } = island;
+    // The wrapper hides the gate's module from the stand-in, as a container that does not see the node folder would.
+    const broken = GATED_ENGINE.replace(/^exec /m, "PYTHONPATH=/nonexistent exec ");
+    const { l, run, lines } = httpIsland(undefined, true, "local-single-node", 'type = "none"', broken, DEV_MODE);
     const url = `http://127.0.0.1:${BASE}`;
-    const version = async () => {
-      try {
-        return ((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version;
-      } catch {
-        return undefined;
-      }
-    };
+    const version = () => versionAt(url);
     await until("the engine serves", version, 20_000);
     const step8 = fs.mkdtempSync(path.join(l.tmp, "step8-"));
     fs.writeFileSync(path.join(l.tmp, "weights"), GOLDEN.replace(/step-7/g, "step-8").replace("/ckpt/step 7", step8));
@@ -729,14 +717,7 @@ exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", 
   });
 
   it("with no router to follow it, a restarted vLLM STAND-IN starts behind its restart gate: /health and completions answer 503 while its replay fails, named; the trainer's next record brings it in and opens the gate", async () => {
-    process.env.VLLM_SERVER_DEV_MODE = "1";
-    let island: ReturnType<typeof httpIsland>;
-    try {
-      island = httpIsland(undefined, true, "local-single-node", 'type = "none"', GATED_ENGINE);
-    } finally {
-      delete process.env.VLLM_SERVER_DEV_MODE;
-    }
-    const { l, run, lines } = island;
+    const { l, run, lines } = httpIsland(undefined, true, "local-single-node", 'type = "none"', GATED_ENGINE, DEV_MODE);
     const url = `http://127.0.0.1:${BASE}`;
     const status = async (p: string, body?: object) => {
       try {
