@@ -231,6 +231,79 @@ describe("restart drills on the real SLURM cluster", () => {
     }
   }, 300_000);
 
+  it("P/D behind the REAL vllm-router in P/D mode (STAND-INs): after the REAL Python client's update_weights(v2), SIGKILL of a prefill engine on node 2: it restarts behind its restart gate (its module and gate file on the cluster's shared storage) while it reloads v2, the router's health checks keep it out, and it is routed again serving v2, having served nothing else", async () => {
+    const stack = "restart-gate";
+    // A reload that takes seconds, as a real checkpoint's does (the stand-in's STANDIN_RELOAD_DELAY_MS).
+    const extra = {
+      "inference.env_vars": { VLLM_SERVER_DEV_MODE: "1", STANDIN_RELOAD_DELAY_MS: "5000" },
+      "inference.restart": { backoff: 0.5 },
+    };
+    const [c] = (await capture("disaggregated-small", extra, stack)).commands;
+    const folder = `/tmp/fleet-e2e/${stack}/island-0`;
+    const checkpoint = `/tmp/fleet-e2e/${stack}/ckpt-v2`;
+    try {
+      const create = await runRemote(c.connection, c.create, c.stdin);
+      expectOk(create, "create");
+      const island = parseIslandResult(create.stdout) as RunningIsland;
+      fs.mkdirSync(checkpoint, { recursive: true });
+      expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2").recorded).toEqual([`${folder}/weights`]);
+      // A prefill engine on node 2 (SLURM_PROCID 1).
+      const engine = island.engines.find(
+        (e) => e.role === "prefill" && new URL(e.url).hostname === island.nodes[1].addr,
+      );
+      expect(engine, JSON.stringify(island.engines)).toBeDefined();
+      const url = new URL(engine!.url).origin;
+      const port = Number(new URL(url).port);
+      const routed = async () => {
+        const { workers } = (await (await fetch(`${new URL(island.routerUrl!).origin}/workers`)).json()) as {
+          workers: { url: string; is_healthy: boolean }[];
+        };
+        return workers.some((w) => w.url === url && w.is_healthy);
+      };
+      expect(await routed()).toBe(true);
+      const victim = engineOf(island.jobId, 1, port)();
+      expect(victim).toBeDefined();
+      const killed = Date.now();
+      process.kill(victim!, "SIGKILL");
+      await until("the router marks it down", async () => !(await routed()), 10_000);
+      await until(
+        "it answers behind its closed restart gate",
+        async () => {
+          const pid = engineOf(island.jobId, 1, port)();
+          if (pid === undefined || pid === victim) return false;
+          const r = await fetch(`${url}/health`).catch(() => undefined);
+          return r?.status === 503 && (await r.text()).includes("restart gate closed");
+        },
+        60_000,
+      );
+      report["SLURM, P/D prefill on node 2: killed to answering behind its restart gate (ms)"] = Date.now() - killed;
+      expect(await routed()).toBe(false);
+      await until("routed again", routed, 60_000);
+      report["SLURM, P/D prefill on node 2: killed to routed again serving v2 (ms)"] = Date.now() - killed;
+      expect(((await (await fetch(`${url}/weight_info`)).json()) as { weight_version: string }).weight_version).toBe(
+        "v2",
+      );
+      // Requests through the router now (sessions spread over the prefills): none served with other weights.
+      for (let i = 0; i < 12; i++)
+        await fetch(`${island.routerUrl}/completions`, {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-session-id": `after-${i}` },
+          body: JSON.stringify({ model: island.model, prompt: `after ${i}`, max_tokens: 2 }),
+        }).then((r) => r.text());
+      const state = (await (await fetch(`${url}/standin/state`)).json()) as {
+        by_weight_version: Record<string, number>;
+      };
+      report["SLURM, P/D prefill on node 2: requests it served after its restart, by weight version"] =
+        state.by_weight_version;
+      expect(Object.keys(state.by_weight_version).filter((v) => v !== "v2")).toEqual([]);
+      const log = (await runRemote(conn, `cat ${folder}/slurm-${island.jobId}.out`)).stdout;
+      expect(log).toContain(`${url}: restart gate open`);
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+      fs.rmSync(checkpoint, { recursive: true, force: true });
+    }
+  }, 300_000);
+
   it("past its budget (restart.max_restarts = 1): a STAND-IN engine that keeps crashing after it served fails the island: status names the process, its status and its one restart; SLURM ends the job", async () => {
     const stack = "restart-budget";
     // Long enough for create to see every endpoint serve first (the real router listens once its workers are healthy).
