@@ -41,7 +41,7 @@ describe("an island's create and delete commands", () => {
         }
         // The probes send the key from a file descriptor (fleet_curl), never on curl's command line.
         expect(job.stdin).toContain('body=$(fleet_curl -sf --max-time 5 "$1")');
-        expect(job.stdin).toContain('curl -H @<(printf ');
+        expect(job.stdin).toContain("curl -H @<(printf ");
       }
       expect(spawnSync("bash", ["-n"], { input: job.stdin }).status).toBe(0);
       expectShellcheckClean(job.stdin);
