@@ -10,7 +10,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
-import { capture, expectOk, fleetStatusIn, login, privateKey } from "./cluster";
+import { capture, expectOk, fleetStatusIn, login, privateKey, type CapturedCommand } from "./cluster";
 import {
   clientUpdateWeights,
   killAndListedServing,
@@ -33,6 +33,13 @@ async function fleetStatus(pulumiStack: string, stackFile: string, extra: Record
   return s.report!;
 }
 
+/** Runs an island's create command; the running island it reports. */
+async function createIsland(c: CapturedCommand): Promise<RunningIsland> {
+  const create = await runRemote(c.connection, c.create, c.stdin);
+  expectOk(create, "create");
+  return parseIslandResult(create.stdout) as RunningIsland;
+}
+
 /** The job's `serve` process on node `node` (SLURM_PROCID) serving `port`. */
 const engineOf = (jobId: string, node: number, port: number) => () =>
   processesWith({ SLURM_JOB_ID: jobId, SLURM_PROCID: String(node) }, ["serve", "--port", String(port)])[0];
@@ -43,9 +50,7 @@ describe("restart drills on the real SLURM cluster", () => {
     const extra = { "inference.restart": { backoff: 0.5 } };
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     try {
-      const create = await runRemote(c.connection, c.create, c.stdin);
-      expectOk(create, "create");
-      const island = parseIslandResult(create.stdout) as RunningIsland;
+      const island = await createIsland(c);
       const url = `http://${island.nodes[1].addr}:8100`;
       const drill = await killUnderTraffic(
         island.routerUrl!,
@@ -77,9 +82,7 @@ describe("restart drills on the real SLURM cluster", () => {
     const folder = `/tmp/fleet-e2e/${stack}/island-0`;
     const checkpoint = `/tmp/fleet-e2e/${stack}/ckpt-v2`;
     try {
-      const create = await runRemote(c.connection, c.create, c.stdin);
-      expectOk(create, "create");
-      const island = parseIslandResult(create.stdout) as RunningIsland;
+      const island = await createIsland(c);
       fs.mkdirSync(checkpoint, { recursive: true });
       // The trainer beside the job: the island's endpoints.json on the cluster's shared storage.
       expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2")).toEqual({
@@ -189,9 +192,7 @@ describe("restart drills on the real SLURM cluster", () => {
     try {
       const islands = [];
       for (const c of commands) {
-        const create = await runRemote(c.connection, c.create, c.stdin);
-        expectOk(create, "create");
-        islands.push(parseIslandResult(create.stdout) as RunningIsland);
+        islands.push(await createIsland(c));
       }
       const [i0, i1] = islands;
       const ranks = (island: RunningIsland) =>
@@ -242,9 +243,7 @@ describe("restart drills on the real SLURM cluster", () => {
     const folder = `/tmp/fleet-e2e/${stack}/island-0`;
     const checkpoint = `/tmp/fleet-e2e/${stack}/ckpt-v2`;
     try {
-      const create = await runRemote(c.connection, c.create, c.stdin);
-      expectOk(create, "create");
-      const island = parseIslandResult(create.stdout) as RunningIsland;
+      const island = await createIsland(c);
       fs.mkdirSync(checkpoint, { recursive: true });
       expect(clientUpdateWeights(`${folder}/endpoints.json`, checkpoint, "v2").recorded).toEqual([`${folder}/weights`]);
       // A prefill engine on node 2 (SLURM_PROCID 1).
@@ -313,9 +312,7 @@ describe("restart drills on the real SLURM cluster", () => {
     };
     const [c] = (await capture("multi-replica", extra, stack)).commands;
     try {
-      const create = await runRemote(c.connection, c.create, c.stdin);
-      expectOk(create, "create");
-      const island = parseIslandResult(create.stdout) as RunningIsland;
+      const island = await createIsland(c);
       let s = await fleetStatus(stack, "multi-replica", extra);
       for (
         const t0 = Date.now();
