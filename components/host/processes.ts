@@ -164,13 +164,16 @@ function startLine(
   return `( ${body} ) >> "$NODE_DIR/${name}.log" 2>&1 &`;
 }
 
+/** The gate file of process `name`, beside its log: while it exists, its start is gated. */
+const gateFile = (name: string) => `"$NODE_DIR"/${shq(`${name}.gate`)}`;
+
 /**
  * The restart gate's flags (Engine.restartGate) and environment for a start the keeper gated (the
  * gate file beside the log exists: helpers.sh fleet_gate_close): after the process's own exports,
  * so its PYTHONPATH finds the gate's module first and keeps the user's.
  */
 function gateStep(name: string, flags: string[]): string {
-  const file = `"$NODE_DIR"/${shq(`${name}.gate`)}`;
+  const file = gateFile(name);
   return [
     `gate=(); if [ -e ${file} ]; then gate=(${shellWords(flags, spell)})`,
     `export FLEET_RESTART_GATE=${file} PYTHONPATH="$NODE_DIR/restart-gate\${PYTHONPATH:+:$PYTHONPATH}"; fi`,
@@ -230,12 +233,13 @@ function startLines(
  * (helpers.sh fleet_catch_up): registered by its process key (FLEET_CATCH_UP: its admin root, its
  * weight-version route, how long it may take) for the keeper to run again when it restarts an
  * engine no router's follower replays to, and run now for the island's first start (a revived
- * island: host/revival.sh took the record back; without a record it returns at once).
+ * island: host/revival.sh took the record back; without a record it returns at once); `gated`: its
+ * restarts may go behind its restart gate (FLEET_GATE: its gate file).
  */
-function catchUpLines(p: Kept, e: EngineProcess): string[] {
+function catchUpLines(p: Kept, e: EngineProcess, gated: boolean): string[] {
   const key = processKey(p);
   const entry = t`http://${nodeRef(e.node)}:${e.port!} ${engineNamed(e.engine).routes.weightVersion} ${String(WORKER_STARTUP_TIMEOUT_S)}`;
-  const gate = engineNamed(e.engine).restartGate ? [`FLEET_GATE[${key}]="$NODE_DIR"/${shq(`${p.name}.gate`)}`] : [];
+  const gate = gated ? [`FLEET_GATE[${key}]=${gateFile(p.name)}`] : [];
   return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, ...gate, `fleet_catch_up ${key}`];
 }
 
@@ -292,7 +296,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     lines.push(
       ...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : [], gate),
     );
-    if (e.port !== undefined) lines.push(...catchUpLines(kept, e));
+    if (e.port !== undefined) lines.push(...catchUpLines(kept, e, gate !== undefined));
   }
   const r = island.router;
   if (r?.kind === "llm-d") {
