@@ -4,10 +4,10 @@ import type { IslandContext, IslandDeployer } from "../backend";
 import type { SecretName } from "../credentials";
 import type { StackPlan } from "../plan/stack-plan";
 import { renderK8sStack, serviceK8sObjects, type K8sIslandEndpoints, type K8sStackObjects } from "./fleet-objects";
-import { SECRET_KEYS, type K8sObject } from "./objects";
+import { SECRET_KEYS, skipProviderAwait, type K8sObject } from "./objects";
 import { k8sIslandPrefix } from "./base-name";
 import type { ClusterConfig } from "./provider";
-import { readinessCommand, skipProviderAwait } from "./readiness-command";
+import { readinessCommand } from "./readiness-command";
 import { k8sResource } from "./resource";
 import {
   annotatePod,

@@ -1,6 +1,6 @@
 import { partsOf, type Part, type Value } from "../plan/values";
 import { shellWord } from "../shell";
-import { k8sRefs, type K8sContext } from "./render-context";
+import { k8sRefs, type K8sContext, type NodeHost } from "./render-context";
 import { k8sLiteral } from "./objects";
 
 /**
@@ -18,16 +18,17 @@ export const LWS_LEADER_ADDRESS = "LWS_LEADER_ADDRESS";
  * LeaderWorkerSet's pods the leader node's address as `$(LWS_LEADER_ADDRESS)` (`lwsLeader`: that
  * node), other references as DNS names and mount paths.
  */
-export function k8sValue(ctx: K8sContext, island: number, v: Value, lwsLeader?: number): string {
+export function k8sValue(ctx: K8sContext, island: number, v: Value, lwsLeader?: number, nodeHost?: NodeHost): string {
   const leader = lwsLeader === undefined ? undefined : { node: lwsLeader, address: `$(${LWS_LEADER_ADDRESS})` };
-  const resolve = k8sRefs(ctx, island, "$(POD_IP)", leader);
+  const resolve = k8sRefs(ctx, island, "$(POD_IP)", leader, nodeHost);
   const kubeletRef = (p: Exclude<Part, string>) => p.ref === "self" || (p.ref === "node" && p.node === lwsLeader);
   return partsOf(v)
     .map((p) => (typeof p === "string" ? k8sLiteral(p) : kubeletRef(p) ? resolve(p) : k8sLiteral(resolve(p))))
     .join("");
 }
 
-export const k8sArgv = (ctx: K8sContext, island: number, argv: Value[]) => argv.map((v) => k8sValue(ctx, island, v));
+export const k8sArgv = (ctx: K8sContext, island: number, argv: Value[], nodeHost?: NodeHost) =>
+  argv.map((v) => k8sValue(ctx, island, v, undefined, nodeHost));
 
 /**
  * The same references spelled for bash inside an engine script (`${POD_IP}` from the env; in a

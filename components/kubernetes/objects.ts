@@ -117,3 +117,12 @@ export const httpProbe = (path: string, port: number, periodSeconds: number, fai
 
 /** A container's CPU request and memory request = limit (memory is not compressible: no overcommit). */
 export const resources = (cpu: string, memory: string) => ({ requests: { cpu, memory }, limits: { memory } });
+
+/** The annotation that turns off pulumi-kubernetes' own readiness wait for one object. */
+export const SKIP_AWAIT = "pulumi.com/skipAwait";
+
+/** `o` with the provider's await off (workloads: their wait is readiness-command.ts). */
+export function skipProviderAwait(o: K8sObject): K8sObject {
+  const annotations = { ...(o.metadata.annotations ?? {}), [SKIP_AWAIT]: "true" };
+  return { ...o, metadata: { ...o.metadata, annotations } } as K8sObject;
+}

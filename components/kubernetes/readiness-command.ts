@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import type { K8sObject } from "./objects";
 import type { ClusterConfig } from "./provider";
 import { PACKAGE_ROOT } from "../package-root";
 import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line";
@@ -22,15 +21,6 @@ import { readinessCommandLine, type WaitCommandArgs } from "./wait-command-line"
  * the contents (a secret) in FLEET_KUBECONFIG_DATA, never on the command line, which the provider
  * prints when the command fails. It has no delete: destroying it leaves the cluster alone.
  */
-
-/** The annotation that turns off pulumi-kubernetes' own readiness wait for one object. */
-export const SKIP_AWAIT = "pulumi.com/skipAwait";
-
-/** `o` with the provider's await off (only workloads have pods to wait for). */
-export function skipProviderAwait(o: K8sObject): K8sObject {
-  const annotations = { ...(o.metadata.annotations ?? {}), [SKIP_AWAIT]: "true" };
-  return { ...o, metadata: { ...o.metadata, annotations } } as K8sObject;
-}
 
 export interface ReadinessArgs extends WaitCommandArgs {
   cluster: ClusterConfig;

@@ -71,22 +71,28 @@ function scratchUnsupported(): never {
   throw new Error("internal error: a Kubernetes plan has no per-rank engines, so no scratch directory");
 }
 
+/** How a node reference is spelled for a reader: by default the node's pod DNS name (names.ts pod). */
+export type NodeHost = (node: number) => string;
+
 /**
  * Resolves a plan reference to a literal for a container running in island `island`'s pods; in a
  * LeaderWorkerSet's pods `leader` spells the address of the group's leader node (which LWS injects).
+ * `nodeHost` spells other nodes otherwise (a router given its engines' ready Services).
  */
 export function k8sRefs(
   ctx: K8sContext,
   island: number,
   self: string,
   leader?: { node: number; address: string },
+  nodeHost?: NodeHost,
 ): (ref: Ref) => string {
   const plan = ctx.plan.islands[island];
+  const host = nodeHost ?? ((node: number) => ctx.names.pod(plan, node).host);
   return (ref) =>
     ref.ref === "node"
       ? leader?.node === ref.node
         ? leader.address
-        : ctx.names.pod(plan, ref.node).host
+        : host(ref.node)
       : ref.ref === "self"
         ? self
         : ref.ref === "file"

@@ -8,6 +8,7 @@ import { fieldEnv, httpProbe, resources, SECRET_KEYS, secretEnv, tcpProbe, type 
 import { k8sArgv } from "./kubelet-values";
 import { yamlPackage } from "../lazy-packages";
 import { routerFollower } from "./router-follower";
+import { readyServiceHost, readyServices } from "./ready-services";
 
 /** The client-facing Service: `<island>-router`, whatever runs behind it. */
 function routerService(
@@ -30,14 +31,21 @@ function routerService(
  * vllm-router gets no API key: it forwards the client's Authorization header and the engines check
  * it, whereas it would add a key it held for any caller. sglang-router holds it (holdsApiKey): it
  * demands it of clients, and finds keyed workers only with it; the command names the Secret's
- * variable, which kubelet expands ($(VAR)), so no object holds the key. After vllm-router, its
- * follower (router-follower.ts) keeps it to the engines whose weights are current.
+ * variable, which kubelet expands ($(VAR)), so no object holds the key. Its follower
+ * (router-follower.ts) keeps it to the engines whose weights are current; a router no follower can
+ * tell its workers (vllm-router in P/D mode) is given each engine's ready Service instead of the
+ * pod's name (ready-services.ts), which does the same through Kubernetes' own readiness.
  */
 function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPlan): K8sObject[] {
   const selector = labels(ctx, "router", island.index);
   const name = ctx.names.routerService(island.index);
   const key = r.holdsApiKey && ctx.secrets.includes("apiKey");
-  const command = [...k8sArgv(ctx, island.index, r.argv), ...(key ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : [])];
+  // Unfollowed, it reaches each engine through the engine's ready Service (ready-services.ts).
+  const nodeHost = r.follow ? undefined : readyServiceHost(ctx, island);
+  const command = [
+    ...k8sArgv(ctx, island.index, r.argv, nodeHost),
+    ...(key ? ["--api-key", `$(${SECRET_KEYS.apiKey})`] : []),
+  ];
   // The config rule "vllm-router on Kubernetes needs a router image" refuses a fleet without one.
   const image = ctx.target.router_image;
   if (image === undefined) throw new Error(`kubernetes.router_image is required for ${r.kind} on Kubernetes`);
@@ -68,6 +76,7 @@ function httpRouterObjects(ctx: K8sContext, island: IslandPlan, r: HttpRouterPla
       { name: "metrics", port: r.metricsPort },
     ]),
     ...routerFollower(ctx, island, r, image),
+    ...(r.follow ? [] : readyServices(ctx, island)),
   ];
 }
 

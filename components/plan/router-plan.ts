@@ -85,8 +85,9 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   if (pd && !follow && kind === "vllm-router") {
     // Unfollowed, its own health checks keep it to the engines that serve: a dead one (P/D mode
     // retries nothing: each request it gets fails) out at its first failed check, a restarted one
-    // (behind its restart gate until it serves the fleet's weights, Engine.restartGate) back after
-    // two good ones; by default that is 3 and 2 checks a minute apart (measured with 0.1.17).
+    // back after two good ones once it serves the fleet's weights (on a host its restart gate,
+    // Engine.restartGate; on Kubernetes its ready Service, kubernetes/ready-services.ts); by
+    // default that is 3 and 2 checks a minute apart (measured with 0.1.17).
     argv.push("--health-check-interval-secs", String(PD_HEALTH_CHECK_S), "--health-failure-threshold", "1");
   }
   if (pd) {

@@ -155,6 +155,111 @@ describe.skipIf(!!missing)("the readiness wait and fleet status on a real contro
     }
   });
 
+  /** The endpoints of a Service's EndpointSlices: the pod each names, and whether it is ready. */
+  function endpointsOf(namespace: string, service: string): { pod: string; ready: boolean }[] {
+    const r = cp.kubectl([
+      "get",
+      "endpointslices",
+      "-n",
+      namespace,
+      "-l",
+      `kubernetes.io/service-name=${service}`,
+      "-o",
+      "json",
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+    const slices = JSON.parse(r.stdout).items as {
+      endpoints?: { targetRef?: { name: string }; conditions?: { ready?: boolean } }[];
+    }[];
+    return slices
+      .flatMap((s) => s.endpoints ?? [])
+      .map((e) => ({ pod: e.targetRef?.name ?? "?", ready: e.conditions?.ready === true }))
+      .sort((x, y) => x.pod.localeCompare(y.pod));
+  }
+
+  /** Polls `read` until it returns what `want` accepts; the seconds it took. */
+  async function until<T>(read: () => T, want: (v: T) => boolean, what: string, timeoutS = 60): Promise<number> {
+    const started = Date.now();
+    let last: T = read();
+    while (!want(last)) {
+      if (Date.now() - started > timeoutS * 1000)
+        throw new Error(`${what}: still ${JSON.stringify(last)} after ${timeoutS} s`);
+      await new Promise((ok) => setTimeout(ok, 100));
+      last = read();
+    }
+    return (Date.now() - started) / 1000;
+  }
+
+  /** Sets a pod's Ready condition as the kubelet does from its readiness probe (kwok runs no probe). */
+  const setReady = (namespace: string, pod: string, ready: boolean) => {
+    const status = ready ? "True" : "False";
+    const patch = {
+      status: {
+        conditions: [
+          { type: "Ready", status },
+          { type: "ContainersReady", status },
+        ],
+      },
+    };
+    const r = cp.kubectl([
+      "patch",
+      "pod",
+      pod,
+      "-n",
+      namespace,
+      "--subresource=status",
+      "--type=strategic",
+      "-p",
+      JSON.stringify(patch),
+    ]);
+    expect(r.status, r.stderr).toBe(0);
+  };
+
+  it("issue 41: vllm-router in P/D mode reaches each engine through its ready Service: a pod that is not Ready (stale weights) is out of it, still published by the headless Service, and back once Ready", async () => {
+    // One prefill replica: the fixture's 4 fake nodes hold 2 prefill and 2 decode pods of 8 GPUs.
+    const a = apply("k8s-disaggregated", ["--inference.deployment.num_prefill_replicas", "1"]);
+    try {
+      const w = wait(a, 30);
+      expect(w.status, w.stdout + w.stderr).toBe(0);
+      const router = a.workloads.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-router")) as any;
+      const command: string[] = router.spec.template.spec.containers[0].command;
+      const services = command.flatMap((word, k) =>
+        ["--prefill", "--decode"].includes(command[k - 1]) ? [new URL(word).hostname.split(".")[0]] : [],
+      );
+      expect(services.length).toBe(4);
+      // Each Service routes to exactly the pod of its name, once the pod is Ready.
+      for (const svc of services)
+        await until(
+          () => endpointsOf(a.namespace, svc),
+          (e) => JSON.stringify(e) === JSON.stringify([{ pod: svc, ready: true }]),
+          svc,
+        );
+      const engines = `${router.metadata.name.replace(/-router$/, "")}-engines`;
+      const victim = services.find((s) => s.includes("-decode"))!;
+      setReady(a.namespace, victim, false);
+      const outS = await until(
+        () => endpointsOf(a.namespace, victim),
+        (e) => e.every((x) => !x.ready),
+        `${victim} out`,
+      );
+      // The trainer's admin URL (the headless Service's pod name) still reaches it; its peers' Services are untouched.
+      expect(endpointsOf(a.namespace, engines).find((e) => e.pod === victim)).toEqual({ pod: victim, ready: true });
+      for (const svc of services.filter((s) => s !== victim))
+        expect(endpointsOf(a.namespace, svc)).toEqual([{ pod: svc, ready: true }]);
+      setReady(a.namespace, victim, true);
+      const backS = await until(
+        () => endpointsOf(a.namespace, victim),
+        (e) => JSON.stringify(e) === JSON.stringify([{ pod: victim, ready: true }]),
+        `${victim} back`,
+      );
+      console.log(
+        `[k8s ready Services, real kube-controller-manager] ${victim}: not ready in its Service ${outS.toFixed(1)} s after its pod's Ready turned False, ready again ${backS.toFixed(1)} s after True`,
+      );
+    } finally {
+      remove(a);
+    }
+  }, 180_000);
+
   it("pods no node can hold: the wait fails within stuck_after, naming the pod and the scheduler's reason", () => {
     const overrides = ["--kubernetes.gpu_resource", "example.com/gpu"];
     const a = apply("k8s-multi-replica", overrides);

@@ -683,6 +683,74 @@ describe("Kubernetes rendering details", () => {
     }
   });
 
+  /** The pods a workload makes, with the labels its controller adds (StatefulSet's pod-name, LWS's worker index of group 0). */
+  function podsOf(o: K8sObject): { name: string; labels: Record<string, string>; ports: number[] }[] {
+    const ports = (t: PodTemplateSpec) =>
+      containers(t).flatMap((c) => ((c.ports ?? []) as any[]).map((p: any) => p.containerPort));
+    const labelsOf = (t: PodTemplateSpec) => (t.metadata as any).labels as Record<string, string>;
+    if (o.kind === "StatefulSet") {
+      const t = o.spec.template as PodTemplateSpec;
+      const name = `${o.metadata.name}-0`;
+      return [{ name, labels: { ...labelsOf(t), "statefulset.kubernetes.io/pod-name": name }, ports: ports(t) }];
+    }
+    if (o.kind !== "LeaderWorkerSet") return [];
+    const { size, leaderTemplate, workerTemplate } = o.spec.leaderWorkerTemplate;
+    return Array.from({ length: size }, (_, k) => {
+      const t = (k === 0 ? leaderTemplate : workerTemplate) as PodTemplateSpec;
+      const labels = {
+        ...labelsOf(t),
+        "leaderworkerset.sigs.k8s.io/group-index": "0",
+        "leaderworkerset.sigs.k8s.io/worker-index": String(k),
+      };
+      return { name: k === 0 ? `${o.metadata.name}-0` : `${o.metadata.name}-0-${k}`, labels, ports: ports(t) };
+    });
+  }
+
+  it("issue 41: vllm-router in P/D mode (no follower) reaches each engine through a Service that selects exactly its pod and routes only while it is Ready; a followed router keeps the pod DNS names", () => {
+    const plan = stackPlan("k8s-disaggregated");
+    const objects = allK8sObjects(renderK8sFleet(plan, []));
+    const ns = k8sNames(plan).namespace;
+    const pods = objects.flatMap(podsOf);
+    const router = objects.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-router")) as any;
+    const command: string[] = router.spec.template.spec.containers[0].command;
+    expect(plan.islands[0].router).toMatchObject({ pd: true });
+    expect((plan.islands[0].router as any).follow).toBeUndefined();
+    expect(objects.some((o) => o.metadata.name.endsWith("-follower"))).toBe(false);
+    const workers = command.flatMap((w, k) => (["--prefill", "--decode"].includes(command[k - 1]) ? [new URL(w)] : []));
+    expect(workers).toHaveLength(plan.islands[0].engines.filter((e) => e.port !== undefined).length);
+    for (const u of workers) {
+      const [name, ...rest] = u.hostname.split(".");
+      expect(rest.join(".")).toBe(`${ns}.svc.cluster.local`);
+      const service = objects.find((o) => o.kind === "Service" && o.metadata.name === name) as any;
+      expect(service, u.hostname).toBeDefined();
+      // ClusterIP: routes only to Ready endpoints (not headless, not publishing not-ready addresses).
+      expect(service.spec.clusterIP).toBeUndefined();
+      expect(service.spec.publishNotReadyAddresses).toBeUndefined();
+      expect(service.spec.ports).toEqual([{ name: "http", port: Number(u.port), targetPort: Number(u.port) }]);
+      // pulumi-kubernetes' Service await would hold an up while an engine is not Ready (await/service.go).
+      expect(service.metadata.annotations).toEqual({ "pulumi.com/skipAwait": "true" });
+      const selected = pods.filter((p) => Object.entries(service.spec.selector).every(([k, v]) => p.labels[k] === v));
+      expect(selected.map((p) => p.name)).toEqual([name]);
+      expect(selected[0].ports).toContain(Number(u.port));
+    }
+    // The trainer's admin URLs still name every pod through the headless Service (Ready or not).
+    for (const u of k8sEndpoints(plan)[0].adminUrls) {
+      const [pod, subdomain] = new URL(u).hostname.split(".");
+      expect(pods.map((p) => p.name)).toContain(pod);
+      expect(subdomain).not.toBe(ns);
+    }
+
+    const followed = stackPlan("k8s-multi-replica");
+    const fo = allK8sObjects(renderK8sFleet(followed, []));
+    expect((followed.islands[0].router as any).follow).toBeDefined();
+    const names = fo.filter((o) => o.kind === "Service").map((o) => o.metadata.name);
+    expect(names.every((n) => n.endsWith("-engines") || n.endsWith("-router"))).toBe(true);
+    const fr = fo.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-router")) as any;
+    const urls = (fr.spec.template.spec.containers[0].command as string[]).filter((w) => w.startsWith("http://"));
+    expect(urls.length).toBeGreaterThan(0);
+    for (const w of urls) expect(new URL(w).hostname).toContain(`.${k8sNames(followed).engineService(0)}.`);
+  });
+
   it("wide-EP: one LeaderWorkerSet whose workers take their start rank from the worker index", () => {
     const plan = stackPlan("k8s-wide-ep");
     const fleet = renderK8sFleet(plan, []);
