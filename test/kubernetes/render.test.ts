@@ -740,6 +740,21 @@ describe("Kubernetes rendering details", () => {
       expect(subdomain).not.toBe(ns);
     }
 
+    // Regular mode without a follower (power_of_two: no /add_worker) takes the same Services.
+    const text = stackText("k8s-prime-multi-replica").replace(
+      'type = "vllm-router"',
+      'type = "vllm-router"\npolicy = "power_of_two"',
+    );
+    const p2 = k8sPlan(text, "k8s-prime-multi-replica");
+    expect((p2.islands[0].router as any).follow).toBeUndefined();
+    const o2 = allK8sObjects(renderK8sFleet(p2, []));
+    const r2 = o2.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-router")) as any;
+    const hosts = (r2.spec.template.spec.containers[0].command as string[])
+      .filter((w) => w.startsWith("http://"))
+      .map((w) => new URL(w).hostname.split(".")[0]);
+    expect(hosts).toHaveLength(2);
+    for (const h of hosts) expect(o2.filter((o) => o.kind === "Service" && o.metadata.name === h)).toHaveLength(1);
+
     const followed = stackPlan("k8s-multi-replica");
     const fo = allK8sObjects(renderK8sFleet(followed, []));
     expect((followed.islands[0].router as any).follow).toBeDefined();
