@@ -136,6 +136,7 @@ function startLine(
   before?: string,
   first: string[] = [],
   gate?: string[],
+  resume?: Value[],
 ): string {
   const exports = env.map(([k, v]) =>
     k === "CUDA_VISIBLE_DEVICES" && typeof v === "string"
@@ -150,6 +151,7 @@ function startLine(
     ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
     ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
     ...(gate ? ['"${gate[@]}"'] : []),
+    ...(resume ? ['"${resume[@]}"'] : []),
   ].join(" ");
   const steps = [
     ...(before ? [before] : []),
@@ -157,6 +159,7 @@ function startLine(
     ...first,
     ...exports,
     ...(gate ? [gateStep(name, gate)] : []),
+    ...(resume ? [resumeStep(name, resume)] : []),
     `exec ${cmd}`,
   ];
   // A step that ends in & (something run beside the process) is already separated from the next.
@@ -178,6 +181,20 @@ function gateStep(name: string, flags: string[]): string {
     `gate=(); if [ -e ${file} ]; then gate=(${shellWords(flags, spell)})`,
     `export FLEET_RESTART_GATE=${file} PYTHONPATH="$NODE_DIR/restart-gate\${PYTHONPATH:+:$PYTHONPATH}"; fi`,
   ].join("; ");
+}
+
+/** The resume file of process `name`, beside its log: while it exists, its start adds the flags it lists. */
+const resumeFile = (name: string) => `"$NODE_DIR"/${shq(`${name}.resume`)}`;
+
+/**
+ * A start on the fleet's weights (Engine.startOnRecord): the flags the keeper wrote into the resume
+ * file (helpers.sh fleet_resume_prepare: the folder and version, one a line, read as words, never
+ * run), then `keep`.
+ */
+function resumeStep(name: string, keep: Value[]): string {
+  const file = resumeFile(name);
+  const more = keep.length ? `; resume+=(${shellWords(keep, spell)})` : "";
+  return `resume=(); if [ -e ${file} ]; then mapfile -t resume < ${file}${more}; fi`;
 }
 
 /**
@@ -219,11 +236,12 @@ function startLines(
   before?: string,
   first: string[] = [],
   gate?: string[],
+  resume?: Value[],
 ): string[] {
   const key = processKey(p);
   const group = p.group ?? `${p.name}-n${p.node}`;
   return [
-    `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first, gate)} }`,
+    `fleet_start_${key}() { ${startLine(p.name, env, argv, host.wrap, secrets, before, first, gate, resume)} }`,
     `fleet_run ${key} ${shq(p.name)} ${shq(group)}`,
   ];
 }
@@ -234,13 +252,19 @@ function startLines(
  * weight-version route, how long it may take) for the keeper to run again when it restarts an
  * engine no router's follower replays to, and run now for the island's first start (a revived
  * island: host/revival.sh took the record back; without a record it returns at once); `gated`: its
- * restarts may go behind its restart gate (FLEET_GATE: its gate file).
+ * restarts may go behind its restart gate (FLEET_GATE: its gate file), or start on the record's
+ * folder (FLEET_RESUME: the record call that names one, the flags, its resume file).
  */
 function catchUpLines(p: Kept, e: EngineProcess, gated: boolean): string[] {
   const key = processKey(p);
-  const entry = t`http://${nodeRef(e.node)}:${e.port!} ${engineNamed(e.engine).routes.weightVersion} ${String(WORKER_STARTUP_TIMEOUT_S)}`;
+  const engine = engineNamed(e.engine);
+  const entry = t`http://${nodeRef(e.node)}:${e.port!} ${engine.routes.weightVersion} ${String(WORKER_STARTUP_TIMEOUT_S)}`;
   const gate = gated ? [`FLEET_GATE[${key}]=${gateFile(p.name)}`] : [];
-  return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, ...gate, `fleet_catch_up ${key}`];
+  const r = engine.startOnRecord;
+  const resume = r
+    ? [`FLEET_RESUME[${key}]=${shq(`${r.call} ${r.dirKey} ${r.dirFlag} ${r.versionFlag} `)}${resumeFile(p.name)}`]
+    : [];
+  return [`FLEET_CATCH_UP[${key}]=${shellWord(entry, spell)}`, ...gate, ...resume, `fleet_catch_up ${key}`];
 }
 
 /** Writes one of the island's generated files on this node (see generatedFiles). */
@@ -293,9 +317,10 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
     const kept = { name: e.id, node, group: e.group };
     const gate = e.port !== undefined ? engineNamed(e.engine).restartGate : undefined;
-    lines.push(
-      ...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, host.cache ? CACHE_EXPORTS : [], gate),
-    );
+    const onRecord = e.port !== undefined ? engineNamed(e.engine).startOnRecord : undefined;
+    const resume = onRecord?.keep(e.argv);
+    const before = host.cache ? CACHE_EXPORTS : [];
+    lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, before, gate, resume));
     if (e.port !== undefined) lines.push(...catchUpLines(kept, e, gate !== undefined));
   }
   const r = island.router;

@@ -114,4 +114,20 @@ export interface Engine {
    * @default undefined (no gate)
    */
   restartGate?: string[];
+  /**
+   * How a restart can start it on the fleet's weights themselves, where the island's weights record
+   * is a single update from a checkpoint folder (helpers.sh fleet_resume_prepare): the record call's
+   * path and the body's key that names the folder, the flags that start it on that folder and
+   * report the record's version, and `keep`: flags that keep what the base model's name also
+   * decided (the served name, the tokenizer), unless `argv` sets them. For an engine without a
+   * restart gate, so a restart no router's follower watches never serves the base weights.
+   * @default undefined (it starts on the base model and replays the record)
+   */
+  startOnRecord?: {
+    call: string;
+    dirKey: string;
+    dirFlag: string;
+    versionFlag: string;
+    keep(argv: Value[]): Value[];
+  };
 }

@@ -319,6 +319,12 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       // A host may restart it behind its restart gate (helpers.sh fleet_gate_close): that line too.
       if (engine.restartGate && e.port !== undefined)
         assertArgv(engine.manifest, engine.manifestArgs([...e.argv, ...engine.restartGate]), `${e.id} (restart gate)`);
+      // Or start it on the record's folder (helpers.sh fleet_resume_prepare): that line too.
+      const resume = engine.startOnRecord;
+      if (resume && e.port !== undefined) {
+        const onRecord = [...e.argv, ...resume.keep(e.argv), resume.dirFlag, "/ckpt", resume.versionFlag, "v"];
+        assertArgv(engine.manifest, engine.manifestArgs(onRecord), `${e.id} (start on the weights record)`);
+      }
     }
     const r = island.router;
     if (r && r.kind !== "llm-d")

@@ -539,9 +539,10 @@ function httpIsland(
   router = "",
   engine = HTTP_ENGINE,
   env: Record<string, string> = {},
+  program = "vllm",
 ) {
   const l = lab(false);
-  fs.writeFileSync(path.join(l.bin, "vllm"), engine, { mode: 0o755 });
+  fs.writeFileSync(path.join(l.bin, program), engine, { mode: 0o755 });
   const attempt = path.join(l.tmp, "logs", "run_1");
   fs.mkdirSync(attempt, { recursive: true });
   if (served) fs.writeFileSync(path.join(attempt, "served"), "");
@@ -759,6 +760,94 @@ exec ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", 
     expect(run.out().stdout).toContain(`${url}: restart gate open`);
     const state = JSON.parse((await status("/standin/state")).slice(4)) as { by_weight_version: object };
     expect(state.by_weight_version).toEqual({});
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  // The SGLang TEST STAND-IN (no middleware option, so no restart gate), started as the fleet starts
+  // SGLang (`python3 -m sglang.launch_server`) through a wrapper that records its starts and argv.
+  const SGLANG_ENGINE = `#!/bin/bash
+if [ "$1 $2" != "-m sglang.launch_server" ]; then PATH=\${PATH#*:} exec python3 "$@"; fi
+node=\${PWD##*node_}
+printf '%s %s\\n' "$(($(date +%s%N) / 1000000))" "\${CUDA_VISIBLE_DEVICES:-}" > "$RECORD_DIR/sglang.$node.$$"
+printf '%s\\n' "$*" >> "$RECORD_DIR/argv"
+shift 2
+exec node ${JSON.stringify(path.join(__dirname, "..", "fixtures", "standins", "bin", "sglang-launch-server"))} "$@"
+`;
+  /** The SGLang stand-in's /model_info: its weight version and model path, or undefined while it does not answer. */
+  const modelInfo = async (url: string) => {
+    try {
+      return (await (await fetch(`${url}/model_info`)).json()) as { weight_version: string; model_path: string };
+    } catch {
+      return undefined;
+    }
+  };
+  /** A checkpoint folder as a trainer writes one (the stand-in starts only on a folder with config.json). */
+  const checkpoint = (dir: string, model = true) => {
+    const ckpt = fs.mkdtempSync(path.join(dir, "step 9-"));
+    if (model) fs.writeFileSync(path.join(ckpt, "config.json"), "{}");
+    return ckpt;
+  };
+  const sglangRecord = (ckpt: string) =>
+    `version v9\nmodel Qwen/Qwen3-0.6B\nengine sglang\ncall POST /update_weights_from_disk ${JSON.stringify({ model_path: ckpt, weight_version: "v9" })}\n`;
+
+  it("with no router to follow it, a restarted SGLang STAND-IN starts on the record's folder at its version: it never answers with the base weights, and nothing is replayed", async () => {
+    const stack = ["local-sglang", 'type = "none"', SGLANG_ENGINE, {}, "python3"] as const;
+    const { l, run, lines } = httpIsland(undefined, true, ...stack);
+    const url = `http://127.0.0.1:${BASE}`;
+    await until("the engine serves", async () => (await modelInfo(url))?.weight_version === "default", 20_000);
+    const ckpt = checkpoint(l.tmp);
+    fs.writeFileSync(path.join(l.tmp, "weights"), sglangRecord(ckpt));
+    process.kill(l.starts("sglang")[0].pid, "SIGKILL");
+    // Every answer from the kill on: none with the base weights.
+    const seen = new Set<string>();
+    await until(
+      "the restarted engine serves v9",
+      async () => {
+        const v = (await modelInfo(url))?.weight_version;
+        if (v) seen.add(v);
+        return v === "v9" && l.starts("sglang").length === 2;
+      },
+      20_000,
+    );
+    expect([...seen]).toEqual(["v9"]);
+    const argv = lines("argv");
+    expect(argv).toHaveLength(2);
+    expect(argv[0]).not.toContain("--weight-version");
+    expect(argv[1]).toMatch(
+      /--enable-metrics --model-path .*step 9-\S+ --weight-version v9 --served-model-name Qwen\/Qwen3-0\.6B --tokenizer-path Qwen\/Qwen3-0\.6B$/,
+    );
+    expect((await modelInfo(url))!.model_path).toBe(ckpt);
+    const models = (await (await fetch(`${url}/v1/models`)).json()) as { data: { id: string }[] };
+    expect(models.data.map((m) => m.id)).toEqual(["Qwen/Qwen3-0.6B"]);
+    const state = (await (await fetch(`${url}/standin/state`)).json()) as { weight_updates: number };
+    expect(state.weight_updates).toBe(0);
+    expect(run.out().stdout).toContain(
+      `i0-replica0-n0 restarts on the fleet's weights: --model-path ${ckpt} --weight-version v9`,
+    );
+    await until("the catch-up says so", () =>
+      run.out().stdout.includes(`${url} started on the fleet's weights, version v9`),
+    );
+    run.child.kill("SIGTERM");
+    await run.done;
+  });
+
+  it("a start on the record's folder that exits before it answers (no config.json there) is followed by starts on the base model, named; the engine still loads the record", async () => {
+    const stack = ["local-sglang", 'type = "none"', SGLANG_ENGINE, {}, "python3"] as const;
+    const { l, run, lines } = httpIsland(undefined, true, ...stack);
+    const url = `http://127.0.0.1:${BASE}`;
+    await until("the engine serves", async () => (await modelInfo(url))?.weight_version === "default", 20_000);
+    fs.writeFileSync(path.join(l.tmp, "weights"), sglangRecord(checkpoint(l.tmp, false)));
+    process.kill(l.starts("sglang")[0].pid, "SIGKILL");
+    await until("the third start serves v9", async () => (await modelInfo(url))?.weight_version === "v9", 20_000);
+    const argv = lines("argv");
+    expect(argv).toHaveLength(3);
+    expect(argv.map((a) => a.includes("--weight-version v9"))).toEqual([false, true, false]);
+    expect(run.out().stderr).toContain(
+      "i0-replica0-n0: its start on the fleet's weights exited before it answered (its log says why): it starts on the base model from now on",
+    );
+    const state = (await (await fetch(`${url}/standin/state`)).json()) as { weight_updates: number };
+    expect(state.weight_updates).toBe(1);
     run.child.kill("SIGTERM");
     await run.done;
   });

@@ -64,6 +64,31 @@ describe.each(scripts.map((s) => [s.name, s] as const))("%s", (_, s) => {
     }
   });
 
+  it("starts each SGLang engine with an API on the record's folder when the keeper wrote its resume file, keeping the served name and tokenizer, with flags SGLang's manifest takes; no other process", () => {
+    for (const e of s.island.engines) {
+      const start = new RegExp(`^ *fleet_start_n${e.node}_${e.id}\\(\\) \\{ .*$`, "m").exec(s.launchBody)?.[0];
+      const onRecord = e.port !== undefined ? engineNamed(e.engine).startOnRecord : undefined;
+      expect(onRecord !== undefined, e.id).toBe(e.engine === "sglang" && e.port !== undefined);
+      const file = `"$NODE_DIR"/${e.id}.resume`;
+      expect(start!.includes(`resume=(); if [ -e ${file} ]; then mapfile -t resume < ${file}`), e.id).toBe(!!onRecord);
+      expect(start!.endsWith(`"\${resume[@]}" ) >> "$NODE_DIR/${e.id}.log" 2>&1 & }`), e.id).toBe(!!onRecord);
+      expect(
+        s.launchBody.includes(
+          `FLEET_RESUME[n${e.node}_${e.id}]='/update_weights_from_disk model_path --model-path --weight-version '${file}`,
+        ),
+        e.id,
+      ).toBe(!!onRecord);
+      if (onRecord) {
+        const model = String(e.argv[e.argv.indexOf("--model-path") + 1]);
+        expect(start).toContain(`resume+=(--served-model-name ${model} --tokenizer-path ${model}); fi`);
+        const argv = [...e.argv, ...onRecord.keep(e.argv), "--model-path", "/ckpt/step 9", "--weight-version", "v9"];
+        const resolved = argv.map((a) => resolveValue(a, () => "10.0.0.1"));
+        const sglang = engineNamed(e.engine);
+        expect(checkArgv(sglang.manifest, sglang.manifestArgs(resolved).map(String))).toEqual([]);
+      }
+    }
+  });
+
   it("runs one task per node with --kill-on-bad-exit, and ends the node on the first dead process", () => {
     expect(s.script).toMatch(
       /srun --nodes=\d+ --ntasks=\d+ --ntasks-per-node=1 --kill-on-bad-exit=1 bash -s <<'FLEET_LAUNCH'/,

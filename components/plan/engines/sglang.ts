@@ -104,4 +104,17 @@ export const sglangEngine: Engine = {
   memoryReserve: sglangReserve,
   routes: SGLANG_ROUTES,
   metrics: SGLANG_METRICS,
+  // No middleware option, so no restart gate: a restart starts on the update's folder itself (the
+  // Python client's /update_weights_from_disk {"model_path", "weight_version"}); --model-path also
+  // names the served model and the tokenizer unless they are set, so those keep the base model's.
+  startOnRecord: {
+    call: "/update_weights_from_disk",
+    dirKey: "model_path",
+    dirFlag: "--model-path",
+    versionFlag: "--weight-version",
+    keep: (argv) => {
+      const model = argv[argv.indexOf("--model-path") + 1];
+      return ["--served-model-name", "--tokenizer-path"].flatMap((f) => (argv.includes(f) ? [] : [f, model]));
+    },
+  },
 };
