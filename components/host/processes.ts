@@ -319,8 +319,8 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const gate = e.port !== undefined ? engineNamed(e.engine).restartGate : undefined;
     const onRecord = e.port !== undefined ? engineNamed(e.engine).startOnRecord : undefined;
     const resume = onRecord?.keep(e.argv);
-    const before = host.cache ? CACHE_EXPORTS : [];
-    lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, before, gate, resume));
+    const first = host.cache ? CACHE_EXPORTS : [];
+    lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, first, gate, resume));
     if (e.port !== undefined) lines.push(...catchUpLines(kept, e, gate !== undefined));
   }
   const r = island.router;
