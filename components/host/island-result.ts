@@ -2,6 +2,7 @@ import { z } from "zod";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { ROLES } from "../plan/roles";
 import { ENGINE_NAMES } from "../plan/engine-names";
+import { TARGETS } from "../config/target-kinds";
 import { islandRouterSchema } from "../trainer/contract";
 import { islandRouter } from "../trainer/router-contract";
 
@@ -34,6 +35,9 @@ export const runningIslandSchema = z.object({
   model: z.string(),
   // Results written before a second engine existed are vLLM's.
   engine: z.enum(ENGINE_NAMES).default("vllm"),
+  // The target that runs it (the fleet CLI observes it there). Results written before it existed have
+  // none: SLURM's, as every host island was then.
+  target: z.enum(TARGETS).optional(),
   nodes: z.array(z.object({ name: z.string(), host: z.string().min(1), addr: ipv4 })).min(1),
   routerUrl: url.nullable(),
   engines: z.array(z.object({ id: z.string(), role, replica: z.number().int(), url })),
@@ -87,6 +91,7 @@ export function resultTemplate(plan: DeploymentPlan, island: IslandPlan, jobName
     adopted: TOKENS.adopted,
     model: plan.model,
     engine: plan.engine,
+    target: plan.target,
     nodes: island.nodes.map((n) => ({ name: n.name, host: TOKENS.host(n.index), addr: TOKENS.addr(n.index) })),
     routerUrl: island.endpoints.router ? tokenUrl(island.endpoints.router) : null,
     engines: island.endpoints.engines.map((e) => ({

@@ -113,11 +113,11 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
   const d = doc as Record<string, any>;
   if (d && d.format === "vllm-fleet/island/v1") {
     if (d.dryRun) throw new Error(`${source} is a dry run's result: nothing was deployed`);
-    // Files written before a second engine existed are vLLM's.
+    // Files written before a second engine existed are vLLM's; before a second host target, SLURM's.
     return {
       model: d.model,
       engine: d.engine ?? "vllm",
-      target: "slurm",
+      target: d.target ?? "slurm",
       ...(d.router !== undefined && { routerContract: d.router }),
       islands: [islandFromEndpoints(d as EndpointsIsland)],
     };

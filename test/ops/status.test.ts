@@ -5,6 +5,7 @@ import type { JobReport } from "../../components/slurm";
 import { fleetStatus, islandStatus, type Probe } from "../../components/ops/status";
 import { buildPlan } from "../../components/planner";
 import { resolveStackFile } from "../../components/stack-file";
+import { resultTemplate, runningIslandSchema } from "../../components/host/island-result";
 
 const plan = (stack: string) => buildPlan(loadConfigFile(resolveStackFile(stack).file), stack);
 
@@ -248,5 +249,26 @@ describe("island status: scheduler first, then the servers", () => {
       status: "LAUNCHING",
       processes: [{ id: "engine0", status: "LAUNCHING", detail: "not answering (ENOTFOUND)" }],
     });
+  });
+
+  it("an island's endpoints.json names the target that runs it: a local island's is observed as local, a file from before the field as SLURM's", () => {
+    for (const [stack, target] of [
+      ["local-multi-replica", "local"],
+      ["multi-replica", "slurm"],
+    ] as const) {
+      const p = plan(stack);
+      // The result as the create command fills it in (its tokens: host/island-result.ts TOKENS).
+      const text = resultTemplate(p, p.islands[0], "job")
+        .replace(/__FLEET_ADOPTED__/g, "false")
+        .replace(/__FLEET_T_[A-Z]+__/g, "0")
+        .replace(/__FLEET_JOB_ID__/g, "7")
+        .replace(/__FLEET_NODE_HOST_\d+__/g, "n1")
+        .replace(/__FLEET_NODE_ADDR_\d+__/g, "10.0.0.1");
+      const doc = runningIslandSchema.parse(JSON.parse(text));
+      expect(doc.target).toBe(target);
+      expect(viewFromEndpoints(doc, "endpoints.json").target).toBe(target);
+      const { target: _, ...before } = doc;
+      expect(viewFromEndpoints(before, "endpoints.json").target).toBe("slurm");
+    }
   });
 });
