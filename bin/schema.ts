@@ -6,7 +6,8 @@
  * descriptions and prime-rl defaults of schema/prime-docs.ts). From the same JSON Schemas it writes
  * docs/stack-file.md, the key reference (components/config/key-reference.ts). Also
  * schema/endpoints.schema.json, the trainer contract (the `endpoints` output) from its zod schema, and
- * schema/island.schema.json, a running island's endpoints.json (what a trainer beside a SLURM job reads).
+ * schema/island.schema.json, a running island's endpoints.json (what a trainer beside a SLURM job reads),
+ * and schema/engines.json, each engine's routes and metric names for the Python client.
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -24,6 +25,7 @@ import { primeDocs } from "../components/config/schema/prime-docs";
 import { endpointsOutputSchema } from "../components/trainer/contract";
 import { runningIslandSchema } from "../components/host/island-result";
 import { packagePath } from "../components/package-root";
+import { engineFacts } from "../components/plan/engines";
 import { ourCommand, runCommand, type CommandFactory } from "./cli";
 
 /**
@@ -113,7 +115,7 @@ export function islandJsonSchema(): Record<string, unknown> {
 export const schemaCommand: CommandFactory = (io, exit) =>
   ourCommand("schema", io, false)
     .description(
-      "Writes schema/stack.schema.json (the JSON Schema of a stack file, made from the zod schema, so TOML editors such as Even Better TOML / Taplo complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`), schema/prime-rl.schema.json (the same for a file in prime-rl's layout), schema/endpoints.schema.json (the trainer contract), schema/island.schema.json (a running island's endpoints.json) and docs/stack-file.md (the key reference). Takes no arguments.",
+      "Writes schema/stack.schema.json (the JSON Schema of a stack file, made from the zod schema, so TOML editors such as Even Better TOML / Taplo complete and check keys; stack files point at it with a first line `#:schema ../schema/stack.schema.json`), schema/prime-rl.schema.json (the same for a file in prime-rl's layout), schema/endpoints.schema.json (the trainer contract), schema/island.schema.json (a running island's endpoints.json), schema/engines.json (each engine's routes and metric names, which the Python client reads) and docs/stack-file.md (the key reference). Takes no arguments.",
     )
     .action(() => {
       const outputs: [string, string][] = [
@@ -121,6 +123,7 @@ export const schemaCommand: CommandFactory = (io, exit) =>
         [packagePath(...PRIME_SCHEMA_FILE.split("/")), JSON.stringify(primeJsonSchema(), null, 2) + "\n"],
         [packagePath("schema", "endpoints.schema.json"), JSON.stringify(endpointsJsonSchema(), null, 2) + "\n"],
         [packagePath("schema", "island.schema.json"), JSON.stringify(islandJsonSchema(), null, 2) + "\n"],
+        [packagePath("schema", "engines.json"), JSON.stringify(engineFacts(), null, 2) + "\n"],
         [packagePath("docs", "stack-file.md"), stackKeyReference()],
       ];
       for (const [out, text] of outputs) {

@@ -53,3 +53,18 @@ export function metricNameSets(): EngineMetricNames[] {
   for (const e of allEngines()) seen.set(JSON.stringify(e.metrics), e.metrics);
   return [...seen.values()];
 }
+
+/**
+ * What the Python client reads of each engine instead of declaring it again (schema/engines.json,
+ * written by `npm run schema`, vendored byte for byte in clients/python/src/vllm_fleet/): its routes,
+ * metric names and the weight version it reports before any update.
+ */
+export function engineFacts(): {
+  format: "vllm-fleet/engines/v1";
+  engines: Record<string, Pick<Engine, "routes" | "metrics" | "baseWeightVersion">>;
+} {
+  const engines = Object.fromEntries(
+    allEngines().map((e) => [e.name, { routes: e.routes, metrics: e.metrics, baseWeightVersion: e.baseWeightVersion }]),
+  );
+  return { format: "vllm-fleet/engines/v1", engines };
+}

@@ -1,3 +1,5 @@
+import { engineFacts } from "../../components/plan/engines";
+import { ENGINE_NAMES } from "../../components/plan/engine-names";
 import Ajv2020 from "ajv/dist/2020";
 import * as TOML from "@iarna/toml";
 import * as fs from "node:fs";
@@ -123,14 +125,22 @@ describe("JSON Schema of prime-rl's layout", () => {
   });
 });
 
+describe("the engines' facts the Python client reads (schema/engines.json)", () => {
+  it("is up to date (npm run schema): every registered engine's routes, metric names and base weight version", () => {
+    const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "engines.json"), "utf8"));
+    expect(committed).toEqual(engineFacts());
+    expect(Object.keys(committed.engines)).toEqual([...ENGINE_NAMES]);
+  });
+});
+
 describe("JSON Schema of a running island's endpoints.json", () => {
   it("schema/island.schema.json is up to date (npm run schema)", () => {
     const committed = JSON.parse(fs.readFileSync(path.join(ROOT, "schema", "island.schema.json"), "utf8"));
     expect(committed).toEqual(islandJsonSchema());
   });
 
-  it("the Python client vendors both contracts' schemas byte for byte (clients/python/src/vllm_fleet/)", () => {
-    for (const name of ["endpoints.schema.json", "island.schema.json"])
+  it("the Python client vendors both contracts' schemas and the engines' facts byte for byte (clients/python/src/vllm_fleet/)", () => {
+    for (const name of ["endpoints.schema.json", "island.schema.json", "engines.json"])
       expect(
         fs.readFileSync(path.join(ROOT, "clients", "python", "src", "vllm_fleet", name), "utf8"),
         `cp schema/${name} clients/python/src/vllm_fleet/`,

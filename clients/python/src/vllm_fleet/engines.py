@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import facts
 from .endpoints import Engine
 
 
@@ -88,7 +89,7 @@ ROUTES: dict[str, EngineRoutes] = {
         pause=Call("POST", "/pause", params={"mode": "keep"}),
         resume=Call("POST", "/resume"),
         lora_path="/v1/load_lora_adapter",
-        version=Call("GET", "/weight_info"),
+        version=Call("GET", facts.routes("vllm")["weightVersion"]),
         checksum=Call("POST", "/weight_checker", {"action": "checksum"}),
     ),
     "prime-rl": PrimeRlRoutes(
@@ -108,7 +109,7 @@ ROUTES: dict[str, EngineRoutes] = {
         pause=Call("POST", "/pause_generation", {"mode": "retract"}),
         resume=Call("POST", "/continue_generation", {}),
         lora_path="/load_lora_adapter",
-        version=Call("GET", "/model_info"),
+        version=Call("GET", facts.routes("sglang")["weightVersion"]),
         checksum=None,
     ),
 }
@@ -119,8 +120,9 @@ def routes_for(kind: str) -> EngineRoutes:
 
 
 def admin_root(kind: str, engine: Engine) -> str:
-    """vLLM's and prime-rl's admin URLs end in /v1 while their admin routes sit at the root; SGLang's is the root."""
-    return engine.admin_url.rstrip("/") if kind == "sglang" else engine.origin
+    """Where an engine's admin routes sit: its admin URL without the suffix the engine's admin base adds
+    (vLLM's and prime-rl's `/v1`: their routes sit at the root; SGLang's none: the URL is the root)."""
+    return engine.admin_url.rstrip("/") if facts.routes(kind)["admin"] == "" else engine.origin
 
 
 def reported_version(kind: str, body: Any) -> str | None:

@@ -9,17 +9,23 @@ from typing import Any
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from . import facts
 from .endpoints import ServiceEndpoints
 from .engines import admin_root
 from .http import Http
 
-# (vLLM / prime-rl name, SGLang name); counters without their _total suffix, as the parser names families.
+# The quantities reported, by the program's name for each (facts.metric_names).
+QUANTITIES = {
+    "running": "running",
+    "waiting": "waiting",
+    "kv_cache_usage": "kvUsage",
+    "prompt_tokens": "promptTokens",
+    "generation_tokens": "generationTokens",
+}
+# Each quantity's series, every engine's; counters without their _total suffix, as the parser names families.
 NAMES = {
-    "running": ("vllm:num_requests_running", "sglang:num_running_reqs"),
-    "waiting": ("vllm:num_requests_waiting", "sglang:num_queue_reqs"),
-    "kv_cache_usage": ("vllm:kv_cache_usage_perc", "sglang:token_usage"),
-    "prompt_tokens": ("vllm:prompt_tokens", "sglang:prompt_tokens"),
-    "generation_tokens": ("vllm:generation_tokens", "sglang:generation_tokens"),
+    key: tuple(sorted({facts.metric_names(kind)[name].removesuffix("_total") for kind in facts.ENGINES}))
+    for key, name in QUANTITIES.items()
 }
 MEANS = {"kv_cache_usage"}
 
