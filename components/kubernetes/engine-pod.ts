@@ -208,10 +208,6 @@ function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts:
   return out;
 }
 
-/** The headless engine Services of the fleet's islands, island `own`'s first: where an engine's peers are. */
-const peerServices = (ctx: K8sContext, own: number) =>
-  [own, ...ctx.plan.islands.map((i) => i.index).filter((i) => i !== own)].map((i) => ctx.names.engineService(i));
-
 function engineContainer(
   ctx: K8sContext,
   island: IslandPlan,
@@ -248,7 +244,7 @@ function engineContainer(
       : {
           startupProbe: httpProbe(health, e.port, STARTUP_PERIOD_S, Math.ceil(t.startup_timeout / STARTUP_PERIOD_S)),
           // Serving, and not the base model while its peers serve the trainer's update (weights-readiness.ts).
-          readinessProbe: weightsReadinessProbe(ctx.plan.islands, e, peerServices(ctx, island.index)),
+          readinessProbe: weightsReadinessProbe(island, e, ctx.names.engineService(island.index)),
           // /health, not the port: a hung engine keeps its port open. A minute of failures (and a
           // generous timeout, under a full batch) before a restart, which costs a model load.
           livenessProbe: { ...httpProbe(health, e.port, 10, 6), timeoutSeconds: 10 },

@@ -1,16 +1,14 @@
 # An engine pod's readiness on Kubernetes (components/kubernetes/weights-readiness.ts): it serves,
-# and not the base model while the fleet's other engines serve a trainer's update. The kubelet
+# and not the base model while the island's other engines serve a trainer's update. The kubelet
 # restarts a crashed engine container with the base weights; without this it would pass /health and
 # count as Ready. It stays not Ready, naming both versions, until the trainer's next update reaches
 # it (the fleet's admin URLs name each pod, Ready or not). Runs in the engine's image (its python3),
 # after engine-version.py (get, weight_version).
-# argv: PORT VERSION_ROUTE BASE_VERSION PEERS_HOSTS PEER_PORT...
-# PEERS_HOSTS: the headless engine Services to find peers through, comma-separated, its own island's
-# first (an island of one engine has its peers in the other islands only).
+# argv: PORT VERSION_ROUTE BASE_VERSION PEERS_HOST PEER_PORT...
 import socket
 import sys
 
-port, route, base, peers_hosts = sys.argv[1:5]
+port, route, base, peers_host = sys.argv[1:5]
 peer_ports = sys.argv[5:]
 # The peers asked at most (each within a second), so the check ends within its timeout.
 MOST = 8
@@ -33,15 +31,10 @@ try:
     own = {a[4][0] for a in socket.getaddrinfo(socket.gethostname(), None)}
 except OSError:
     own = set()
-peers = []
-for host in peers_hosts.split(","):
-    if len(peers) >= MOST:
-        break
-    try:
-        found = {a[4][0] for a in socket.getaddrinfo(host, None, proto=socket.IPPROTO_TCP)}
-    except OSError:
-        continue
-    peers += sorted(found - own - set(peers))
+try:
+    peers = sorted({a[4][0] for a in socket.getaddrinfo(peers_host, None, proto=socket.IPPROTO_TCP)} - own)
+except OSError:
+    sys.exit(0)
 for ip in peers[:MOST]:
     for p in peer_ports:
         theirs = version(ip, p)
