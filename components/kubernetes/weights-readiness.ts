@@ -9,7 +9,8 @@ import { pythonCheck } from "./python-check";
  * container, and LeaderWorkerSet recreates a group, with the base weights, which /health alone
  * would count as Ready. The check (templates/kubernetes/weights-ready.py) runs in the engine's image:
  * it compares the engine's weight version with its peers', found through the island's headless
- * engine Service (which publishes pods before they are Ready).
+ * engine Service (which publishes pods before they are Ready, and selects every engine pod of the
+ * fleet's service: workloads.ts engineService).
  */
 
 /** Seconds between checks; each asks the engine and at most 8 peers, one second each at most. */

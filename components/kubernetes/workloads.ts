@@ -82,9 +82,17 @@ function workloadObject(ctx: K8sContext, island: IslandPlan, wl: EngineWorkload)
   };
 }
 
-/** The headless Service that gives each single-node replica's pod its DNS name (publishes before Ready). */
+/**
+ * The headless Service that gives each single-node replica's pod of the island its DNS name
+ * (publishes before Ready). It selects every engine pod of the fleet's service, not only the
+ * island's: a pod's DNS name comes only from the Service its subdomain names, while the Service's
+ * own name resolves to all of them, which is where an engine's weights readiness check finds its
+ * peers (weights-readiness.ts): one service's islands serve one model and take the same updates,
+ * and an island of one engine has no other peer. The same selector for any number of islands, so
+ * scaling the fleet leaves the islands that serve untouched.
+ */
 function engineService(ctx: K8sContext, island: IslandPlan): K8sObject {
-  const selector = labels(ctx, "engine", island.index);
+  const { ["vllm-fleet/island"]: _island, ...selector } = labels(ctx, "engine", island.index);
   const ports = [...new Set(island.engines.flatMap((e) => (e.port === undefined ? [] : [e.port])))];
   return {
     apiVersion: "v1",

@@ -1,10 +1,12 @@
 # An engine pod's readiness on Kubernetes (components/kubernetes/weights-readiness.ts): it serves,
-# and not the base model while the island's other engines serve a trainer's update. The kubelet
+# and not the base model while the fleet's other engines serve a trainer's update. The kubelet
 # restarts a crashed engine container with the base weights; without this it would pass /health and
 # count as Ready. It stays not Ready, naming both versions, until the trainer's next update reaches
 # it (the fleet's admin URLs name each pod, Ready or not). Runs in the engine's image (its python3),
 # after engine-version.py (get, weight_version).
 # argv: PORT VERSION_ROUTE BASE_VERSION PEERS_HOST PEER_PORT...
+# PEERS_HOST: the island's headless engine Service, which resolves to every engine pod of the fleet's
+# service (components/kubernetes/workloads.ts engineService).
 import socket
 import sys
 

@@ -76,6 +76,8 @@ function apply(stack: string, overrides: string[] = [], namespaceLabels: Record<
 
 function remove(a: Applied) {
   cp.kubectl(["delete", "-R", "-f", a.files, "--wait=true", "--ignore-not-found"]);
+  // The garbage collector deletes the workloads' pods after them: the next test needs their GPUs.
+  cp.kubectl(["wait", "--for=delete", "pods", "--all", "-n", a.namespace, "--timeout=60s"]);
 }
 
 /** The island's wait, as `pulumi up` runs it (the program's command line, in the project folder). */
@@ -255,6 +257,44 @@ describe.skipIf(!!missing)("the readiness wait and fleet status on a real contro
       console.log(
         `[k8s ready Services, real kube-controller-manager] ${victim}: not ready in its Service ${outS.toFixed(1)} s after its pod's Ready turned False, ready again ${backS.toFixed(1)} s after True`,
       );
+    } finally {
+      remove(a);
+    }
+  }, 180_000);
+
+  it("issue 41: each island's headless engine Service publishes every engine pod of the fleet (the weights check's peers), and names only its own island's pods", async () => {
+    const a = apply("k8s-multi-replica", ["--deployment.num_infer_replicas", "2"]);
+    try {
+      const w = wait(a, 30);
+      expect(w.status, w.stdout + w.stderr).toBe(0);
+      const pods = [0, 1].flatMap((i) => [0, 1].map((r) => `k8s-multi-replica-i${i}-replica${r}-0`)).sort();
+      for (const i of [0, 1]) {
+        const svc = `k8s-multi-replica-i${i}-engines`;
+        await until(
+          () => endpointsOf(a.namespace, svc).map((e) => e.pod),
+          (e) => JSON.stringify(e) === JSON.stringify(pods),
+          svc,
+        );
+        // DNS names: a pod's hostname record only under the Service its subdomain names.
+        const r = cp.kubectl([
+          "get",
+          "endpointslices",
+          "-n",
+          a.namespace,
+          "-l",
+          `kubernetes.io/service-name=${svc}`,
+          "-o",
+          "json",
+        ]);
+        const named = (
+          JSON.parse(r.stdout).items as { endpoints?: { hostname?: string; targetRef?: { name: string } }[] }[]
+        )
+          .flatMap((x) => x.endpoints ?? [])
+          .filter((e) => e.hostname !== undefined)
+          .map((e) => e.targetRef!.name)
+          .sort();
+        expect(named).toEqual(pods.filter((p) => p.includes(`-i${i}-`)));
+      }
     } finally {
       remove(a);
     }

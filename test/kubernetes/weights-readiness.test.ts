@@ -101,6 +101,28 @@ describe("an engine pod's readiness: serving, and not the base model while its p
     expect((await check(command, port, [lonely])).code).toBe(0);
   });
 
+  it("its peers: each island's headless engine Service selects every engine pod of the fleet's service, the same for any number of islands (an island of one engine has peers in the others)", () => {
+    const plan = buildPlan(
+      loadConfigText(stackText("k8s-disaggregated-x3"), "k8s-disaggregated-x3.toml"),
+      "k8s-disaggregated-x3",
+    );
+    const objects = allK8sObjects(renderK8sFleet(plan, []));
+    const services = objects.filter((o) => o.kind === "Service" && o.metadata.name.endsWith("-engines")) as any[];
+    expect(services.map((o) => o.metadata.name)).toEqual([0, 1, 2].map((i) => `k8s-disaggregated-x3-i${i}-engines`));
+    const engineTemplates = objects
+      .flatMap(podTemplates)
+      .filter((t: any) => t.metadata.labels["app.kubernetes.io/component"] === "engine");
+    const islands = new Set(engineTemplates.map((t: any) => t.metadata.labels["vllm-fleet/island"]));
+    expect(islands).toEqual(new Set(["0", "1", "2"]));
+    for (const svc of services) {
+      expect(svc.spec).toMatchObject({ clusterIP: "None", publishNotReadyAddresses: true });
+      const selects = (t: any) => Object.entries(svc.spec.selector).every(([k, v]) => t.metadata.labels[k] === v);
+      expect(engineTemplates.every(selects)).toBe(true);
+      expect(objects.flatMap(podTemplates).filter(selects)).toHaveLength(engineTemplates.length);
+      expect(svc.spec.selector).toEqual(services[0].spec.selector);
+    }
+  });
+
   it("not Ready while /health fails, whatever it serves", async () => {
     const port = await engine("127.0.0.1", "/weight_info", { healthy: false, version: "v2" });
     const out = await check(command, port, []);
