@@ -112,11 +112,17 @@ export interface DeployTarget<Connection, Context extends IslandContext, Outputs
     common: IslandContext,
     connection: Connection,
   ): Context;
+  /** Creates one island's resources under the fleet's component; its outputs are the island's URLs. */
   deployIsland: IslandDeployer<Context, Outputs>;
   /**
    * The islands the target deploys together (SLURM's co-scheduled hetjob), each group of two or
    * more given to `deployGroup`; every island not in a group is deployed alone. Pure.
+   * @default undefined (every island alone)
    */
   groups?(stack: StackPlan): ServiceIsland[][];
+  /**
+   * Creates the islands of one group together (SLURM: one heterogeneous job); outputs in the group's order.
+   * @default undefined (groups are deployed island by island)
+   */
   deployGroup?: GroupDeployer<Context, Outputs>;
 }

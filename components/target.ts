@@ -103,21 +103,31 @@ export interface FleetSupport {
    * file): a shell on the login node (SLURM), this machine (local), or none (Kubernetes: URLs only).
    */
   shell: "login" | "here" | "none";
-  /** Each island's job or run as the target's scheduler sees it, asked through the shell in one round trip. */
+  /**
+   * Each island's job or run as the target's scheduler sees it, asked through the shell in one round trip.
+   * @default undefined (no scheduler: `fleet status` reads the URLs, or `cluster`; `fleet keep` refuses the target)
+   */
   scheduler?: {
     query(islands: IslandJobRef[]): string;
     /** Throws when an island's state could not be observed: never a guess. */
     parse(stdout: string, islands: number[]): Map<number, JobReport>;
   };
-  /** `fleet logs`: the script that prints each island's log tails, and with `job` its batch output. */
+  /**
+   * `fleet logs`: the script that prints each island's log tails, and with `job` its batch output.
+   * @default undefined (`fleet logs` reads them through `cluster`, or says it cannot)
+   */
   logsScript?(islands: LogsIsland[], lines: number, job: boolean): string;
-  /** `fleet jobs`: every fleet's job of the user, asked through the shell in one round trip (throws when unobservable). */
+  /**
+   * `fleet jobs`: every fleet's job of the user, asked through the shell in one round trip (throws when unobservable).
+   * @default undefined (`fleet jobs` does not list the target)
+   */
   jobs?: { script(): string; parse(stdout: string): FleetJob[] };
   /** Its URLs are in-cluster names: from outside the cluster none of them resolves. */
   inClusterUrls: boolean;
   /**
    * `fleet status` through the cluster's API instead of the URLs: each island's state from its
    * workloads, pods and events (throws when the API could not be read: never a guess).
+   * @default undefined (no cluster API: the CLI reads the URLs and the `scheduler`)
    */
   cluster?: {
     observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]>;
@@ -135,6 +145,7 @@ export interface FleetSupport {
    * An island's placement the CLI can follow before the island serves: its job name and directory
    * (and, in a job of several islands, its component). `stack`: every service, for islands that
    * share one job (SLURM's co-scheduling).
+   * @default undefined (nothing to follow before the island serves: its URLs only)
    */
   island?(
     stack: StackPlan,
@@ -163,10 +174,14 @@ export interface PlanRefusal {
 }
 
 export interface Target {
+  /** Its kind, which is also the name of its stack-file table (`[slurm]`, `[kubernetes]`, `[local]`). */
   kind: TargetKind;
   /** How messages name the target. */
   title: string;
-  /** The stack-file key the Pulumi config shorthand `vllm-fleet:namespace` sets, when the target has namespaces. */
+  /**
+   * The stack-file key the Pulumi config shorthand `vllm-fleet:namespace` sets, when the target has namespaces.
+   * @default undefined (no namespaces: the shorthand is not the target's)
+   */
   namespaceKey?: string[];
   /** What the planner asks of the target. */
   plan: PlanHints;
@@ -174,25 +189,38 @@ export interface Target {
    * Why the target cannot run a plan (e.g. more machines than it has), each naming its key;
    * checked before anything starts. `elsewhere`: the registered targets that run a fleet over
    * several machines, for the message (a function: it loads every backend, so call it only to refuse).
+   * @default undefined (it runs every plan the config accepts)
    */
   refusals?(plan: DeploymentPlan, elsewhere: () => TargetKind[]): PlanRefusal[];
-  /** Why the target cannot run a stack's services together (each may plan alone), each naming its key. */
+  /**
+   * Why the target cannot run a stack's services together (each may plan alone), each naming its key.
+   * @default undefined (it runs any services together that it runs alone)
+   */
   stackRefusals?(plans: DeploymentPlan[], elsewhere: () => TargetKind[]): PlanRefusal[];
   /** What `plan --out` writes besides plan.json: everything `pulumi up` would submit, for people to read. */
   planOut(stack: StackPlan): PlanOutFile[];
-  /** The islands' URLs when known from the plan alone (undefined: hosts are allocated at run time). */
+  /**
+   * The islands' URLs when known from the plan alone.
+   * @default undefined (hosts are allocated at run time: URLs come from each island's result)
+   */
   knownUrls?(plan: DeploymentPlan): KnownIslandUrls[];
   /**
    * The first lines of the printed plan: what the target's scheduler is asked for, job by job
    * (`plans`: every service of the stack).
+   * @default undefined (no such table in the printed plan)
    */
   requests?(stack: StackPlan): RequestTable;
   /**
    * What the target says of the whole stack beside the plan, for `plan` to print after the totals and
    * to add to its JSON (Kubernetes: the namespace, and the Pod Security level its pods need and why).
+   * @default undefined (nothing beside the plan)
    */
   stackReport?(stack: StackPlan): StackReport;
-  /** Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods). */
+  /**
+   * Extra lines of the printed plan saying where an island's engines run (e.g. Kubernetes workloads and pods).
+   * @default undefined (the nodes' table says it)
+   */
   placementText?(plan: DeploymentPlan, island: IslandPlan): string[];
+  /** What the fleet CLI (status, logs, metrics, jobs, keep) needs of it. */
   fleet: FleetSupport;
 }

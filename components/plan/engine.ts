@@ -40,18 +40,28 @@ export interface EngineRoutes {
 
 /** The Prometheus series `fleet metrics` reads. */
 export interface EngineMetricNames {
+  /** Gauge: requests being generated now. */
   running: string;
+  /** Gauge: requests queued for a slot. */
   waiting: string;
+  /** Gauge: the share of the KV cache in use (0 to 1). */
   kvUsage: string;
+  /** Counter: prompt tokens processed. */
   promptTokens: string;
+  /** Counter: tokens generated. */
   generationTokens: string;
+  /** Counter: prompt tokens looked up in the prefix cache. */
   prefixQueries: string;
+  /** Counter: prompt tokens found in the prefix cache. */
   prefixHits: string;
+  /** Counter: requests finished. */
   requests: string;
+  /** Counter: requests preempted (vLLM) or retracted (SGLang) for lack of KV cache. */
   preemptions: string;
 }
 
 export interface Engine {
+  /** Its name in the registry (engines.ts) and on each process it runs (`EngineProcess.engine`). */
   name: EngineName;
   /**
    * How a replica spanning nodes serves: "head" when only its head node runs the API and the other
@@ -87,11 +97,15 @@ export interface Engine {
   argv(cfg: FleetConfig, layout: EngineLayout, gpuBytes?: number): Value[];
   /** Its container's name in a Kubernetes engine pod. */
   container: string;
-  /** The environment variable it reads its API key from when --api-key is unset; none: the flag only. */
+  /**
+   * The environment variable it reads its API key from when --api-key is unset.
+   * @default undefined (the flag only, or `apiKeyConfig`)
+   */
   apiKeyEnv?: string;
   /**
    * Without such a variable: a config file of flags it reads (`flag FILE`), where the key can go as
-   * `key: ...` instead of on the command line; none: the flag only.
+   * `key: ...` instead of on the command line.
+   * @default undefined (the flag only)
    */
   apiKeyConfig?: { flag: string; key: string };
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */
@@ -104,7 +118,9 @@ export interface Engine {
   parsers(cfg: FleetConfig): { tool: ParserTable; reasoning: ParserTable };
   /** What the engine keeps on each GPU outside weights and KV cache. */
   memoryReserve: ReserveEstimate;
+  /** Its HTTP paths (health, models, metrics, API and admin bases, weight version): the targets, the fleet CLI and the Python client read them. */
   routes: EngineRoutes;
+  /** The Prometheus series `fleet metrics` and the Python client's metrics() read. */
   metrics: EngineMetricNames;
   /**
    * The flags that start it behind the restart gate (templates/host/restart_gate.py, an ASGI

@@ -28,6 +28,7 @@ export interface PlanHints {
   /**
    * Every node of an island is the same host (the local target): the planner gives each node's
    * engines their own ports (node k's are the configured ones + k x SHARED_HOST_PORT_STRIDE).
+   * @default false (each node its own host: every node's engines on the configured ports)
    */
   sharedHost?: boolean;
 }
