@@ -14,8 +14,8 @@ import type { EngineName } from "./engine-names";
 export interface CachePlan {
   /** The model's folder: its name as one path component (a hash is appended when it had to be shortened). */
   model: string;
-  /** The Python package whose version keys the folder on the node (vllm: `vllm` for prime-rl's server too). */
-  package: "vllm" | "sglang";
+  /** The Python package whose version keys the folder on the node (Engine.pythonPackage). */
+  package: string;
   /** The engine's name in the folder: <engine>-<version>. */
   engine: EngineName;
   /** The parallel layout's folder, e.g. tp1-dp1 or tp1-prefill-dp8x1n-decode-dp16x2n-ep. */
@@ -37,7 +37,7 @@ export function pathComponent(s: string): string {
 /** The island's cache folder parts: every island of a plan gets the same, so the fleet shares one folder. */
 export function cachePlan(
   cfg: FleetConfig,
-  engine: EngineName,
+  engine: { name: EngineName; pythonPackage: string },
   layouts: { role: string; dpSize: number; nodes: number }[],
 ): CachePlan {
   const kinds = [
@@ -49,8 +49,8 @@ export function cachePlan(
   ];
   return {
     model: pathComponent(cfg.model.name),
-    package: engine === "sglang" ? "sglang" : "vllm",
-    engine,
+    package: engine.pythonPackage,
+    engine: engine.name,
     layout: [`tp${cfg.parallel.tp}`, ...kinds, ...(cfg.enable_expert_parallel ? ["ep"] : [])].join("-"),
   };
 }

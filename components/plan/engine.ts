@@ -98,6 +98,11 @@ export interface Engine {
   /** Its container's name in a Kubernetes engine pod. */
   container: string;
   /**
+   * The Python package whose installed version is the engine's version where it runs: it keys the
+   * fleet's compile cache folder on a host (plan/cache.ts, host/cache.ts).
+   */
+  pythonPackage: string;
+  /**
    * The environment variable it reads its API key from when --api-key is unset.
    * @default undefined (the flag only, or `apiKeyConfig`)
    */

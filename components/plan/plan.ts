@@ -267,7 +267,7 @@ function buildIsland(
     engines,
     router,
     mooncake,
-    cache: cachePlan(cfg, engineOf(cfg).name, replicaLayouts(cfg)),
+    cache: cachePlan(cfg, engineOf(cfg), replicaLayouts(cfg)),
     endpoints: {
       island: index,
       router: router ? { node: router.node, port: router.port, path: "/v1" } : undefined,

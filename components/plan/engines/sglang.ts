@@ -93,6 +93,7 @@ export const sglangEngine: Engine = {
   podFlags: () => [],
   argv: (cfg, layout, gpuBytes) => sglangServerArgv(cfg, layout, sglangEngine.parsers(cfg), gpuBytes),
   container: "sglang",
+  pythonPackage: "sglang",
   // --config FILE.yaml: its keys are merged as flags before parsing (0.5.23
   // srt/utils/server_args_config_parser.py; .yaml or .yml, one --config at most).
   apiKeyConfig: { flag: "--config", key: "api-key" },

@@ -52,6 +52,8 @@ export const vllmEngine: Engine = {
   },
   argv: (cfg, layout) => vllmServeArgv(cfg, layout, vllmEngine.parsers(cfg)),
   container: "vllm",
+  // prime-rl's server inherits it: its engine is the installed vLLM.
+  pythonPackage: "vllm",
   apiKeyEnv: "VLLM_API_KEY",
   manifest: "vllm",
   // `vllm serve` itself is not a flag.
