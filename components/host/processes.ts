@@ -316,9 +316,10 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const dirs = scratchDirs(e.env);
     const mkdir = dirs.length ? `mkdir -p ${shellWords(dirs, spell)} || exit 1` : undefined;
     const kept = { name: e.id, node, group: e.group };
-    const gate = e.port !== undefined ? engineNamed(e.engine).restartGate : undefined;
-    const onRecord = e.port !== undefined ? engineNamed(e.engine).startOnRecord : undefined;
-    const resume = onRecord?.keep(e.argv);
+    // Only an engine that serves (an API port) restarts behind its gate or on the record.
+    const engine = e.port !== undefined ? engineNamed(e.engine) : undefined;
+    const gate = engine?.restartGate;
+    const resume = engine?.startOnRecord?.keep(e.argv);
     const first = host.cache ? CACHE_EXPORTS : [];
     lines.push(...startLines(kept, e.env, e.argv, host, engineSecrets(e), mkdir, first, gate, resume));
     if (e.port !== undefined) lines.push(...catchUpLines(kept, e, gate !== undefined));
