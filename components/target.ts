@@ -1,5 +1,5 @@
 import type { PlanOutFile } from "./backend";
-import type { TargetKind } from "./config/target-kinds";
+import type { TargetKind } from "./config/target-registry";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
 import type { IslandJobRef, JobReport } from "./host/job-report";
 import type { PlanHints } from "./plan/target-hints";

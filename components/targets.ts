@@ -1,4 +1,4 @@
-import type { TargetKind } from "./config/target-kinds";
+import type { TargetKind } from "./config/target-registry";
 import type { Target } from "./target";
 
 /*

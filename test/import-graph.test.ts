@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { TARGETS } from "../components/config/target-kinds";
+import { TARGETS } from "../components/config/target-registry";
 import { ROOT } from "./helpers";
 
 /*
@@ -78,8 +78,19 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
-/** components/<folder>/... as its folder; top-level files of components/ and elsewhere as themselves. */
-const unit = (file: string) => (/^components\/[^/]+\//.test(file) ? file.split("/").slice(0, 2).join("/") : file);
+/** A target's config part (components/<kind>/config/): the target's share of the config layer (issue 42). */
+const configPart = (file: string) => BACKENDS.some((b) => file.startsWith(`${b}/config/`));
+
+/**
+ * components/<folder>/... as its folder, a target's config part as components/config (the layer it
+ * belongs to); top-level files of components/ and elsewhere as themselves.
+ */
+const unit = (file: string) =>
+  configPart(file)
+    ? "components/config"
+    : /^components\/[^/]+\//.test(file)
+      ? file.split("/").slice(0, 2).join("/")
+      : file;
 
 const program = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
 const everything = [...program, ...sourceFiles("bench"), ...sourceFiles("test")];
@@ -127,12 +138,25 @@ describe("import structure", () => {
     expect(cycles(new Map([...graph].map(([k, v]) => [k, [...v]])))).toEqual([]);
   });
 
-  it("a target folder imports nothing from components/config/: it reads the plan (issue 26)", () => {
+  it("a target folder imports nothing from components/config/ or any config part: it reads the plan (issue 26)", () => {
     const violations = [...importGraph(program)].flatMap(([file, targets]) =>
-      BACKENDS.some((b) => file.startsWith(`${b}/`))
-        ? targets.filter((t) => t.startsWith("components/config/")).map((t) => `${file} -> ${t}`)
+      BACKENDS.some((b) => file.startsWith(`${b}/`)) && !configPart(file)
+        ? targets.filter((t) => t.startsWith("components/config/") || configPart(t)).map((t) => `${file} -> ${t}`)
         : [],
     );
+    expect(violations).toEqual([]);
+  });
+
+  it("a target's config part imports only the config layer: components/config/ and its own folder (issue 42)", () => {
+    const violations = [...importGraph(program)].flatMap(([file, targets]) => {
+      if (!configPart(file)) return [];
+      const own = file.split("/").slice(0, 3).join("/") + "/";
+      return targets
+        .filter(
+          (t) => !t.startsWith("components/config/") && !t.startsWith(own) && !t.startsWith("components/upstream/"),
+        )
+        .map((t) => `${file} -> ${t}`);
+    });
     expect(violations).toEqual([]);
   });
 
@@ -142,14 +166,17 @@ describe("import structure", () => {
     expect(valueImports(registry).filter((f) => BACKENDS.some((b) => f.startsWith(`${b}/`)))).toEqual([]);
   });
 
-  it("a backend is imported only through its index (pure) or its deploy module (Pulumi), except by itself and its own tests", () => {
+  it("a backend is imported only through its index (pure), its deploy module (Pulumi) or its config part's index (the config layer), except by itself and its own tests", () => {
     const violations: string[] = [];
     for (const [file, targets] of importGraph(everything)) {
       for (const backend of BACKENDS) {
         const ownTests = `test/${backend.split("/")[1]}/`;
         if (file.startsWith(`${backend}/`) || file.startsWith(ownTests)) continue;
         for (const t of targets)
-          if (t.startsWith(`${backend}/`) && t !== `${backend}/index.ts` && t !== `${backend}/deploy.ts`)
+          if (
+            t.startsWith(`${backend}/`) &&
+            ![`${backend}/index.ts`, `${backend}/deploy.ts`, `${backend}/config/index.ts`].includes(t)
+          )
             violations.push(`${file} -> ${t}`);
       }
     }

@@ -1,35 +1,27 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
+import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import { allTargets } from "../components/targets";
+import { TARGETS } from "../components/config/target-registry";
 import { ROOT } from "./helpers";
 
 /*
  * Targets are looked up by kind in the registries, never chosen by comparing names: a new target is
  * one folder plus a registry line, and no `=== "slurm" ... : kubernetes` branch can silently send it
- * down another target's path. Only the target folders and the registries may name a target.
+ * down another target's path. Only a target's own folder (components/<kind>/, derived from the
+ * registry: no list kept by hand) may name it; the config layer asks the target's part
+ * (components/<kind>/config/) or its capabilities instead (issue 42).
  */
-
-const ALLOWED = [
-  "components/slurm/",
-  "components/kubernetes/",
-  "components/local/",
-  "components/targets.ts",
-  "components/fleet/deploy-targets.ts",
-  // The config layer's list of kinds, and the one place it tells them apart (settingsFor).
-  "components/config/target-kinds.ts",
-];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
     const rel = `${dir}/${e.name}`;
     if (e.isDirectory()) return sourceFiles(rel);
-    return e.name.endsWith(".ts") ? [rel] : [];
+    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [rel] : [];
   });
 }
 
-const kinds = allTargets().map((t) => t.kind);
-const name = `(?:${kinds.join("|")})`;
+const name = `(?:${TARGETS.join("|")})`;
 /** `x === "slurm"`, `"kubernetes" !== x`, `target.kind === ...`, `.target === ...`, `switch (...target...)`. */
 const COMPARISONS = [
   new RegExp(`[!=]==\\s*["'\`]${name}["'\`]`),
@@ -51,12 +43,38 @@ function comparisons(file: string, text: string): string[] {
   );
 }
 
-describe("targets are looked up, not compared", () => {
-  const program = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")].filter(
-    (f) => !ALLOWED.some((a) => f.startsWith(a)),
-  );
+/**
+ * Every string literal (quoted or a template without substitutions) whose text is a target's name,
+ * found by the TypeScript parser, so a comment or an identifier (`slurm:` as a key) is not one.
+ */
+function targetNameStrings(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (
+      (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) &&
+      (TARGETS as readonly string[]).includes(node.text) &&
+      !ts.isImportDeclaration(node.parent) &&
+      !ts.isExportDeclaration(node.parent)
+    )
+      found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
 
-  it("the check finds a comparison (sanity check of the check)", () => {
+/** `settingsFor(cfg, "slurm")`: a lookup by a literal name is a comparison in disguise. */
+const SETTINGS_FOR_LITERAL = /settingsFor\s*\([^)]*["'`]/;
+
+const ownFolders = TARGETS.map((kind) => `components/${kind}/`);
+const everywhere = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
+/** The program outside the target folders. */
+const program = everywhere.filter((f) => !ownFolders.some((own) => f.startsWith(own)));
+const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");
+
+describe("targets are looked up, not compared", () => {
+  it("the checks find what they look for (sanity check of the checks)", () => {
     const probe = [
       'if (plan.target === "slurm") x();',
       "if (cfg.target.kind !== k) y();",
@@ -64,22 +82,43 @@ describe("targets are looked up, not compared", () => {
       "const t = targetOf(plan.target);",
       "// not a target: prime-rl's own [slurm] table",
       'if (path === "slurm") z();',
-    ];
-    expect(comparisons("probe.ts", probe.join("\n"))).toHaveLength(3);
+    ].join("\n");
+    expect(comparisons("probe.ts", probe)).toHaveLength(3);
+    const strings = [
+      'const kind = "local";',
+      "const t = { slurm: 1 }; // a comment naming slurm and `kubernetes`",
+      "const u = `kubernetes`;",
+      'import { x } from "slurm";',
+    ].join("\n");
+    expect(targetNameStrings("probe.ts", strings)).toEqual(['probe.ts:1: "local"', "probe.ts:3: `kubernetes`"]);
+    expect(SETTINGS_FOR_LITERAL.test('const kube = settingsFor(cfg, "kubernetes");')).toBe(true);
+    expect(SETTINGS_FOR_LITERAL.test("const s = settingsFor(cfg, part.kind);")).toBe(false);
+  });
+
+  it("the program outside the target folders is most of it (the folders come from the registry)", () => {
+    expect(ownFolders).toEqual(expect.arrayContaining(["components/slurm/", "components/kubernetes/"]));
+    expect(program.length).toBeGreaterThan(everywhere.length / 2);
+    expect(program).toContain("components/config/target-registry.ts");
   });
 
   it("nothing reads a config through the plan: the plan carries what the targets read", () => {
-    const everywhere = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
     const reads = everywhere.flatMap((f) =>
-      fs
-        .readFileSync(path.join(ROOT, f), "utf8")
+      read(f)
         .split("\n")
         .flatMap((line, k) => (/\bplan\.config\b/.test(line) ? [`${f}:${k + 1}`] : [])),
     );
     expect(reads).toEqual([]);
   });
 
-  it("no file outside the target folders and the registries compares a target's name", () => {
-    expect(program.flatMap((f) => comparisons(f, fs.readFileSync(path.join(ROOT, f), "utf8")))).toEqual([]);
+  it("no file outside a target's folder compares a target's name", () => {
+    expect(program.flatMap((f) => comparisons(f, read(f)))).toEqual([]);
+  });
+
+  it("no file outside a target's folder spells a target's name as a string", () => {
+    expect(program.flatMap((f) => targetNameStrings(f, read(f)))).toEqual([]);
+  });
+
+  it("no lookup of a target's settings by a literal name", () => {
+    expect(everywhere.filter((f) => SETTINGS_FOR_LITERAL.test(read(f)))).toEqual([]);
   });
 });

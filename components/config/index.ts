@@ -2,7 +2,7 @@ export * from "./issues";
 export * from "./load";
 export * from "./overrides";
 export * from "./types";
-export { checkRules, RULES, PROTECTED_ENV } from "./rules";
+export { checkRules, RULES, ruleNames, PROTECTED_ENV } from "./rules";
 export { islandNodes } from "./topology";
 export { FIXED_PORTS } from "./fixed-ports";
 export { stackFileSchema } from "./schema/layouts";

@@ -1,191 +1,33 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { z } from "zod";
 import { type Catalog, loadCatalog } from "./catalog";
-import { ConfigError, ConfigIssue, joinPath } from "./issues";
-import { lookalikeNote } from "./lookalike";
+import { ConfigError, ConfigIssue } from "./issues";
 import { applyDefaults, olderRlIgnored, toCanonicalInput } from "./normalise";
 import { primeToCanonicalInput } from "./normalise-prime";
 import { applyOverrides, olderLayoutSpellings, Override } from "./overrides";
 import { UserPaths } from "./paths";
 import { checkRules } from "./rules";
-import { inferenceShape } from "./schema/inference";
 import { rlLayout, standaloneLayout } from "./schema/layouts";
-import {
-  isSftFile,
-  OLDER_ONLY,
-  PRIME_MARKERS,
-  PRIME_RL_IGNORED_TABLES,
-  primeFleetSlurmTable,
-  primeInferenceShape,
-  primeRlLayout,
-  primeSftLayout,
-  primeStandaloneLayout,
-  primeVllmShape,
-} from "./schema/prime";
+import { isSftFile, OLDER_ONLY, primeRlLayout, primeSftLayout, primeStandaloneLayout } from "./schema/prime";
 import { parseToml, TomlTable } from "./toml";
-import { hasServices, SERVICE_PORT_STRIDE, serviceIssuePath, splitServices, type ServiceDocument } from "./services";
+import { hasServices, serviceIssuePath, splitServices } from "./services";
 import type { FleetConfig } from "./types";
-import { DEFAULT_TARGET, otherTargets, settingsFor, TARGETS, type TargetKind } from "./target-kinds";
+import { DEFAULT_TARGET, TARGETS, type TargetKind } from "./target-registry";
+import {
+  currentName,
+  detectLayout,
+  hasOlderMarker,
+  hasPrimeMarker,
+  isTable,
+  type Layout,
+  mixedLayout,
+  normaliseVllmKeys,
+} from "./layout-markers";
+import { fromZod } from "./schema-issues";
+import { forServices, namesTarget, servicePorts, withTarget } from "./stack-targets";
 
-export type Layout = "standalone" | "rl";
-
-/** An RL config nests inference under [inference]; anything else is the standalone layout. */
-export function detectLayout(raw: TomlTable): Layout {
-  return "inference" in raw ? "rl" : "standalone";
-}
-
-const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/**
- * Whether the file has a key only prime-rl's current layout has (packages/prime-rl-configs/src/
- * prime_rl/configs/inference.py since PR #3202): at the inference root ([vllm], [router], ...), or
- * in an RL file without an older-layout key at its inference root, a table of prime-rl's RLConfig.
- */
-export function hasPrimeMarker(raw: TomlTable, layout: Layout): boolean {
-  const holder = layout === "rl" ? raw.inference : raw;
-  if (isTable(holder) && PRIME_MARKERS.some((k) => k in holder)) return true;
-  if (layout !== "rl") return false;
-  if (isSftFile(raw)) return true; // prime-rl's SFT file: its [inference] serves online evals
-  // [inference] model = "..." or [inference.parallel] is the older layout's: prime-rl's RL tables
-  // beside it are a whole RL file in that layout (as prime-rl's docs/inference.md wrote one), not prime-rl's current one.
-  if (hasOlderMarker(raw, layout)) return false;
-  // Not [trainer]: the older RL layout has one too (RLConfig requires [orchestrator], which it lacks).
-  const rlOnly = [...PRIME_RL_IGNORED_TABLES, "env_vars"].filter((k) => k !== "trainer");
-  if (rlOnly.some((k) => k in raw)) return true;
-  return isTable(raw.deployment) && ("num_train_gpus" in raw.deployment || "num_infer_gpus" in raw.deployment);
-}
-
-/** Whether the file has a key only the older layout has: [model], [parallel], vllm_extra, ... at the inference root, or model_catalog. */
-function hasOlderMarker(raw: TomlTable, layout: Layout): boolean {
-  const holder = layout === "rl" ? raw.inference : raw;
-  return "model_catalog" in raw || (isTable(holder) && OLDER_ONLY.some((k) => k in holder));
-}
-
-/** Where the current layout keeps each of the older layout's inference keys. */
-function currentName(key: string): string {
-  if (key === "model") return "vllm.model (and the other [model] keys under [vllm])";
-  if (key === "parallel") return "vllm.tensor_parallel_size / vllm.data_parallel_size";
-  if (key === "vllm_extra") return "extra keys of [vllm]";
-  return `vllm.${key}`;
-}
-
-/** A file mixing prime-rl's current layout with the older one: one issue per older key, naming both. */
-function mixedLayout(raw: TomlTable, layout: Layout): ConfigIssue[] {
-  const holder = layout === "rl" ? raw.inference : raw;
-  if (!isTable(holder)) return [];
-  const at = (k: string) => (layout === "rl" ? `inference.${k}` : k);
-  const marker = PRIME_MARKERS.find((k) => k in holder);
-  const current = marker ? at(marker) : "prime-rl's RL tables";
-  return OLDER_ONLY.filter((k) => k in holder).map((k) => ({
-    path: at(k),
-    message: `Extra inputs are not permitted: this file uses prime-rl's current layout (${current}), where "${k}" is a key of the older layout; use ${at(currentName(k))} instead, and do not mix the two`,
-  }));
-}
-
-/**
- * prime-rl reads [vllm]'s keys kebab or snake, and JSON-parses the string values of its extra keys
- * (VllmConfig's before-validator); done here so the schema and vllm_extra see one spelling.
- */
-function normaliseVllmKeys(data: TomlTable, layout: Layout): ConfigIssue[] {
-  const holder = layout === "rl" ? data.inference : data;
-  if (!isTable(holder) || !isTable(holder.vllm)) return [];
-  const issues: ConfigIssue[] = [];
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(holder.vllm)) {
-    const snake = key.replace(/-/g, "_");
-    if (snake in out)
-      issues.push({
-        path: `${layout === "rl" ? "inference." : ""}vllm.${key}`,
-        message: `is given twice (also as ${snake === key ? key.replace(/_/g, "-") : snake})`,
-      });
-    let v = value;
-    if (typeof v === "string" && !(snake in primeVllmShape)) {
-      try {
-        v = JSON.parse(v);
-      } catch {
-        // not JSON: the string itself
-      }
-    }
-    out[snake] = v;
-  }
-  holder.vllm = out;
-  return issues;
-}
-
-/** A schema issue, marked when it is an unknown key (removing one changes nothing a rule reads). */
-type SchemaIssue = ConfigIssue & { unknownKey?: true };
-
-/** Turns zod issues into ConfigIssues with user paths; unknown keys become one issue per key. */
-function fromZod(error: z.ZodError, layout: Layout, prime = false): SchemaIssue[] {
-  const out: SchemaIssue[] = [];
-  for (const iss of error.issues) {
-    const path = joinPath(...(iss.path as (string | number)[]));
-    if (iss.code === "unrecognized_keys") {
-      const messages = iss.message.split("\n");
-      iss.keys.forEach((key, i) => {
-        let message = messages[i] ?? `unknown key "${key}"`;
-        if (layout === "rl" && path === "inference" && key === "model_catalog") {
-          message = `"model_catalog" belongs at the top level of the file, not under [inference]`;
-        } else if (layout === "rl" && path === "" && key in (prime ? primeInferenceShape : inferenceShape)) {
-          message = `"${key}" belongs under [inference] (this file uses the RL layout because it has an [inference] table)`;
-        } else if (prime && key === "release" && /(^|\.)router$/.test(path)) {
-          message = `"release" is vllm-fleet's key, which prime-rl's [router] does not have (its VllmRouterConfig forbids extra keys): set router_release under [vllm_fleet] instead`;
-          // not a target: prime-rl's own [slurm] table
-        } else if (prime && path === "slurm" && key in primeFleetSlurmTable.shape) {
-          message = `"${key}" is a vllm-fleet key that prime-rl's [slurm] does not have: put it under [vllm_fleet.slurm] (prime-rl's SlurmConfig forbids extra keys)`;
-        } else if (layout === "standalone" && path === "" && ["num_infer_replicas", "num_infer_nodes"].includes(key)) {
-          message = `"${key}" is an RL-layout key: it goes in the top-level [deployment] of a file whose inference settings are under [inference]`;
-        }
-        out.push({ path: joinPath(path, key), message, unknownKey: true });
-      });
-    } else if (iss.code === "invalid_type" && (path === "model" || path === "inference.model")) {
-      out.push({ path, message: 'must be a model name string or a [model] table with at least "name"' });
-    } else {
-      out.push({ path, message: friendly(iss) + lookalikes(iss) });
-    }
-  }
-  return out;
-}
-
-/**
- * A refused value (or record key) that looks right but holds a look-alike character says which; a
- * table's bad discriminator is reported with the table as its input.
- */
-function lookalikes(iss: z.core.$ZodIssue): string {
-  const input = (iss as { input?: unknown }).input;
-  const last = iss.path[iss.path.length - 1];
-  const value =
-    typeof input === "string"
-      ? input
-      : isTable(input) && typeof last === "string" && typeof input[last] === "string"
-        ? input[last]
-        : undefined;
-  return value === undefined ? "" : lookalikeNote(value, iss.code === "invalid_key" ? "the key" : "the value");
-}
-
-function friendly(iss: z.core.$ZodIssue): string {
-  const input = (iss as { input?: unknown }).input;
-  if (iss.code === "invalid_type" && typeof input === "bigint") return "is too large (beyond 2^53)";
-  if (iss.code === "invalid_type" && iss.expected === "int" && typeof input === "number") {
-    if (Number.isInteger(input)) return "is too large (beyond 2^53)";
-    if (!iss.message.startsWith("Invalid input")) return iss.message; // the schema's own wording
-    return "must be a whole number";
-  }
-  if (iss.code === "invalid_key")
-    return (iss as unknown as { issues: { message: string }[] }).issues.map((i) => i.message).join("; ");
-  if (iss.code === "invalid_type") {
-    if (input === undefined) return `is required (expected ${iss.expected})`;
-    if (!iss.message.startsWith("Invalid input")) return iss.message; // the schema's own wording
-    return `expected ${iss.expected === "object" ? "a table" : iss.expected}, got ${Array.isArray(input) ? "an array" : typeof input}`;
-  }
-  if (iss.code === "invalid_value" && "values" in iss)
-    return `must be one of ${(iss.values as unknown[]).map((v) => JSON.stringify(v)).join(", ")}`;
-  return iss.message
-    .replace(/^Invalid input: /, "")
-    .replace(/^Too small: expected number to be /, "must be ")
-    .replace(/^Too big: expected number to be /, "must be ");
-}
+export { detectLayout, hasPrimeMarker, type Layout } from "./layout-markers";
+export { withTarget } from "./stack-targets";
 
 /** Removes the value at a dotted path; false when there was nothing there to remove. */
 function deletePath(obj: any, path: string): boolean {
@@ -467,7 +309,7 @@ function dedupe(issues: ConfigIssue[]): ConfigIssue[] {
   });
 }
 
-export { TARGETS, type TargetKind } from "./target-kinds";
+export { TARGETS, type TargetKind } from "./target-registry";
 
 export interface LoadOptions {
   /**
@@ -475,27 +317,6 @@ export interface LoadOptions {
    * file without a [slurm] or [kubernetes] table, such as one written for prime-rl.
    */
   target?: TargetKind;
-}
-
-/** The file with the named target's table added when it has neither; naming the other one's backend is an issue. */
-export function withTarget(
-  doc: TomlTable,
-  target: TargetKind | undefined,
-): { value: TomlTable; issues: ConfigIssue[] } {
-  if (!target) return { value: doc, issues: [] };
-  const has = (k: TargetKind) => doc[k] !== undefined || (isTable(doc.inference) && doc.inference[k] !== undefined);
-  const other = otherTargets(target).find(has);
-  if (other)
-    return {
-      value: doc,
-      issues: [
-        {
-          path: other,
-          message: `the file targets ${other}, but the target ${target} was named outside it (--target / vllm-fleet:target): drop one of them`,
-        },
-      ],
-    };
-  return { value: has(target) ? doc : { ...doc, [target]: {} }, issues: [] };
 }
 
 /**
@@ -562,46 +383,7 @@ export function loadStackText(
   const shared = new Set<string>();
   const once = issues.filter((i) => i.path.startsWith("services") || (!shared.has(i.path) && shared.add(i.path)));
   if (once.length) throw new ConfigError(dedupe(once), source);
-  return configs.map((cfg) => coScheduled(cfg, configs.length));
-}
-
-/**
- * Service k's ports, where it leaves them unset, are the defaults + k x SERVICE_PORT_STRIDE; two
- * services the user gave one port are refused naming both keys (Kubernetes aside: every pod has
- * its own address).
- */
-function servicePorts(configs: FleetConfig[], services: ServiceDocument[]): ConfigIssue[] {
-  configs.forEach((cfg, k) => {
-    const shift = services[k].index * SERVICE_PORT_STRIDE;
-    if (!cfg.explicit.has("server.port")) cfg.server.port += shift;
-    if (!cfg.explicit.has("backend_port")) cfg.backend_port += shift;
-  });
-  const issues: ConfigIssue[] = [];
-  const seen = new Map<number, string>();
-  for (const cfg of configs) {
-    if (settingsFor(cfg, "kubernetes")) continue;
-    const paths = new UserPaths(cfg.layout, cfg.prime_rl === true);
-    const ports: [number, string][] = [[cfg.server.port, paths.user("server.port")]];
-    if (cfg.backend_port !== cfg.server.port) ports.push([cfg.backend_port, paths.user("backend_port")]);
-    for (const [port, key] of ports) {
-      const here = `services.${cfg.service}.${key}`;
-      const first = seen.get(port);
-      if (first === undefined) seen.set(port, here);
-      else
-        issues.push({
-          path: here,
-          message: `gives port ${port}, as ${first} does: two services on one host would meet there; give each service its own ports (or leave them unset: service k's default to the usual ones + ${SERVICE_PORT_STRIDE} x k)`,
-        });
-    }
-  }
-  return issues;
-}
-
-/** slurm.co_schedule unset: one heterogeneous job for a stack of several services. */
-function coScheduled(cfg: FleetConfig, services: number): FleetConfig {
-  const t = settingsFor(cfg, "slurm");
-  if (!t || t.co_schedule !== undefined) return cfg;
-  return { ...cfg, target: { ...t, co_schedule: services > 1 } };
+  return configs.map((cfg) => forServices(cfg, configs.length));
 }
 
 /** Reads one parsed document (a whole file, or one service of a file with [services]) into its canonical config. */
@@ -627,14 +409,6 @@ function loadDocument(
   const targeted = withTarget(value, target);
   if (targeted.issues.length) throw new ConfigError(targeted.issues, source);
   return validate(targeted.value, source, baseDir, asPrime);
-}
-
-/** Whether the file itself names a backend: [slurm], [kubernetes] (or under [inference]) or [vllm_fleet.slurm]. */
-function namesTarget(doc: TomlTable): boolean {
-  const inference = isTable(doc.inference) ? doc.inference : {};
-  const fleet = isTable(doc.vllm_fleet) ? doc.vllm_fleet : {};
-  // prime-rl's RL layout has its own [vllm_fleet.slurm] table.
-  return TARGETS.some((k) => k in doc || k in inference) || "slurm" in fleet;
 }
 
 function readStackFile(file: string): string {

@@ -9,6 +9,7 @@ import {
   vllmFleetTable,
 } from "./schema/prime";
 import { checkVllmExtra, type ExtraValue } from "./vllm-flags";
+import { TARGET_PARTS } from "./target-registry";
 
 type Raw = Record<string, any>;
 
@@ -34,9 +35,6 @@ const PLANNED_KEYS = new Set(["data_parallel_size_local", "data_parallel_rpc_por
 
 /** Inference-level keys prime-rl uses for its own server, which vllm-fleet does not act on. */
 const IGNORED_INFERENCE_KEYS = ["log", "use_pd_kv_transfer"];
-
-/** [slurm] keys of prime-rl's own sbatch templates (project_dir, uv sync, ...), which vllm-fleet does not render. */
-const SLURM_MAPPED = ["job_name", "partition", "account", "time", "nodelist", "exclude"];
 
 /** Top-level RL [deployment] keys that size the trainer, which vllm-fleet does not deploy. */
 const RL_TRAINER_KEYS = ["num_train_nodes", "nodes_per_fsdp_group", "orchestrator_on_inference"];
@@ -243,25 +241,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     }
   }
 
-  // [slurm]: an RL file's top-level one is propagated to inference.slurm (prime-rl fills it only if absent).
-  const slurmFrom = rl && file.slurm !== undefined ? "slurm" : at("slurm");
-  const s = (rl && file.slurm !== undefined ? file.slurm : inf.slurm) as Raw | undefined;
-  let slurm: Raw | undefined;
-  if (s) {
-    slurm = defined(Object.fromEntries(SLURM_MAPPED.map((k) => [k, s[k]])));
-    for (const k of Object.keys(s)) {
-      if (!SLURM_MAPPED.includes(k)) ignored.push(`${slurmFrom}.${k}`);
-      // Read from an RL file's [inference.slurm]: errors name it there.
-      else if (rl && file.slurm === undefined) paths.record(`slurm.${k}`, `${slurmFrom}.${k}`);
-    }
-  }
-  // [vllm_fleet.slurm]: our SLURM keys prime-rl's [slurm] has no place for (launcher, timeouts, ...).
-  const fleetSlurm = file.vllm_fleet?.slurm as Raw | undefined;
-  if (fleetSlurm) {
-    if (!slurm) paths.record("slurm", "vllm_fleet.slurm");
-    slurm = { ...slurm, ...fleetSlurm };
-    for (const k of Object.keys(fleetSlurm)) paths.record(`slurm.${k}`, `vllm_fleet.slurm.${k}`);
-  }
+  const targets = primeTargets(file, inf, rl, at, paths, ignored);
   let outputDir = inf.output_dir;
   if (rl && outputDir === undefined && file.output_dir !== undefined) outputDir = file.output_dir;
   else if (rl && outputDir !== undefined) paths.record("output_dir", "inference.output_dir");
@@ -291,9 +271,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     prime_engine: primeEngine,
     engine_processes: vllmFleetTable.parse(file.vllm_fleet ?? {}).engine_processes,
     restart: file.vllm_fleet?.restart,
-    slurm,
-    kubernetes: file.kubernetes,
-    local: file.local,
+    ...targets,
     output_dir: outputDir,
     dry_run: dryRun,
   });
@@ -464,4 +442,50 @@ function foldRlMultiNode(
       notes.push(`deployment.num_infer_replicas = ${replicas}: ${total} inference nodes behind one router`);
   }
   return { deployment, islands: undefined, issues, notes };
+}
+
+/**
+ * The target tables of a prime-rl file, by kind. A target prime-rl has a table of the same name for
+ * (its [slurm]; target-part.ts primeFleetTable) reads the keys it shares with prime-rl's (primeOwnKeys;
+ * the rest, for prime-rl's own sbatch templates, is ignored), an RL file's top-level one propagated to
+ * inference.<kind> as prime-rl fills it (only if absent), then [vllm_fleet.<kind>] over them. Every
+ * other target's table is the file's own, as written.
+ */
+function primeTargets(
+  file: Raw,
+  inf: Raw,
+  rl: boolean,
+  at: (key: string) => string,
+  paths: UserPaths,
+  ignored: string[],
+): Raw {
+  const out: Raw = {};
+  for (const part of TARGET_PARTS) {
+    const kind = part.kind;
+    if (!part.primeFleetTable) {
+      out[kind] = file[kind];
+      continue;
+    }
+    const mapped: readonly string[] = part.primeOwnKeys ?? [];
+    const from = rl && file[kind] !== undefined ? kind : at(kind);
+    const theirs = (rl && file[kind] !== undefined ? file[kind] : inf[kind]) as Raw | undefined;
+    let table: Raw | undefined;
+    if (theirs) {
+      table = defined(Object.fromEntries(mapped.map((k) => [k, theirs[k]])));
+      for (const k of Object.keys(theirs)) {
+        if (!mapped.includes(k)) ignored.push(`${from}.${k}`);
+        // Read from an RL file's [inference.<kind>]: errors name it there.
+        else if (rl && file[kind] === undefined) paths.record(`${kind}.${k}`, `${from}.${k}`);
+      }
+    }
+    // [vllm_fleet.<kind>]: our keys prime-rl's table has no place for (launcher, timeouts, ...).
+    const ours = file.vllm_fleet?.[kind] as Raw | undefined;
+    if (ours) {
+      if (!table) paths.record(kind, `vllm_fleet.${kind}`);
+      table = { ...table, ...ours };
+      for (const k of Object.keys(ours)) paths.record(`${kind}.${k}`, `vllm_fleet.${kind}.${k}`);
+    }
+    out[kind] = table;
+  }
+  return out;
 }

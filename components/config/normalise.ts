@@ -2,11 +2,10 @@ import { z } from "zod";
 import { type Catalog, lookupModel, nearMiss, type ResolvedModel } from "./catalog";
 import type { ConfigIssue } from "./issues";
 import { UserPaths } from "./paths";
-import { AUTO_SETUP } from "./rules";
+import { applyAutoSetup } from "./auto-setup";
 import { catalogEntry } from "./schema/catalog";
+import { everyKey } from "./schema/every-key";
 import { inferenceShape, inferenceTable } from "./schema/inference";
-import { kubernetesTable } from "./schema/kubernetes";
-import { localLauncherTable, localTable } from "./schema/local";
 import {
   RL_PASSENGERS,
   rlDeploymentTable,
@@ -16,8 +15,8 @@ import {
 } from "./schema/layouts";
 import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
-import { launcherTable, slurmTable } from "./schema/slurm";
-import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig, SlurmTarget } from "./types";
+import { DEFAULT_TARGET, TARGET_PARTS, targetPart, TARGETS } from "./target-registry";
+import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig } from "./types";
 import { checkVllmExtra } from "./vllm-flags";
 import { checkSglangExtra } from "./sglang-flags";
 
@@ -37,9 +36,7 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
       model: s.model,
       deployment: s.deployment ? deployment : undefined,
       router,
-      slurm: s.slurm,
-      kubernetes: s.kubernetes,
-      local: s.local,
+      ...targetTablesOf(s as Raw),
       output_dir: outputDir(s as Raw, paths),
       dry_run: s.dry_run,
     });
@@ -66,13 +63,14 @@ export function toCanonicalInput(file: Raw, layout: "standalone" | "rl", paths: 
     islands: r.deployment?.num_infer_replicas,
     rl_deployment: r.deployment,
     rl_model_name: inf.model !== undefined && r.model ? r.model.name : undefined,
-    slurm: r.slurm,
-    kubernetes: r.kubernetes,
-    local: r.local,
+    ...targetTablesOf(r as Raw),
     output_dir: outputDir(r as Raw, paths),
     dry_run: r.dry_run,
   });
 }
+
+/** The file's target tables (`[slurm]`, `[kubernetes]`, ...), by kind. */
+const targetTablesOf = (src: Raw): Raw => Object.fromEntries(TARGETS.map((kind) => [kind, src[kind]]));
 
 /**
  * The older RL layout's keys vllm-fleet accepts and does not act on: prime-rl's RL tables of a whole
@@ -139,15 +137,6 @@ function withSchemaDefaults(input: Raw, report: (canonical: string, message: str
   return standaloneLayout.parse(data);
 }
 
-/**
- * `value` with every key of its table present, in the schema's order (undefined when unset and
- * without a default), as the canonical config lists them; for a tagged union, of the option it is.
- */
-function everyKey<T extends object>(schema: z.ZodObject | z.ZodDiscriminatedUnion<z.ZodObject[]>, value: T): T {
-  const table = schema instanceof z.ZodObject ? schema : schema.options.find((o) => o.safeParse(value).success)!;
-  return Object.fromEntries(Object.keys(table.shape).map((k) => [k, value[k as keyof T]])) as T;
-}
-
 /** The value at a canonical dotted path. */
 function valueAt(input: Raw, canonical: string): unknown {
   return canonical.split(".").reduce<any>((v, k) => (v && typeof v === "object" ? v[k] : undefined), input);
@@ -207,7 +196,7 @@ export function catalogDefaults(input: Raw, entry: ResolvedModel | undefined): {
 
 /**
  * Applies the model catalog's launch defaults to the keys the stack file left unset, then the
- * schema's defaults, then the auto-setup rules (rules.ts AUTO_SETUP: backend port, prefix caching
+ * schema's defaults, then the auto-setup rules (auto-setup.ts AUTO_SETUP: backend port, prefix caching
  * under offload, expert parallelism for P/D, ...). Reports what cannot be defaulted: a missing model
  * name, a missing cpu.num_bytes, contradictory duplicates between the layouts. `filled` lists the
  * canonical keys the catalog supplied.
@@ -367,58 +356,38 @@ export function applyDefaults(
     ...(entry && { catalog: entry }),
   };
   const given = (canonical: string) => valueAt(input, canonical) !== undefined;
-  for (const setUp of Object.values(AUTO_SETUP))
-    setUp(config, { given, rlDeployment: rlDep, paths: (c) => paths.user(c) });
+  applyAutoSetup(config, { given, rlDeployment: rlDep, paths: (c) => paths.user(c) });
   return { config, issues, filled };
 }
 
+/** The target the file's tables select, with its settings (the target part's `settings`), or an issue naming two. */
 function resolveTarget(
   values: z.output<typeof standaloneLayout>,
   paths: UserPaths,
 ): [FleetConfig["target"] | undefined, ConfigIssue[]] {
-  const { slurm: s, kubernetes: k, local: l } = values;
-  const named = (
-    [
-      ["slurm", s],
-      ["kubernetes", k],
-      ["local", l],
-    ] as const
-  ).filter(([, t]) => t !== undefined);
+  const tables = values as unknown as Record<string, Record<string, unknown> | undefined>;
+  const named = TARGET_PARTS.filter((part) => tables[part.kind] !== undefined);
   if (named.length > 1) {
-    const [first, second] = named.map(([n]) => paths.user(n));
+    const [first, second] = named.map((part) => paths.user(part.kind));
     return [
       undefined,
       [
         {
-          path: named[1][0],
+          path: named[1].kind,
           message: `a stack file targets one backend: keep either [${first}] or [${second}], not both`,
         },
       ],
     ];
   }
-  if (k) return [{ kind: "kubernetes", ...everyKey(kubernetesTable, k) }, []];
-  // No table names a target: the fleet runs on this machine, as prime-rl runs a file without [slurm].
-  if (!s) {
-    const local = everyKey(localTable, l ?? localTable.parse({}));
-    const issues: ConfigIssue[] =
-      local.device === "cpu" && local.gpus !== undefined
-        ? [{ path: "local.gpus", message: 'names GPUs, but local.device = "cpu" runs the engines without any' }]
-        : [];
-    return [{ kind: "local", ...local, launcher: everyKey(localLauncherTable, local.launcher) }, issues];
-  }
-  const { output_dir, ...slurm } = everyKey(slurmTable, s);
-  const issues: ConfigIssue[] = [];
-  if (values.output_dir !== undefined && output_dir !== undefined && output_dir !== values.output_dir) {
-    issues.push({
-      path: "slurm.output_dir",
-      message: `contradicts ${paths.user("output_dir")} = "${values.output_dir}"; set it in one place`,
-    });
-  }
-  return [{ kind: "slurm", ...slurm, launcher: everyKey(launcherTable, slurm.launcher) }, issues];
+  // No table names a target: the fleet runs on the default target (this machine), as prime-rl runs a file without [slurm].
+  const part = named[0] ?? targetPart(DEFAULT_TARGET);
+  return part.settings(tables[part.kind], { outputDir: values.output_dir, user: (c) => paths.user(c) }) as [
+    FleetConfig["target"],
+    ConfigIssue[],
+  ];
 }
 
-/** Stand-in used only so rules can still run while a target error is being reported: [slurm] with its defaults. */
-function placeholderTarget(): SlurmTarget {
-  const { output_dir: _, ...slurm } = slurmTable.parse({});
-  return { kind: "slurm", ...slurm };
+/** Stand-in used only so rules can still run while a target error is being reported: the default target with its defaults. */
+function placeholderTarget(): FleetConfig["target"] {
+  return targetPart(DEFAULT_TARGET).settings(undefined, { user: (c) => c })[0] as FleetConfig["target"];
 }

@@ -1,6 +1,6 @@
 import { rlLayout } from "./schema/layouts";
 import { VLLM_CANONICAL_KEYS } from "./schema/prime";
-import { TARGETS } from "./target-kinds";
+import { TARGETS } from "./target-registry";
 
 /**
  * Translates canonical config paths (the standalone layout's names) into the TOML path the user

@@ -1,6 +1,7 @@
 import type { ConfigIssue } from "./issues";
-import { primeSlurmTable, vllmFleetTable } from "./schema/prime";
-import { SERVICE_TARGET_KEYS, TARGETS } from "./target-kinds";
+import type { z } from "zod";
+import { primeInferenceShape } from "./schema/prime";
+import { serviceTargetKeys, TARGET_PARTS, TARGETS } from "./target-registry";
 import { SERVICE_NAME } from "./schema/primitives";
 import type { TomlTable } from "./toml";
 import type { Override } from "./overrides";
@@ -30,11 +31,20 @@ const SERVICE_DEFAULTS = ["engine", "restart"] as const;
 export const SERVICE_PORT_STRIDE = 1000;
 
 /**
- * The keys of prime-rl's own target tables, where its layout has one (its [slurm]); our other keys
- * of that table go in [vllm_fleet.<target>] (prime-rl's table forbids extra keys).
+ * The keys of prime-rl's own target tables, where its layout has one of a target's name (its
+ * [slurm]: the targets with a primeFleetTable); our other keys of that table go in
+ * [vllm_fleet.<target>] (prime-rl's table forbids extra keys).
  */
-const PRIME_OWN_KEYS: Record<string, string[]> = { slurm: Object.keys(primeSlurmTable.shape) };
-const PRIME_FLEET_TABLES = TARGETS.filter((k) => k in vllmFleetTable.shape && k in PRIME_OWN_KEYS);
+const PRIME_OWN_KEYS: Record<string, string[]> = Object.fromEntries(
+  TARGET_PARTS.filter((part) => part.primeFleetTable).map((part) => {
+    const own = (primeInferenceShape as Record<string, z.ZodType>)[part.kind] as z.ZodOptional<z.ZodObject>;
+    return [part.kind, Object.keys(own.unwrap().shape)];
+  }),
+);
+const PRIME_FLEET_TABLES = Object.keys(PRIME_OWN_KEYS);
+
+/** `[services.<name>.<kind>]`: the target tables a service may set for itself, with their keys. */
+const SERVICE_TARGET_KEYS = serviceTargetKeys();
 
 const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -125,8 +135,7 @@ export function splitServices(
       delete merged[kind];
       if (!mine) continue;
       // prime-rl's [slurm] forbids our keys: a service in its layout gets them in [vllm_fleet.slurm].
-      if ((PRIME_FLEET_TABLES as string[]).includes(kind) && primeLayout(own))
-        Object.assign(merged, primeTarget(kind, mine, own));
+      if (PRIME_FLEET_TABLES.includes(kind) && primeLayout(own)) Object.assign(merged, primeTarget(kind, mine, own));
       else merged[kind] = mine;
     }
     services.push({ name, index, doc: merged });

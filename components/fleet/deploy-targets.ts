@@ -1,7 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import type { DeployTarget, IslandContext, ServiceIsland } from "../backend";
 import type { StackPlan } from "../plan/stack-plan";
-import type { TargetKind } from "../config/target-kinds";
+import type { TargetKind } from "../config/target-registry";
 import { kubernetesDeployTarget, type KubernetesIslandOutputs } from "../kubernetes/deploy";
 import { slurmDeployTarget, type SlurmIslandOutputs } from "../slurm/deploy";
 import { localDeployTarget, type LocalIslandOutputs } from "../local/deploy";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { DeploymentPlan, IslandPlan, NodeUrl } from "../plan/deployment-plan";
 import { ROLES } from "../plan/roles";
 import { ENGINE_NAMES } from "../plan/engine-names";
-import { TARGETS } from "../config/target-kinds";
+import { TARGETS } from "../config/target-registry";
 import { islandRouterSchema } from "../trainer/contract";
 import { islandRouter } from "../trainer/router-contract";
 

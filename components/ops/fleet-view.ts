@@ -1,4 +1,6 @@
-import type { TargetKind } from "../config/target-kinds";
+import type { TargetKind } from "../config/target-registry";
+// island/v1 files written before a second host target carry no `target`: SLURM wrote them all.
+import { slurmConfig } from "../slurm/config";
 import type { IslandRouter } from "../trainer/contract";
 import { islandRouter } from "../trainer/router-contract";
 import type { DeploymentPlan, EngineName, NodeUrl, RouterPlan, Role } from "../plan/deployment-plan";
@@ -117,7 +119,7 @@ export function viewFromEndpoints(doc: unknown, source: string, service?: string
     return {
       model: d.model,
       engine: d.engine ?? "vllm",
-      target: d.target ?? "slurm",
+      target: d.target ?? slurmConfig.kind,
       ...(d.router !== undefined && { routerContract: d.router }),
       islands: [islandFromEndpoints(d as EndpointsIsland)],
     };

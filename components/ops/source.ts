@@ -9,7 +9,7 @@ import { serviceOf } from "../plan/stack-plan";
 import { packagePath } from "../package-root";
 import { parseLogin } from "../slurm";
 import { resolveStackFile } from "../stack-file";
-import type { TargetKind } from "../config/target-kinds";
+import type { TargetKind } from "../config/target-registry";
 import { allTargets, targetOf } from "../targets";
 import { viewFromEndpoints, viewFromPlan, type FleetView } from "./fleet-view";
 import { localShell, parseLoginFlag, sshShell, type Shell, type SshTarget } from "./remote";

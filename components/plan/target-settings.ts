@@ -1,19 +1,17 @@
-import type { FleetConfig, KubernetesTarget, LocalTarget, SlurmTarget } from "../config/types";
+import type { FleetConfig } from "../config/types";
+import type { SlurmSettings } from "../slurm/config";
 
 /*
  * The target tables as the plan carries them: the targets read their settings here, off the plan,
- * and import nothing from components/config/.
+ * or from their own config part (components/<kind>/config/), and import nothing else from the config layer.
  */
 
-/** The target table a stack file resolved to (SLURM's or Kubernetes'), defaults in. */
+/** The target table a stack file resolved to, defaults in. */
 export type TargetSettings = FleetConfig["target"];
-/** `[slurm]`, its output_dir lifted to the plan's `outputDir`. */
-export type SlurmSettings = SlurmTarget;
-/** `[kubernetes]`. */
-export type KubernetesSettings = KubernetesTarget;
+export type { SlurmSettings } from "../slurm/config";
+export type { KubernetesSettings } from "../kubernetes/config";
+export type { LocalSettings } from "../local/config";
 /** How the targets that start processes themselves (SLURM, local) find the programs: slurm.launcher, local.launcher. */
 export type Launcher = SlurmSettings["launcher"];
-/** `[local]`. */
-export type LocalSettings = LocalTarget;
-/** Namespaces the Kubernetes target never creates (the schema's, re-exported for the target, which reads no config). */
-export { BUILT_IN_NAMESPACES } from "../config/schema/kubernetes";
+/** Namespaces the Kubernetes target never creates (its config part's, re-exported for the target). */
+export { BUILT_IN_NAMESPACES } from "../kubernetes/config";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { TARGETS } from "../config/target-kinds";
+import { TARGETS } from "../config/target-registry";
 import { ROLES } from "../plan/roles";
 
 /*

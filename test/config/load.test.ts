@@ -3,7 +3,8 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseOverrides } from "../../components/config";
 import { loadConfigText, loadStackText } from "../../components/config/load";
-import { AUTO_SETUP } from "../../components/config/rules";
+import { autoSetupNames } from "../../components/config/auto-setup";
+import { TARGETS } from "../../components/config/target-registry";
 import { issuesOf, load, ROOT, SLURM, STACK_NAMES, stackText } from "../helpers";
 
 describe("stack files", () => {
@@ -141,12 +142,16 @@ describe("defaults and auto-setup", () => {
   });
 
   it("names every auto-setup rule in the schema, beside the key it derives", () => {
-    const dir = path.join(ROOT, "components", "config", "schema");
-    const schema = fs
-      .readdirSync(dir)
-      .map((f) => fs.readFileSync(path.join(dir, f), "utf8"))
+    // The shared schema, and each target's table in its own config part.
+    const dirs = [
+      path.join(ROOT, "components", "config", "schema"),
+      ...TARGETS.map((k) => path.join(ROOT, "components", k, "config")),
+    ];
+    const schema = dirs
+      .flatMap((dir) => fs.readdirSync(dir).map((f) => fs.readFileSync(path.join(dir, f), "utf8")))
       .join("\n");
-    for (const name of Object.keys(AUTO_SETUP)) expect(schema, name).toContain(`AUTO_SETUP "${name}"`);
+    expect(autoSetupNames().length).toBeGreaterThan(10);
+    for (const name of autoSetupNames()) expect(schema, name).toContain(`AUTO_SETUP "${name}"`);
   });
 
   it("rounds max_lora_rank up to a rank vLLM accepts", () => {

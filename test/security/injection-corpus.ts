@@ -43,7 +43,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, FIXED_PORTS, loadCatalog, validate, type FleetConfig } from "../../components/config";
 import { catalogPath } from "../../components/config/catalog";
 import { catalogOverlayFile } from "../../components/config/schema/catalog";
-import { kubernetesTable } from "../../components/config/schema/kubernetes";
+import { kubernetesConfig } from "../../components/kubernetes/config";
 import { lwsVariables, plannedPodArgv, POD_IP } from "../kubernetes/planned-argv";
 import { RL_PASSENGERS, rlLayout, standaloneLayout } from "../../components/config/schema/layouts";
 import {
@@ -2992,8 +2992,8 @@ export function injectionSuite(shard: number, shards: number): void {
 
       it("covers every string field of the stack schema (both layouts) and the model catalog", () => {
         // prime-rl's [kubernetes] is not walked: it is the older layout's table, passed on as it is.
-        expect(primeStandaloneLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
-        expect(primeRlLayout.shape.kubernetes.unwrap()).toBe(kubernetesTable);
+        expect((primeStandaloneLayout.shape as Record<string, any>).kubernetes.unwrap()).toBe(kubernetesConfig.table);
+        expect((primeRlLayout.shape as Record<string, any>).kubernetes.unwrap()).toBe(kubernetesConfig.table);
         const covered = new Set(FIELDS.flatMap((f) => f.covers));
         const missing = [...schemaLeaves()].filter((leaf) => !covered.has(leaf));
         expect(missing, "string fields no payload is placed in: add them to FIELDS").toEqual([]);

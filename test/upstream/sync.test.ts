@@ -12,7 +12,7 @@ import {
   toolReportOf,
   vendoredDir,
 } from "../../bin/sync-upstream";
-import { VLLM_IMAGE } from "../../components/config/schema/kubernetes";
+import { VLLM_IMAGE } from "../../components/kubernetes/config";
 
 const vendored = (file: string) => JSON.parse(fs.readFileSync(path.join(fixturesDir, file), "utf8"));
 

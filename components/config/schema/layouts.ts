@@ -1,17 +1,13 @@
 import { z } from "zod";
 import { inferenceShape, inferenceTable } from "./inference";
-import { kubernetesTable } from "./kubernetes";
 import { PRIME_RL_IGNORED_TABLES } from "./prime";
-import { localTable } from "./local";
 import { count, filePath, modelId, outputDir, SERVICE_NAME, table } from "./primitives";
-import { serviceSlurmTable, slurmTable } from "./slurm";
+import { serviceTargetTables, targetTables } from "../target-registry";
 import { closest, didYouMean } from "../suggest";
 
-/** The target keys: at the root of both layouts. */
+/** The target keys: every registered target's table (target-registry.ts), at the root of both layouts. */
 export const targetShape = {
-  slurm: slurmTable.optional(),
-  kubernetes: kubernetesTable.optional(),
-  local: localTable.optional(),
+  ...targetTables(),
   /** Or slurm.output_dir; unset, the plan uses vllm-fleet/<job name> (components/slurm/sbatch.ts fleetDir). */
   output_dir: outputDir
     .optional()
@@ -100,7 +96,7 @@ export const rlLayout = table({
  * writes it, with what its job asks SLURM for. (A service in prime-rl's layout is checked by the
  * loader; editors get the older layout's keys here.)
  */
-export const serviceTable = table({ ...inferenceShape, slurm: serviceSlurmTable.optional() });
+export const serviceTable = table({ ...inferenceShape, ...serviceTargetTables() });
 
 /** A stack of several services: each `[services.<name>]` a model's inference settings, the target and output shared. */
 export const servicesLayout = table({

@@ -2,7 +2,6 @@ import { z } from "zod";
 import {
   PRIME_RL_IGNORED_TABLES,
   PRIME_SFT_IGNORED_TABLES,
-  primeFleetSlurmTable,
   primeDeploymentTable,
   primeInferenceShape,
   primeOffloadTable,
@@ -16,6 +15,8 @@ import {
   primeStandaloneLayout,
   primeVllmShape,
 } from "./prime";
+import { primeDoc } from "./prime-doc-registry";
+import { TARGET_PARTS } from "../target-registry";
 
 /*
  * What prime-rl's layout means, key by key: its description and prime-rl's own default, kept as zod
@@ -28,18 +29,9 @@ import {
  * and rl.py.
  */
 
-export interface PrimeDoc {
-  description: string;
-  default?: unknown;
-}
+export { primeDocs, type PrimeDoc } from "./prime-doc-registry";
 
-/** Descriptions and prime-rl defaults of prime-rl's layout (test/bin/schema.test.ts: every key has one). */
-export const primeDocs = z.registry<PrimeDoc, z.core.$ZodType>();
-
-const doc = (schema: z.ZodType | undefined, description: string, def?: unknown) => {
-  if (!schema) throw new Error(`prime-docs: no schema for "${description}"`);
-  primeDocs.add(schema, def === undefined ? { description } : { description, default: def });
-};
+const doc = primeDoc;
 
 const IGNORED = "Accepted and ignored";
 const PLANNED = "Accepted and ignored: vllm-fleet plans it from the deployment";
@@ -238,17 +230,9 @@ doc(llmdRouter.shape.decode_scorer_overrides, "Decode profile weights over score
 doc(llmdRouter.shape.non_cached_tokens, "Fewer prompt tokens not in the prefix cache than this: decode only (P/D)");
 doc(llmdRouter.shape.decode_sidecar_port, "pd-sidecar port on decode nodes (on Kubernetes the prefill port)");
 
-const fleetSlurm = primeFleetSlurmTable.shape;
-doc(
-  ours.vllm_fleet?.unwrap().shape.slurm,
-  "vllm-fleet's SLURM settings prime-rl's [slurm] has no key for (it forbids extra keys), over what vllm-fleet reads from [slurm]; with it and no [kubernetes], the file targets SLURM",
-);
-doc(fleetSlurm.qos, "sbatch --qos");
-doc(fleetSlurm.constraint, "sbatch --constraint, e.g. h100|a100");
-doc(fleetSlurm.gres, "The per-node GRES request (default gpu:<gpus_per_node>)");
-doc(fleetSlurm.exclusive, "Request whole nodes", true);
-doc(fleetSlurm.pending_timeout, "Seconds to wait for the job to start running", 3600);
-doc(fleetSlurm.ready_timeout, "Seconds to wait for every endpoint to serve once running", 3600);
+// [vllm_fleet.<kind>]: each target's table where prime-rl has one of that name (target-part.ts primeFleetTable).
+const fleetTables = ours.vllm_fleet?.unwrap().shape as Record<string, z.ZodType>;
+for (const part of TARGET_PARTS) if (part.primeFleetTable) doc(fleetTables[part.kind], part.primeFleetDescription!);
 
 // prime-rl's SFT file: [inference] serves the online evals of its [eval] (configs/sft.py).
 const sft = primeSftLayout.shape;

@@ -2,12 +2,11 @@ import { z } from "zod";
 import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
-import { kubernetesTable } from "./kubernetes";
-import { localTable } from "./local";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
 import { serverTable } from "./server";
 import {
   argText,
+  bare,
   count,
   envVars,
   filePath,
@@ -22,7 +21,7 @@ import {
   typeChoices,
 } from "./primitives";
 import { cpuTier, diskTier, mooncakeOffload } from "./offload";
-import { launcherTable, slurmTable } from "./slurm";
+import { primeFleetTables, primeTargetTables } from "../target-registry";
 
 /*
  * prime-rl's current stack-file layout (PR #3202, "vllm pass-through inference config"), as its
@@ -33,10 +32,6 @@ import { launcherTable, slurmTable } from "./slurm";
  * normalise-prime.ts maps a validated file onto the canonical config; the keys vllm-fleet does
  * not act on are listed as ignored (PRIME_IGNORED).
  */
-
-/** `x.default(v)` -> `x.optional()`: what the file says stays distinguishable from prime-rl's default. */
-const bare = <T extends z.ZodType>(s: T): z.ZodType =>
-  (s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s).optional();
 
 /** VllmConfig's declared fields (inference.py); any other key is an extra `vllm serve` argument. */
 export const primeVllmShape = {
@@ -186,35 +181,9 @@ export const primeInferenceShape = {
   dry_run: z.boolean().optional(),
 };
 
-/**
- * `[vllm_fleet.slurm]`: vllm-fleet's SLURM settings that prime-rl's SlurmConfig has no key for
- * (prime-rl's [slurm] forbids extra keys, and its own sbatch templates run `uv run` in project_dir,
- * which vllm-fleet does not): where the engines' programs live, and the submit/readiness budgets.
- * Merged over the keys vllm-fleet reads from prime-rl's [slurm]; a file with this table and no
- * [kubernetes] targets SLURM.
- */
-const { qos, constraint, gres } = slurmTable.shape;
-export const primeFleetSlurmTable = table({
-  qos,
-  constraint,
-  gres,
-  exclusive: bare(slurmTable.shape.exclusive),
-  mem: slurmTable.shape.mem,
-  cpus_per_task: slurmTable.shape.cpus_per_task,
-  co_schedule: slurmTable.shape.co_schedule,
-  cache_dir: slurmTable.shape.cache_dir,
-  pending_timeout: bare(slurmTable.shape.pending_timeout),
-  ready_timeout: bare(slurmTable.shape.ready_timeout),
-  launcher: launcherTable
-    .optional()
-    .describe(
-      "How engines, routers and stores are started on the nodes (as [slurm.launcher] of the seed layout); prime-rl's engine needs its `inference` program there",
-    ),
-});
-
 /** vllm-fleet's own settings for a prime-rl file: which server each engine process runs, how many, and how. */
 export const vllmFleetTable = table({
-  slurm: primeFleetSlurmTable.optional(),
+  ...primeFleetTables(),
   // The router's release (router.ts routerRelease): prime-rl's [router] forbids keys it lacks.
   router_release: bare(routerRelease),
   engine: z
@@ -233,14 +202,9 @@ export const vllmFleetTable = table({
     ),
 });
 
-/** vllm-fleet's own tables, beside prime-rl's: the target ([kubernetes]) and [vllm_fleet]. */
+/** vllm-fleet's own tables, beside prime-rl's: the targets' (those prime-rl has no table of that name for) and [vllm_fleet]. */
 const ours = {
-  kubernetes: kubernetesTable.optional(),
-  local: localTable
-    .optional()
-    .describe(
-      "Run the fleet on this machine (the default when the file names no target, as prime-rl runs a file without [slurm])",
-    ),
+  ...primeTargetTables(),
   vllm_fleet: vllmFleetTable.optional(),
 };
 

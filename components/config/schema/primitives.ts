@@ -207,3 +207,7 @@ export const k8sName = z
   .string()
   .max(63, "must be at most 63 characters")
   .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, "must be a DNS-1123 label: lower-case letters, digits and '-'");
+
+/** `x.default(v)` -> `x.optional()`: what the file says stays distinguishable from prime-rl's default. */
+export const bare = <T extends z.ZodType>(s: T): z.ZodType =>
+  (s instanceof z.ZodDefault ? (s.unwrap() as z.ZodType) : s).optional();

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { table, typeChoices } from "./primitives";
-import { cacheDir, plainLauncher, slurmTable, venvLauncher } from "./slurm";
+import { table, typeChoices } from "../../config/schema/primitives";
+import { cacheDir, plainLauncher, readyTimeout, venvLauncher } from "../../config/schema/launchers";
 
 /** How the engine, router and store programs are found on this machine: on PATH (or bin_dir), or in a venv. */
 export const localLauncherTable = z.discriminatedUnion(
@@ -27,7 +27,7 @@ export const localTable = table({
     .describe(
       "The GPUs the fleet may use, as nvidia-smi -L numbers them, e.g. [0, 1, 2, 3] (default: every GPU nvidia-smi -L lists when the fleet starts)",
     ),
-  ready_timeout: slurmTable.shape.ready_timeout.describe(
+  ready_timeout: readyTimeout.describe(
     "Seconds to wait for every endpoint to serve once the processes started (default 3600)",
   ),
   cache_dir: cacheDir.describe(

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { envVars, k8sName, table, text } from "./primitives";
-import { ENGINE_READY_TIMEOUT_S } from "../timeouts";
+import { envVars, k8sName, table, text } from "../../config/schema/primitives";
+import { ENGINE_READY_TIMEOUT_S } from "../../config/timeouts";
 
 /*
  * Kubernetes' own syntax for label keys and values, resource names and images: the API server
@@ -90,6 +90,8 @@ const podResources = (cpu: string, memory: string) =>
 export const VLLM_IMAGE = "vllm/vllm-openai:v0.32.0";
 /** SGLang's image at the version its manifest is pinned to (components/upstream/sglang-server.json); CUDA 13 since v0.5.20. */
 export const SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
+/** Each engine's image, by the engine's name (config key `engine`): what kubernetes.image defaults to for it. */
+export const ENGINE_IMAGES: Readonly<Record<string, string>> = { vllm: VLLM_IMAGE, sglang: SGLANG_IMAGE };
 
 /** Namespaces every cluster has, which Kubernetes refuses to delete: never created, whatever create_namespace says. */
 export const BUILT_IN_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];

@@ -1,0 +1,71 @@
+import type { ConfigView } from "./fleet-config";
+import { SGLANG_ROUTER_POLICIES } from "./schema/router";
+import type { SetupContext } from "./target-part";
+import { targetPart, TARGET_PARTS } from "./target-registry";
+import { VLLM_FLAGS } from "./vllm-flags";
+
+export type { SetupContext } from "./target-part";
+
+/**
+ * prime-rl's auto_setup_* validators: the values that follow from other keys, applied in this order
+ * to the canonical config once the model catalog's launch values and the schema's defaults are in
+ * (normalise.ts). The schema names the rule beside each key it derives. The RL layout's other
+ * spellings of a key (slurm.output_dir, [model] name, trainer.enable_router_replay) are mapped in
+ * normalise.ts toCanonicalInput, and count as set.
+ */
+export const AUTO_SETUP: Record<string, (cfg: ConfigView, ctx: SetupContext) => void> = {
+  "RL [deployment] gpus_per_node sizes the island's nodes": (cfg, { given, rlDeployment }) => {
+    if (!given("deployment.gpus_per_node") && rlDeployment?.gpus_per_node !== undefined)
+      cfg.deployment.gpus_per_node = rlDeployment.gpus_per_node;
+  },
+  // prime-rl's layout only: rl.py auto_setup_deployment fills the inference GPUs of a single-node RL run with DP ranks.
+  "RL single node: inference takes num_infer_gpus": (cfg) => {
+    const n = cfg.rl_deployment?.num_infer_gpus;
+    if (cfg.rl_deployment?.type !== "single_node" || n === undefined) return;
+    const { tp, dp } = cfg.parallel;
+    if (n !== tp * dp && n % tp === 0) cfg.parallel.dp = n / tp;
+  },
+  // prime-rl's layout only: every node of a multi-node deployment runs gpus_per_node / tp engines
+  // (templates/inference.sbatch.j2 DP_PER_NODE; rl.py auto_setup_deployment sets dp when it is 1).
+  // An expert-parallel replica spans the nodes, so its DP group is all of them (multi_node_rl.sbatch.j2
+  // INFER_GROUP_DP = NODES_PER_INFER_REPLICA x DP_PER_NODE).
+  "prime-rl fills each multi_node node with gpus_per_node / tp ranks": (cfg, { given }) => {
+    if (!cfg.prime_rl || given("parallel.dp") || cfg.deployment.type !== "multi_node") return;
+    const perNode = Math.max(1, Math.floor(cfg.deployment.gpus_per_node / cfg.parallel.tp));
+    cfg.parallel.dp = cfg.enable_expert_parallel ? perNode * cfg.deployment.num_nodes : perNode;
+  },
+  // SGLang's engines speak SGLang's P/D bootstrap and metrics, which vllm-router and llm-d do not.
+  "SGLang engines sit behind sglang-router": (cfg, { given }) => {
+    if (cfg.engine !== "sglang" || given("router.type") || cfg.router.type !== "vllm-router") return;
+    const policy = given("router.policy") ? cfg.router.policy : "cache_aware";
+    cfg.router = { type: "sglang-router", policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number] };
+  },
+  "engines behind a router listen on server.port + 100": (cfg, { given }) => {
+    if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
+  },
+  "KV offload turns on prefix caching": (cfg, { given }) => {
+    if (!given("enable_prefix_caching") && given("kv_cache_offload")) cfg.enable_prefix_caching = true;
+  },
+  "P/D turns on expert parallelism": (cfg, { given }) => {
+    // prime-rl's P/D layout; SGLang's P/D serves dense models without it.
+    if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated" && cfg.engine !== "sglang")
+      cfg.enable_expert_parallel = true;
+  },
+  // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
+  "LoRA rank rounds up to one vLLM accepts": (cfg) => {
+    if (cfg.max_lora_rank === undefined) return;
+    const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
+    cfg.max_lora_rank = ranks.find((r) => r >= cfg.max_lora_rank!) ?? cfg.max_lora_rank;
+  },
+};
+
+/** The name of every auto-setup rule, in the order they apply: the shared ones, then each registered target's own. */
+export function autoSetupNames(): string[] {
+  return [...Object.keys(AUTO_SETUP), ...TARGET_PARTS.flatMap((part) => Object.keys(part.autoSetup))];
+}
+
+/** Applies the shared auto-setup rules, then the config's target's own. */
+export function applyAutoSetup(cfg: ConfigView, ctx: SetupContext): void {
+  for (const setUp of Object.values(AUTO_SETUP)) setUp(cfg, ctx);
+  for (const setUp of Object.values(targetPart(cfg.target.kind).autoSetup)) setUp(cfg, cfg.target, ctx);
+}
