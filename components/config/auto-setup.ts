@@ -1,5 +1,5 @@
 import type { ConfigView } from "./fleet-config";
-import { SGLANG_ROUTER_POLICIES } from "./schema/router";
+import { enginePart, ENGINE_PARTS } from "./engine-registry";
 import type { SetupContext } from "./target-part";
 import { targetPart, TARGET_PARTS } from "./target-registry";
 import { VLLM_FLAGS } from "./vllm-flags";
@@ -34,22 +34,11 @@ export const AUTO_SETUP: Record<string, (cfg: ConfigView, ctx: SetupContext) => 
     const perNode = Math.max(1, Math.floor(cfg.deployment.gpus_per_node / cfg.parallel.tp));
     cfg.parallel.dp = cfg.enable_expert_parallel ? perNode * cfg.deployment.num_nodes : perNode;
   },
-  // SGLang's engines speak SGLang's P/D bootstrap and metrics, which vllm-router and llm-d do not.
-  "SGLang engines sit behind sglang-router": (cfg, { given }) => {
-    if (cfg.engine !== "sglang" || given("router.type") || cfg.router.type !== "vllm-router") return;
-    const policy = given("router.policy") ? cfg.router.policy : "cache_aware";
-    cfg.router = { type: "sglang-router", policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number] };
-  },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
     if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;
   },
   "KV offload turns on prefix caching": (cfg, { given }) => {
     if (!given("enable_prefix_caching") && given("kv_cache_offload")) cfg.enable_prefix_caching = true;
-  },
-  "P/D turns on expert parallelism": (cfg, { given }) => {
-    // prime-rl's P/D layout; SGLang's P/D serves dense models without it.
-    if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated" && cfg.engine !== "sglang")
-      cfg.enable_expert_parallel = true;
   },
   // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
   "LoRA rank rounds up to one vLLM accepts": (cfg) => {
@@ -59,13 +48,18 @@ export const AUTO_SETUP: Record<string, (cfg: ConfigView, ctx: SetupContext) => 
   },
 };
 
-/** The name of every auto-setup rule, in the order they apply: the shared ones, then each registered target's own. */
+/** The name of every auto-setup rule, in the order they apply: the shared ones, each engine's, then each target's. */
 export function autoSetupNames(): string[] {
-  return [...Object.keys(AUTO_SETUP), ...TARGET_PARTS.flatMap((part) => Object.keys(part.autoSetup))];
+  return [
+    ...Object.keys(AUTO_SETUP),
+    ...ENGINE_PARTS.flatMap((part) => Object.keys(part.autoSetup)),
+    ...TARGET_PARTS.flatMap((part) => Object.keys(part.autoSetup)),
+  ];
 }
 
-/** Applies the shared auto-setup rules, then the config's target's own. */
+/** Applies the shared auto-setup rules, then the config's engine's own, then its target's. */
 export function applyAutoSetup(cfg: ConfigView, ctx: SetupContext): void {
   for (const setUp of Object.values(AUTO_SETUP)) setUp(cfg, ctx);
+  for (const setUp of Object.values(enginePart(cfg.engine).autoSetup)) setUp(cfg, ctx);
   for (const setUp of Object.values(targetPart(cfg.target.kind).autoSetup)) setUp(cfg, cfg.target, ctx);
 }

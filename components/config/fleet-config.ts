@@ -44,7 +44,7 @@ export interface FleetConfigOf<T extends TargetSettingsBase> extends Omit<
   kv_cache_offload: OffloadConfig | null;
   /** Checked against the vLLM manifest, keyed by snake_case name, JSON strings parsed (vllm-flags.ts). */
   vllm_extra: Record<string, ExtraValue>;
-  /** Checked against SGLang's manifest, keyed by snake_case name (sglang-flags.ts). */
+  /** Checked against SGLang's manifest, keyed by snake_case name (components/plan/engines/sglang/config/flags.ts). */
   sglang_extra: Record<string, ExtraValue>;
   /** Engine port when a router listens on server.port (AUTO_SETUP when unset). */
   backend_port: number;

@@ -159,6 +159,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
   // weight_broadcast picks prime-rl's worker extension: it acts only when engines run prime-rl's server.
+  // not an engine: [vllm_fleet] engine, which of the vLLM engine's two servers runs (stock vllm serve or prime-rl's)
   if (engine === "vllm" && inf.weight_broadcast !== undefined) ignored.push(at("weight_broadcast"));
   const { liveness_timeout_seconds, ...server } = (inf.server ?? {}) as Raw;
   if (liveness_timeout_seconds !== undefined) ignored.push(at("server.liveness_timeout_seconds"));
@@ -205,6 +206,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     issues.push(...sftDeployment.issues);
     ignored.push(...sftDeployment.ignored);
     for (const key of PRIME_SFT_IGNORED_TABLES) {
+      // not an engine: [vllm_fleet] engine, which of the vLLM engine's two servers runs
       if (key === "weight_broadcast" && engine === "prime-rl") continue;
       if (file[key] !== undefined) ignored.push(key);
     }
@@ -236,6 +238,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     }
     for (const key of PRIME_RL_IGNORED_TABLES) {
       // Its type picks the worker extension of prime-rl's server; the rest configures the trainer.
+      // not an engine: [vllm_fleet] engine, which of the vLLM engine's two servers runs
       if (key === "weight_broadcast" && engine === "prime-rl") continue;
       if (file[key] !== undefined) ignored.push(key);
     }

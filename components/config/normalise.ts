@@ -17,8 +17,7 @@ import { modelTable, parallelTable } from "./schema/model";
 import { serverTable } from "./schema/server";
 import { DEFAULT_TARGET, TARGET_PARTS, targetPart, TARGETS } from "./target-registry";
 import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig } from "./types";
-import { checkVllmExtra } from "./vllm-flags";
-import { checkSglangExtra } from "./sglang-flags";
+import { ENGINE_PARTS } from "./engine-registry";
 
 type Raw = Record<string, any>;
 
@@ -305,10 +304,15 @@ export function applyDefaults(
     }
   }
 
-  const extra = checkVllmExtra(inference.vllm_extra, paths.user("vllm_extra"), (c) => paths.user(c));
-  issues.push(...extra.issues);
-  const sglangExtra = checkSglangExtra(inference.sglang_extra, paths.user("sglang_extra"), (c) => paths.user(c));
-  issues.push(...sglangExtra.issues);
+  // Each engine's table of extra flags, checked against its manifest (whichever engine runs: the
+  // other's is refused by a rule naming it).
+  const extras = Object.fromEntries(
+    ENGINE_PARTS.map((part) => {
+      const checked = part.checkExtra(inference[part.extraKey], paths.user(part.extraKey), (c) => paths.user(c));
+      issues.push(...checked.issues);
+      return [part.extraKey, checked.values];
+    }),
+  ) as Pick<FleetConfig, "vllm_extra" | "sglang_extra">;
 
   const [target, targetIssues] = resolveTarget(values, paths);
   issues.push(...targetIssues);
@@ -329,8 +333,8 @@ export function applyDefaults(
     ...inference,
     server: everyKey(serverTable, inference.server),
     kv_cache_offload: offload,
-    vllm_extra: extra.values,
-    sglang_extra: sglangExtra.values,
+    vllm_extra: extras.vllm_extra,
+    sglang_extra: extras.sglang_extra,
     backend_port: inference.backend_port as number, // AUTO_SETUP fills it when unset
     islands: input.islands ?? ISLANDS,
     target: target ?? placeholderTarget(),

@@ -192,6 +192,7 @@ export function olderLayoutSpellings(doc: TomlTable, overrides: Override[]): Ove
   const shorthand = typeof holder?.model === "string" ? holder.model : undefined;
   const expand: Override[] = [];
   const rewritten = overrides.map((o) => {
+    // not an engine: prime-rl's [vllm] table
     const at = o.path[0] === "vllm" ? 1 : rl && o.path[0] === "inference" && o.path[1] === "vllm" ? 2 : -1;
     if (at < 0 || o.path.length <= at) return o;
     const [key, ...rest] = o.path.slice(at);

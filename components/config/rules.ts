@@ -6,7 +6,8 @@ import { ENV_RULES } from "./env-rules";
 import { islandNodes, perRankEngines } from "./topology";
 import { portCollisions } from "./port-rules";
 import { fail, type Rule, type RuleIssue } from "./rule";
-import { SGLANG_RULES } from "./sglang-rules";
+import { enginePart, ENGINE_PARTS } from "./engine-registry";
+import { SGLANG_ROUTER_POLICIES } from "./schema/router";
 import { targetPart, TARGET_PARTS } from "./target-registry";
 
 export type { RuleIssue } from "./rule";
@@ -265,6 +266,14 @@ export const RULES: Record<string, Rule> = {
     );
   },
   "ports do not collide": portCollisions,
+  "sglang-router policy": (cfg) =>
+    cfg.router.type === "sglang-router" && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(cfg.router.policy)
+      ? fail(
+          "router.policy",
+          `sglang-router has no policy "${cfg.router.policy}"; its policies: ${SGLANG_ROUTER_POLICIES.join(", ")}`,
+          "engine",
+        )
+      : [],
 };
 
 const rlInferNodes = (cfg: ConfigView) => cfg.rl_deployment?.num_infer_nodes;
@@ -272,13 +281,13 @@ const rlType = (cfg: ConfigView) => cfg.rl_deployment?.type;
 
 /**
  * The name of every rule, in the order they run: the shared ones (RULES), each registered target's
- * own (run on its settings only), then the engines'.
+ * own (run on its settings only), then each engine's (run when the config runs it).
  */
 export function ruleNames(): string[] {
   return [
     ...Object.keys(RULES),
     ...TARGET_PARTS.flatMap((part) => Object.keys(part.rules)),
-    ...Object.keys(SGLANG_RULES),
+    ...ENGINE_PARTS.flatMap((part) => Object.keys(part.rules)),
   ];
 }
 
@@ -288,6 +297,6 @@ export function checkRules(cfg: ConfigView): RuleIssue[] {
   return [
     ...Object.values(RULES).flatMap((rule) => rule(cfg)),
     ...Object.values(part.rules).flatMap((rule) => rule(cfg, cfg.target)),
-    ...Object.values(SGLANG_RULES).flatMap((rule) => rule(cfg)),
+    ...Object.values(enginePart(cfg.engine).rules).flatMap((rule) => rule(cfg)),
   ];
 }

@@ -87,6 +87,7 @@ export function setupLines(
   // The nodes' own calls to engines and routers carry the key (helpers.sh fleet_curl).
   if (secrets.includes("apiKey")) lines.push(`FLEET_CALL_KEY=$${secretVar("apiKey")}`);
   const l = launcher;
+  // not an engine: the launcher type of programs on PATH or in bin_dir (slurm.launcher, local.launcher)
   if (l.type === "vllm" && l.bin_dir) lines.push(`export PATH=${shq(l.bin_dir)}:"$PATH"`);
   if (l.type === "venv") lines.push(`# shellcheck disable=SC1091`, `source ${shq(l.path + "/bin/activate")} || exit 1`);
   if (offload) lines.push("# Offloaded KV blocks are pinned memory.", "ulimit -l unlimited 2>/dev/null || true");

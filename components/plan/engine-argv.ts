@@ -24,7 +24,7 @@ export function extraArgs(key: string, value: ExtraValue): string[] {
  * The complete `vllm serve` command line for one engine process: model, bind address, parallel
  * layout, the user's model and feature keys (`parsers`: the tables "auto" parsers come from), the KV
  * connector, then vllm_extra. Every flag exists in the vLLM manifest (checked by the planner before
- * it returns). The vLLM engine's `argv` (engines/vllm.ts).
+ * it returns). The vLLM engine's `argv` (engines/vllm/engine.ts).
  */
 export function vllmServeArgv(
   cfg: FleetConfig,
@@ -122,6 +122,7 @@ const PRIME_VLLM_PREFIX = "--vllm.";
  * prime-rl's server sets, so the plan shows it.
  */
 export function primeInferenceArgv(vllmArgv: Value[], weightBroadcast: WeightBroadcastType): Value[] {
+  // not an engine: the program name on a vllm serve command line
   if (vllmArgv[0] !== "vllm" || vllmArgv[1] !== "serve")
     throw new Error("internal error: primeInferenceArgv needs a vllm serve command line");
   const out: Value[] = [PRIME_INFERENCE_PROGRAM, "--vllm.model", vllmArgv[2]];

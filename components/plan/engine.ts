@@ -9,8 +9,8 @@ import type { Value } from "./values";
  * What an inference engine is to the rest of the program: how it is started and checked, and how
  * it answers. The planner asks the config's engine (engines.ts) for the command line, environment,
  * parsers and memory reserve; the targets and the fleet CLI read its routes and metric names.
- * vLLM is one implementation (engines/vllm.ts), with prime-rl's server as a variant of it
- * (engines/prime-rl.ts); SGLang is the other (engines/sglang.ts).
+ * vLLM is one implementation (engines/vllm/engine.ts), with prime-rl's server as a variant of it
+ * (engines/vllm/prime-rl.ts); SGLang is the other (engines/sglang/engine.ts).
  */
 
 /** The layout facts an engine's command line is built from. */

@@ -8,9 +8,9 @@ import type { Engine, EngineMetricNames, EngineRoutes } from "./engine";
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 const ENGINES: Record<EngineName, () => Engine> = {
-  vllm: () => (require("./engines/vllm") as typeof import("./engines/vllm")).vllmEngine,
-  "prime-rl": () => (require("./engines/prime-rl") as typeof import("./engines/prime-rl")).primeRlEngine,
-  sglang: () => (require("./engines/sglang") as typeof import("./engines/sglang")).sglangEngine,
+  vllm: () => (require("./engines/vllm/engine") as typeof import("./engines/vllm/engine")).vllmEngine,
+  "prime-rl": () => (require("./engines/vllm/prime-rl") as typeof import("./engines/vllm/prime-rl")).primeRlEngine,
+  sglang: () => (require("./engines/sglang/engine") as typeof import("./engines/sglang/engine")).sglangEngine,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 

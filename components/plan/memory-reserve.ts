@@ -14,7 +14,7 @@ export interface Reserve {
   /**
    * Set by an engine that does not profile but sizes a static pool (weights + KV cache) as a fixed
    * fraction of the memory it finds free before loading, and keeps this reserve outside that pool
-   * (SGLang's `--mem-fraction-static`, engines/sglang-reserve.ts). The planner then chooses the
+   * (SGLang's `--mem-fraction-static`, engines/sglang/reserve.ts). The planner then chooses the
    * fraction (`staticPoolFraction`), and the KV cache is what the pool leaves after the weights.
    * `nonTorchBytes` is then what is taken before the engine measures its free memory (CUDA context,
    * NCCL and all-reduce buffers).

@@ -5,7 +5,7 @@ import {
   sglangFlagName,
   sglangFlags,
   sglangSource,
-} from "../../components/config/sglang-flags";
+} from "../../components/plan/engines/sglang/config/flags";
 
 const check = (extra: Record<string, unknown>) => checkSglangExtra(extra, "sglang_extra");
 const messages = (extra: Record<string, unknown>) => check(extra).issues.map((i) => `${i.path}: ${i.message}`);

@@ -20,7 +20,7 @@ import { describe, expect, it } from "vitest";
 import { loadCatalog, lookupModel } from "../../components/config/catalog";
 import type { RoleMemory } from "../../components/plan/gpu-memory";
 import { kvBytesPerToken, weightBytesPerGpu } from "../../components/plan/gpu-memory";
-import { vllmReserve as reserveFor } from "../../components/plan/engines/vllm-reserve";
+import { vllmReserve as reserveFor } from "../../components/plan/engines/vllm/reserve";
 import { load, plan, SLURM } from "../helpers";
 
 const GIB = 1024 ** 3;

@@ -1,5 +1,5 @@
 /**
- * The GPU-memory planner for SGLang (engines/sglang-reserve.ts): its reserve, the
+ * The GPU-memory planner for SGLang (engines/sglang/reserve.ts): its reserve, the
  * `--mem-fraction-static` it derives from `gpu_memory_utilization`, the refusals, and the plan
  * against SGLang's own published startup logs. The SGLang engine is not selectable from a stack
  * file yet, so these plan with `gpuMemoryPlan(..., sglangReserve, ...)` as the planner will.
@@ -20,7 +20,7 @@ import {
   sglangDefaultReserveBytes,
   sglangMemFractionStatic,
   sglangReserve,
-} from "../../components/plan/engines/sglang-reserve";
+} from "../../components/plan/engines/sglang/reserve";
 import { replicaLayouts } from "../../components/plan/plan";
 import type { PlanHints } from "../../components/plan/target-hints";
 import { load, plan, SLURM } from "../helpers";

@@ -1,9 +1,9 @@
-import type { FleetConfig } from "../../config/types";
-import type { ExtraValue } from "../../config/vllm-flags";
-import type { EngineLayout } from "../engine";
-import { resolveParserWith, type ParserTable } from "../parser-detection";
-import { t, type Value } from "../values";
-import { sglangMemFractionStatic } from "./sglang-reserve";
+import type { FleetConfig } from "../../../config/types";
+import type { ExtraValue } from "../../../config/vllm-flags";
+import type { EngineLayout } from "../../engine";
+import { resolveParserWith, type ParserTable } from "../../parser-detection";
+import { t, type Value } from "../../values";
+import { sglangMemFractionStatic } from "./reserve";
 
 /** How the planner starts SGLang's server: its module, as SGLang's docs do (the wheel has no server script of its own). */
 export const SGLANG_SERVER = ["python3", "-m", "sglang.launch_server"] as const;

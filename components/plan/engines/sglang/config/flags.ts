@@ -1,7 +1,7 @@
-import { checkFlagValue } from "./flag-values";
-import { ConfigIssue, joinPath } from "./issues";
-import { didYouMean } from "./suggest";
-import type { ExtraValue } from "./vllm-flags";
+import { checkFlagValue } from "../../../../config/flag-values";
+import { ConfigIssue, joinPath } from "../../../../config/issues";
+import { didYouMean } from "../../../../config/suggest";
+import type { ExtraValue } from "../../../../config/vllm-flags";
 
 /** A `python -m sglang.launch_server` flag as components/upstream/sglang-server.json describes it. */
 export interface SglangFlagSpec {
@@ -21,8 +21,9 @@ export interface SglangFlagSpec {
  * The manifest (79 KB) is read on first use, not at load: every stack file passes through
  * checkSglangExtra, but only one with sglang_extra needs the table (docs/benchmarks.md, cli-start).
  */
+type SglangManifest = typeof import("../../../../upstream/sglang-server.json");
 // eslint-disable-next-line @typescript-eslint/no-require-imports
-const manifest = () => require("../upstream/sglang-server.json") as typeof import("../upstream/sglang-server.json");
+const manifest = (): SglangManifest => require("../../../../upstream/sglang-server.json");
 
 /** Every SGLang server flag by its own spelling (`--tp-size`), from the vendored manifest. */
 export const sglangFlags = () => manifest().flags as Record<string, SglangFlagSpec>;

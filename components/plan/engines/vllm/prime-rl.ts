@@ -1,6 +1,6 @@
-import type { Engine } from "../engine";
-import { primeInferenceArgv, vllmArgvOf } from "../engine-argv";
-import { vllmEngine } from "./vllm";
+import type { Engine } from "../../engine";
+import { primeInferenceArgv, vllmArgvOf } from "../../engine-argv";
+import { vllmEngine } from "./engine";
 
 /**
  * prime-rl's server (`engine = "prime-rl"`): vLLM under prime-rl's `inference` entrypoint, with its

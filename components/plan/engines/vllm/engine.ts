@@ -1,9 +1,9 @@
-import type { Engine, EngineMetricNames, EngineRoutes } from "../engine";
-import { engineFlag, vllmServeArgv } from "../engine-argv";
-import { layerEnv } from "../env";
-import { REASONING_PARSERS, TOOL_CALL_PARSERS } from "../parser-detection";
-import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../prime-parsers";
-import { vllmReserve } from "./vllm-reserve";
+import type { Engine, EngineMetricNames, EngineRoutes } from "../../engine";
+import { engineFlag, vllmServeArgv } from "../../engine-argv";
+import { layerEnv } from "../../env";
+import { REASONING_PARSERS, TOOL_CALL_PARSERS } from "../../parser-detection";
+import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../../prime-parsers";
+import { vllmReserve } from "./reserve";
 
 /** vLLM's OpenAI-compatible server (vllm/entrypoints/openai/api_server.py). */
 /** Trainers take the API base as each engine's admin base (prime-rl's admin_base_url). */

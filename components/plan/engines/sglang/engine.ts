@@ -1,10 +1,10 @@
-import type { FleetConfig } from "../../config/types";
-import type { Role } from "../deployment-plan";
-import type { Engine, EngineMetricNames, EngineRoutes } from "../engine";
-import type { ParserTable } from "../parser-detection";
-import type { Value } from "../values";
-import { SGLANG_SERVER, sglangServerArgv } from "./sglang-argv";
-import { sglangReserve } from "./sglang-reserve";
+import type { FleetConfig } from "../../../config/types";
+import type { Role } from "../../deployment-plan";
+import type { Engine, EngineMetricNames, EngineRoutes } from "../../engine";
+import type { ParserTable } from "../../parser-detection";
+import type { Value } from "../../values";
+import { SGLANG_SERVER, sglangServerArgv } from "./argv";
+import { sglangReserve } from "./reserve";
 
 /**
  * SGLang's HTTP server (python/sglang/srt/entrypoints/http_server.py): the OpenAI API under /v1,

@@ -1,27 +1,23 @@
-import { fail, type Rule } from "./rule";
-import { SGLANG_ROUTER_POLICIES } from "./schema/router";
+import { fail, type Rule } from "../../../../config/rule";
+import { sglangFlags } from "./flags";
 
 /*
  * What engine = "sglang" cannot take, each refused naming its key: the features this project plans
- * only as vLLM features (docs/sglang.md), and each engine's own tables on the other engine.
+ * only as vLLM features (docs/sglang.md), and vLLM's own table. Run only when the config's engine is
+ * SGLang (rules.ts checkRules, through the engine registry).
  */
 
 const sglang = 'engine = "sglang"';
 
 /** Read on use: SGLang's manifest (79 KB) is loaded only for a file that names an SGLang parser. */
-const choicesOf = (flag: string) => {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const sglangManifest = require("../upstream/sglang-server.json") as typeof import("../upstream/sglang-server.json");
-  return ((sglangManifest.flags as Record<string, { choices?: unknown[] }>)[flag]?.choices ?? []) as string[];
-};
+const choicesOf = (flag: string) => (sglangFlags()[flag]?.choices ?? []) as string[];
 
 /** A parser the user named must be one SGLang registers ("auto" is ours: the planner's table picks). */
 const sglangParser =
   (key: "tool_call_parser" | "reasoning_parser", flag: string): Rule =>
   (cfg) => {
     const named = cfg.model[key];
-    if (cfg.engine !== "sglang" || named === undefined || named === "auto" || !cfg.explicit.has(`model.${key}`))
-      return [];
+    if (named === undefined || named === "auto" || !cfg.explicit.has(`model.${key}`)) return [];
     const choices = choicesOf(flag).filter((c) => c !== "auto");
     return choices.includes(named)
       ? []
@@ -32,31 +28,15 @@ export const SGLANG_RULES: Record<string, Rule> = {
   "SGLang's tool-call parsers": sglangParser("tool_call_parser", "--tool-call-parser"),
   "SGLang's reasoning parsers": sglangParser("reasoning_parser", "--reasoning-parser"),
   "SGLang is served behind sglang-router": (cfg) =>
-    cfg.engine === "sglang" && (cfg.router.type === "vllm-router" || cfg.router.type === "llm-d")
+    cfg.router.type === "vllm-router" || cfg.router.type === "llm-d"
       ? fail(
           "router.type",
           `${sglang} is served behind sglang-router (router.type = "sglang-router", the default with SGLang) or none: ${cfg.router.type} ${cfg.router.type === "llm-d" ? "schedules on vLLM's metrics and KV events" : "speaks vLLM's P/D protocol, not SGLang's bootstrap"}`,
           "engine",
         )
       : [],
-  "sglang-router fronts SGLang": (cfg) =>
-    cfg.engine !== "sglang" && cfg.router.type === "sglang-router"
-      ? fail(
-          "router.type",
-          'sglang-router fronts engine = "sglang"; vLLM engines sit behind vllm-router or llm-d',
-          "engine",
-        )
-      : [],
-  "sglang-router policy": (cfg) =>
-    cfg.router.type === "sglang-router" && !(SGLANG_ROUTER_POLICIES as readonly string[]).includes(cfg.router.policy)
-      ? fail(
-          "router.policy",
-          `sglang-router has no policy "${cfg.router.policy}"; its policies: ${SGLANG_ROUTER_POLICIES.join(", ")}`,
-          "engine",
-        )
-      : [],
   "KV offload tiers are vLLM connectors": (cfg) =>
-    cfg.engine === "sglang" && cfg.kv_cache_offload
+    cfg.kv_cache_offload
       ? fail(
           "kv_cache_offload",
           `the CPU, disk and Mooncake tiers are vLLM KV connectors (OffloadingConnector, MooncakeStoreConnector), which ${sglang} has no form of; SGLang's own hierarchical cache can be passed as sglang_extra (enable_hierarchical_cache, hicache_*), unsized by the planner`,
@@ -64,15 +44,11 @@ export const SGLANG_RULES: Record<string, Rule> = {
         )
       : [],
   "vllm_extra is vLLM's": (cfg) =>
-    cfg.engine === "sglang" && Object.keys(cfg.vllm_extra).length
+    Object.keys(cfg.vllm_extra).length
       ? fail("vllm_extra", `holds \`vllm serve\` flags; with ${sglang} put SGLang's flags in sglang_extra`, "engine")
       : [],
-  "sglang_extra is SGLang's": (cfg) =>
-    cfg.engine !== "sglang" && Object.keys(cfg.sglang_extra).length
-      ? fail("sglang_extra", 'holds SGLang server flags, which apply with engine = "sglang" only', "engine")
-      : [],
   "dual batch overlap is vLLM's": (cfg) =>
-    cfg.engine === "sglang" && cfg.enable_dbo
+    cfg.enable_dbo
       ? fail(
           "enable_dbo",
           `is vLLM's dual batch overlap; with ${sglang} its counterpart is sglang_extra.enable_two_batch_overlap = true`,
@@ -80,7 +56,7 @@ export const SGLANG_RULES: Record<string, Rule> = {
         )
       : [],
   "router replay is vLLM's": (cfg) =>
-    cfg.engine === "sglang" && cfg.enable_return_routed_experts
+    cfg.enable_return_routed_experts
       ? fail(
           "enable_return_routed_experts",
           `router replay (routed experts returned with every response) is planned for vLLM only, not for ${sglang}`,
@@ -91,7 +67,7 @@ export const SGLANG_RULES: Record<string, Rule> = {
   // TP group, which the memory planner (replicas of tp GPUs) would not describe.
   "an SGLang server spans nodes with expert parallelism": (cfg) => {
     const d = cfg.deployment;
-    if (cfg.engine !== "sglang" || cfg.enable_expert_parallel || d.type !== "disaggregated") return [];
+    if (cfg.enable_expert_parallel || d.type !== "disaggregated") return [];
     const key = d.num_prefill_nodes > 1 ? "num_prefill_nodes" : d.num_decode_nodes > 1 ? "num_decode_nodes" : undefined;
     return key
       ? fail(
@@ -103,18 +79,10 @@ export const SGLANG_RULES: Record<string, Rule> = {
       : [];
   },
   "SGLang runs one server per node": (cfg) =>
-    cfg.engine === "sglang" && cfg.engine_processes === "per_rank"
+    cfg.engine_processes === "per_rank"
       ? fail(
           "engine_processes",
           `"per_rank" is vLLM's external load balancing; ${sglang} runs one server per node, whose own DP controller serves the node's ranks`,
-          "engine",
-        )
-      : [],
-  "vLLM's P/D moves KV over NIXL": (cfg) =>
-    cfg.engine !== "sglang" && cfg.deployment.type === "disaggregated" && cfg.deployment.transfer_backend === "mooncake"
-      ? fail(
-          "deployment.transfer_backend",
-          'vLLM\'s prefill/decode engines here move KV with NixlConnector: "nixl" (mooncake is a transfer backend of engine = "sglang")',
           "engine",
         )
       : [],

@@ -1,9 +1,9 @@
-import type { ArchFacts } from "../../config/catalog";
-import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES } from "../../config/gpu-types";
-import type { FleetConfig } from "../../config/types";
-import { extraNumber, type ExtraValue } from "../../config/vllm-flags";
-import type { EngineLayout } from "../engine";
-import { staticPoolFraction, type ReserveEstimate } from "../memory-reserve";
+import type { ArchFacts } from "../../../config/catalog";
+import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES } from "../../../config/gpu-types";
+import type { FleetConfig } from "../../../config/types";
+import { extraNumber, type ExtraValue } from "../../../config/vllm-flags";
+import type { EngineLayout } from "../../engine";
+import { staticPoolFraction, type ReserveEstimate } from "../../memory-reserve";
 
 /*
  * SGLang's memory (v0.5.23, python/sglang/srt): before loading, the scheduler measures the free

@@ -1,6 +1,6 @@
-import { GIB } from "../../config/gpu-types";
-import { extraNumber } from "../../config/vllm-flags";
-import type { ReserveEstimate } from "../memory-reserve";
+import { GIB } from "../../../config/gpu-types";
+import { extraNumber } from "../../../config/vllm-flags";
+import type { ReserveEstimate } from "../../memory-reserve";
 
 /**
  * The reserve, fitted to vLLM 0.19's profiling logs on H100 (README, GPU-memory planner): the

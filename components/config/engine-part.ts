@@ -1,0 +1,34 @@
+import type { ConfigView } from "./fleet-config";
+import type { ConfigIssue } from "./issues";
+import type { Rule } from "./rule";
+import type { ExtraValue } from "./vllm-flags";
+import type { SetupContext } from "./target-part";
+
+/*
+ * An engine's part of the config layer: what it refuses, what it fills in, and how its own table of
+ * extra flags is checked. Each engine keeps its part in components/plan/engines/<name>/config/ and
+ * lists it in components/config/engine-registry.ts; the rule list, the auto-setup rules and the
+ * flag checks are built by iterating the registry, so nothing in components/config/ compares an
+ * engine's name.
+ */
+
+/** An engine's own config: its rules and defaults (`N` its name, the value of `engine`). */
+export interface EngineConfigPart<N extends string = string> {
+  /** The value of `engine` that selects it (schema/inference.ts ENGINE_NAMES). */
+  readonly name: N;
+  /**
+   * Its table of extra server flags by snake_case name (`vllm_extra`, `sglang_extra`): set with
+   * another engine, it is refused (rules.ts "<key> is the engine's").
+   */
+  readonly extraKey: "vllm_extra" | "sglang_extra";
+  /** Checks its extra-flag table against the engine's manifest: the values as its command line takes them, and issues naming the keys. */
+  checkExtra(
+    value: Record<string, unknown> | undefined,
+    where: string,
+    user: (canonical: string) => string,
+  ): { values: Record<string, ExtraValue>; issues: ConfigIssue[] };
+  /** Rules over the whole config this engine adds, by name, run only when the config runs it (docs/sglang.md lists SGLang's). */
+  readonly rules: Readonly<Record<string, Rule>>;
+  /** Values it derives from other keys, by name, applied after the shared AUTO_SETUP rules and before the target's. */
+  readonly autoSetup: Readonly<Record<string, (cfg: ConfigView, ctx: SetupContext) => void>>;
+}
