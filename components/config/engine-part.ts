@@ -17,12 +17,17 @@ export interface EngineConfigPart<N extends string = string> {
   /** The value of `engine` that selects it (schema/inference.ts ENGINE_NAMES). */
   readonly name: N;
   /**
-   * Its table of extra server flags by snake_case name (`vllm_extra`, `sglang_extra`): set with
-   * another engine, it is refused (rules.ts "<key> is the engine's").
+   * Its table of extra server flags by snake_case name (`vllm_extra`, `sglang_extra`), checked by
+   * checkExtra; set with another engine, that engine's rules refuse it.
+   * @default undefined: the engine takes no table of extra flags
    */
-  readonly extraKey: "vllm_extra" | "sglang_extra";
-  /** Checks its extra-flag table against the engine's manifest: the values as its command line takes them, and issues naming the keys. */
-  checkExtra(
+  readonly extraKey?: "vllm_extra" | "sglang_extra";
+  /**
+   * Checks its extra-flag table against the engine's manifest: the values as its command line takes
+   * them, and issues naming the keys. Given with extraKey.
+   * @default undefined
+   */
+  checkExtra?(
     value: Record<string, unknown> | undefined,
     where: string,
     user: (canonical: string) => string,

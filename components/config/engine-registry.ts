@@ -1,4 +1,5 @@
 import type { EngineConfigPart } from "./engine-part";
+import { ENGINE_NAMES } from "./schema/engine-names";
 import { vllmEngineConfig } from "../plan/engines/vllm/config";
 import { sglangEngineConfig } from "../plan/engines/sglang/config";
 
@@ -9,6 +10,18 @@ import { sglangEngineConfig } from "../plan/engines/sglang/config";
  * adds its line here and in components/plan/engines.ts.
  */
 export const ENGINE_PARTS: readonly EngineConfigPart[] = [vllmEngineConfig, sglangEngineConfig];
+
+/**
+ * Adds an engine's config part at run time (a test's fixture engine, test/fixture-engine/: the
+ * proof that an engine needs no product file); its name must be registered first
+ * (schema/engine-names.ts registerEngineName), before the schema is built.
+ */
+export function registerEnginePart(part: EngineConfigPart): void {
+  if (!(ENGINE_NAMES as readonly string[]).includes(part.name))
+    throw new Error(`engine "${part.name}": register its name first (schema/engine-names.ts registerEngineName)`);
+  if (ENGINE_PARTS.some((p) => p.name === part.name)) throw new Error(`engine "${part.name}" is registered twice`);
+  (ENGINE_PARTS as EngineConfigPart[]).push(part);
+}
 
 /** An engine's config part by the value of `engine` (undefined for a name nobody registered). */
 export const enginePart = (name: string): EngineConfigPart =>

@@ -307,10 +307,11 @@ export function applyDefaults(
   // Each engine's table of extra flags, checked against its manifest (whichever engine runs: the
   // other's is refused by a rule naming it).
   const extras = Object.fromEntries(
-    ENGINE_PARTS.map((part) => {
+    ENGINE_PARTS.flatMap((part) => {
+      if (!part.extraKey || !part.checkExtra) return [];
       const checked = part.checkExtra(inference[part.extraKey], paths.user(part.extraKey), (c) => paths.user(c));
       issues.push(...checked.issues);
-      return [part.extraKey, checked.values];
+      return [[part.extraKey, checked.values]];
     }),
   ) as Pick<FleetConfig, "vllm_extra" | "sglang_extra">;
 

@@ -7,12 +7,21 @@ import type { Engine, EngineMetricNames, EngineRoutes } from "./engine";
  * `plan` of a vLLM stack never loads SGLang's planner (docs/benchmarks.md, cli-start).
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
-const ENGINES: Record<EngineName, () => Engine> = {
+const ENGINES: Record<string, () => Engine> = {
   vllm: () => (require("./engines/vllm/engine") as typeof import("./engines/vllm/engine")).vllmEngine,
   "prime-rl": () => (require("./engines/vllm/prime-rl") as typeof import("./engines/vllm/prime-rl")).primeRlEngine,
   sglang: () => (require("./engines/sglang/engine") as typeof import("./engines/sglang/engine")).sglangEngine,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
+
+/**
+ * Adds an engine at run time (a test's fixture engine, test/fixture-engine/, beside its config part
+ * in components/config/engine-registry.ts): the proof that an engine needs no product file.
+ */
+export function registerEngine(engine: Engine): void {
+  if (engine.name in ENGINES) throw new Error(`engine "${engine.name}" is registered twice`);
+  ENGINES[engine.name] = () => engine;
+}
 
 // `?.`: an unknown name gives undefined, as the plain lookup did.
 export const engineNamed = (name: EngineName): Engine => ENGINES[name]?.();

@@ -5,9 +5,9 @@ import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
 import { restartTable } from "./restart";
 import { serverTable } from "./server";
+import { engineNamesForSchema } from "./engine-names";
 
-/** The inference engines a stack file may name (plan/engines.ts registers each). */
-export const ENGINE_NAMES = ["vllm", "sglang"] as const;
+export { ENGINE_NAMES } from "./engine-names";
 
 /** How many `vllm serve` processes a node runs: one for all its DP ranks, or one per DP rank. */
 export const engineProcesses = z.enum(["per_node", "per_rank"]);
@@ -20,7 +20,7 @@ export const engineProcesses = z.enum(["per_node", "per_rank"]);
  */
 export const inferenceShape = {
   engine: z
-    .enum(ENGINE_NAMES)
+    .enum(engineNamesForSchema())
     .default("vllm")
     .describe(
       'What serves the model: "vllm" (`vllm serve`) or "sglang" (`python3 -m sglang.launch_server`, behind sglang-router; docs/sglang.md lists what it does not take)',
