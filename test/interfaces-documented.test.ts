@@ -15,6 +15,9 @@ const CONTRACTS: [string, string[]][] = [
   ["components/plan/target-hints.ts", ["PlanHints"]],
   ["components/backend.ts", ["DeployTarget"]],
   ["components/plan/engine.ts", ["Engine", "EngineRoutes", "EngineMetricNames"]],
+  // The config layer's parts of a target and an engine (components/<kind>/config/, components/plan/engines/<name>/config/).
+  ["components/config/target-part.ts", ["TargetConfigPart", "TargetCapabilities", "SettingsContext", "SetupContext"]],
+  ["components/config/engine-part.ts", ["EngineConfigPart"]],
 ];
 
 /** Each member of the named interfaces in `source` that lacks a doc comment, or is optional without `@default`. */

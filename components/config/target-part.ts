@@ -12,7 +12,10 @@ import type { RuleIssue } from "./rule";
 
 /** What the normaliser hands a target's `settings`. */
 export interface SettingsContext {
-  /** The file's top-level output_dir, when set (SLURM also takes slurm.output_dir and checks they agree). */
+  /**
+   * The file's top-level output_dir (SLURM also takes slurm.output_dir and checks they agree).
+   * @default undefined: the file sets none
+   */
   outputDir?: string;
   /** A canonical key as the stack file spells it, for messages. */
   user: (canonical: string) => string;
@@ -22,7 +25,10 @@ export interface SettingsContext {
 export interface SetupContext {
   /** Whether the stack file (or the model catalog) gave a canonical key a value, so the schema's default is not in effect. */
   given: (canonical: string) => boolean;
-  /** The RL layout's top-level [deployment], which also sizes the island. */
+  /**
+   * The RL layout's top-level [deployment], which also sizes the island.
+   * @default undefined: not an RL file, or one without it
+   */
   rlDeployment?: { gpus_per_node?: number };
   /** A canonical key as the stack file spells it (for notes). */
   paths: (canonical: string) => string;
@@ -93,5 +99,6 @@ export interface TargetConfigPart<K extends string = string, S extends TargetSet
    * @default the settings unchanged
    */
   forServices?(settings: S, services: number): S;
+  /** What sets it apart where the config layer must know (TargetCapabilities). */
   readonly capabilities: TargetCapabilities;
 }

@@ -72,10 +72,12 @@ export const targetTables = (): Record<string, z.ZodOptional<z.ZodObject>> =>
 /** prime-rl's layout: the targets' tables at its root, for targets prime-rl has no table of that name for. */
 export const primeTargetTables = (): Record<string, z.ZodType> =>
   Object.fromEntries(
-    sealedParts().filter((part) => !part.primeFleetTable).map((part) => [
-      part.kind,
-      part.primeDescription ? part.table.optional().describe(part.primeDescription) : part.table.optional(),
-    ]),
+    sealedParts()
+      .filter((part) => !part.primeFleetTable)
+      .map((part) => [
+        part.kind,
+        part.primeDescription ? part.table.optional().describe(part.primeDescription) : part.table.optional(),
+      ]),
   );
 
 /** prime-rl's layout: `[vllm_fleet.<kind>]` for each target whose name prime-rl's own table takes. */

@@ -81,6 +81,13 @@ export interface Engine {
    */
   baseWeightVersion: string;
   /**
+   * Whether prime-rl's orchestrator can update its weights through `admin_base_url`: it posts to
+   * prime-rl's admin routes (`/update_weights`, `/init_broadcaster`, `/pause`, `/resume`), which
+   * prime-rl's server has and `vllm serve` has in dev mode (docs/trainer.md); the trainer blocks
+   * give prime-rl an `[orchestrator]` only for such an engine (trainer/trainer-blocks.ts).
+   */
+  primeRlDrivesWeights: boolean;
+  /**
    * The flag by which a node of a group spanning nodes learns its place, and its value per node index
    * for a group of `dpLocal` ranks per node: a LeaderWorkerSet worker template sets it at run time.
    */

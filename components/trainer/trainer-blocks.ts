@@ -3,6 +3,7 @@ import { stringify as toYaml } from "yaml";
 import type { Role } from "../plan/deployment-plan";
 import { sharedRoutes } from "../plan/engines";
 import type { TrainerBlocks, TrainerEngine } from "./contract";
+import { engineNamed } from "../plan/engines";
 
 export interface TrainerBlockInput {
   /** What every engine runs: it decides which admin routes `adminUrls` answer. */
@@ -21,27 +22,14 @@ export interface TrainerBlockInput {
 }
 
 /**
- * Whether prime-rl's orchestrator can update the engine's weights through `admin_base_url`. It
- * posts to prime-rl's admin routes (`/update_weights`, `/init_broadcaster`, `/pause`, `/resume`):
- * prime-rl's server has them, `vllm serve` has them in dev mode (docs/trainer.md), and SGLang's
- * server has none (its own are `/update_weights_from_disk`, `/init_weights_update_group`,
- * `/update_weights_from_distributed`, `/update_weights_from_tensor`). One row per engine: a new
- * engine does not compile until it says.
- */
-const PRIME_RL_DRIVES_WEIGHTS: Record<TrainerEngine, boolean> = {
-  vllm: true,
-  "prime-rl": true,
-  sglang: false,
-};
-
-/**
  * prime-rl's ClientConfig takes `base_url` as a list (requests round-robin across it) and
  * `admin_base_url` as one URL per engine, so weight updates reach every engine, never a router.
  * Its `api_key_var` (default VLLM_API_KEY) names the env var holding the key: nothing secret here.
  * `inference_metrics_roles` pairs each admin URL with its role and exists only for P/D.
  */
 function primeRl({ engine, baseUrls, adminUrls, roles }: TrainerBlockInput): string | null {
-  if (!PRIME_RL_DRIVES_WEIGHTS[engine]) return null;
+  // Engine.primeRlDrivesWeights: its admin routes are prime-rl's (or it has none the orchestrator knows).
+  if (!engineNamed(engine).primeRlDrivesWeights) return null;
   const pd = roles.some((r) => r !== "replica");
   const orchestrator: TOML.JsonMap = {
     ...(pd ? { inference_metrics_roles: roles } : {}),

@@ -88,6 +88,9 @@ export const sglangEngine: Engine = {
   pdTransport: "bootstrap",
   // SGLang's --weight-version default (server_args.py).
   baseWeightVersion: "default",
+  // Its own weight routes are /update_weights_from_disk, /init_weights_update_group,
+  // /update_weights_from_distributed and /update_weights_from_tensor: none of prime-rl's.
+  primeRlDrivesWeights: false,
   groupRank: { flag: "--node-rank", perNode: () => 1 },
   // SGLang drains on SIGTERM by itself and has no flag for quiet probe routes.
   podFlags: () => [],

@@ -40,6 +40,7 @@ export const vllmEngine: Engine = {
   pdTransport: "kv-connector",
   // vLLM's weight_version before an update (the follower and restart drills see it).
   baseWeightVersion: "default",
+  primeRlDrivesWeights: true,
   groupRank: { flag: "--data-parallel-start-rank", perNode: (dpLocal) => dpLocal },
   // Spelled --vllm.<flag> for prime-rl's server (engineFlag), as every other vLLM flag it takes.
   podFlags: (e, drainSeconds) => {
