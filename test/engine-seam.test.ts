@@ -5,6 +5,7 @@ import { ENGINE_PARTS } from "../components/config/engine-registry";
 import { ENGINE_NAMES as CONFIG_ENGINES } from "../components/config/schema/inference";
 import { ENGINE_NAMES } from "../components/plan/engine-names";
 import { ROOT } from "./helpers";
+import { sourceFiles } from "./product-sources";
 
 /*
  * Engines are looked up by name in their registries (components/plan/engines.ts for the planner,
@@ -18,14 +19,6 @@ import { ROOT } from "./helpers";
 const ENGINE_FOLDER = "components/plan/engines/";
 /** The planner's registry: components/plan/engines.ts, beside the folder it lists. */
 const REGISTRY = `${ENGINE_FOLDER.replace(/\/$/, "")}.ts`;
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) return sourceFiles(rel);
-    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [rel] : [];
-  });
-}
 
 const name = `(?:${ENGINE_NAMES.join("|")})`;
 /** `x === "sglang"`, `"vllm" !== x`, `case "prime-rl":`. */

@@ -1,9 +1,9 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import ts from "typescript";
 import { describe, expect, it } from "vitest";
 import { TARGETS } from "../components/config/target-registry";
 import { ROOT } from "./helpers";
+import { productFiles, stringLiterals } from "./product-sources";
 
 /*
  * Targets are looked up by kind in the registries, never chosen by comparing names: a new target is
@@ -12,14 +12,6 @@ import { ROOT } from "./helpers";
  * registry: no list kept by hand) may name it; the config layer asks the target's part
  * (components/<kind>/config/) or its capabilities instead (issue 42).
  */
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => {
-    const rel = `${dir}/${e.name}`;
-    if (e.isDirectory()) return sourceFiles(rel);
-    return e.name.endsWith(".ts") && !e.name.endsWith(".d.ts") ? [rel] : [];
-  });
-}
 
 const name = `(?:${TARGETS.join("|")})`;
 /** `x === "slurm"`, `"kubernetes" !== x`, `target.kind === ...`, `.target === ...`, `switch (...target...)`. */
@@ -43,32 +35,15 @@ function comparisons(file: string, text: string): string[] {
   );
 }
 
-/**
- * Every string literal (quoted or a template without substitutions) whose text is a target's name,
- * found by the TypeScript parser, so a comment or an identifier (`slurm:` as a key) is not one.
- */
-function targetNameStrings(file: string, text: string): string[] {
-  const source = ts.createSourceFile(file, text, ts.ScriptTarget.ES2022, true);
-  const found: string[] = [];
-  const visit = (node: ts.Node) => {
-    if (
-      (ts.isStringLiteral(node) || ts.isNoSubstitutionTemplateLiteral(node)) &&
-      (TARGETS as readonly string[]).includes(node.text) &&
-      !ts.isImportDeclaration(node.parent) &&
-      !ts.isExportDeclaration(node.parent)
-    )
-      found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}: ${node.getText()}`);
-    ts.forEachChild(node, visit);
-  };
-  visit(source);
-  return found;
-}
+/** Every string literal whose text is a target's name (product-sources.ts stringLiterals). */
+const targetNameStrings = (file: string, text: string) =>
+  stringLiterals(file, text, (s) => (TARGETS as readonly string[]).includes(s));
 
 /** `settingsFor(cfg, "slurm")`: a lookup by a literal name is a comparison in disguise. */
 const SETTINGS_FOR_LITERAL = /settingsFor\s*\([^)]*["'`]/;
 
 const ownFolders = TARGETS.map((kind) => `components/${kind}/`);
-const everywhere = ["index.ts", ...sourceFiles("components"), ...sourceFiles("bin")];
+const everywhere = productFiles();
 /** The program outside the target folders. */
 const program = everywhere.filter((f) => !ownFolders.some((own) => f.startsWith(own)));
 const read = (f: string) => fs.readFileSync(path.join(ROOT, f), "utf8");

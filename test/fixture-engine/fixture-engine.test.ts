@@ -4,7 +4,6 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
-import ts from "typescript";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stackJsonSchema, stackKeyReference } from "../../bin/schema";
 import { ConfigError, loadStackText } from "../../components/config";
@@ -16,6 +15,7 @@ import { buildStackPlan } from "../../components/planner";
 import { stackPlanText } from "../../components/report/plan-text";
 import { targetOf } from "../../components/targets";
 import { ROOT } from "../helpers";
+import { productFiles, productStringLiterals } from "../product-sources";
 
 /*
  * Issue 42's proof, an engine: one that lives only under test/ (./name.ts, ./config.ts, ./engine.ts),
@@ -135,25 +135,8 @@ describe("an engine registered from test/ only (the tiny fixture)", () => {
   });
 
   it("no product file names it: no string `tiny` and no import of test/", () => {
-    const files = (d: string): string[] =>
-      fs.readdirSync(path.join(ROOT, d), { withFileTypes: true }).flatMap((e) => {
-        const rel = `${d}/${e.name}`;
-        if (e.isDirectory()) return files(rel);
-        return e.name.endsWith(".ts") ? [rel] : [];
-      });
-    const product = ["index.ts", ...files("components"), ...files("bin")];
-    const named = product.flatMap((f) => {
-      const source = ts.createSourceFile(f, fs.readFileSync(path.join(ROOT, f), "utf8"), ts.ScriptTarget.ES2022, true);
-      const found: string[] = [];
-      const visit = (node: ts.Node) => {
-        if (ts.isStringLiteralLike(node) && (node.text === "tiny" || node.text.includes("fixture-engine")))
-          found.push(`${f}: ${node.getText()}`);
-        ts.forEachChild(node, visit);
-      };
-      visit(source);
-      return found;
-    });
-    expect(product.length).toBeGreaterThan(100);
+    const named = productStringLiterals((s) => s === "tiny" || s.includes("fixture-engine"));
+    expect(productFiles().length).toBeGreaterThan(100);
     expect(named).toEqual([]);
   });
 });

@@ -3,7 +3,6 @@ import "./register";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import ts from "typescript";
 import { afterAll, describe, expect, it } from "vitest";
 import { stackKeyReference, stackJsonSchema } from "../../bin/schema";
 import { ConfigError, loadStackText } from "../../components/config";
@@ -14,6 +13,7 @@ import { buildStackPlan } from "../../components/planner";
 import { stackPlanText } from "../../components/report/plan-text";
 import { targetOf } from "../../components/targets";
 import { ROOT } from "../helpers";
+import { productFiles, productStringLiterals } from "../product-sources";
 import { recordState, run } from "./target";
 
 /*
@@ -114,25 +114,8 @@ describe("a target registered from test/ only (the recorded fixture)", () => {
   });
 
   it("no product file names it: no string `recorded` and no import of test/", () => {
-    const files = (d: string): string[] =>
-      fs.readdirSync(path.join(ROOT, d), { withFileTypes: true }).flatMap((e) => {
-        const rel = `${d}/${e.name}`;
-        if (e.isDirectory()) return files(rel);
-        return e.name.endsWith(".ts") ? [rel] : [];
-      });
-    const product = ["index.ts", ...files("components"), ...files("bin")];
-    const named = product.flatMap((f) => {
-      const source = ts.createSourceFile(f, fs.readFileSync(path.join(ROOT, f), "utf8"), ts.ScriptTarget.ES2022, true);
-      const found: string[] = [];
-      const visit = (node: ts.Node) => {
-        if (ts.isStringLiteralLike(node) && (node.text === "recorded" || node.text.includes("fixture-target")))
-          found.push(`${f}: ${node.getText()}`);
-        ts.forEachChild(node, visit);
-      };
-      visit(source);
-      return found;
-    });
-    expect(product.length).toBeGreaterThan(100);
+    const named = productStringLiterals((s) => s === "recorded" || s.includes("fixture-target"));
+    expect(productFiles().length).toBeGreaterThan(100);
     expect(named).toEqual([]);
   });
 });
