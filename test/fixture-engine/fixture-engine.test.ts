@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stackJsonSchema, stackKeyReference } from "../../bin/schema";
-import { ConfigError, loadStackText } from "../../components/config";
+import { loadStackText } from "../../components/config";
 import { ENGINE_NAMES } from "../../components/config/schema/engine-names";
 import { statusCommand } from "../../components/ops/commands";
 import { viewFromPlan } from "../../components/ops/fleet-view";
@@ -14,7 +14,7 @@ import { engineNamed } from "../../components/plan/engines";
 import { buildStackPlan } from "../../components/planner";
 import { stackPlanText } from "../../components/report/plan-text";
 import { targetOf } from "../../components/targets";
-import { ROOT } from "../helpers";
+import { issuesOf, ROOT } from "../helpers";
 import { productFiles, productStringLiterals } from "../product-sources";
 
 /*
@@ -86,15 +86,7 @@ describe("an engine registered from test/ only (the tiny fixture)", () => {
   });
 
   it("its rule refuses what it does not serve, naming the key; another engine name is still refused", () => {
-    const refused = (text: string) => {
-      try {
-        load(text);
-      } catch (err) {
-        if (err instanceof ConfigError) return err.issues;
-        throw err;
-      }
-      throw new Error("loaded");
-    };
+    const refused = issuesOf;
     const multi = stackText("multi_node").replace('type = "none"', 'type = "vllm-router"');
     expect(refused(multi.replace(`port = ${port}`, "port = 8000"))).toEqual([
       expect.objectContaining({
