@@ -118,6 +118,15 @@ describe("JSON Schema of prime-rl's layout", () => {
     expect(jobName.description).toContain('prime-rl default "prime-rl"');
   });
 
+  it("the stack file's schema describes every key that holds a value (issue 42: a table is a section of its own)", () => {
+    const isTable = (s: Record<string, any>) =>
+      [s, ...(s.anyOf ?? []), ...(s.oneOf ?? [])].some((v) => v.type === "object" && v.properties);
+    const all = keys(stackJsonSchema() as Record<string, any>);
+    expect(all.length).toBeGreaterThan(200);
+    const undescribed = all.filter(([p, s]) => !s.description && !isTable(s) && !/(^|\.)type$/.test(p)).map(([p]) => p);
+    expect(undescribed).toEqual([]);
+  });
+
   it("the older layout's schema is not changed by prime-rl's descriptions", () => {
     const seed = JSON.stringify(stackJsonSchema());
     expect(seed).not.toContain("prime-rl default");

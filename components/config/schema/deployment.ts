@@ -38,8 +38,8 @@ export const disaggregatedDeployment = table({
   type: z.literal("disaggregated"),
   num_prefill_nodes: count.default(1).describe("Nodes per prefill replica"),
   num_decode_nodes: count.default(1).describe("Nodes per decode replica"),
-  num_prefill_replicas: count.default(1),
-  num_decode_replicas: count.default(1),
+  num_prefill_replicas: count.default(1).describe("Prefill replicas (default 1)"),
+  num_decode_replicas: count.default(1).describe("Decode replicas (default 1)"),
   prefill_env_vars: envVars.default({}).describe("Exported on prefill nodes after env_vars"),
   decode_env_vars: envVars.default({}).describe("Exported on decode nodes after env_vars"),
   transfer_backend: z

@@ -43,21 +43,50 @@ export const inferenceShape = {
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
   backend_port: port.optional().describe("Engine port behind a router (default server.port + 100)"),
   /** Also set by the model catalog's launch value, and AUTO_SETUP "P/D turns on expert parallelism". */
-  enable_expert_parallel: z.boolean().default(false),
-  enable_dbo: z.boolean().default(false),
-  enable_eplb: z.boolean().default(false),
+  enable_expert_parallel: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Expert parallelism for MoE models; with multi_node, one wide-EP replica spans every node (default false; true for P/D with vLLM)",
+    ),
+  enable_dbo: z.boolean().default(false).describe("vLLM's dual batch overlap of compute and all2all (default false)"),
+  enable_eplb: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Expert-parallel load balancing: experts move between ranks by load; needs enable_expert_parallel (default false)",
+    ),
   /** The RL layout's trainer.enable_router_replay turns it on (normalise.ts toCanonicalInput). */
   enable_return_routed_experts: z
     .boolean()
     .default(false)
     .describe("Router replay: return routed experts with every response"),
-  enable_lora: z.boolean().default(false),
-  max_loras: z.number().int().min(1).max(4096).default(8),
+  enable_lora: z.boolean().default(false).describe("Serve LoRA adapters beside the base model (default false)"),
+  max_loras: z
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(8)
+    .describe("LoRA adapters in one batch, with enable_lora (default 8)"),
   /** AUTO_SETUP "LoRA rank rounds up to one vLLM accepts". */
-  max_lora_rank: z.number().int().min(1).optional(),
-  gpu_memory_utilization: z.number().gt(0, "must be > 0").max(1, "must be <= 1").default(0.9),
+  max_lora_rank: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Largest LoRA rank served, rounded up to a rank vLLM accepts (default: vLLM's)"),
+  gpu_memory_utilization: z
+    .number()
+    .gt(0, "must be > 0")
+    .max(1, "must be <= 1")
+    .default(0.9)
+    .describe("Share of each GPU's memory the engine may take, weights and KV cache (default 0.9)"),
   /** Derived: AUTO_SETUP "KV offload turns on prefix caching"; otherwise unset means vLLM's default. */
-  enable_prefix_caching: z.boolean().optional(),
+  enable_prefix_caching: z
+    .boolean()
+    .optional()
+    .describe("Reuse the KV cache of shared prompt prefixes (default: on with kv_cache_offload, else the engine's)"),
   /** prime-rl's layout: [vllm_fleet] engine_processes (schema/prime.ts). AUTO_SETUP "Kubernetes runs one engine process per node". */
   engine_processes: engineProcesses
     .default("per_node")

@@ -43,7 +43,13 @@ export const rlDeploymentTable = table({
     .describe("Trainer nodes (informational: trainers are not deployed here)"),
   num_infer_nodes: count.optional().describe("Nodes per inference island; must match [inference.deployment] when set"),
   num_infer_replicas: count.default(1).describe("Number of inference islands, each behind its own router"),
-  gpus_per_node: z.number().int().min(1).max(64).optional(),
+  gpus_per_node: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .optional()
+    .describe("GPUs on each node; sizes the island's nodes when [inference.deployment] leaves it unset"),
 });
 
 /**
@@ -63,7 +69,9 @@ export const RL_PASSENGERS = PRIME_RL_IGNORED_TABLES.filter(
 export const rlLayout = table({
   inference: inferenceTable,
   deployment: rlDeploymentTable.optional(),
-  model: table({ name: modelId }).optional().describe("RL model table; its name is served when [inference] names none"),
+  model: table({ name: modelId.describe("Hugging Face model id or path of the trained model") })
+    .optional()
+    .describe("RL model table; its name is served when [inference] names none"),
   // Its other keys are the trainer's, accepted and ignored (normalise.ts olderRlIgnored).
   trainer: z
     .looseObject({

@@ -21,7 +21,10 @@ export const modelTable = table({
     .describe("Maximum context length (prompt + output tokens)"),
   enforce_eager: z.boolean().default(false).describe("Disable CUDA graphs (faster start, slower decode)"),
   dtype: dtype.optional().describe("Weight and activation dtype"),
-  trust_remote_code: z.boolean().default(false),
+  trust_remote_code: z
+    .boolean()
+    .default(false)
+    .describe("Run the model repository's own Python code (default false, or the model catalog's)"),
   chat_template: longText
     .refine(notAnOption, NOT_AN_OPTION)
     .optional()

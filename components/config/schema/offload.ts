@@ -27,7 +27,8 @@ export const mooncakeOffload = table({
       /^[A-Za-z0-9_:,.-]*$/,
       'must be a comma-separated RDMA device list such as "mlx5_0,mlx5_1" (empty = auto-detect)',
     )
-    .default(""),
+    .default("")
+    .describe('RDMA devices of the Mooncake store, comma-separated (default "": auto-detect)'),
   protocol: z
     .enum(mooncakeManifest.known_protocols as [string, ...string[]])
     .default("rdma")

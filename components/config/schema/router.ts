@@ -75,9 +75,17 @@ export const llmdRouter = table({
   scorers: weights
     .default({ "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 })
     .describe("Base scorer weights for every profile"),
-  prefill_scorer_overrides: weights.default({ "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 }),
-  decode_scorer_overrides: weights.default({}),
-  non_cached_tokens: z.number().int().min(0).max(1_000_000).default(16),
+  prefill_scorer_overrides: weights
+    .default({ "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 })
+    .describe("Prefill profile weights over scorers (P/D; default queue-scorer and kv-cache-utilization-scorer at 2)"),
+  decode_scorer_overrides: weights.default({}).describe("Decode profile weights over scorers (P/D; default none)"),
+  non_cached_tokens: z
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(16)
+    .describe("Fewer prompt tokens not in the prefix cache than this: decode only (P/D; default 16)"),
   /** On Kubernetes P/D, AUTO_SETUP "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port" replaces this default. */
   decode_sidecar_port: port
     .default(8300)

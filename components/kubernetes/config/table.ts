@@ -57,10 +57,13 @@ export function pinnedImage(ref: string): boolean {
 const PINNED = "must be pinned to a tag other than latest or to a digest (name:tag or name@sha256:...)";
 
 const toleration = table({
-  key: text.refine(qualifiedName, QUALIFIED).optional(),
-  operator: z.enum(["Exists", "Equal"]).optional(),
-  value: text.refine(isLabelValue, LABEL_VALUE).optional(),
-  effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+  key: text.refine(qualifiedName, QUALIFIED).optional().describe("The taint's key (unset: every taint, with Exists)"),
+  operator: z.enum(["Exists", "Equal"]).optional().describe("Exists or Equal (Kubernetes' default Equal)"),
+  value: text.refine(isLabelValue, LABEL_VALUE).optional().describe("The taint's value, with Equal"),
+  effect: z
+    .enum(["NoSchedule", "PreferNoSchedule", "NoExecute"])
+    .optional()
+    .describe("The taint's effect (unset: every effect)"),
 });
 
 const modelCache = table({
@@ -128,7 +131,9 @@ export const kubernetesTable = table({
   epp_image: image
     .default("ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0")
     .describe("llm-d endpoint picker (EPP) image (default ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.10.0)"),
-  envoy_image: image.default("envoyproxy/envoy:v1.36.0"),
+  envoy_image: image
+    .default("envoyproxy/envoy:v1.36.0")
+    .describe("Envoy image in front of the llm-d EPP (default envoyproxy/envoy:v1.36.0)"),
   mooncake_image: image
     .default(VLLM_IMAGE)
     .describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
@@ -137,8 +142,13 @@ export const kubernetesTable = table({
     .describe(
       "llm-d P/D sidecar image for decode pods (P/D with llm-d; default ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0)",
     ),
-  image_pull_secrets: z.array(k8sName).default([]),
-  service_account: k8sName.optional(),
+  image_pull_secrets: z
+    .array(k8sName)
+    .default([])
+    .describe("Secrets the pods pull their images with, in the fleet's namespace (default none)"),
+  service_account: k8sName
+    .optional()
+    .describe("ServiceAccount of the engine pods, in the fleet's namespace (default: the namespace's default)"),
   node_selector: z
     .record(labelKey, labelValue)
     .default({})
@@ -155,7 +165,9 @@ export const kubernetesTable = table({
   shm_size: quantity("16Gi")
     .default("16Gi")
     .describe("Size of the engine pods' /dev/shm (memory-backed emptyDir), a Kubernetes quantity (default 16Gi)"),
-  disk_offload_storage_class: k8sName.optional(),
+  disk_offload_storage_class: k8sName
+    .optional()
+    .describe("StorageClass of the disk KV-offload volumes (default: the cluster's default class)"),
   disk_offload_size: quantity("500Gi")
     .default("500Gi")
     .describe("Size of the KV-offload disk volume, a Kubernetes quantity (default 500Gi)"),

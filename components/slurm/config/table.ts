@@ -6,16 +6,17 @@ import { primeDoc } from "../../config/schema/prime-doc-registry";
 /** `[slurm]`: submit one sbatch job per island through the login node. */
 export const slurmTable = table({
   job_name: slurmName.default("vllm-fleet").describe("Base job name; each island's job is <job_name>-<stack>-i<k>"),
-  partition: slurmName.optional(),
-  account: slurmName.optional(),
-  qos: slurmName.optional(),
+  partition: slurmName.optional().describe("sbatch --partition (default: the cluster's default partition)"),
+  account: slurmName.optional().describe("sbatch --account (default: the user's default account)"),
+  qos: slurmName.optional().describe("sbatch --qos (default: the account's default QOS)"),
   time: slurmTime.optional().describe("Wall-clock limit, e.g. 04:00:00"),
-  nodelist: hostlist.optional(),
-  exclude: hostlist.optional(),
+  nodelist: hostlist.optional().describe("sbatch --nodelist: nodes the job must use (default: any)"),
+  exclude: hostlist.optional().describe("sbatch --exclude: nodes the job must not use (default: none)"),
   constraint: z
     .string()
     .regex(/^[A-Za-z0-9_.&|\[\]()*:,-]+$/, "must be a SLURM constraint expression such as h100|a100")
-    .optional(),
+    .optional()
+    .describe("sbatch --constraint, e.g. h100|a100 (default: none)"),
   /** Another spelling of the top-level output_dir (normalise.ts toCanonicalInput carries it there). */
   output_dir: outputDir
     .optional()
