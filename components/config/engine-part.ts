@@ -32,6 +32,13 @@ export interface EngineConfigPart<N extends string = string> {
     where: string,
     user: (canonical: string) => string,
   ): { values: Record<string, ExtraValue>; issues: ConfigIssue[] };
+  /**
+   * Its container image on Kubernetes at the version its manifest is pinned to: kubernetes.image's
+   * default when the config runs it (the Kubernetes target's AUTO_SETUP "SGLang on Kubernetes runs
+   * SGLang's image").
+   * @default undefined: kubernetes.image must be set for it
+   */
+  readonly image?: string;
   /** Rules over the whole config this engine adds, by name, run only when the config runs it (docs/sglang.md lists SGLang's). */
   readonly rules: Readonly<Record<string, Rule>>;
   /** Values it derives from other keys, by name, applied after the shared AUTO_SETUP rules and before the target's. */

@@ -1,5 +1,5 @@
 import type { EngineConfigPart } from "./engine-part";
-import { ENGINE_NAMES } from "./schema/engine-names";
+import { DEFAULT_ENGINE, ENGINE_NAMES } from "./schema/engine-names";
 import { vllmEngineConfig } from "../plan/engines/vllm/config";
 import { sglangEngineConfig } from "../plan/engines/sglang/config";
 
@@ -22,6 +22,9 @@ export function registerEnginePart(part: EngineConfigPart): void {
   if (ENGINE_PARTS.some((p) => p.name === part.name)) throw new Error(`engine "${part.name}" is registered twice`);
   (ENGINE_PARTS as EngineConfigPart[]).push(part);
 }
+
+/** The image of the engine a file that names none runs (kubernetes.image's default). */
+export const defaultEngineImage = (): string => enginePart(DEFAULT_ENGINE).image!;
 
 /** An engine's config part by the value of `engine` (undefined for a name nobody registered). */
 export const enginePart = (name: string): EngineConfigPart =>

@@ -1,5 +1,4 @@
 import { SECRETS, type SecretName } from "../credentials";
-import { engineFlag } from "../plan/engine-argv";
 import type { EngineProcess, IslandPlan, RouterFollow, RouterPlan } from "../plan/deployment-plan";
 import { WORKER_STARTUP_TIMEOUT_S } from "../plan/router-plan";
 import { engineNamed } from "../plan/engines";
@@ -97,7 +96,8 @@ export function setupLines(
 /** What an engine gets of the configured secrets: HF_TOKEN in its env, the API key as --api-key (or in a config file). */
 interface SecretUse {
   env: SecretName[];
-  apiKey: boolean;
+  /** The flag the process takes the API key with on its command line (its engine's spelling), if it takes it there. */
+  apiKeyFlag?: string;
   apiKeyFile?: ApiKeyConfig;
 }
 
@@ -121,7 +121,7 @@ function apiKeyFileLines(name: string, c: ApiKeyConfig): { write: string; path: 
     path,
   };
 }
-const NO_SECRETS: SecretUse = { env: [], apiKey: false };
+const NO_SECRETS: SecretUse = { env: [] };
 
 /**
  * `( [before;] export ...; exec cmd ) >> log &`: each process in its own subshell with its own env
@@ -149,7 +149,7 @@ function startLine(
   const cmd = [
     ...wrap,
     shellWords(argv, spell),
-    ...(secrets.apiKey ? [`${engineFlag(argv, "--api-key")} "$${secretVar("apiKey")}"`] : []),
+    ...(secrets.apiKeyFlag ? [`${secrets.apiKeyFlag} "$${secretVar("apiKey")}"`] : []),
     ...(keyFile ? [`${secrets.apiKeyFile!.flag} ${keyFile.path}`] : []),
     ...(gate ? ['"${gate[@]}"'] : []),
     ...(resume ? ['"${resume[@]}"'] : []),
@@ -309,7 +309,7 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
     const inFile = key && host.apiKeyInEnv === true && !inEnv && config !== undefined && !e.argv.includes(config.flag);
     return {
       env: secrets.filter((s) => s === "hfToken" || (s === "apiKey" && inEnv)),
-      apiKey: key && !inEnv && !inFile,
+      ...(key && !inEnv && !inFile ? { apiKeyFlag: engineNamed(e.engine).spellFlag("--api-key") } : {}),
       ...(inFile ? { apiKeyFile: config } : {}),
     };
   };
@@ -348,7 +348,10 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
           ? besideRouter(r.follow, undefined, tell(r.follow))
           : besideRouter(r.follow, wait)
         : wait;
-      const routerSecrets = { env: [], apiKey: r.holdsApiKey && secrets.includes("apiKey") };
+      const routerSecrets: SecretUse = {
+        env: [],
+        ...(r.holdsApiKey && secrets.includes("apiKey") ? { apiKeyFlag: "--api-key" } : {}),
+      };
       lines.push(
         ...startLines({ name: routerProcess(r.kind), node }, [], (late ?? r).argv, host, routerSecrets, before),
       );

@@ -1,4 +1,3 @@
-import { engineFlag } from "../plan/engine-argv";
 import { createHash } from "node:crypto";
 import type { EngineProcess, IslandPlan } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
@@ -72,13 +71,13 @@ export function engineScript(
   const words = e.argv.map((v) => scriptWord(ctx, island, v, lwsLeader));
   if (rankFromWorkerIndex !== undefined) {
     const { flag } = engineNamed(e.engine).groupRank;
-    const at = e.argv.indexOf(engineFlag(e.argv, flag));
+    const at = e.argv.indexOf(engineNamed(e.engine).spellFlag(flag));
     if (at < 0) throw new Error(`internal error: ${e.id} has no ${flag}`);
     words[at + 1] = `"$((LWS_WORKER_INDEX * ${rankFromWorkerIndex}))"`;
   }
   // The key is in the pod's env from the Secret; bash expands it at exec, so no object holds it.
   if (ctx.secrets.includes("apiKey") && e.port !== undefined)
-    words.push(engineFlag(e.argv, "--api-key"), `"$${SECRET_KEYS.apiKey}"`);
+    words.push(engineNamed(e.engine).spellFlag("--api-key"), `"$${SECRET_KEYS.apiKey}"`);
   words.push(...kubernetesEngineFlags(e));
   const lines: string[] = [];
   for (const w of words) {

@@ -1,4 +1,3 @@
-import { engineFlag } from "../plan/engine-argv";
 import type { IslandPlan } from "../plan/deployment-plan";
 import { engineNamed } from "../plan/engines";
 import { labels, meta, type K8sContext } from "./render-context";
@@ -24,7 +23,8 @@ function assertUniformWorkers(ctx: K8sContext, island: IslandPlan, wl: EngineWor
   if (dpLocal === undefined) throw new Error(`internal error: ${wl.name} spans nodes without data parallelism`);
   const shape = (e: (typeof wl.engines)[number]) => {
     const argv = k8sArgv(ctx, island.index, e.argv);
-    const at = e.argv.indexOf(engineFlag(e.argv, engineNamed(e.engine).groupRank.flag));
+    const engine = engineNamed(e.engine);
+    const at = e.argv.indexOf(engine.spellFlag(engine.groupRank.flag));
     if (at >= 0) argv[at + 1] = "<rank>";
     return JSON.stringify([argv, e.env, e.port, e.gpus]);
   };

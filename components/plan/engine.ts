@@ -88,6 +88,17 @@ export interface Engine {
    */
   primeRlDrivesWeights: boolean;
   /**
+   * How its command line spells a server flag named as its upstream server spells it: as is, or,
+   * for prime-rl's server, `--vllm.<name>` (the targets add --api-key and find the group-rank flag).
+   */
+  spellFlag(flag: string): string;
+  /**
+   * The name its server's process runs under, which a SLURM node's pre-launch cleanup kills by exact
+   * name (pgrep -x) before the job starts its own.
+   * @default undefined: it runs under an interpreter (python3 -m ...) no name tells apart
+   */
+  processName?: string;
+  /**
    * The flag by which a node of a group spanning nodes learns its place, and its value per node index
    * for a group of `dpLocal` ranks per node: a LeaderWorkerSet worker template sets it at run time.
    */

@@ -1,4 +1,3 @@
-import { PRIME_INFERENCE_PROGRAM } from "../plan/engine-argv";
 import type { DeploymentPlan, IslandPlan, SlurmSettings } from "../plan/deployment-plan";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shq } from "../shell";
@@ -7,6 +6,7 @@ import { cacheBase, cacheSetupLines, engineProgram } from "../host/cache";
 import { renderTemplate } from "../templates";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
 import { islandName } from "../plan/naming";
+import { engineNamed } from "../plan/engines";
 
 /** Programs the pre-launch cleanup kills by exact name (one pgrep: a single pass over the process table). */
 const PROGRAMS = ["vllm", "vllm-router", "epp", "envoy", "pd-sidecar", "mooncake_master", "mooncake_client"];
@@ -115,10 +115,10 @@ export function islandBodies(
     // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
     ...plan.restart,
   }).trimEnd();
-  // prime-rl's server runs as its `inference` console script: cleaned up only where the plan runs it.
-  const programs = island.engines.some((e) => e.argv[0] === PRIME_INFERENCE_PROGRAM)
-    ? [...PROGRAMS, PRIME_INFERENCE_PROGRAM]
-    : PROGRAMS;
+  // Each engine's own process name (Engine.processName, e.g. prime-rl's `inference` console script),
+  // cleaned up only where the plan runs it.
+  const engineNames = island.engines.flatMap((e) => engineNamed(e.engine).processName ?? []);
+  const programs = [...new Set([...PROGRAMS, ...engineNames])];
   const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: programs.join("|") }).trimEnd();
   const srunExtra =
     t.launcher.type === "pyxis"

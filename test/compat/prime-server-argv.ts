@@ -11,7 +11,7 @@
 import { loadConfigFile, parseOverrides } from "../../components/config";
 import { readsAsPrime } from "../../components/config/load";
 import { parseToml } from "../../components/config/toml";
-import { PRIME_INFERENCE_PROGRAM } from "../../components/plan/engine-argv";
+import { PRIME_INFERENCE_PROGRAM } from "../../components/plan/engines/vllm/argv";
 import { buildPlan } from "../../components/planner";
 import { resolveValue } from "../../components/plan/values";
 import { listStacks, resolveStackFile } from "../../components/stack-file";

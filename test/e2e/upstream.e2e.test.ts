@@ -29,7 +29,7 @@ import {
   vendoredDir,
 } from "../../bin/sync-upstream";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
-import { engineFlag, vllmArgvOf } from "../../components/plan/engine-argv";
+import { engineFlag, vllmArgvOf } from "../../components/plan/engines/vllm/argv";
 import { resolveValue, type Value } from "../../components/plan/values";
 import { STACK_NAMES, stackPlanOf } from "../helpers";
 import { pythonVenv } from "./python-env";

@@ -9,7 +9,7 @@ import * as path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
 import { ConfigError, loadConfigText } from "../../components/config";
 import { buildPlan } from "../../components/planner";
-import { DEFAULT_ENV, PRIME_DEFAULT_ENV } from "../../components/plan/env";
+import { DEFAULT_ENV, PRIME_DEFAULT_ENV } from "../../components/plan/engines/vllm/env";
 import { allK8sObjects, renderK8sFleet } from "../../components/kubernetes/fleet-objects";
 import { podTemplates } from "../../components/kubernetes/rollout";
 import type { Container, K8sObject, PodTemplateSpec } from "../../components/kubernetes/objects";

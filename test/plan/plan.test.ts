@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { vllmArgvOf } from "../../components/plan/engine-argv";
+import { vllmArgvOf } from "../../components/plan/engines/vllm/argv";
 import { buildPlan } from "../../components/planner";
 import { resolveValue, showValue, type Value } from "../../components/plan/values";
 import { checkArgv } from "../../components/upstream/check";

@@ -7,7 +7,7 @@
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { loadConfigFile, loadConfigText } from "../../components/config";
-import { PRIME_WORKER_EXTENSION, vllmArgvOf } from "../../components/plan/engine-argv";
+import { PRIME_WORKER_EXTENSION, vllmArgvOf } from "../../components/plan/engines/vllm/argv";
 import { buildPlan } from "../../components/planner";
 import { showValue, type Value } from "../../components/plan/values";
 import { renderIslandScript } from "../../components/slurm";

@@ -8,6 +8,9 @@
 /** The built-in engines' names, then any registered at run time. */
 export const ENGINE_NAMES = ["vllm", "sglang"] as const;
 
+/** The engine of a file that names none (`engine`'s default). */
+export const DEFAULT_ENGINE: (typeof ENGINE_NAMES)[number] = "vllm";
+
 let sealed = false;
 
 /** The names, for the schema's `engine` enum: no name may be added after. */

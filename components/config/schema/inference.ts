@@ -5,7 +5,7 @@ import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
 import { restartTable } from "./restart";
 import { serverTable } from "./server";
-import { engineNamesForSchema } from "./engine-names";
+import { DEFAULT_ENGINE, engineNamesForSchema } from "./engine-names";
 
 export { ENGINE_NAMES } from "./engine-names";
 
@@ -21,7 +21,7 @@ export const engineProcesses = z.enum(["per_node", "per_rank"]);
 export const inferenceShape = {
   engine: z
     .enum(engineNamesForSchema())
-    .default("vllm")
+    .default(DEFAULT_ENGINE)
     .describe(
       'What serves the model: "vllm" (`vllm serve`) or "sglang" (`python3 -m sglang.launch_server`, behind sglang-router; docs/sglang.md lists what it does not take)',
     ),

@@ -1,7 +1,7 @@
 import type { ConfigView } from "../../config/fleet-config";
 import type { SetupContext } from "../../config/target-part";
 import type { KubernetesSettings } from "./settings";
-import { ENGINE_IMAGES } from "./table";
+import { enginePart } from "../../config/engine-registry";
 
 /** What the Kubernetes target derives from other keys (target-part.ts autoSetup), by name. */
 export const KUBERNETES_AUTO_SETUP: Record<
@@ -26,9 +26,9 @@ export const KUBERNETES_AUTO_SETUP: Record<
       `${paths("restart")} applies on SLURM and the local target: on Kubernetes the kubelet restarts a crashed engine container with its own back-off (10 s, doubling up to 5 min) and no budget, and its readiness probe keeps it out of the pool until it serves`,
     );
   },
-  // The image's default is vLLM's; another engine runs its own (ENGINE_IMAGES).
+  // The image's default is the default engine's; another engine runs its own (EngineConfigPart.image).
   "SGLang on Kubernetes runs SGLang's image": (cfg, kube, { given }) => {
-    if (!given("kubernetes.image")) kube.image = ENGINE_IMAGES[cfg.engine] ?? kube.image;
+    if (!given("kubernetes.image")) kube.image = enginePart(cfg.engine).image ?? kube.image;
   },
   // The InferencePool has one target port for prefill and decode pods: in llm-d's P/D guide
   // (github.com/llm-d/llm-d, guides/pd-disaggregation) prefill vLLM and the decode sidecar share it.

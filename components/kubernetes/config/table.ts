@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { envVars, k8sName, table, text } from "../../config/schema/primitives";
 import { ENGINE_READY_TIMEOUT_S } from "../../config/timeouts";
+import { defaultEngineImage, ENGINE_PARTS } from "../../config/engine-registry";
 
 /*
  * Kubernetes' own syntax for label keys and values, resource names and images: the API server
@@ -89,12 +90,13 @@ const podResources = (cpu: string, memory: string) =>
     memory: quantity(memory).default(memory).describe(`Memory request and limit (default ${memory})`),
   }).default({ cpu, memory });
 
-/** The vLLM release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
-export const VLLM_IMAGE = "vllm/vllm-openai:v0.32.0";
-/** SGLang's image at the version its manifest is pinned to (components/upstream/sglang-server.json); CUDA 13 since v0.5.20. */
-export const SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
-/** Each engine's image, by the engine's name (config key `engine`): what kubernetes.image defaults to for it. */
-export const ENGINE_IMAGES: Readonly<Record<string, string>> = { vllm: VLLM_IMAGE, sglang: SGLANG_IMAGE };
+/** The default engine's image (vLLM's): the engine pods', and the Mooncake store's, which ships in it. */
+export const VLLM_IMAGE = defaultEngineImage();
+
+/** Each other engine's image, as kubernetes.image's description names them. */
+const otherImages = ENGINE_PARTS.filter((part) => part.image && part.image !== VLLM_IMAGE)
+  .map((part) => `with engine = "${part.name}", ${part.image}`)
+  .join("; ");
 
 /** Namespaces every cluster has, which Kubernetes refuses to delete: never created, whatever create_namespace says. */
 export const BUILT_IN_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
@@ -117,7 +119,7 @@ export const kubernetesTable = table({
   image: image
     .default(VLLM_IMAGE)
     .describe(
-      `Engine container image (default ${VLLM_IMAGE}; with engine = "sglang", ${SGLANG_IMAGE}: AUTO_SETUP "SGLang on Kubernetes runs SGLang's image")`,
+      `Engine container image (default ${VLLM_IMAGE}; ${otherImages}: AUTO_SETUP "SGLang on Kubernetes runs SGLang's image")`,
     ),
   router_image: image
     .refine(pinnedImage, PINNED)

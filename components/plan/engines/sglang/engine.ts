@@ -91,6 +91,8 @@ export const sglangEngine: Engine = {
   // Its own weight routes are /update_weights_from_disk, /init_weights_update_group,
   // /update_weights_from_distributed and /update_weights_from_tensor: none of prime-rl's.
   primeRlDrivesWeights: false,
+  // `python3 -m sglang.launch_server`: no process name of its own.
+  spellFlag: (flag) => flag,
   groupRank: { flag: "--node-rank", perNode: () => 1 },
   // SGLang drains on SIGTERM by itself and has no flag for quiet probe routes.
   podFlags: () => [],

@@ -1,6 +1,6 @@
 import type { Engine, EngineMetricNames, EngineRoutes } from "../../engine";
-import { engineFlag, vllmServeArgv } from "../../engine-argv";
-import { layerEnv } from "../../env";
+import { engineFlag, vllmServeArgv } from "./argv";
+import { layerEnv } from "./env";
 import { REASONING_PARSERS, TOOL_CALL_PARSERS } from "../../parser-detection";
 import { PRIME_REASONING_PARSERS, PRIME_TOOL_CALL_PARSERS } from "../../prime-parsers";
 import { vllmReserve } from "./reserve";
@@ -41,6 +41,8 @@ export const vllmEngine: Engine = {
   // vLLM's weight_version before an update (the follower and restart drills see it).
   baseWeightVersion: "default",
   primeRlDrivesWeights: true,
+  spellFlag: (flag) => flag,
+  processName: "vllm",
   groupRank: { flag: "--data-parallel-start-rank", perNode: (dpLocal) => dpLocal },
   // Spelled --vllm.<flag> for prime-rl's server (engineFlag), as every other vLLM flag it takes.
   podFlags: (e, drainSeconds) => {

@@ -1,5 +1,5 @@
 import type { Engine } from "../../engine";
-import { primeInferenceArgv, vllmArgvOf } from "../../engine-argv";
+import { PRIME_INFERENCE_PROGRAM, primeFlag, primeInferenceArgv, vllmArgvOf } from "./argv";
 import { vllmEngine } from "./engine";
 
 /**
@@ -9,6 +9,9 @@ import { vllmEngine } from "./engine";
 export const primeRlEngine: Engine = {
   ...vllmEngine,
   name: "prime-rl",
+  spellFlag: primeFlag,
+  // Its `inference` console script.
+  processName: PRIME_INFERENCE_PROGRAM,
   argv: (cfg, layout) => {
     if (!cfg.prime_engine) throw new Error("internal error: the prime-rl engine needs prime-rl's [inference] settings");
     return primeInferenceArgv(vllmEngine.argv(cfg, layout), cfg.prime_engine.weight_broadcast);

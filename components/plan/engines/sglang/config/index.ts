@@ -5,10 +5,14 @@ import { SGLANG_RULES } from "./rules";
 
 export { sglangFlags, sglangSource, checkSglangExtra, type SglangFlagSpec } from "./flags";
 
+/** SGLang's image at the version its manifest is pinned to (components/upstream/sglang-server.json); CUDA 13 since v0.5.20. */
+export const SGLANG_IMAGE = "lmsysorg/sglang:v0.5.23";
+
 /** SGLang's part of the config layer (docs/sglang.md): what it refuses and where it is served. */
 export const sglangEngineConfig: EngineConfigPart<"sglang"> = {
   name: "sglang",
   extraKey: "sglang_extra",
+  image: SGLANG_IMAGE,
   checkExtra: (value, where, user) => checkSglangExtra(value ?? {}, where, user),
   rules: SGLANG_RULES,
   autoSetup: {

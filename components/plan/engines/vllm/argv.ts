@@ -1,9 +1,9 @@
-import type { FleetConfig, WeightBroadcastType } from "../config/types";
-import { flagName, VLLM_FLAGS, type ExtraValue } from "../config/vllm-flags";
-import { ROLE_ALL2ALL } from "../config/topology";
-import type { EngineLayout } from "./engine";
-import { resolveParserWith, type ParserTable } from "./parser-detection";
-import type { Value } from "./values";
+import type { FleetConfig, WeightBroadcastType } from "../../../config/types";
+import { flagName, VLLM_FLAGS, type ExtraValue } from "../../../config/vllm-flags";
+import { ROLE_ALL2ALL } from "../../../config/topology";
+import type { EngineLayout } from "../../engine";
+import { resolveParserWith, type ParserTable } from "../../parser-detection";
+import type { Value } from "../../values";
 
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
 
@@ -152,9 +152,12 @@ export function primeInferenceArgv(vllmArgv: Value[], weightBroadcast: WeightBro
   return out;
 }
 
-/** How an engine's command line spells a `vllm serve` flag: as is, or prime-rl's `--vllm.<name>`. */
+/** prime-rl's spelling of a `vllm serve` flag: `--vllm.<name>` (its Engine.spellFlag). */
+export const primeFlag = (flag: string): string => PRIME_VLLM_PREFIX + flag.slice(2);
+
+/** How a vLLM-family command line spells a `vllm serve` flag: as is, or prime-rl's `--vllm.<name>`. */
 export function engineFlag(argv: readonly Value[], flag: string): string {
-  return argv[0] === PRIME_INFERENCE_PROGRAM ? PRIME_VLLM_PREFIX + flag.slice(2) : flag;
+  return argv[0] === PRIME_INFERENCE_PROGRAM ? primeFlag(flag) : flag;
 }
 
 /**

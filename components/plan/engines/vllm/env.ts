@@ -1,7 +1,7 @@
-import type { FleetConfig } from "../config/types";
-import type { Role } from "./deployment-plan";
-import type { Value } from "./values";
-import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
+import type { FleetConfig } from "../../../config/types";
+import type { Role } from "../../deployment-plan";
+import type { Value } from "../../values";
+import { ENGINE_READY_TIMEOUT_S } from "../../../config/timeouts";
 
 /**
  * prime-rl's DEFAULT_COMMON_ENV_VARS and DEFAULT_INFERENCE_ENV_VARS (its
