@@ -4,7 +4,7 @@ import { shapeOf, type ConfigView } from "./fleet-config";
  * P/D per-role settings, as prime-rl fixes them (ROLE_EXTRA in its
  * src/prime_rl/templates/inference.sbatch.j2; its docs/inference.md, "Optimized P/D disaggregation
  * deployment", says all2all cannot be customised for P/D). The planner passes them
- * (plan/engine-argv.ts); the fabric rule below reads them.
+ * (plan/engines/vllm/argv.ts); the fabric rule reads them.
  */
 export const ROLE_ALL2ALL = { prefill: "deepep_high_throughput", decode: "deepep_low_latency" } as const;
 

@@ -77,7 +77,7 @@ export interface FleetConfigOf<T extends TargetSettingsBase> extends Omit<
   /**
    * prime-rl's layout: the inference keys prime-rl's own server turns into engine flags and
    * environment (its configs/inference.py to_namespace, inference/server.py setup_vllm_env), with
-   * prime-rl's defaults; the planner applies them (plan/engine-argv.ts, plan/env.ts).
+   * prime-rl's defaults; the planner applies them (plan/engines/vllm/argv.ts and env.ts).
    */
   prime_engine?: PrimeEngineConfig;
   /** Facts worth telling the user that are not errors. */

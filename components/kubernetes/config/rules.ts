@@ -19,7 +19,7 @@ const FLEET_ANNOTATIONS = /^(vllm-fleet\/.+|leaderworkerset\.sigs\.k8s\.io\/.+)$
 const FLEET_RESOURCES = ["cpu", "memory", "ephemeral-storage"];
 /**
  * Engine env the fleet sets on Kubernetes, or that belongs to another key: vLLM's own settings and
- * the Hugging Face ones (env_vars), the launcher defaults of plan/env.ts (DEFAULT_ENV,
+ * the Hugging Face ones (env_vars), the launcher defaults of plan/engines/vllm/env.ts (DEFAULT_ENV,
  * PRIME_DEFAULT_ENV; test/kubernetes/fabric.test.ts checks every name they set is refused here), the
  * pod's POD_IP and caches (kubernetes/engine-pod.ts), Mooncake's config path, and what
  * LeaderWorkerSet injects (LWS_LEADER_ADDRESS, LWS_GROUP_SIZE, LWS_WORKER_INDEX).
