@@ -2,7 +2,6 @@ import type { ConfigView } from "./fleet-config";
 import { enginePart, ENGINE_PARTS } from "./engine-registry";
 import type { SetupContext } from "./target-part";
 import { targetPart, TARGET_PARTS } from "./target-registry";
-import { VLLM_FLAGS } from "./vllm-flags";
 
 export type { SetupContext } from "./target-part";
 
@@ -39,12 +38,6 @@ export const AUTO_SETUP: Record<string, (cfg: ConfigView, ctx: SetupContext) => 
   },
   "KV offload turns on prefix caching": (cfg, { given }) => {
     if (!given("enable_prefix_caching") && given("kv_cache_offload")) cfg.enable_prefix_caching = true;
-  },
-  // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
-  "LoRA rank rounds up to one vLLM accepts": (cfg) => {
-    if (cfg.max_lora_rank === undefined) return;
-    const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
-    cfg.max_lora_rank = ranks.find((r) => r >= cfg.max_lora_rank!) ?? cfg.max_lora_rank;
   },
 };
 

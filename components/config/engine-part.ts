@@ -1,7 +1,7 @@
 import type { ConfigView } from "./fleet-config";
 import type { ConfigIssue } from "./issues";
 import type { Rule } from "./rule";
-import type { ExtraValue } from "./vllm-flags";
+import type { ExtraValue } from "./flag-values";
 import type { SetupContext } from "./target-part";
 
 /*

@@ -1,6 +1,10 @@
 /** A pass-through flag's value as checked: what the command line gets. */
 export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
 
+/** A numeric extra-flag entry (`max_num_seqs`, `kv_cache_memory_bytes`, ...), or undefined when unset or not a number. */
+export const extraNumber = (extra: Record<string, ExtraValue>, key: string): number | undefined =>
+  typeof extra[key] === "number" ? (extra[key] as number) : undefined;
+
 /** What a pass-through table's value check reads of a flag's manifest entry (vLLM's and SGLang's alike). */
 export interface FlagValueSpec {
   type: "bool" | "int" | "float" | "str" | "json" | "list";

@@ -6,7 +6,7 @@ import type { modelTable } from "./schema/model";
 import type { offloadTable } from "./schema/offload";
 import type { routerTable } from "./schema/router";
 import type { launcherTable } from "./schema/launchers";
-import type { ExtraValue } from "./vllm-flags";
+import type { ExtraValue } from "./flag-values";
 
 /** The inference keys as the schema outputs them: its types, with its defaults applied (schema/inference.ts). */
 type Inference = z.output<typeof inferenceTable>;
@@ -42,7 +42,7 @@ export interface FleetConfigOf<T extends TargetSettingsBase> extends Omit<
   router: RouterConfig;
   /** null: no offload (or a table without its cpu tier, which is being reported). */
   kv_cache_offload: OffloadConfig | null;
-  /** Checked against the vLLM manifest, keyed by snake_case name, JSON strings parsed (vllm-flags.ts). */
+  /** Checked against the vLLM manifest, keyed by snake_case name, JSON strings parsed (plan/engines/vllm/config/flags.ts). */
   vllm_extra: Record<string, ExtraValue>;
   /** Checked against SGLang's manifest, keyed by snake_case name (components/plan/engines/sglang/config/flags.ts). */
   sglang_extra: Record<string, ExtraValue>;

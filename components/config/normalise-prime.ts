@@ -8,7 +8,9 @@ import {
   VLLM_CANONICAL_KEYS,
   vllmFleetTable,
 } from "./schema/prime";
-import { checkVllmExtra, type ExtraValue } from "./vllm-flags";
+import type { ExtraValue } from "./flag-values";
+// prime-rl's [vllm] table is `vllm serve`'s flags: its extra keys are checked as vllm_extra.
+import { checkVllmExtra } from "../plan/engines/vllm/config/flags";
 import { TARGET_PARTS } from "./target-registry";
 import { foldRlMultiNode, foldSft } from "./prime-deployment";
 

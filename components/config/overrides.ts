@@ -5,7 +5,8 @@ import { MODEL_KEYS } from "./normalise-prime";
 import { rlLayout, standaloneLayout } from "./schema/layouts";
 import { primeRlLayout, primeStandaloneLayout, VLLM_CANONICAL_KEYS } from "./schema/prime";
 import type { TomlTable } from "./toml";
-import { flagName, VLLM_FLAGS } from "./vllm-flags";
+// prime-rl's [vllm] table is `vllm serve`'s flags: vLLM's manifest spells them.
+import { flagName, VLLM_FLAGS } from "../plan/engines/vllm/config/flags";
 
 /** One `--key.path value` from the command line, in the stack file's own layout. */
 export interface Override {

@@ -1,7 +1,6 @@
 import { DEFAULT_ROUTER_RELEASE, KNOWN_SCORERS, ROUTER_RELEASES } from "./schema/router";
 import type { ConfigView } from "./fleet-config";
 import { shapeOf } from "./fleet-config";
-import { VLLM_FLAGS } from "./vllm-flags";
 import { ENV_RULES } from "./env-rules";
 import { islandNodes, perRankEngines } from "./topology";
 import { portCollisions } from "./port-rules";
@@ -203,13 +202,6 @@ export const RULES: Record<string, Rule> = {
           "enable_expert_parallel",
         )
       : [],
-  "LoRA rank vLLM accepts": (cfg) => {
-    const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]) ?? [];
-    const max = Math.max(...ranks);
-    return cfg.max_lora_rank !== undefined && cfg.max_lora_rank > max
-      ? fail("max_lora_rank", `must be at most ${max} (vLLM accepts ${ranks.join(", ")})`)
-      : [];
-  },
   "LoRA keys need enable_lora": (cfg) =>
     !cfg.enable_lora && (cfg.explicit.has("max_loras") || cfg.explicit.has("max_lora_rank"))
       ? fail(

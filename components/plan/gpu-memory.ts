@@ -20,7 +20,7 @@ import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES, gpuTypeFromHint } from "../config/gpu
 import type { ConfigIssue } from "../config/issues";
 import type { ArchFacts } from "../config/catalog";
 import type { FleetConfig } from "../config/types";
-import { extraNumber } from "../config/vllm-flags";
+import { extraNumber } from "../config/flag-values";
 import type { PlanHints } from "./target-hints";
 import {
   freeBeforeLoad,

@@ -146,7 +146,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
   ],
 };
 
-/** Checks in normalise.ts / vllm-flags.ts / load.ts (not in RULES), for the same bookkeeping. */
+/** Checks in normalise.ts / the engines' flag checks (plan/engines/<name>/config/flags.ts) / load.ts (not in RULES), for the same bookkeeping. */
 const CHECK_COVERAGE: Record<string, string[]> = {
   "normalise: disk-only offload": [
     "check-offload-disk-only",

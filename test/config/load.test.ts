@@ -159,6 +159,15 @@ describe("defaults and auto-setup", () => {
     expect(load(`enable_lora = true\nmax_lora_rank = 64\n${base}`).max_lora_rank).toBe(64);
   });
 
+  it("the rank rounding and its bound are vLLM's (its engine's config part): SGLang takes the rank as given", () => {
+    const sglang = (rank: number) => `engine = "sglang"\nenable_lora = true\nmax_lora_rank = ${rank}\n${base}`;
+    expect(load(sglang(20)).max_lora_rank).toBe(20);
+    expect(load(sglang(1024)).max_lora_rank).toBe(1024);
+    expect(() => load(`enable_lora = true\nmax_lora_rank = 1024\n${base}`)).toThrow(
+      /max_lora_rank: must be at most 512/,
+    );
+  });
+
   it("records which keys the user set, in canonical terms", () => {
     const c = load(stackText("wide-ep"));
     expect(c.explicit.has("enable_expert_parallel")).toBe(true);

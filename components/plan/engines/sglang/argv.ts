@@ -1,5 +1,5 @@
 import type { FleetConfig } from "../../../config/types";
-import type { ExtraValue } from "../../../config/vllm-flags";
+import type { ExtraValue } from "../../../config/flag-values";
 import type { EngineLayout } from "../../engine";
 import { resolveParserWith, type ParserTable } from "../../parser-detection";
 import { t, type Value } from "../../values";

@@ -1,7 +1,7 @@
 import type { ArchFacts } from "../../../config/catalog";
 import { ASSUMED_GPU_TYPE, GIB, GPU_TYPES } from "../../../config/gpu-types";
 import type { FleetConfig } from "../../../config/types";
-import { extraNumber, type ExtraValue } from "../../../config/vllm-flags";
+import { extraNumber, type ExtraValue } from "../../../config/flag-values";
 import type { EngineLayout } from "../../engine";
 import { staticPoolFraction, type ReserveEstimate } from "../../memory-reserve";
 

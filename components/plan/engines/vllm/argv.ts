@@ -1,5 +1,6 @@
 import type { FleetConfig, WeightBroadcastType } from "../../../config/types";
-import { flagName, VLLM_FLAGS, type ExtraValue } from "../../../config/vllm-flags";
+import type { ExtraValue } from "../../../config/flag-values";
+import { flagName, VLLM_FLAGS } from "./config/flags";
 import { ROLE_ALL2ALL } from "../../../config/topology";
 import type { EngineLayout } from "../../engine";
 import { resolveParserWith, type ParserTable } from "../../parser-detection";

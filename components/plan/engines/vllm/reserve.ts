@@ -1,5 +1,5 @@
 import { GIB } from "../../../config/gpu-types";
-import { extraNumber } from "../../../config/vllm-flags";
+import { extraNumber } from "../../../config/flag-values";
 import type { ReserveEstimate } from "../../memory-reserve";
 
 /**

@@ -1,7 +1,7 @@
 import { checkFlagValue } from "../../../../config/flag-values";
 import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { didYouMean } from "../../../../config/suggest";
-import type { ExtraValue } from "../../../../config/vllm-flags";
+import type { ExtraValue } from "../../../../config/flag-values";
 
 /** A `python -m sglang.launch_server` flag as components/upstream/sglang-server.json describes it. */
 export interface SglangFlagSpec {

@@ -1,5 +1,6 @@
 import type { EngineConfigPart } from "../../../../config/engine-part";
-import { checkVllmExtra } from "../../../../config/vllm-flags";
+import { fail } from "../../../../config/rule";
+import { checkVllmExtra, VLLM_FLAGS } from "./flags";
 import { VLLM_RULES } from "./rules";
 
 /** vLLM's release the Kubernetes images default to (the engine, and the Mooncake store, which ships in it). */
@@ -11,12 +12,27 @@ export const vllmEngineConfig: EngineConfigPart<"vllm"> = {
   extraKey: "vllm_extra",
   image: VLLM_IMAGE,
   checkExtra: (value, where, user) => checkVllmExtra(value ?? {}, where, user),
-  rules: VLLM_RULES,
+  rules: {
+    ...VLLM_RULES,
+    "LoRA rank vLLM accepts": (cfg) => {
+      const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]) ?? [];
+      const max = Math.max(...ranks);
+      return cfg.max_lora_rank !== undefined && cfg.max_lora_rank > max
+        ? fail("max_lora_rank", `must be at most ${max} (vLLM accepts ${ranks.join(", ")})`)
+        : [];
+    },
+  },
   autoSetup: {
     // prime-rl's P/D layout; SGLang's P/D serves dense models without it.
     "P/D turns on expert parallelism": (cfg, { given }) => {
       if (!given("enable_expert_parallel") && cfg.deployment.type === "disaggregated")
         cfg.enable_expert_parallel = true;
+    },
+    // prime-rl rounds up to the next rank vLLM accepts; above the largest is a rule error ("LoRA rank vLLM accepts").
+    "LoRA rank rounds up to one vLLM accepts": (cfg) => {
+      if (cfg.max_lora_rank === undefined) return;
+      const ranks = (VLLM_FLAGS["--max-lora-rank"].choices as number[]).slice().sort((a, b) => a - b);
+      cfg.max_lora_rank = ranks.find((r) => r >= cfg.max_lora_rank!) ?? cfg.max_lora_rank;
     },
   },
 };

@@ -1,9 +1,9 @@
-import { checkFlagValue, type ExtraValue } from "./flag-values";
-import vllmManifest from "../upstream/vllm-serve.json";
-import { ConfigIssue, joinPath } from "./issues";
-import { inferenceShape } from "./schema/inference";
-import { modelTable } from "./schema/model";
-import { didYouMean } from "./suggest";
+import { checkFlagValue, type ExtraValue } from "../../../../config/flag-values";
+import vllmManifest from "../../../../upstream/vllm-serve.json";
+import { ConfigIssue, joinPath } from "../../../../config/issues";
+import { inferenceShape } from "../../../../config/schema/inference";
+import { modelTable } from "../../../../config/schema/model";
+import { didYouMean } from "../../../../config/suggest";
 
 export interface FlagSpec {
   type: "bool" | "int" | "float" | "str" | "json" | "list";
@@ -69,12 +69,6 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
     why: "API keys are Pulumi config secrets (pulumi config set --secret apiKey ...), never stack-file values",
   },
 };
-
-export type { ExtraValue } from "./flag-values";
-
-/** A numeric vllm_extra entry (`max_num_seqs`, `kv_cache_memory_bytes`, ...), or undefined when unset or not a number. */
-export const extraNumber = (extra: Record<string, ExtraValue>, key: string): number | undefined =>
-  typeof extra[key] === "number" ? (extra[key] as number) : undefined;
 
 /**
  * Checks `vllm_extra` against the real `vllm serve` flag manifest. Returns the entries keyed by
