@@ -10,7 +10,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as net from "node:net";
 import * as path from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { renderSupervisor } from "../../components/local";
 import { renderIslandScript } from "../../components/slurm";
 import { plan as planOf, stackText } from "../helpers";
@@ -122,6 +122,14 @@ function slurmNode(l: Lab, launchBody: string, node: number, nodes: number, env:
 }
 
 let context = () => "";
+
+/*
+ * Each wait below gives up after 15 s with what the node logged (`until`), and a test waits two or
+ * three times: on a loaded machine vitest's own 30 s bound would end the test first, with nothing
+ * but "timed out". Each test gets room for its waits to report (seen once: a unit run beside two
+ * other vitest processes on 2 cores), never a looser check.
+ */
+vi.setConfig({ testTimeout: 60_000 });
 async function until<T>(
   what: string,
   f: () => T | undefined | false | Promise<T | undefined | false>,
