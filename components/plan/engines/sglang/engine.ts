@@ -1,4 +1,5 @@
 import type { FleetConfig } from "../../../config/types";
+import { userEnv } from "../../user-env";
 import type { Role } from "../../deployment-plan";
 import type { Engine, EngineMetricNames, EngineRoutes } from "../../engine";
 import type { ParserTable } from "../../parser-detection";
@@ -72,11 +73,7 @@ function sglangEnv(cfg: FleetConfig, role: Role, perProcess: [string, Value][]):
   const env = new Map<string, Value>(SGLANG_DEFAULT_ENV);
   // NIXL's UCX transports, as for vLLM's P/D.
   if (cfg.deployment.type === "disaggregated") env.set("UCX_TLS", "all");
-  for (const [k, v] of Object.entries(cfg.env_vars)) env.set(k, v);
-  if (cfg.deployment.type === "disaggregated" && role !== "replica") {
-    const roleEnv = role === "prefill" ? cfg.deployment.prefill_env_vars : cfg.deployment.decode_env_vars;
-    for (const [k, v] of Object.entries(roleEnv)) env.set(k, v);
-  }
+  for (const [k, v] of userEnv(cfg, role)) env.set(k, v);
   for (const [k, v] of perProcess) env.set(k, v);
   return [...env.entries()];
 }

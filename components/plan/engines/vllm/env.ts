@@ -1,4 +1,5 @@
 import type { FleetConfig } from "../../../config/types";
+import { userEnv } from "../../user-env";
 import type { Role } from "../../deployment-plan";
 import type { Value } from "../../values";
 import { ENGINE_READY_TIMEOUT_S } from "../../../config/timeouts";
@@ -61,22 +62,14 @@ export function layerEnv(cfg: FleetConfig, role: Role, perProcess: [string, Valu
   const env = new Map<string, Value>(DEFAULT_ENV);
   if (cfg.deployment.type === "disaggregated") env.set("UCX_TLS", "all");
   if (cfg.enable_lora) env.set("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True");
-  for (const [k, v] of Object.entries(cfg.env_vars)) env.set(k, v);
-  if (cfg.deployment.type === "disaggregated" && role !== "replica") {
-    const roleEnv = role === "prefill" ? cfg.deployment.prefill_env_vars : cfg.deployment.decode_env_vars;
-    for (const [k, v] of Object.entries(roleEnv)) env.set(k, v);
-  }
+  for (const [k, v] of userEnv(cfg, role)) env.set(k, v);
   for (const [k, v] of perProcess) env.set(k, v);
   return [...env.entries()];
 }
 
 function layerPrimeEnv(cfg: FleetConfig, role: Role, perProcess: [string, Value][]): [string, Value][] {
   const env = new Map<string, Value>(PRIME_DEFAULT_ENV);
-  for (const [k, v] of Object.entries(cfg.env_vars)) env.set(k, v);
-  if (cfg.deployment.type === "disaggregated" && role !== "replica") {
-    const roleEnv = role === "prefill" ? cfg.deployment.prefill_env_vars : cfg.deployment.decode_env_vars;
-    for (const [k, v] of Object.entries(roleEnv)) env.set(k, v);
-  }
+  for (const [k, v] of userEnv(cfg, role)) env.set(k, v);
   for (const [k, v] of perProcess) env.set(k, v);
   for (const { name, value, default: onlyIfUnset } of primeServerEnv(cfg))
     if (!onlyIfUnset || !env.has(name)) env.set(name, value);
