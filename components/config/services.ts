@@ -1,4 +1,5 @@
 import type { ConfigIssue } from "./issues";
+import { isTable } from "./layout-markers";
 import type { z } from "zod";
 import { primeInferenceShape } from "./schema/prime";
 import { serviceTargetKeys, TARGET_PARTS, TARGETS } from "./target-registry";
@@ -45,8 +46,6 @@ const PRIME_FLEET_TABLES = Object.keys(PRIME_OWN_KEYS);
 
 /** `[services.<name>.<kind>]`: the target tables a service may set for itself, with their keys. */
 const SERVICE_TARGET_KEYS = serviceTargetKeys();
-
-const isTable = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** One service's part of the file, as a single-model file of its own. */
 export interface ServiceDocument {
