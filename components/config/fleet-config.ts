@@ -103,9 +103,18 @@ export interface PrimeEngineConfig {
   engine: PrimeEngineKind;
   /** weight_broadcast.type: picks prime-rl's weight-update worker extension (prime-rl engine only). */
   weight_broadcast: WeightBroadcastType;
+  /** The prime-rl commit whose defaults the file is read with ([vllm_fleet] prime_rl_commit; config/prime-commit.ts); absent: 559b447. */
+  commit?: PrimeCommit;
+  /** [inference] renderer (8324600): prime-rl's server answers /v1/chat/completions through it (prime-rl engine only). */
+  renderer?: Record<string, unknown>;
+  /** vLLM's --return-sampling-mask, and the V2 model runner it needs (8324600; absent: false). */
+  enable_return_sampling_mask?: boolean;
+  /** PRIME_RETURN_SAMPLING_MASK_LOGPROBS=1 for prime-rl's vLLM patch (needs the mask; prime-rl engine only; absent: false). */
+  enable_return_sampling_mask_logprobs?: boolean;
 }
 
 export type PrimeEngineKind = "prime-rl" | "vllm";
+export type PrimeCommit = "559b447" | "8324600";
 export type WeightBroadcastType = "nccl" | "filesystem" | "nixl";
 
 /** Each member of a union without key K. */

@@ -1,6 +1,6 @@
 import type { ConfigIssue } from "./issues";
 import type { UserPaths } from "./paths";
-import type { PrimeEngineConfig, PrimeEngineKind, WeightBroadcastType } from "./types";
+import type { PrimeCommit, PrimeEngineConfig, PrimeEngineKind, WeightBroadcastType } from "./types";
 import {
   isSftFile,
   PRIME_RL_IGNORED_TABLES,
@@ -13,6 +13,14 @@ import type { ExtraValue } from "./flag-values";
 import { checkVllmExtra } from "../plan/engines/vllm/config/flags";
 import { TARGET_PARTS } from "./target-registry";
 import { foldRlMultiNode, foldSft } from "./prime-deployment";
+import {
+  impliedRouterRelease,
+  laterKeyIssues,
+  PRIME_LORA_DEFAULTS,
+  PRIME_QUANTIZATION,
+  PRIME_ROUTER_POLICY,
+  primeCommitOf,
+} from "./prime-commit";
 
 type Raw = Record<string, any>;
 
@@ -79,6 +87,11 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   const ignored: string[] = [];
   const issues: ConfigIssue[] = [];
   const notes: string[] = [];
+  // Which prime-rl's defaults fill what the file leaves out (config/prime-commit.ts).
+  const { commit, why } = primeCommitOf(file, inf, at);
+  if (why) notes.push(why);
+  issues.push(...laterKeyIssues(commit, inf, at));
+  const later = commit !== "559b447";
 
   const model: Raw = {};
   const parallel: Raw = {};
@@ -92,6 +105,16 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     else if (VLLM_CANONICAL_KEYS.has(key)) flat[key] = value;
     else if (PLANNED_KEYS.has(key)) ignored.push(at(`vllm.${key}`));
     else extra[key] = value;
+  }
+
+  if (later) {
+    // 8324600's VllmConfig: EP weight filtering on, quantization limited to fp8_per_block.
+    extra.enable_ep_weight_filter ??= true;
+    if (extra.quantization !== undefined && !PRIME_QUANTIZATION.includes(extra.quantization))
+      issues.push({
+        path: at("vllm.quantization"),
+        message: `prime-rl ${commit} takes only ${PRIME_QUANTIZATION.map((q) => JSON.stringify(q)).join(", ")}`,
+      });
   }
 
   // VllmConfig's parser defaults are "auto": picked from the model name (plan/parser-detection.ts).
@@ -140,6 +163,9 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     paths.record("max_lora_rank", lora.rank !== undefined ? `${loraFrom}.rank` : loraFrom);
   }
 
+  // 8324600's VllmConfig serves one LoRA slot (it reloads its one adapter in place); 559b447's default is the canonical 8.
+  if (later && flat.enable_lora === true) flat.max_loras ??= PRIME_LORA_DEFAULTS[commit].max_loras;
+
   // Environment: RL env_vars for every component, the inference table's over them.
   let env: Raw | undefined;
   if (rl && file.env_vars) {
@@ -151,14 +177,21 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
 
   // Engine settings prime-rl's server derives (configs/inference.py to_namespace, inference/server.py
   // setup_vllm_env), with its defaults; the planner turns them into flags and environment.
-  const engine: PrimeEngineKind = file.vllm_fleet?.engine ?? (rl ? "prime-rl" : "vllm");
-  const primeEngine: PrimeEngineConfig = {
+  // A renderer and the sampling-mask logprobs patch exist only in prime-rl's server: it is the default with them.
+  const needsPrimeServer = inf.renderer !== undefined || inf.enable_return_sampling_mask_logprobs === true;
+  const engine: PrimeEngineKind = file.vllm_fleet?.engine ?? (rl || needsPrimeServer ? "prime-rl" : "vllm");
+  const primeEngine: PrimeEngineConfig = defined({
     enable_fp32_lm_head: inf.enable_fp32_lm_head ?? true,
     enable_fp32_router_logits: inf.enable_fp32_router_logits ?? true,
     use_deep_gemm: inf.use_deep_gemm ?? false,
     engine,
     weight_broadcast: weightBroadcastType(file, inf, rl, lora != null),
-  };
+    // Only what the file sets (559b447's files keep their plan byte for byte).
+    commit: later ? commit : undefined,
+    renderer: inf.renderer,
+    enable_return_sampling_mask: inf.enable_return_sampling_mask,
+    enable_return_sampling_mask_logprobs: inf.enable_return_sampling_mask_logprobs,
+  }) as PrimeEngineConfig;
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));
   // weight_broadcast picks prime-rl's worker extension: it acts only when engines run prime-rl's server.
@@ -251,6 +284,11 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   let outputDir = inf.output_dir;
   if (rl && outputDir === undefined && file.output_dir !== undefined) outputDir = file.output_dir;
   else if (rl && outputDir !== undefined) paths.record("output_dir", "inference.output_dir");
+  // 8324600: output_dir defaults to $PRL_OUTPUT_DIR (utils/config.py default_output_dir), read where the plan is made.
+  if (later && outputDir === undefined && process.env.PRL_OUTPUT_DIR) {
+    outputDir = process.env.PRL_OUTPUT_DIR;
+    notes.push(`${at("output_dir")} is unset: $PRL_OUTPUT_DIR (${outputDir}), as prime-rl ${commit} reads it`);
+  }
   let dryRun = inf.dry_run;
   if (rl && dryRun === undefined) dryRun = file.dry_run;
   else if (rl && dryRun !== undefined) paths.record("dry_run", "inference.dry_run");
@@ -260,11 +298,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     parallel: Object.keys(parallel).length ? parallel : undefined,
     ...flat,
     deployment,
-    // [vllm_fleet] router_release is the canonical router.release (prime-rl's [router] has no such key).
-    router:
-      file.vllm_fleet?.router_release === undefined
-        ? inf.router
-        : { ...(inf.router as Raw | undefined), release: file.vllm_fleet.router_release },
+    router: primeRouter(inf.router, file.vllm_fleet?.router_release, commit, notes),
     kv_cache_offload: inf.kv_cache_offload,
     vllm_extra: Object.keys(extra).length ? extra : undefined,
     env_vars: env,
@@ -282,6 +316,23 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     dry_run: dryRun,
   });
   return { input, ignored, issues, notes };
+}
+
+/**
+ * The canonical router: prime-rl's [router] with the commit's default policy, and [vllm_fleet]
+ * router_release as router.release (prime-rl's [router] has no such key); unnamed, the one release
+ * serving the policy when only one does (prime-commit.ts impliedRouterRelease), with a note.
+ */
+function primeRouter(router: Raw | undefined, release: string | undefined, commit: PrimeCommit, notes: string[]) {
+  const isVllmRouter = (router?.type ?? "vllm-router") === "vllm-router";
+  if (!isVllmRouter) return release === undefined ? router : { ...router, release };
+  const policy = router?.policy ?? (commit === "559b447" ? undefined : PRIME_ROUTER_POLICY[commit]);
+  const out: Raw | undefined = policy === router?.policy ? router : { ...router, policy };
+  if (release !== undefined) return { ...out, release };
+  const implied = impliedRouterRelease(policy);
+  if (!implied) return out;
+  notes.push(implied.note);
+  return { ...out, release: implied.release };
 }
 
 /**

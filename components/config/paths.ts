@@ -58,6 +58,10 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (head === "rl_deployment") return "deployment" + tail;
   if (head === "engine_processes" || head === "restart") return "vllm_fleet." + canonical;
   if (canonical === "router.release") return "vllm_fleet.router_release";
+  // prime_engine holds InferenceConfig's own keys, and [vllm_fleet]'s engine and prime_rl_commit.
+  if (canonical === "prime_engine.engine") return "vllm_fleet.engine";
+  if (canonical === "prime_engine.commit") return "vllm_fleet.prime_rl_commit";
+  if (head === "prime_engine") return inference(rest.join("."));
   if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")
     return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);

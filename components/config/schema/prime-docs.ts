@@ -82,6 +82,20 @@ doc(
   'Scripts, logs and endpoints.json on the cluster (prime-rl default "outputs"; vllm-fleet\'s: vllm-fleet/<job name>)',
 );
 doc(inf.dry_run, "Render and upload the job script without submitting it", false);
+doc(
+  inf.renderer,
+  "prime-rl 8324600: serve /v1/chat/completions through this chat renderer (`name`, and its template fields such as `enable_thinking`) instead of vLLM's chat template and parsers. Passed to prime-rl's server as `--renderer.<key>`; needs vllm_fleet.engine = \"prime-rl\" (the default with it)",
+);
+doc(
+  inf.enable_return_sampling_mask,
+  "prime-rl 8324600: per-token sampling masks on /inference/v1/generate: `vllm serve --return-sampling-mask`, with VLLM_USE_V2_MODEL_RUNNER=1 unless env_vars sets it",
+  false,
+);
+doc(
+  inf.enable_return_sampling_mask_logprobs,
+  "prime-rl 8324600: also the sampler's logprob of every mask id: PRIME_RETURN_SAMPLING_MASK_LOGPROBS=1 for prime-rl's vLLM patch; needs enable_return_sampling_mask and vllm_fleet.engine = \"prime-rl\" (the default with it)",
+  false,
+);
 
 const v = primeVllmShape;
 doc(v.model, "Served model: Hugging Face id or path (in an RL file, [model] name)", "Qwen/Qwen3-0.6B");
@@ -107,15 +121,25 @@ doc(v.api_server_count, `${PLANNED} (prime-rl default 1)`);
 doc(v.gpu_memory_utilization, "Fraction of GPU memory vLLM may use", 0.9);
 doc(v.enable_prefix_caching, "Prefix caching (default: vLLM's; KV-cache offload turns it on)");
 doc(v.enable_lora, "Serve LoRA adapters", false);
-doc(v.max_loras, "LoRA adapters per batch", 8);
+doc(v.max_loras, "LoRA adapters per batch (prime-rl 559b447 default 8; 8324600 default 1)");
 doc(v.max_lora_rank, "Largest LoRA rank, rounded up to one vLLM accepts (8, 16, 32, 64, 128, 256, 320, 512)");
 doc(v.enable_expert_parallel, "Expert parallelism for MoE models (disaggregated deployments turn it on)", false);
 doc(v.enable_eplb, "Expert-parallel load balancing", false);
 doc(v.enable_dbo, "Dual-batch overlap", false);
 doc(v.enable_return_routed_experts, "Return the routed experts with every response (router replay)", false);
 doc(v.seed, "`vllm serve --seed`", 0);
-doc(v.quantization, "`vllm serve --quantization` (default: what the checkpoint says)");
-doc(v.max_cpu_loras, "LoRA adapters kept in CPU memory (passed with enable_lora)", 100);
+doc(
+  v.quantization,
+  '`vllm serve --quantization` (default: what the checkpoint says); prime-rl 8324600 takes only "fp8_per_block"',
+);
+doc(
+  v.max_cpu_loras,
+  "LoRA adapters kept in CPU memory, passed with enable_lora (prime-rl 559b447 default 100; 8324600 has no default: passed only when set)",
+);
+doc(
+  v.enable_ep_weight_filter,
+  "Each expert-parallel rank loads only its own experts (`vllm serve --enable-ep-weight-filter`; prime-rl 559b447: passed only when set; 8324600 default true)",
+);
 doc(v.lora_target_modules, "Modules LoRA adapters may target");
 doc(
   v.all2all_backend,
@@ -177,7 +201,11 @@ doc(
 );
 doc(
   ours.vllm_fleet?.unwrap().shape.engine,
-  'What each engine runs: "prime-rl" (its `inference` server, with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" in an RL file, "vllm" in a standalone one',
+  'What each engine runs: "prime-rl" (its `inference` server, with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" in an RL file and with renderer or enable_return_sampling_mask_logprobs, "vllm" in another standalone one',
+);
+doc(
+  ours.vllm_fleet?.unwrap().shape.prime_rl_commit,
+  'The prime-rl commit whose defaults fill what the file leaves out: "559b447" (max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, router policy sticky_least_loaded, enable_ep_weight_filter true, output_dir $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" for a file using renderer or enable_return_sampling_mask(_logprobs) ([prime-rl.md](prime-rl.md#after-559b447))',
 );
 doc(
   ours.vllm_fleet?.unwrap().shape.router_release,

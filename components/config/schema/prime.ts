@@ -22,6 +22,7 @@ import {
 } from "./primitives";
 import { cpuTier, diskTier, mooncakeOffload } from "./offload";
 import { primeFleetTables, primeTargetTables } from "../target-registry";
+import { PRIME_RL_COMMITS } from "../prime-commit";
 
 /*
  * prime-rl's current stack-file layout (PR #3202, "vllm pass-through inference config"), as its
@@ -61,6 +62,8 @@ export const primeVllmShape = {
   enable_eplb: z.boolean().optional(),
   enable_dbo: z.boolean().optional(),
   enable_return_routed_experts: z.boolean().optional(),
+  // 8324600 types it (default true); at 559b447 it is an extra `vllm serve` argument like any other.
+  enable_ep_weight_filter: z.boolean().optional(),
   // Typed by VllmConfig but passed on as `vllm serve` flags (checked against the vLLM manifest).
   seed: z.number().int().optional(),
   quantization: argText.optional(),
@@ -161,6 +164,12 @@ const logTable = table({
 
 const weightBroadcast = z.looseObject({ type: z.enum(["nccl", "filesystem", "nixl"]).optional() });
 
+/**
+ * prime-rl 8324600's [inference] renderer (a `renderers` RendererConfig, discriminated on name; its
+ * other keys are the renderer's template fields, e.g. enable_thinking): passed to prime-rl's server as is.
+ */
+export const primeRendererTable = z.looseObject({ name: argText });
+
 /** InferenceConfig (inference.py): the root of a standalone file, `[inference]` of an RL one. */
 export const primeInferenceShape = {
   server: primeServerTable.optional(),
@@ -179,6 +188,10 @@ export const primeInferenceShape = {
   slurm: primeSlurmTable.optional(),
   output_dir: outputDir.optional(),
   dry_run: z.boolean().optional(),
+  // prime-rl 8324600 (config/prime-commit.ts LATER_INFERENCE_KEYS).
+  renderer: primeRendererTable.optional(),
+  enable_return_sampling_mask: z.boolean().optional(),
+  enable_return_sampling_mask_logprobs: z.boolean().optional(),
 };
 
 /** vllm-fleet's own settings for a prime-rl file: which server each engine process runs, how many, and how. */
@@ -186,11 +199,17 @@ export const vllmFleetTable = table({
   ...primeFleetTables(),
   // The router's release (router.ts routerRelease): prime-rl's [router] forbids keys it lacks.
   router_release: bare(routerRelease),
+  prime_rl_commit: z
+    .enum(PRIME_RL_COMMITS)
+    .optional()
+    .describe(
+      'The prime-rl commit the file was written for, whose defaults fill what it leaves out: "559b447" (default; max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, policy sticky_least_loaded, enable_ep_weight_filter, output_dir from $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" when the file uses a key only that commit has (renderer, enable_return_sampling_mask, enable_return_sampling_mask_logprobs)',
+    ),
   engine: z
     .enum(["prime-rl", "vllm"])
     .optional()
     .describe(
-      'What each engine runs: "prime-rl" (its `inference` server with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" for an RL file, "vllm" for a standalone inference file',
+      'What each engine runs: "prime-rl" (its `inference` server with the weight-update worker extension and admin routes) or "vllm" (stock `vllm serve`). Default "prime-rl" for an RL file and for a file with renderer or enable_return_sampling_mask_logprobs (prime-rl\'s server serves them), "vllm" for another standalone inference file',
     ),
   restart: restartTable
     .optional()

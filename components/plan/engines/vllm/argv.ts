@@ -5,11 +5,9 @@ import { ROLE_ALL2ALL } from "../../../config/topology";
 import type { EngineLayout } from "../../engine";
 import { resolveParserWith, type ParserTable } from "../../parser-detection";
 import type { Value } from "../../values";
+import { DEFAULT_PRIME_RL_COMMIT, PRIME_LORA_DEFAULTS } from "../../../config/prime-commit";
 
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
-
-/** VllmConfig's max_cpu_loras default (packages/prime-rl-configs/src/prime_rl/configs/inference.py). */
-export const PRIME_MAX_CPU_LORAS = 100;
 
 /** `--flag value` tokens for one vllm_extra entry, following the manifest's type. */
 export function extraArgs(key: string, value: ExtraValue): string[] {
@@ -77,8 +75,11 @@ export function vllmServeArgv(
   if (cfg.enable_lora) {
     add("--enable-lora", "--max-loras", String(cfg.max_loras));
     if (cfg.max_lora_rank !== undefined) add("--max-lora-rank", String(cfg.max_lora_rank));
-    // prime-rl always hands vLLM its max_cpu_loras (default 100); it only matters with LoRA on.
-    if (cfg.prime_rl && cfg.vllm_extra.max_cpu_loras === undefined) add("--max-cpu-loras", String(PRIME_MAX_CPU_LORAS));
+    // prime-rl 559b447 always hands vLLM its max_cpu_loras (default 100; 8324600 has none); it only matters with LoRA on.
+    const cpuLoras =
+      cfg.prime_engine && PRIME_LORA_DEFAULTS[cfg.prime_engine.commit ?? DEFAULT_PRIME_RL_COMMIT].max_cpu_loras;
+    if (cfg.prime_rl && cpuLoras && cfg.vllm_extra.max_cpu_loras === undefined)
+      add("--max-cpu-loras", String(cpuLoras));
   }
   if (cfg.enable_prefix_caching === true) add("--enable-prefix-caching");
   if (cfg.enable_prefix_caching === false) add("--no-enable-prefix-caching");
@@ -112,6 +113,9 @@ export const PRIME_INFERENCE_PROGRAM = "inference";
 /** The flag prefix prime-rl's CLI gives VllmConfig's keys (`--vllm.<vllm serve flag>`). */
 const PRIME_VLLM_PREFIX = "--vllm.";
 
+/** The flag prefix of InferenceConfig.renderer's keys (prime-rl 8324600). */
+const PRIME_RENDERER_PREFIX = "--renderer.";
+
 /**
  * The same engine as prime-rl runs it: its `inference` entrypoint (src/prime_rl/entrypoints/inference.py),
  * which parses InferenceConfig from the command line, builds vLLM's namespace from [server] and
@@ -120,9 +124,14 @@ const PRIME_VLLM_PREFIX = "--vllm.";
  * a bare `--vllm.<flag>` for a switch and `--vllm.<flag> false` for its `--no-` form (VllmConfig
  * takes any vLLM argument as an extra); `--host`/`--port` become [server]'s. weight_broadcast.type
  * picks the worker extension; the class is also passed as `--vllm.worker-extension-cls`, the value
- * prime-rl's server sets, so the plan shows it.
+ * prime-rl's server sets, so the plan shows it. A renderer (prime-rl 8324600's [renderer]) is
+ * InferenceConfig's own: `--renderer.<key> <value>`, a JSON value for a table or list.
  */
-export function primeInferenceArgv(vllmArgv: Value[], weightBroadcast: WeightBroadcastType): Value[] {
+export function primeInferenceArgv(
+  vllmArgv: Value[],
+  weightBroadcast: WeightBroadcastType,
+  renderer?: Record<string, unknown>,
+): Value[] {
   // not an engine: the program name on a vllm serve command line
   if (vllmArgv[0] !== "vllm" || vllmArgv[1] !== "serve")
     throw new Error("internal error: primeInferenceArgv needs a vllm serve command line");
@@ -150,6 +159,11 @@ export function primeInferenceArgv(vllmArgv: Value[], weightBroadcast: WeightBro
   }
   out.push("--weight-broadcast.type", weightBroadcast);
   out.push(PRIME_VLLM_PREFIX + "worker-extension-cls", PRIME_WORKER_EXTENSION[weightBroadcast]);
+  for (const [key, value] of Object.entries(renderer ?? {}))
+    out.push(
+      `${PRIME_RENDERER_PREFIX}${key.replace(/_/g, "-")}`,
+      typeof value === "object" ? JSON.stringify(value) : String(value),
+    );
   return out;
 }
 
@@ -174,6 +188,7 @@ export function vllmArgvOf(argv: Value[]): Value[] {
     else if (tok === "--server.host" || tok === "--server.port")
       out.push(`--${(tok as string).slice("--server.".length)}`);
     else if (tok === "--weight-broadcast.type") i++;
+    else if (typeof tok === "string" && tok.startsWith(PRIME_RENDERER_PREFIX)) i++;
     else if (typeof tok === "string" && tok.startsWith(PRIME_VLLM_PREFIX)) {
       const flag = `--${tok.slice(PRIME_VLLM_PREFIX.length)}`;
       if (argv[i + 1] === "false" && VLLM_FLAGS[flag]?.negative_form) {
@@ -189,6 +204,9 @@ export function vllmArgvOf(argv: Value[]): Value[] {
  * prime-rl's layout: the arguments prime-rl's own server adds to every engine's (configs/inference.py
  * InferenceConfig.to_namespace): logprobs_mode processed_logprobs unless given, and additional_config
  * with fp32_lm_head / fp32_router_logits set to true when enabled (over the user's additional_config).
+ * Since 8324600 also enable_prompt_tokens_details and enable_scale_out (vLLM serves
+ * /inference/v1/generate only with it) unless given, and return_sampling_mask with
+ * enable_return_sampling_mask.
  */
 export function primeServerExtra(
   pe: NonNullable<FleetConfig["prime_engine"]>,
@@ -200,5 +218,10 @@ export function primeServerExtra(
   if (pe.enable_fp32_lm_head) additional.fp32_lm_head = true;
   if (pe.enable_fp32_router_logits) additional.fp32_router_logits = true;
   if (Object.keys(additional).length) out.additional_config = additional;
+  if ((pe.commit ?? DEFAULT_PRIME_RL_COMMIT) !== DEFAULT_PRIME_RL_COMMIT) {
+    if (extra.enable_prompt_tokens_details === undefined) out.enable_prompt_tokens_details = true;
+    if (extra.enable_scale_out === undefined) out.enable_scale_out = true;
+  }
+  if (pe.enable_return_sampling_mask === true) out.return_sampling_mask = true;
   return out;
 }

@@ -39,10 +39,14 @@ export const PRIME_DEFAULT_ENV: [string, string][] = [
  */
 export function primeServerEnv(cfg: FleetConfig): { name: string; value: string; default: boolean }[] {
   const deepGemm = cfg.prime_engine?.use_deep_gemm ? "1" : "0";
+  // prime-rl 8324600: sampling masks are captured on the V2 model runner only; the logprobs patch reads its variable.
+  const mask = cfg.prime_engine?.enable_return_sampling_mask === true;
+  const maskLogprobs = mask && cfg.prime_engine?.enable_return_sampling_mask_logprobs === true;
   return [
     { name: "VLLM_WORKER_MULTIPROC_METHOD", value: "spawn", default: true },
-    // The V2 model runner cannot capture routed experts.
-    { name: "VLLM_USE_V2_MODEL_RUNNER", value: "0", default: true },
+    // The V2 model runner cannot capture routed experts (559b447); sampling masks need it (8324600).
+    { name: "VLLM_USE_V2_MODEL_RUNNER", value: mask ? "1" : "0", default: true },
+    ...(maskLogprobs ? [{ name: "PRIME_RETURN_SAMPLING_MASK_LOGPROBS", value: "1", default: false }] : []),
     // vLLM 0.24 grammar-constrains tool calls by default, which changes rollout logprobs.
     { name: "VLLM_ENFORCE_STRICT_TOOL_CALLING", value: "0", default: true },
     { name: "VLLM_USE_DEEP_GEMM", value: deepGemm, default: false },

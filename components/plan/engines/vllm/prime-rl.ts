@@ -14,7 +14,11 @@ export const primeRlEngine: Engine = {
   processName: PRIME_INFERENCE_PROGRAM,
   argv: (cfg, layout) => {
     if (!cfg.prime_engine) throw new Error("internal error: the prime-rl engine needs prime-rl's [inference] settings");
-    return primeInferenceArgv(vllmEngine.argv(cfg, layout), cfg.prime_engine.weight_broadcast);
+    return primeInferenceArgv(
+      vllmEngine.argv(cfg, layout),
+      cfg.prime_engine.weight_broadcast,
+      cfg.prime_engine.renderer,
+    );
   },
   // Checked as the `vllm serve` command line it stands for.
   manifestArgs: (argv) => vllmEngine.manifestArgs(vllmArgvOf(argv)),

@@ -26,4 +26,21 @@ export const VLLM_RULES: Record<string, Rule> = {
           "engine",
         )
       : [],
+  // prime-rl 8324600's renderer routes and sampling-mask logprobs patch live in its own server.
+  "prime-rl's renderer runs in prime-rl's server": (cfg) =>
+    cfg.prime_engine?.renderer !== undefined && cfg.prime_engine.engine === "vllm"
+      ? fail(
+          "prime_engine.renderer",
+          'is served by prime-rl\'s `inference` server (its /v1/chat/completions through the renderer), which stock `vllm serve` lacks: set {key:prime_engine.engine} = "prime-rl"',
+          "prime_engine.engine",
+        )
+      : [],
+  "prime-rl's sampling-mask logprobs run in prime-rl's server": (cfg) =>
+    cfg.prime_engine?.enable_return_sampling_mask_logprobs === true && cfg.prime_engine.engine === "vllm"
+      ? fail(
+          "prime_engine.enable_return_sampling_mask_logprobs",
+          'is a patch of prime-rl\'s server (PRIME_RETURN_SAMPLING_MASK_LOGPROBS), which stock `vllm serve` lacks: set {key:prime_engine.engine} = "prime-rl"',
+          "prime_engine.engine",
+        )
+      : [],
 };
