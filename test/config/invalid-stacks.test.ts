@@ -95,6 +95,8 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "SGLang's reasoning parsers": ["rule-sglang-reasoning-parser"],
   "SGLang is served behind sglang-router": ["rule-sglang-vllm-router"],
   "sglang-router fronts SGLang": ["rule-sglang-router-vllm"],
+  "prime-rl's renderer runs in prime-rl's server": ["rule-prime-renderer-stock-vllm"],
+  "prime-rl's sampling-mask logprobs run in prime-rl's server": ["rule-prime-mask-logprobs-stock-vllm"],
   "sglang-router policy": ["rule-sglang-router-policy"],
   "KV offload tiers are vLLM connectors": ["rule-sglang-kv-offload"],
   "vllm_extra is vLLM's": ["rule-sglang-vllm-extra"],

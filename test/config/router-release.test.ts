@@ -1,7 +1,8 @@
 /**
  * router.release: which vllm-router build the launcher provides (vllm-router-releases.json). A
  * policy only PrimeIntellect's router v0.2.1 has (sticky_least_loaded, least_loaded) loads in every
- * layout, and plans only where that release is configured; the refusals are in the invalid corpus
+ * layout, and plans only where that release is configured or, in prime-rl's layout, where no
+ * release is named (the one release serving it is implied); the refusals are in the invalid corpus
  * (rule-router-release-*.toml).
  */
 import { describe, expect, it } from "vitest";
@@ -51,8 +52,17 @@ describe("router.release", () => {
         expect(routerArgv(text(policy, V021)).slice(0, 3)).toEqual(["vllm-router", "--policy", policy]);
       });
 
-      it(`${layout}: ${policy} is refused with the default release, at the policy`, () => {
-        const issues = issuesOf(text(policy));
+      // A prime-rl file naming no release plans with the one release serving the policy (prime-rl installs it).
+      if (layout.startsWith("prime-rl"))
+        it(`${layout}: ${policy} with no release plans with ${V021}, and the notes say so`, () => {
+          const cfg = load(text(policy));
+          expect(cfg.router).toMatchObject({ type: "vllm-router", policy, release: V021 });
+          expect(cfg.notes.join("\n")).toContain(`router policy "${policy}" is served only by`);
+        });
+
+      const refusedWith = layout.startsWith("prime-rl") ? DEFAULT_ROUTER_RELEASE : undefined;
+      it(`${layout}: ${policy} is refused with the ${refusedWith ? "named upstream" : "default"} release, at the policy`, () => {
+        const issues = issuesOf(text(policy, refusedWith));
         expect(issues.map((i) => i.path)).toEqual([policyPath[layout]]);
         expect(issues[0].message).toContain(`needs PrimeIntellect's router v0.2.1`);
         expect(issues[0].message).toContain(`= "${V021}"`);
