@@ -8,9 +8,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { renderSupervisor } from "../../components/local";
-import { renderIslandScript } from "../../components/slurm/sbatch";
-import { allK8sObjects, renderK8sFleet } from "../../components/kubernetes/fleet-objects";
-import type { Container, K8sObject } from "../../components/kubernetes/objects";
+import { renderIslandScript } from "../../components/slurm";
+import { allK8sObjects, renderK8sFleet, type K8sObject } from "../../components/kubernetes";
 import { resolveValue } from "../../components/plan/values";
 import { plan, stackText } from "../helpers";
 
@@ -30,8 +29,9 @@ function expectWords(script: string, tokens: string[]): void {
   expect(script, tokens.join(" ")).toMatch(re);
 }
 
-const containersOf = (objects: K8sObject[]): Container[] =>
-  objects.flatMap((o) => (o.kind === "Deployment" ? ((o.spec.template as any).spec.containers as Container[]) : []));
+/** The containers of the Deployments (the router's) among `objects`. */
+const containersOf = (objects: K8sObject[]): { name: string; command: string[] }[] =>
+  objects.flatMap((o) => (o.kind === "Deployment" ? (o.spec.template as any).spec.containers : []));
 
 describe("the router's settings reach the router each target starts", () => {
   it("local: the supervisor starts vllm-router with them, and the stand-in takes its line", () => {
@@ -70,7 +70,7 @@ describe("the router's settings reach the router each target starts", () => {
       const p = plan(`${stackText(stack)}${tuned("deployment.router", `type = "${kind}"\n`)}`, stack);
       const router = containersOf(allK8sObjects(renderK8sFleet(p, []))).find((c) => c.name === kind);
       expect(router, `${stack}: ${kind} container`).toBeDefined();
-      const command = router!.command as string[];
+      const command = router!.command;
       for (const t of TOKENS) {
         const at = command.indexOf(t[0]);
         expect(command.slice(at, at + t.length), `${stack}: ${t[0]}`).toEqual(t);

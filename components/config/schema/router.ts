@@ -54,11 +54,11 @@ export const KNOWN_SCORERS = [
 
 const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >= 0").max(1000));
 
-/** prime-rl's VllmRouterConfig.request_timeout_secs default (PR #3495), which its router command passes. */
+/** prime-rl's VllmRouterConfig.request_timeout_secs default (prime-rl #3495), which its router command passes. */
 export const PRIME_ROUTER_REQUEST_TIMEOUT_S = 14400;
 /**
- * The vllm-router build prime-rl's newer layout runs (its PR #3563, after #3495 added
- * request_timeout_secs); prime-rl 559b447 ran the upstream router and passed no request timeout.
+ * The vllm-router build prime-rl's newer layout runs (its PR #3563, whose router command already
+ * passes --request-timeout-secs); prime-rl 559b447 ran the upstream router and passed no timeout.
  */
 export const PRIME_NEWER_ROUTER_RELEASE = "primeintellect-v0.2.1";
 
