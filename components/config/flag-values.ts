@@ -16,13 +16,13 @@ export interface FlagValueSpec {
 }
 
 /**
- * One `vllm_extra` / `sglang_extra` value against its flag's manifest entry: the value to emit, or
+ * One `vllm_extra` / `sglang_extra` / router `extra` value against its flag's manifest entry: the value to emit, or
  * why it is refused. `program` names who would misread a value that starts with '-'.
  */
 export function checkFlagValue(
   value: unknown,
   spec: FlagValueSpec,
-  program: "vLLM" | "SGLang",
+  program: "vLLM" | "SGLang" | "vllm-router" | "sglang-router",
 ): { value: ExtraValue } | string {
   const dash = `must not start with '-' (${program} would read it as an option, not as this flag's value)`;
   const choices = spec.choices;

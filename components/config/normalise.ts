@@ -18,6 +18,7 @@ import { serverTable } from "./schema/server";
 import { DEFAULT_TARGET, TARGET_PARTS, targetPart, TARGETS } from "./target-registry";
 import type { DeploymentConfig, FleetConfig, OffloadConfig, PrimeEngineConfig } from "./types";
 import { ENGINE_PARTS } from "./engine-registry";
+import { checkRouterExtra } from "./router-flags";
 
 type Raw = Record<string, any>;
 
@@ -362,6 +363,14 @@ export function applyDefaults(
   };
   const given = (canonical: string) => valueAt(input, canonical) !== undefined;
   applyAutoSetup(config, { given, rlDeployment: rlDep, paths: (c) => paths.user(c) });
+  // The HTTP router's extra flags against its manifest, once auto-setup has picked the router
+  // (SGLang's engines take sglang-router); llm-d's and none's tables have no extra.
+  const r = config.router;
+  if ((r.type === "vllm-router" || r.type === "sglang-router") && r.extra) {
+    const checked = checkRouterExtra(r.type, r.extra, paths.user("router.extra"), (c) => paths.user(c));
+    issues.push(...checked.issues);
+    r.extra = checked.values;
+  }
   return { config, issues, filled };
 }
 

@@ -13,6 +13,8 @@ import { fileRef, nodeRef, selfRef, t, type Value } from "./values";
 import { ROUTER_RELEASES } from "../config/schema/router";
 import { ENGINE_READY_TIMEOUT_S } from "../config/timeouts";
 import { engineNamed } from "./engines";
+import { routerFlagArgs } from "../config/router-flags";
+import type { ExtraValue } from "../config/flag-values";
 
 /** Seconds the router waits for its workers: as long as an engine may take to be ready (prime-rl uses 4200). */
 export const WORKER_STARTUP_TIMEOUT_S = ENGINE_READY_TIMEOUT_S;
@@ -45,6 +47,10 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
   const serving = engines.filter((e) => e.port !== undefined);
   const pd = cfg.deployment.type === "disaggregated";
   const host = cfg.server.host ?? "0.0.0.0";
+  // The user's router flags (checked at load: config/router-flags.ts); one the planner would set
+  // by default (ROUTER_PLANNER_DEFAULTS) replaces the planner's, as the routers refuse a flag twice.
+  const extra = (cfg.router.extra ?? {}) as Record<string, ExtraValue>;
+  const unless = (key: string, ...tokens: string[]) => (key in extra ? [] : tokens);
   const argv: Value[] = [
     ...routerProgram(kind),
     "--policy",
@@ -65,9 +71,11 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
     // the last engine being healthy and the trainer getting its URL. 1 s is the least it accepts.
     "--worker-startup-check-interval",
     "1",
-    "--log-level",
-    "info",
+    ...unless("log_level", "--log-level", "info"),
   ];
+  const timeout = cfg.router.request_timeout_secs;
+  if (timeout !== undefined) argv.push("--request-timeout-secs", String(timeout));
+  for (const [key, value] of Object.entries(extra)) argv.push(...routerFlagArgs(key, value));
   // prime-rl's layout, single node: its local router is told the engine's DP ranks behind the one
   // URL (--intra-node-data-parallel-size, src/prime_rl/entrypoints/inference.py); its SLURM
   // templates give every rank its own URL instead.
@@ -88,7 +96,10 @@ export function httpRouterPlan(cfg: FleetConfig, engines: EngineProcess[]): Http
     // back after two good ones once it serves the fleet's weights (on a host its restart gate,
     // Engine.restartGate; on Kubernetes its ready Service, kubernetes/ready-services.ts); by
     // default that is 3 and 2 checks a minute apart (measured with 0.1.17).
-    argv.push("--health-check-interval-secs", String(PD_HEALTH_CHECK_S), "--health-failure-threshold", "1");
+    argv.push(
+      ...unless("health_check_interval_secs", "--health-check-interval-secs", String(PD_HEALTH_CHECK_S)),
+      ...unless("health_failure_threshold", "--health-failure-threshold", "1"),
+    );
   }
   if (pd) {
     argv.push(kind === "sglang-router" ? "--pd-disaggregation" : "--vllm-pd-disaggregation");

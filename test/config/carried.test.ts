@@ -111,6 +111,8 @@ interface Layout {
 const SPECIAL: Record<string, (l: Layout) => { values: unknown[]; with?: Doc }> = {
   vllm_extra: () => ({ values: [{ max_num_seqs: 7 }] }),
   sglang_extra: () => ({ values: [{ max_running_requests: 7 }] }),
+  // A flag every vllm-router release has (config/router-flags.ts), in the default router's table.
+  "deployment.router.extra": () => ({ values: [{ retry_max_retries: 7 }] }),
   // prime-rl's RL tables: accepted, never read; they reach the config as its ignored list. An
   // [inference] model keeps the file in this layout (alone, the tables would make it prime-rl's).
   ...Object.fromEntries(

@@ -16,7 +16,8 @@ export function typeChoices(...types: string[]) {
   return { error: (iss: { code?: string }) => (iss.code === "invalid_union" ? `type must be ${list}` : undefined) };
 }
 
-export function table<S extends z.ZodRawShape>(shape: S) {
+/** `absent`: why a key a sibling table has is not in this one, said when a file sets it here. */
+export function table<S extends z.ZodRawShape>(shape: S, absent: Record<string, string> = {}) {
   const known = Object.keys(shape);
   return z.strictObject(shape, {
     error: (iss) => {
@@ -24,8 +25,10 @@ export function table<S extends z.ZodRawShape>(shape: S) {
       const keys = (iss as { keys: string[] }).keys;
       // One line per key: the loader splits them into one issue each.
       return keys
-        .map(
-          (k) => `unknown key "${k}"${didYouMean(k, known)}${lookalikeNote(k)}; valid keys here: ${known.join(", ")}`,
+        .map((k) =>
+          absent[k] !== undefined
+            ? `${k} is not a key of this table: ${absent[k]}`
+            : `unknown key "${k}"${didYouMean(k, known)}${lookalikeNote(k)}; valid keys here: ${known.join(", ")}`,
         )
         .join("\n");
     },

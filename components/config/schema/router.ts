@@ -54,6 +54,34 @@ export const KNOWN_SCORERS = [
 
 const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >= 0").max(1000));
 
+/** prime-rl's VllmRouterConfig.request_timeout_secs default (prime-rl #3495), which its router command passes. */
+export const PRIME_ROUTER_REQUEST_TIMEOUT_S = 14400;
+/**
+ * The vllm-router build prime-rl's newer layout runs (its PR #3563, whose router command already
+ * passes --request-timeout-secs); prime-rl 559b447 ran the upstream router and passed no timeout.
+ */
+export const PRIME_NEWER_ROUTER_RELEASE = "primeintellect-v0.2.1";
+
+/** Seconds one routed request may take, streamed completions included: the HTTP routers' --request-timeout-secs. */
+const requestTimeout = (router: string, otherwise: string) =>
+  z
+    .number()
+    .int()
+    .min(1, "must be at least 1 second")
+    .optional()
+    .describe(
+      `Seconds ${router} lets one request run, a streamed completion included, before cutting it (--request-timeout-secs); a rollout longer than this fails. Default: ${otherwise}`,
+    );
+
+/** The HTTP router's other flags, checked against its manifest (config/router-flags.ts). */
+const routerExtra = (router: string) =>
+  z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      `Extra ${router} flags by snake_case name (retry_max_retries = 3, disable_circuit_breaker = true, health_check_interval_secs = 10, ...), checked against its manifest; the flags vllm-fleet plans are refused, naming the key that sets them (default: none)`,
+    );
+
 /** `type` may be omitted: this is the table's default router. */
 const vllmRouterShape = {
   type: z.literal("vllm-router").default("vllm-router"),
@@ -65,32 +93,62 @@ const vllmRouterShape = {
     ),
 };
 
-export const vllmRouter = table({ ...vllmRouterShape, release: routerRelease });
-
-/** prime-rl's VllmRouterConfig has no release key (it forbids extras): there it is [vllm_fleet] router_release. */
-export const primeVllmRouter = table(vllmRouterShape);
-
-export const llmdRouter = table({
-  type: z.literal("llm-d"),
-  scorers: weights
-    .default({ "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 })
-    .describe("Base scorer weights for every profile"),
-  prefill_scorer_overrides: weights
-    .default({ "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 })
-    .describe("Prefill profile weights over scorers (P/D; default queue-scorer and kv-cache-utilization-scorer at 2)"),
-  decode_scorer_overrides: weights.default({}).describe("Decode profile weights over scorers (P/D; default none)"),
-  non_cached_tokens: z
-    .number()
-    .int()
-    .min(0)
-    .max(1_000_000)
-    .default(16)
-    .describe("Fewer prompt tokens not in the prefix cache than this: decode only (P/D; default 16)"),
-  /** On Kubernetes P/D, AUTO_SETUP "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port" replaces this default. */
-  decode_sidecar_port: port
-    .default(8300)
-    .describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
+export const vllmRouter = table({
+  ...vllmRouterShape,
+  release: routerRelease,
+  request_timeout_secs: requestTimeout("vllm-router", "unset, the router's own (1800 s)"),
+  extra: routerExtra("vllm-router"),
 });
+
+/**
+ * prime-rl's VllmRouterConfig: no release key (it forbids extras: there it is [vllm_fleet]
+ * router_release) and no table of extra flags.
+ * request_timeout_secs unset: AUTO_SETUP "prime-rl's router waits 14400 s for a request".
+ */
+export const primeVllmRouter = table({
+  ...vllmRouterShape,
+  request_timeout_secs: requestTimeout(
+    "vllm-router",
+    `${PRIME_ROUTER_REQUEST_TIMEOUT_S} (prime-rl's) with [vllm_fleet] router_release = "${PRIME_NEWER_ROUTER_RELEASE}", the build prime-rl's newer layout runs; otherwise unset, the router's own (1800 s), as prime-rl 559b447 passes none`,
+  ),
+});
+
+/**
+ * The HTTP routers' keys llm-d has no use for: its Envoy gateway's routes wait on a request without
+ * bound (router-plan.ts envoyConfig: timeout 0s), and neither the EPP nor Envoy takes their flags.
+ */
+const LLMD_ABSENT = {
+  request_timeout_secs:
+    "llm-d's Envoy gateway waits on a request without bound (its routes' timeout is 0s), so no rollout is cut",
+  extra: "llm-d's EPP and Envoy are configured by the planner, not by extra flags",
+};
+
+export const llmdRouter = table(
+  {
+    type: z.literal("llm-d"),
+    scorers: weights
+      .default({ "prefix-cache-scorer": 3.0, "active-request-scorer": 2.0 })
+      .describe("Base scorer weights for every profile"),
+    prefill_scorer_overrides: weights
+      .default({ "queue-scorer": 2.0, "kv-cache-utilization-scorer": 2.0 })
+      .describe(
+        "Prefill profile weights over scorers (P/D; default queue-scorer and kv-cache-utilization-scorer at 2)",
+      ),
+    decode_scorer_overrides: weights.default({}).describe("Decode profile weights over scorers (P/D; default none)"),
+    non_cached_tokens: z
+      .number()
+      .int()
+      .min(0)
+      .max(1_000_000)
+      .default(16)
+      .describe("Fewer prompt tokens not in the prefix cache than this: decode only (P/D; default 16)"),
+    /** On Kubernetes P/D, AUTO_SETUP "llm-d P/D on Kubernetes: the decode sidecar takes the prefill port" replaces this default. */
+    decode_sidecar_port: port
+      .default(8300)
+      .describe("pd-sidecar port on decode nodes (default 8300; on Kubernetes the prefill port)"),
+  },
+  LLMD_ABSENT,
+);
 
 /**
  * Policies sglang-router (sgl-model-gateway) accepts; its default is cache_aware (the radix-tree
@@ -106,6 +164,8 @@ export const sglangRouter = table({
     .enum(SGLANG_ROUTER_POLICIES)
     .default("cache_aware")
     .describe("Load-balancing policy (default cache_aware, SGLang's own)"),
+  request_timeout_secs: requestTimeout("sglang-router", "unset, the router's own (1800 s)"),
+  extra: routerExtra("sglang-router"),
 });
 
 /** No router: a bare engine on server.port. Only meaningful for single_node. */

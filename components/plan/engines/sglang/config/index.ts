@@ -20,7 +20,13 @@ export const sglangEngineConfig: EngineConfigPart<"sglang"> = {
     "SGLang engines sit behind sglang-router": (cfg, { given }) => {
       if (given("router.type") || cfg.router.type !== "vllm-router") return;
       const policy = given("router.policy") ? cfg.router.policy : "cache_aware";
-      cfg.router = { type: "sglang-router", policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number] };
+      const { request_timeout_secs, extra } = cfg.router;
+      cfg.router = {
+        type: "sglang-router",
+        policy: policy as (typeof SGLANG_ROUTER_POLICIES)[number],
+        ...(request_timeout_secs !== undefined && { request_timeout_secs }),
+        ...(extra && { extra }),
+      };
     },
   },
 };
