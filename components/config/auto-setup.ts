@@ -1,7 +1,8 @@
 import type { ConfigView } from "./fleet-config";
 import { enginePart, ENGINE_PARTS } from "./engine-registry";
 import type { SetupContext } from "./target-part";
-import { PRIME_NEWER_ROUTER_RELEASE, PRIME_ROUTER_REQUEST_TIMEOUT_S } from "./schema/router";
+import { PRIME_ROUTER_REQUEST_TIMEOUT_S } from "./schema/router";
+import { LATER_PRIME_RL_COMMIT } from "./prime-commit";
 import { targetPart, TARGET_PARTS } from "./target-registry";
 
 export type { SetupContext } from "./target-part";
@@ -34,13 +35,13 @@ export const AUTO_SETUP: Record<string, (cfg: ConfigView, ctx: SetupContext) => 
     const perNode = Math.max(1, Math.floor(cfg.deployment.gpus_per_node / cfg.parallel.tp));
     cfg.parallel.dp = cfg.enable_expert_parallel ? perNode * cfg.deployment.num_nodes : perNode;
   },
-  // prime-rl's layout only: its router command passes --request-timeout-secs router.request_timeout_secs
-  // (default 14400) since the release that runs PrimeIntellect's v0.2.1 build; a file for 559b447,
-  // which passed none, keeps the router's own default.
+  // prime-rl's layout only: 8324600's VllmRouterConfig has request_timeout_secs (default 14400, prime-rl
+  // #3495) and its router command passes it; a file read as 559b447, which passed none, keeps the
+  // router's own default (config/prime-commit.ts says which commit a file is read as).
   "prime-rl's router waits 14400 s for a request": (cfg, { given }) => {
     const r = cfg.router;
     if (!cfg.prime_rl || r.type !== "vllm-router" || given("router.request_timeout_secs")) return;
-    if (r.release === PRIME_NEWER_ROUTER_RELEASE) r.request_timeout_secs = PRIME_ROUTER_REQUEST_TIMEOUT_S;
+    if (cfg.prime_engine?.commit === LATER_PRIME_RL_COMMIT) r.request_timeout_secs = PRIME_ROUTER_REQUEST_TIMEOUT_S;
   },
   "engines behind a router listen on server.port + 100": (cfg, { given }) => {
     if (!given("backend_port")) cfg.backend_port = cfg.router.type === "none" ? cfg.server.port : cfg.server.port + 100;

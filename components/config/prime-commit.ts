@@ -18,6 +18,8 @@ type Raw = Record<string, unknown>;
 /** The commits whose defaults vllm-fleet knows, oldest first. */
 export const PRIME_RL_COMMITS = ["559b447", "8324600"] as const;
 export const DEFAULT_PRIME_RL_COMMIT: PrimeCommit = "559b447";
+/** The later commit whose defaults a file may ask for. */
+export const LATER_PRIME_RL_COMMIT: PrimeCommit = "8324600";
 
 /** InferenceConfig keys (at the inference root) that 8324600 has and 559b447 does not. */
 export const LATER_INFERENCE_KEYS = [
@@ -48,7 +50,7 @@ export function primeCommitOf(file: Raw, inf: Raw, at: (k: string) => string): {
   const later = LATER_INFERENCE_KEYS.filter((k) => inf[k] !== undefined);
   if (!later.length) return { commit: DEFAULT_PRIME_RL_COMMIT };
   return {
-    commit: "8324600",
+    commit: LATER_PRIME_RL_COMMIT,
     why: `${later.map(at).join(", ")} ${later.length === 1 ? "exists" : "exist"} only since prime-rl 8324600: the file is read with that commit's defaults ([vllm_fleet] prime_rl_commit = "8324600" says so explicitly)`,
   };
 }

@@ -2,8 +2,8 @@
  * The router's settings (issue 43 item 2): `request_timeout_secs` and the table of extra flags of
  * [deployment.router] reach the HTTP router's command line (vllm-router and sglang-router), checked
  * against the router's own manifest as vllm_extra is against vLLM's; the refusals name the key. In
- * prime-rl's layout, [router] request_timeout_secs, with prime-rl's 14400 only where its newer
- * router build runs. The rendered scripts and objects of each target: router-settings-targets.test.ts.
+ * prime-rl's layout, [router] request_timeout_secs, with prime-rl's 14400 only in a file read as
+ * prime-rl 8324600. The rendered scripts and objects of each target: router-settings-targets.test.ts.
  */
 import { describe, expect, it } from "vitest";
 import { checkArgv } from "../../components/upstream/check";
@@ -155,8 +155,8 @@ describe("refusals name the key", () => {
 });
 
 describe("prime-rl's [router] request_timeout_secs", () => {
-  const prime = (router: string, release?: string) =>
-    `[vllm]\nmodel = "Qwen/Qwen3-8B"\n[deployment]\ntype = "multi_node"\n[router]\n${router}\n${release ? `[vllm_fleet]\nrouter_release = "${release}"\n` : ""}${SLURM}`;
+  const prime = (router: string, release?: string, commit?: string) =>
+    `[vllm]\nmodel = "Qwen/Qwen3-8B"\n[deployment]\ntype = "multi_node"\n[router]\n${router}\n${release || commit ? "[vllm_fleet]\n" : ""}${release ? `router_release = "${release}"\n` : ""}${commit ? `prime_rl_commit = "${commit}"\n` : ""}${SLURM}`;
   const primeRl = (router: string) =>
     `[model]\nname = "Qwen/Qwen3-8B"\n[orchestrator]\n[deployment]\ntype = "multi_node"\nnum_train_nodes = 1\n[inference.router]\n${router}\n${SLURM}`;
 
@@ -165,9 +165,16 @@ describe("prime-rl's [router] request_timeout_secs", () => {
     expect(load(prime("")).router).not.toHaveProperty("request_timeout_secs", expect.anything());
   });
 
-  it("unset with PrimeIntellect's v0.2.1 (prime-rl's newer router): prime-rl's 14400", () => {
+  it("unset in a file read as prime-rl 8324600 (its VllmRouterConfig default): 14400, with either release", () => {
+    for (const release of [undefined, "primeintellect-v0.2.1"]) {
+      const argv = routerArgv(prime('policy = "consistent_hash"', release, "8324600"));
+      expect(occurrences(argv, "--request-timeout-secs")).toEqual(["14400"]);
+    }
+  });
+
+  it("unset in a 559b447 file that names PrimeIntellect's v0.2.1: no flag (559b447 passed none)", () => {
     const argv = routerArgv(prime('policy = "sticky_least_loaded"', "primeintellect-v0.2.1"));
-    expect(occurrences(argv, "--request-timeout-secs")).toEqual(["14400"]);
+    expect(argv).not.toContain("--request-timeout-secs");
   });
 
   it("set, in either of prime-rl's files, with any release: its value", () => {

@@ -254,7 +254,7 @@ const [vllmRouter, llmdRouter] = primeRouterTable.options;
 doc(vllmRouter.shape.policy, "vllm-router's load-balancing policy", "consistent_hash");
 doc(
   vllmRouter.shape.request_timeout_secs,
-  "Seconds vllm-router lets one request run, a streamed completion included (--request-timeout-secs; prime-rl default 14400). Unset: 14400 with [vllm_fleet] router_release = \"primeintellect-v0.2.1\" (prime-rl's router since its PR #3563), otherwise the router's own 1800, as prime-rl 559b447 passed none",
+  "Seconds vllm-router lets one request run, a streamed completion included (--request-timeout-secs; prime-rl default 14400). Unset: 14400 in a file read as prime-rl 8324600 ([vllm_fleet] prime_rl_commit), otherwise the router's own 1800, as prime-rl 559b447 passed none",
 );
 doc(llmdRouter.shape.scorers, "Base scorer weights for every profile of llm-d's EPP");
 doc(llmdRouter.shape.prefill_scorer_overrides, "Prefill profile weights over scorers (P/D)");

@@ -56,11 +56,6 @@ const weights = z.record(z.string(), z.number().min(0, "scorer weights must be >
 
 /** prime-rl's VllmRouterConfig.request_timeout_secs default (prime-rl #3495), which its router command passes. */
 export const PRIME_ROUTER_REQUEST_TIMEOUT_S = 14400;
-/**
- * The vllm-router build prime-rl's newer layout runs (its PR #3563, whose router command already
- * passes --request-timeout-secs); prime-rl 559b447 ran the upstream router and passed no timeout.
- */
-export const PRIME_NEWER_ROUTER_RELEASE = "primeintellect-v0.2.1";
 
 /** Seconds one routed request may take, streamed completions included: the HTTP routers' --request-timeout-secs. */
 const requestTimeout = (router: string, otherwise: string) =>
@@ -109,7 +104,7 @@ export const primeVllmRouter = table({
   ...vllmRouterShape,
   request_timeout_secs: requestTimeout(
     "vllm-router",
-    `${PRIME_ROUTER_REQUEST_TIMEOUT_S} (prime-rl's) with [vllm_fleet] router_release = "${PRIME_NEWER_ROUTER_RELEASE}", the build prime-rl's newer layout runs; otherwise unset, the router's own (1800 s), as prime-rl 559b447 passes none`,
+    `${PRIME_ROUTER_REQUEST_TIMEOUT_S} (prime-rl's) in a file read as prime-rl 8324600 ([vllm_fleet] prime_rl_commit); otherwise unset, the router's own (1800 s), as prime-rl 559b447 passes none`,
   ),
 });
 
