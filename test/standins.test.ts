@@ -7,8 +7,10 @@ import * as fs from "node:fs";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { spawnSync } from "node:child_process";
 import OpenAI from "openai";
-import { loadConfigFile } from "../components/config";
+import { loadConfigFile, loadConfigText } from "../components/config";
+import { renderIslandScript } from "../components/slurm";
 import { buildPlan } from "../components/planner";
 import { showValue } from "../components/plan/values";
 import {
@@ -1446,14 +1448,36 @@ describe("SGLang stand-in: flags and the python3 shim", () => {
       PATH: `${BIN}:${BIN}:${path.dirname(later)}:${baseEnv.PATH}`,
     });
     expect(viaPath.stdout.trim()).toBe(`fake-python3 from ${path.dirname(later)}: -c print(1)`);
-    // The stand-in itself runs as `node` (the SLURM node cleanup kills leftovers by program name).
+    // The stand-in itself runs under Node's own process name, never a real program's: the SLURM node
+    // cleanup kills this user's leftovers by name and command line (templates/slurm/cleanup.sh.mustache).
+    // That name is Node's to choose: `node` up to Node 22, `MainThread` on 24, `node-MainThread` on 26.
     const { P } = await sglServer([]);
-    expect(fs.readFileSync(`/proc/${P.proc.pid}/comm`, "utf8").trim()).toBe("node");
+    const comm = fs.readFileSync(`/proc/${P.proc.pid}/comm`, "utf8").trim();
+    const nodeComm = spawnSync("node", ["-e", 'process.stdout.write(require("fs").readFileSync("/proc/self/comm"))']);
+    expect(comm).toBe(nodeComm.stdout.toString().trim());
+    const { programs, workers } = cleanupPatterns();
+    expect(programs.test(comm), `${programs} against ${comm}`).toBe(false);
+    const cmdline = fs.readFileSync(`/proc/${P.proc.pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    expect(workers.test(cmdline), `${workers} against ${cmdline}`).toBe(false);
+    // ...while the same patterns do catch the real programs' names and SGLang's real server.
+    expect(programs.test("vllm") && workers.test("python3 -m sglang.launch_server --port 1")).toBe(true);
     expect(P.stderr()).toMatch(/TEST STAND-IN python3 -m sglang\.launch_server/);
     P.proc.kill("SIGTERM");
     expect((await P.exit).code).toBe(0);
   });
 });
+
+/** The SLURM node cleanup's name and command-line patterns, as an SGLang island's script renders them. */
+function cleanupPatterns(): { programs: RegExp; workers: RegExp } {
+  const cfg = loadConfigText(
+    'engine = "sglang"\n[model]\nname = "Qwen/Qwen3-8B"\n[slurm]\njob_name = "t"\nexclusive = true\n',
+    "t.toml",
+  );
+  const plan = buildPlan(cfg, "t");
+  const { script } = renderIslandScript(plan, plan.islands[0]);
+  const quoted = (name: string) => new RegExp(script.match(new RegExp(`^${name}='([^']*)'$`, "m"))![1]);
+  return { programs: quoted("programs"), workers: quoted("workers") };
+}
 
 describe("SGLang stand-in: HTTP surface in SGLang's shapes", () => {
   let base = "";

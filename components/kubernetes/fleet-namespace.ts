@@ -1,4 +1,4 @@
-import { BUILT_IN_NAMESPACES, type KubernetesSettings } from "../plan/target-settings";
+import { createsNamespace, type KubernetesSettings } from "../plan/target-settings";
 import { k8sBase } from "./base-name";
 
 /*
@@ -19,9 +19,9 @@ export interface FleetNamespace {
 /**
  * `kubernetes.namespace`, or without it one of the fleet's own, `vllm-fleet-<base>` (base-name.ts:
  * at most 28 characters, a DNS label), so two fleets in one cluster never clash on it. Created
- * unless `create_namespace = false` or it is one every cluster has.
+ * when it is the fleet's own or `create_namespace = true` says so (config/namespace-owner.ts).
  */
 export function fleetNamespace(settings: KubernetesSettings, stack: string): FleetNamespace {
   const name = settings.namespace ?? `${FLEET_NAMESPACE_PREFIX}${k8sBase(stack)}`;
-  return { name, created: settings.create_namespace && !BUILT_IN_NAMESPACES.includes(name) };
+  return { name, created: createsNamespace(settings) };
 }

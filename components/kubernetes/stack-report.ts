@@ -16,7 +16,7 @@ export function kubernetesStackReport(stack: StackPlan): StackReport {
   const text = [
     ns.created
       ? `namespace ${ns.name}: created by the fleet, deleted by pulumi destroy with everything in it`
-      : `namespace ${ns.name}: not created by the fleet (it must exist)`,
+      : `namespace ${ns.name}: not created by the fleet (it must exist; pulumi destroy leaves it)`,
     ns.created
       ? `pod security: ${level}, enforced on the namespace (pod-security.kubernetes.io/enforce: ${level})`
       : `pod security: ${level}: namespace ${ns.name} must admit it (pod-security.kubernetes.io/enforce: ${level}${level === "baseline" ? " or privileged" : ""}, or no enforce label under a cluster default that does)`,

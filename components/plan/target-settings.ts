@@ -13,5 +13,5 @@ export type { KubernetesSettings } from "../kubernetes/config";
 export type { LocalSettings } from "../local/config";
 /** How the targets that start processes themselves (SLURM, local) find the programs: slurm.launcher, local.launcher. */
 export type Launcher = SlurmSettings["launcher"];
-/** Namespaces the Kubernetes target never creates (its config part's, re-exported for the target). */
-export { BUILT_IN_NAMESPACES } from "../kubernetes/config";
+/** Whether the Kubernetes target creates its namespace (its config part's answer, re-exported for the target). */
+export { createsNamespace } from "../kubernetes/config";

@@ -11,22 +11,31 @@ const k8s = (lines: string) =>
 const REFS = 'model_cache = { pvc = "hf" }\nimage_pull_secrets = ["regcred"]\nservice_account = "sa"';
 
 describe("a namespace the fleet creates holds nothing it does not create", () => {
-  it("refuses a PVC, pull Secrets and a ServiceAccount in a namespace the fleet creates, each by its key", () => {
-    const issues = issuesOf(k8s(`namespace = "models"\n${REFS}`));
+  it("refuses a PVC, pull Secrets and a ServiceAccount in a named namespace create_namespace = true creates, each by its key", () => {
+    const issues = issuesOf(k8s(`namespace = "models"\ncreate_namespace = true\n${REFS}`));
     expect(issues.map((i) => i.path).sort()).toEqual([
       "kubernetes.image_pull_secrets",
       "kubernetes.model_cache.pvc",
       "kubernetes.service_account",
     ]);
     for (const i of issues) {
-      expect(i.message).toContain("kubernetes.create_namespace = true");
-      expect(i.message).toContain('namespace "models"');
-      expect(i.message).toContain("set create_namespace = false and kubernetes.namespace to the namespace that holds");
+      expect(i.message).toContain('the fleet creates namespace "models" (kubernetes.create_namespace = true)');
+      expect(i.message).toContain(
+        'remove create_namespace = true, so that the fleet uses namespace "models" as it exists',
+      );
     }
   });
 
-  it("accepts them in a namespace that exists (create_namespace = false)", () => {
+  // Issue 43 item 5: a namespace the stack names is used as it exists, as Helm does unless asked.
+  it("accepts them in a namespace the stack names, without create_namespace = false", () => {
+    const cfg = loadConfigText(k8s(`namespace = "rl-prod"\n${REFS}`));
+    expect(cfg.target).toMatchObject({ namespace: "rl-prod", service_account: "sa", image_pull_secrets: ["regcred"] });
+    expect(cfg.target).toHaveProperty("create_namespace", undefined);
+  });
+
+  it("accepts them in a namespace that exists (create_namespace = false), named or the fleet's own name", () => {
     expect(() => loadConfigText(k8s(`namespace = "models"\ncreate_namespace = false\n${REFS}`))).not.toThrow();
+    expect(() => loadConfigText(k8s(`create_namespace = false\n${REFS}`))).not.toThrow();
   });
 
   it("accepts them in a namespace every cluster has, which the fleet never creates", () => {

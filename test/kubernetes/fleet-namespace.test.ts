@@ -41,10 +41,17 @@ describe("fleetNamespace", () => {
     expect(names[0]).toBe(`vllm-fleet-${k8sBase("x".repeat(200))}`);
   });
 
-  it("kubernetes.namespace names it; create_namespace = false leaves it to its owner", () => {
-    expect(fleetNamespace(settingsOf([set("namespace", "rl")]), "s")).toEqual({ name: "rl", created: true });
+  // Issue 43 item 5: a named namespace is used as it exists unless create_namespace = true asks.
+  it("kubernetes.namespace names it and leaves it to its owner; create_namespace = true creates it", () => {
+    expect(fleetNamespace(settingsOf([set("namespace", "rl")]), "s")).toEqual({ name: "rl", created: false });
     const off = [set("namespace", "rl"), set("create_namespace", false)];
     expect(fleetNamespace(settingsOf(off), "s")).toEqual({ name: "rl", created: false });
+    const on = [set("namespace", "rl"), set("create_namespace", true)];
+    expect(fleetNamespace(settingsOf(on), "s")).toEqual({ name: "rl", created: true });
+    expect(fleetNamespace(settingsOf([set("create_namespace", true)]), "s")).toEqual({
+      name: "vllm-fleet-s",
+      created: true,
+    });
     // Unset and not created: the fleet's own name, in a namespace someone else made.
     expect(fleetNamespace(settingsOf([set("create_namespace", false)]), "s")).toEqual({
       name: "vllm-fleet-s",
@@ -55,7 +62,8 @@ describe("fleetNamespace", () => {
   it.each(["default", "kube-system", "kube-public", "kube-node-lease"])(
     "%s is never created, whatever create_namespace says",
     (ns) => {
-      expect(fleetNamespace(settingsOf([set("namespace", ns)]), "s")).toEqual({ name: ns, created: false });
+      const on = [set("namespace", ns), set("create_namespace", true)];
+      expect(fleetNamespace(settingsOf(on), "s")).toEqual({ name: ns, created: false });
     },
   );
 });

@@ -126,9 +126,9 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
       namespace: "rl-prod",
     });
     expect(islands[0].routerUrl).toBe("http://k8s-multi-replica-i0-router.rl-prod.svc.cluster.local:8000/v1");
-    const [ns] = registered.filter((r) => r.type === "kubernetes:core/v1:Namespace");
-    expect(ns.name).toBe("rl-prod");
-    for (const r of k8sResources(registered)) if (r !== ns) expect(r.inputs.metadata.namespace).toBe("rl-prod");
+    // A namespace named there is named all the same: used as it exists, not created (issue 43).
+    expect(registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
+    for (const r of k8sResources(registered)) expect(r.inputs.metadata.namespace).toBe("rl-prod");
   });
 
   // Issue 31: unset, the fleet's own namespace is the provider's default too, as the URLs were planned.
@@ -232,6 +232,28 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     const pvc = await program("k8s-single-node");
     expect(pvc.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
     for (const r of k8sResources(pvc.registered)) expect(r.inputs.metadata.namespace).toBe("inference");
+  });
+
+  // Issue 43 item 5: no Namespace resource is what keeps pulumi destroy from deleting a named one.
+  it("a namespace the stack names is used as it exists; create_namespace = true creates it", async () => {
+    const named = {
+      "kubernetes.namespace": "rl-prod",
+      "kubernetes.service_account": "rl-sa",
+      "kubernetes.image_pull_secrets": ["regcred"],
+    };
+    const used = await program("k8s-llm-d", { overrides: JSON.stringify(named) });
+    expect(used.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace")).toEqual([]);
+    for (const r of k8sResources(used.registered)) expect(r.inputs.metadata.namespace).toBe("rl-prod");
+    const engines = used.registered.filter((r) => r.inputs.kind === "StatefulSet");
+    expect(engines.length).toBeGreaterThan(0);
+    for (const t of engines.flatMap(podTemplatesOf)) {
+      expect(t.spec.serviceAccountName).toBe("rl-sa");
+      expect(t.spec.imagePullSecrets).toEqual([{ name: "regcred" }]);
+    }
+    const asked = { "kubernetes.namespace": "rl-prod", "kubernetes.create_namespace": true };
+    const created = await program("k8s-llm-d", { overrides: JSON.stringify(asked) });
+    const ns = created.registered.filter((r) => r.type === "kubernetes:core/v1:Namespace");
+    expect(ns.map((r) => r.inputs.metadata.name)).toEqual(["rl-prod"]);
   });
 
   // Issue 20 #8 and #11: a replica's budget belongs to it and follows its workload; monitors need only the namespace.

@@ -7,7 +7,8 @@ import type { KubernetesSettings } from "./settings";
 import { kubernetesTable } from "./table";
 
 export type { KubernetesSettings } from "./settings";
-export { BUILT_IN_NAMESPACES, VLLM_IMAGE } from "./table";
+export { VLLM_IMAGE } from "./table";
+export { createsNamespace } from "./namespace-owner";
 
 /** Kubernetes' part of the config layer: the fleet as workloads, objects and Services in a cluster. */
 export const kubernetesConfig: TargetConfigPart<"kubernetes", KubernetesSettings> = {

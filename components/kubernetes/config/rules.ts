@@ -3,7 +3,7 @@ import { fail, type RuleIssue } from "../../config/rule";
 import { PROTECTED_ENV, SECRET_ENV } from "../../config/env-rules";
 import { deepEpAcrossNodes } from "../../config/deep-ep";
 import type { KubernetesSettings } from "./settings";
-import { BUILT_IN_NAMESPACES } from "./table";
+import { createsNamespace } from "./namespace-owner";
 
 /** A rule of the Kubernetes target, given its settings. */
 type KubernetesRule = (cfg: ConfigView, kube: KubernetesSettings) => RuleIssue[];
@@ -175,16 +175,22 @@ export const KUBERNETES_RULES: Record<string, KubernetesRule> = {
   // Issue 31: a namespace the fleet creates is empty until `pulumi up` makes it, and `pulumi destroy`
   // deletes it with everything in it. What the pods name but the fleet does not create (a PVC, pull
   // Secrets, a ServiceAccount) could never be there in time, and a PVC's data would go with it.
+  // Issue 43: only the fleet's own namespace is created by default, so a named one passes unless
+  // create_namespace = true says to create it.
   "a namespace the fleet creates holds nothing it does not create": (cfg, kube) => {
-    if (!kube.create_namespace || (kube.namespace !== undefined && BUILT_IN_NAMESPACES.includes(kube.namespace)))
-      return [];
-    const where =
-      kube.namespace === undefined
-        ? "the fleet's own namespace (kubernetes.namespace is unset: one named after the Pulumi stack)"
-        : `namespace "${kube.namespace}"`;
-    const created = `{key:kubernetes.create_namespace} = true (the default) makes the fleet create ${where}, so nothing can be in it before the pods start (they would stay Pending), and pulumi destroy deletes it with everything in it`;
+    if (!createsNamespace(kube)) return [];
+    const own = kube.namespace === undefined;
+    const where = own
+      ? "the fleet's own namespace (kubernetes.namespace is unset: one named after the Pulumi stack)"
+      : `namespace "${kube.namespace}"`;
+    const why = own
+      ? "{key:kubernetes.create_namespace} is true for it unless set to false"
+      : "{key:kubernetes.create_namespace} = true";
+    const created = `the fleet creates ${where} (${why}), so nothing can be in it before the pods start (they would stay Pending), and pulumi destroy deletes it with everything in it`;
     const fix = (what: string) =>
-      `set create_namespace = false and {key:kubernetes.namespace} to the namespace that holds ${what}`;
+      own
+        ? `set {key:kubernetes.namespace} to the namespace that holds ${what}: a namespace named there is used as it exists, never created or deleted`
+        : `remove create_namespace = true, so that the fleet uses namespace "${kube.namespace}" as it exists and never deletes it, and put ${what} there`;
     const refused = (key: string, what: string, extra = "") =>
       fail(
         key,

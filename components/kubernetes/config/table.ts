@@ -108,13 +108,14 @@ export const kubernetesTable = table({
   namespace: k8sName
     .optional()
     .describe(
-      "The fleet's namespace (default: one of its own, vllm-fleet-<the Pulumi stack name as object names spell it>, so fleets in one cluster never clash; created and deleted with the fleet unless create_namespace = false)",
+      "The fleet's namespace (default: one of its own, vllm-fleet-<the Pulumi stack name as object names spell it>, so fleets in one cluster never clash, created and deleted with the fleet); one named here is used as it exists and never deleted, unless create_namespace = true",
     ),
+  // No default here either: it follows kubernetes.namespace (config/namespace-owner.ts).
   create_namespace: z
     .boolean()
-    .default(true)
+    .optional()
     .describe(
-      `Create the namespace, and delete it with the fleet (with everything in it); false for one that already exists, which must then hold any PVC, pull Secret or ServiceAccount the fleet names (default true; ${BUILT_IN_NAMESPACES.join(", ")} are never created)`,
+      `Create the namespace, and delete it with the fleet (with everything in it); a namespace that already exists holds any PVC, pull Secret or ServiceAccount the fleet names (default: true for the fleet's own namespace, kubernetes.namespace unset; false for one kubernetes.namespace names, used as it exists; ${BUILT_IN_NAMESPACES.join(", ")} are never created)`,
     ),
   image: image
     .default(VLLM_IMAGE)
