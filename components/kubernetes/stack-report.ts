@@ -11,12 +11,15 @@ import { kubernetesSettings } from "./settings";
  */
 export function kubernetesStackReport(stack: StackPlan): StackReport {
   const rendered = renderK8sStack(stack, []);
-  const ns = fleetNamespace(kubernetesSettings(stack.services[0]), stack.stack);
+  const settings = kubernetesSettings(stack.services[0]);
+  const ns = fleetNamespace(settings, stack.stack);
+  // Before issue 43 a named namespace was created by default: such a stack's state still holds it.
+  const byDefault = settings.namespace !== undefined && settings.create_namespace === undefined;
   const { level, violations } = rendered.podSecurity;
   const text = [
     ns.created
       ? `namespace ${ns.name}: created by the fleet, deleted by pulumi destroy with everything in it`
-      : `namespace ${ns.name}: not created by the fleet (it must exist; pulumi destroy leaves it)`,
+      : `namespace ${ns.name}: not created by the fleet (it must exist; pulumi destroy leaves it${byDefault ? "; if an earlier pulumi up of this stack created it, set create_namespace = true to keep it, or pulumi up deletes it: docs/kubernetes.md" : ""})`,
     ns.created
       ? `pod security: ${level}, enforced on the namespace (pod-security.kubernetes.io/enforce: ${level})`
       : `pod security: ${level}: namespace ${ns.name} must admit it (pod-security.kubernetes.io/enforce: ${level}${level === "baseline" ? " or privileged" : ""}, or no enforce label under a cluster default that does)`,

@@ -77,7 +77,9 @@ describe("npm run plan", () => {
   it("a namespace the fleet does not create must admit the level: the plan says so", () => {
     const { code, stdout } = run(["k8s-single-node"]);
     expect(code).toBe(0);
-    expect(stdout).toContain("namespace inference: not created by the fleet (it must exist; pulumi destroy leaves it)");
+    expect(stdout).toContain(
+      "namespace inference: not created by the fleet (it must exist; pulumi destroy leaves it; if an earlier pulumi up of this stack created it, set create_namespace = true to keep it",
+    );
     expect(stdout).toContain("pod security: baseline: namespace inference must admit it");
     expect(JSON.parse(run(["k8s-llm-d", "--json"]).stdout).pod_security).toEqual({
       level: "baseline",

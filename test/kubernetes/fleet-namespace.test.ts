@@ -11,6 +11,7 @@ import { fleetNamespace } from "../../components/kubernetes/fleet-namespace";
 import { allK8sStackObjects, k8sEndpoints, renderK8sStack } from "../../components/kubernetes/fleet-objects";
 import { k8sNames } from "../../components/kubernetes/names";
 import { kubernetesSettings } from "../../components/kubernetes/settings";
+import { kubernetesStackReport } from "../../components/kubernetes/stack-report";
 import { buildStackPlan } from "../../components/planner";
 import { showValue } from "../../components/plan/values";
 import { STACK_NAMES, stackText } from "../helpers";
@@ -110,5 +111,22 @@ describe("two fleets in one cluster", () => {
     const prod = renderK8sStack(stackPlan("k8s-llm-d", "prod"), []);
     const names = [a, b, dev, prod].map((r) => r.namespaceObject?.metadata.name);
     expect(names).toEqual(["vllm-fleet-k8s-llm-d", "vllm-fleet-k8s-wide-ep", "vllm-fleet-dev", "vllm-fleet-prod"]);
+  });
+});
+
+describe("what plan says of the namespace (stack-report.ts)", () => {
+  const line = (overrides: Override[]) =>
+    kubernetesStackReport(stackPlan("k8s-llm-d", "s", overrides)).text.find((l) => l.startsWith("namespace "));
+
+  it("a named namespace left to the default: used as it exists, with the upgrade warning for a stack that had it created", () => {
+    expect(line([set("namespace", "rl-prod")])).toMatch(
+      /^namespace rl-prod: not created by the fleet .*set create_namespace = true to keep it, or pulumi up deletes it/,
+    );
+  });
+
+  it("create_namespace = false, said: no upgrade warning; the fleet's own namespace: created", () => {
+    const said = line([set("namespace", "rl-prod"), set("create_namespace", false)]);
+    expect(said).toBe("namespace rl-prod: not created by the fleet (it must exist; pulumi destroy leaves it)");
+    expect(line([])).toMatch(/^namespace vllm-fleet-s: created by the fleet/);
   });
 });
