@@ -58,6 +58,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (head === "rl_deployment") return "deployment" + tail;
   if (head === "engine_processes" || head === "restart") return "vllm_fleet." + canonical;
   if (canonical === "router.release") return "vllm_fleet.router_release";
+  if (canonical === "vllm_version") return "vllm_fleet.vllm_version";
   if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")
     return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);

@@ -3,6 +3,7 @@ import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
+import { vllmVersion } from "../../plan/engines/vllm/config/version";
 import { serverTable } from "./server";
 import {
   argText,
@@ -186,6 +187,8 @@ export const vllmFleetTable = table({
   ...primeFleetTables(),
   // The router's release (router.ts routerRelease): prime-rl's [router] forbids keys it lacks.
   router_release: bare(routerRelease),
+  // vLLM's release (plan/engines/vllm/config/version.ts): prime-rl's [vllm] table passes its keys to vLLM.
+  vllm_version: bare(vllmVersion),
   engine: z
     .enum(["prime-rl", "vllm"])
     .optional()
