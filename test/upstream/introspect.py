@@ -2,9 +2,10 @@
 
 Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python`):
 
-  python test/upstream/introspect.py manifests
-      Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve,vllm-router,
-      mooncake,sglang-server,sglang-router}.json that the installed tools report:
+  python test/upstream/introspect.py manifests [PART...]
+      Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve-<release>,
+      vllm-router,mooncake,sglang-server,sglang-router}.json that the installed tools report (only the
+      PARTs named, e.g. `manifests vllm-serve` in an environment of another vLLM release):
         "vllm-serve":  vLLM's own `vllm serve` argparse parser, built in-process exactly as
                        `vllm serve` builds it (ServeSubcommand.subparser_init -> make_arg_parser),
                        walked action by action; plus the registries the parser's values are checked
