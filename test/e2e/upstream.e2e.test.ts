@@ -9,7 +9,9 @@
  *   (0.32); another release's manifest (vllm-serve-0.33.json) is compared only when an environment
  *   with it is given (FLEET_VLLM_PYENVS=<venv>[:<venv>...], docs/testing.md), and skipped loudly
  *   otherwise;
- * - parse: every engine command line of every stack (both targets, every island; prime-rl's
+ * - parse: every engine command line of every stack, at the vLLM release it names and re-planned at
+ *   every other (vLLM lines go to an environment with their release, skipped loudly without one, so
+ *   the pinned 0.32 checks every shape) (both targets, every island; prime-rl's
  *   `--vllm.<flag>` lines translated back to `vllm serve` as prime-rl's server does) goes through
  *   vLLM's own `vllm serve` argparse parser and its post-parse validation, and every vllm-router
  *   command line through the pip vllm-router's parser, all in one Python process. A negative control
@@ -37,6 +39,8 @@ import {
 } from "../../bin/sync-upstream";
 import { loadStackText } from "../../components/config/load";
 import { buildStackPlan } from "../../components/planner";
+import type { EngineProcess } from "../../components/plan/deployment-plan";
+import { VLLM_VERSIONS } from "../../components/plan/engines/vllm/config/version";
 import { kubernetesEngineFlags } from "../../components/kubernetes";
 import { engineFlag, vllmArgvOf } from "../../components/plan/engines/vllm/argv";
 import { resolveValue, type Value } from "../../components/plan/values";
@@ -101,15 +105,7 @@ function commandLines(): Line[] {
           lines.push({ id: `${stack} ${island.name} ${e.id}`, program: "sglang", argv: argv.slice(3) });
           continue;
         }
-        const argv = vllmArgvOf([...e.argv, ...added]).map(resolve);
-        expect(argv.slice(0, 2), `${stack} ${e.id}`).toEqual(["vllm", "serve"]);
-        const prime = e.argv[0] !== "vllm" ? " (prime-rl server, translated)" : "";
-        lines.push({
-          id: `${stack} ${island.name} ${e.id}${prime} (vLLM ${vllm})`,
-          program: "vllm",
-          argv: argv.slice(2),
-          vllm,
-        });
+        lines.push(vllmLine(`${stack} ${island.name}`, e, added, vllm));
       }
       const r = island.router;
       if (r?.kind === "vllm-router")
@@ -126,8 +122,27 @@ function commandLines(): Line[] {
           argv: [...r.argv.slice(3), ...(r.holdsApiKey ? ["--api-key", "sk-placeholder"] : [])].map(resolve),
         });
     }
+    // The same stack planned at each other release, its vLLM lines only: the pinned environment's
+    // real parser (0.32) checks every shape even where the stack names a release it lacks.
+    for (const v of VLLM_VERSIONS.filter((r) => configs.some((c) => c.vllm_version !== r))) {
+      const at = configs.map((c) => ({ ...c, vllm_version: v }));
+      for (const island of buildStackPlan(at, stack).services.flatMap((p) => p.islands))
+        for (const e of island.engines.filter((x) => x.engine !== "sglang")) {
+          const added: Value[] = e.port !== undefined ? [engineFlag(e.argv, "--api-key"), "sk-placeholder"] : [];
+          if (k8s) added.push(...kubernetesEngineFlags(e));
+          lines.push(vllmLine(`${stack} ${island.name}`, e, added, v, ` re-planned at vLLM ${v}`));
+        }
+    }
   }
   return lines;
+}
+
+/** A vLLM-family engine's line as `vllm serve` gets it, at release `vllm`. */
+function vllmLine(where: string, e: EngineProcess, added: Value[], vllm: string, note = ""): Line {
+  const argv = vllmArgvOf([...e.argv, ...added], vllm).map(resolve);
+  expect(argv.slice(0, 2), `${where} ${e.id}`).toEqual(["vllm", "serve"]);
+  const prime = e.argv[0] !== "vllm" ? " (prime-rl server, translated)" : "";
+  return { id: `${where} ${e.id}${prime} (vLLM ${vllm}${note})`, program: "vllm", argv: argv.slice(2), vllm };
 }
 
 function checkWithRealParsers(venv: string, lines: Line[]): Verdict[] {
