@@ -49,6 +49,7 @@ export default tseslint.config(
     files: [
       "bin/schema.ts",
       "bin/sync-upstream.ts",
+      "bin/vllm-releases.ts",
       "components/config/catalog.ts",
       "components/config/key-reference.ts",
       "components/config/key-reference-tables.ts",

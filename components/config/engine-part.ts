@@ -1,8 +1,13 @@
+import type { z } from "zod";
 import type { ConfigView } from "./fleet-config";
 import type { ConfigIssue } from "./issues";
 import type { Rule } from "./rule";
 import type { ExtraValue } from "./flag-values";
 import type { SetupContext } from "./target-part";
+import type { inferenceTable } from "./schema/inference";
+
+/** The inference keys as the schema outputs them (the root of a standalone file, [inference] of an RL one). */
+type InferenceKeys = Omit<z.output<typeof inferenceTable>, "model" | "parallel" | "deployment">;
 
 /*
  * An engine's part of the config layer: what it refuses, what it fills in, and how its own table of
@@ -31,6 +36,7 @@ export interface EngineConfigPart<N extends string = string> {
     value: Record<string, unknown> | undefined,
     where: string,
     user: (canonical: string) => string,
+    inference: InferenceKeys,
   ): { values: Record<string, ExtraValue>; issues: ConfigIssue[] };
   /**
    * Its container image on Kubernetes at the version its manifest is pinned to: kubernetes.image's
@@ -39,6 +45,11 @@ export interface EngineConfigPart<N extends string = string> {
    * @default undefined: kubernetes.image must be set for it
    */
   readonly image?: string;
+  /**
+   * Its image at the release the config names (vLLM's vllm_version), where that can differ from `image`.
+   * @default undefined: `image`
+   */
+  imageOf?(cfg: ConfigView): string;
   /** Rules over the whole config this engine adds, by name, run only when the config runs it (docs/sglang.md lists SGLang's). */
   readonly rules: Readonly<Record<string, Rule>>;
   /** Values it derives from other keys, by name, applied after the shared AUTO_SETUP rules and before the target's. */

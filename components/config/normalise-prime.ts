@@ -224,7 +224,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
       const where = at(`deployment.${role}_vllm_overrides`);
       const { switches, rest } = roleSwitches(overrides as Raw, flat, where);
       issues.push(...switches.issues);
-      const checked = checkVllmExtra(rest, where, (c) => paths.user(c));
+      const checked = checkVllmExtra(rest, where, (c) => paths.user(c), file.vllm_fleet?.vllm_version);
       issues.push(...checked.issues);
       roleExtra[role] = { ...(checked.values as Record<string, ExtraValue>), ...switches.values };
       if (roleExtra[role].all2all_backend !== undefined)
@@ -300,6 +300,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     deployment,
     router: primeRouter(inf.router, file.vllm_fleet?.router_release, commit, notes),
     kv_cache_offload: inf.kv_cache_offload,
+    vllm_version: file.vllm_fleet?.vllm_version,
     vllm_extra: Object.keys(extra).length ? extra : undefined,
     env_vars: env,
     server: Object.keys(server).length ? server : undefined,

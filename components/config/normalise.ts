@@ -310,7 +310,12 @@ export function applyDefaults(
   const extras = Object.fromEntries(
     ENGINE_PARTS.flatMap((part) => {
       if (!part.extraKey || !part.checkExtra) return [];
-      const checked = part.checkExtra(inference[part.extraKey], paths.user(part.extraKey), (c) => paths.user(c));
+      const checked = part.checkExtra(
+        inference[part.extraKey],
+        paths.user(part.extraKey),
+        (c) => paths.user(c),
+        inference,
+      );
       issues.push(...checked.issues);
       return [[part.extraKey, checked.values]];
     }),

@@ -6,7 +6,8 @@ import { rlLayout, standaloneLayout } from "./schema/layouts";
 import { primeRlLayout, primeStandaloneLayout, VLLM_CANONICAL_KEYS } from "./schema/prime";
 import type { TomlTable } from "./toml";
 // prime-rl's [vllm] table is `vllm serve`'s flags: vLLM's manifest spells them.
-import { flagName, VLLM_FLAGS } from "../plan/engines/vllm/config/flags";
+import { flagName, vllmFlags } from "../plan/engines/vllm/config/flags";
+import { VLLM_VERSIONS } from "../plan/engines/vllm/config/version";
 
 /** One `--key.path value` from the command line, in the stack file's own layout. */
 export interface Override {
@@ -118,7 +119,7 @@ function typedValue(o: Override, layout: OverrideLayout | undefined): unknown {
   const at = o.path.indexOf("vllm_extra");
   const stringy =
     !layout.prime && at >= 0 && at === o.path.length - 2
-      ? VLLM_FLAGS[flagName(o.path[at + 1])]?.type === "str"
+      ? VLLM_VERSIONS.some((v) => vllmFlags(v)[flagName(o.path[at + 1])]?.type === "str")
       : (() => {
           const leaves = schemasAt(schemaOf(layout), o.path);
           return leaves.length > 0 && leaves.every(takesString);

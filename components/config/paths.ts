@@ -62,6 +62,7 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   if (canonical === "prime_engine.engine") return "vllm_fleet.engine";
   if (canonical === "prime_engine.commit") return "vllm_fleet.prime_rl_commit";
   if (head === "prime_engine") return inference(rest.join("."));
+  if (canonical === "vllm_version") return "vllm_fleet.vllm_version";
   if ([...TARGETS, "output_dir", "dry_run"].includes(head)) return canonical;
   if (head === "model")
     return inference(rest[0] === undefined || rest[0] === "name" ? "vllm.model" : `vllm.${rest.join(".")}`);

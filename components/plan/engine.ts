@@ -133,8 +133,13 @@ export interface Engine {
   apiKeyConfig?: { flag: string; key: string };
   /** The upstream flag manifest its command lines are checked against (components/upstream/check.ts). */
   manifest: Program;
-  /** The arguments of `argv` that manifest checks. */
-  manifestArgs(argv: Value[]): Value[];
+  /**
+   * Which release of that manifest the config names (vLLM's vllm_version), where it has several.
+   * @default undefined: the manifest's only (or newest) release
+   */
+  manifestVariant?(cfg: FleetConfig): string;
+  /** The arguments of `argv` that manifest checks, at the release `variant` (manifestVariant). */
+  manifestArgs(argv: Value[], variant?: string): Value[];
   /** The environment in export order, `perProcess` last but for what the engine sets in-process. */
   env(cfg: FleetConfig, role: Role, perProcess: [string, Value][]): [string, Value][];
   /** The tables `tool_call_parser = "auto"` and `reasoning_parser = "auto"` pick from. */

@@ -283,9 +283,12 @@ function buildIsland(
 /** Placeholder addresses used only to check generated command lines against the manifests. */
 const probe = (v: Value) => resolveValue(v, (r) => (r.ref === "file" ? `/tmp/${r.file}` : "10.0.0.1"));
 
-/** `args`: the arguments after the program's name (an engine's come from `Engine.manifestArgs`). */
-function assertArgv(program: Program, args: Value[], where: string, routerRelease?: string): void {
-  const problems = checkArgv(program, args.map(probe), routerRelease);
+/**
+ * `args`: the arguments after the program's name (an engine's come from `Engine.manifestArgs`);
+ * `variant`: the release checked against (checkArgv).
+ */
+function assertArgv(program: Program, args: Value[], where: string, variant?: string): void {
+  const problems = checkArgv(program, args.map(probe), variant);
   if (problems.length)
     throw new Error(
       `internal error: the planner generated an invalid ${program} command line for ${where}: ${problems.join("; ")}`,
@@ -315,15 +318,18 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   for (const island of islands) {
     for (const e of island.engines) {
       const engine = engineNamed(e.engine);
-      assertArgv(engine.manifest, engine.manifestArgs(e.argv), e.id);
+      const v = engine.manifestVariant?.(cfg);
+      const check = (argv: Value[], where: string) =>
+        assertArgv(engine.manifest, engine.manifestArgs(argv, v), where, v);
+      check(e.argv, e.id);
       // A host may restart it behind its restart gate (helpers.sh fleet_gate_close): that line too.
       if (engine.restartGate && e.port !== undefined)
-        assertArgv(engine.manifest, engine.manifestArgs([...e.argv, ...engine.restartGate]), `${e.id} (restart gate)`);
+        check([...e.argv, ...engine.restartGate], `${e.id} (restart gate)`);
       // Or start it on the record's folder (helpers.sh fleet_resume_prepare): that line too.
       const resume = engine.startOnRecord;
       if (resume && e.port !== undefined) {
         const onRecord = [...e.argv, ...resume.keep(e.argv), resume.dirFlag, "/ckpt", resume.versionFlag, "v"];
-        assertArgv(engine.manifest, engine.manifestArgs(onRecord), `${e.id} (start on the weights record)`);
+        check(onRecord, `${e.id} (start on the weights record)`);
       }
     }
     const r = island.router;

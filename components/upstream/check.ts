@@ -1,5 +1,11 @@
 import routerReleases from "./vllm-router-releases.json";
 
+/** vllm-serve.json: one `vllm serve` manifest per vLLM release (major.minor), `newest` the default. */
+interface VllmServeManifests {
+  newest: string;
+  versions: Record<string, { flags: Record<string, Spec> }>;
+}
+
 interface Spec {
   type: string;
   negatable?: boolean;
@@ -33,7 +39,7 @@ export type Program =
  */
 /* eslint-disable @typescript-eslint/no-require-imports */
 const TABLES: Record<Program, () => Record<string, Spec>> = {
-  vllm: () => (require("./vllm-serve.json") as typeof import("./vllm-serve.json")).flags,
+  vllm: () => vllmServe().versions[vllmServe().newest].flags,
   "vllm-router": () => (require("./vllm-router.json") as typeof import("./vllm-router.json")).flags,
   sglang: () => (require("./sglang-server.json") as typeof import("./sglang-server.json")).flags,
   "sglang-router": () => (require("./sglang-router.json") as typeof import("./sglang-router.json")).flags,
@@ -44,6 +50,8 @@ const TABLES: Record<Program, () => Record<string, Spec>> = {
   srun: () => (require("./slurm.json") as typeof import("./slurm.json")).srun_flags,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const vllmServe = () => require("./vllm-serve.json") as VllmServeManifests;
 
 /** Flags that take several values until the next flag (clap num_args / argparse nargs). */
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
@@ -55,18 +63,19 @@ const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router"]);
  * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases
  * (SGLang's `--tensor-parallel-size` for `--tp-size`, ...) and its `--no-` form.
  */
-const SPELLINGS = new Map<Program, Map<string, { spec: Spec; negation: boolean }>>();
+const SPELLINGS = new Map<string, Map<string, { spec: Spec; negation: boolean }>>();
 
 function spellingsOf(program: Program): Map<string, { spec: Spec; negation: boolean }> {
-  let names = SPELLINGS.get(program);
-  if (!names) {
-    names = new Map();
-    for (const [name, spec] of Object.entries(TABLES[program]())) {
-      names.set(name, { spec, negation: false });
-      for (const alias of spec.aliases ?? []) names.set(alias, { spec, negation: false });
-      if (spec.negative_form) names.set(spec.negative_form, { spec, negation: true });
-    }
-    SPELLINGS.set(program, names);
+  if (!SPELLINGS.has(program)) SPELLINGS.set(program, spellingsFrom(TABLES[program]()));
+  return SPELLINGS.get(program)!;
+}
+
+function spellingsFrom(flags: Record<string, Spec>): Map<string, { spec: Spec; negation: boolean }> {
+  const names = new Map<string, { spec: Spec; negation: boolean }>();
+  for (const [name, spec] of Object.entries(flags)) {
+    names.set(name, { spec, negation: false });
+    for (const alias of spec.aliases ?? []) names.set(alias, { spec, negation: false });
+    if (spec.negative_form) names.set(spec.negative_form, { spec, negation: true });
   }
   return names;
 }
@@ -75,9 +84,15 @@ function spellingsOf(program: Program): Map<string, { spec: Spec; negation: bool
  * Checks a generated command line against the upstream flag manifest: every flag exists, takes a
  * value when it must, and values match choices and numeric types. Returns the problems found. It
  * reads `--flag value` and `--flag=value`; gflags programs use `--name=value` as we emit them.
+ * `variant`: for vllm-router, the router release (its policies); for vllm, the vLLM release
+ * (major.minor: vllm_version; unset, the newest).
  */
-export function checkArgv(program: Program, args: string[], routerRelease?: string): string[] {
-  const spellings = withReleasePolicies(program, spellingsOf(program), routerRelease);
+export function checkArgv(program: Program, args: string[], variant?: string): string[] {
+  const spellings =
+    // not an engine: the `vllm serve` program, whose manifest has one release per vLLM version
+    program === "vllm" && variant !== undefined
+      ? vllmSpellings(variant)
+      : withReleasePolicies(program, spellingsOf(program), variant);
   const problems: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i];
@@ -127,6 +142,15 @@ export function checkArgv(program: Program, args: string[], routerRelease?: stri
         problems.push(...checkValue(program, name, spec, args[++i]));
   }
   return problems;
+}
+
+/** `vllm serve`'s spellings at one vLLM release. */
+function vllmSpellings(version: string): Map<string, { spec: Spec; negation: boolean }> {
+  const release = vllmServe().versions[version];
+  if (!release) throw new Error(`no vllm serve manifest for vLLM ${version}`);
+  const key = `vllm@${version}`;
+  if (!SPELLINGS.has(key)) SPELLINGS.set(key, spellingsFrom(release.flags));
+  return SPELLINGS.get(key)!;
 }
 
 /**

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { fixturesDir } from "../../bin/sync-upstream";
+import { fixturesDir, vllmServeFile, vllmServeVersions } from "../../bin/sync-upstream";
 import {
   BUILTIN_CATALOG,
   ConfigError,
@@ -162,8 +162,8 @@ describe("the built-in catalog", () => {
     ]);
   });
 
-  it("parser names are registered in the vLLM manifest (test/fixtures/upstream)", () => {
-    const manifest = path.join(fixturesDir, "vllm-serve.json");
+  it.each(vllmServeVersions())("parser names are registered in vLLM %s's manifest (test/fixtures/upstream)", (v) => {
+    const manifest = path.join(fixturesDir, vllmServeFile(v));
     const registered = JSON.parse(fs.readFileSync(manifest, "utf8")).post_parse_validated_values;
     for (const [id, e] of entries) {
       if (e.launch.tool_call_parser) expect(registered["--tool-call-parser"], id).toContain(e.launch.tool_call_parser);

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runClientPytest } from "./client-pytest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
-import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, suiteBinDir } from "./real-parts";
+import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, realVllmVersion, suiteBinDir } from "./real-parts";
 import { checkRealSingleNode } from "./real-vllm-checks";
 import { runRemote, type Connection } from "./ssh";
 
@@ -398,6 +398,7 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
         await configure({
           ...overridesFor("single-node", stack, dir),
           "model.name": env.FLEET_TINY_MODEL,
+          vllm_version: realVllmVersion(env),
           "parallel.tp": 1,
           "vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,
           "env_vars.VLLM_SERVER_DEV_MODE": "1",

@@ -18,6 +18,7 @@ import {
   pythonEnv,
   REAL_SGLANG_CPU,
   realSglangLauncher,
+  realVllmVersion,
   type PythonEnv,
 } from "./real-parts";
 import { checkRealReplicas } from "./real-vllm-checks";
@@ -83,6 +84,7 @@ describe("the Python client (clients/python) against fleets on the real SLURM te
         "slurm.ready_timeout": 900,
         "slurm.cache_dir": COMPILE_CACHE,
         "inference.model": env.FLEET_TINY_MODEL,
+        "inference.vllm_version": realVllmVersion(env),
         "inference.parallel.tp": 1,
         "inference.parallel.dp": 1,
         "inference.vllm_extra.kv_cache_memory_bytes": 256 * 1024 * 1024,

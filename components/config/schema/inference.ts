@@ -6,6 +6,7 @@ import { envVars, port, table } from "./primitives";
 import { restartTable } from "./restart";
 import { serverTable } from "./server";
 import { DEFAULT_ENGINE, engineNamesForSchema } from "./engine-names";
+import { vllmVersion } from "../../plan/engines/vllm/config/version";
 
 export { ENGINE_NAMES } from "./engine-names";
 
@@ -29,10 +30,12 @@ export const inferenceShape = {
   parallel: parallelTable.prefault({}),
   deployment: deploymentTable.prefault({}),
   kv_cache_offload: offloadTable.optional(),
+  /** prime-rl's layout: [vllm_fleet] vllm_version (schema/prime.ts). */
+  vllm_version: vllmVersion,
   vllm_extra: z
     .record(z.string(), z.unknown())
     .default({})
-    .describe("Extra `vllm serve` flags by snake_case name, checked against the vLLM manifest"),
+    .describe("Extra `vllm serve` flags by snake_case name, checked against the manifest of vllm_version"),
   sglang_extra: z
     .record(z.string(), z.unknown())
     .default({})

@@ -16,6 +16,7 @@ import {
   primeVllmShape,
 } from "./prime";
 import { primeDoc } from "./prime-doc-registry";
+import { NEWEST_VLLM_VERSION, vllmVersion } from "../../plan/engines/vllm/config/version";
 import { TARGET_PARTS } from "../target-registry";
 
 /*
@@ -212,6 +213,7 @@ doc(
   'Which vllm-router build the launcher provides (the older layout\'s [deployment.router] release): "vllm-router-0.1.17" (the pinned upstream) or "primeintellect-v0.2.1" (PrimeIntellect\'s fork, prime-rl\'s since its PR #3563: sticky_least_loaded, least_loaded and POST /finish_session). Install that build where the launcher finds vllm-router',
   "vllm-router-0.1.17",
 );
+doc(ours.vllm_fleet?.unwrap().shape.vllm_version, vllmVersion.description!, NEWEST_VLLM_VERSION);
 
 const rl = primeRlLayout.shape;
 doc(rl.inference, "The inference settings: the keys of a standalone prime-rl inference file");

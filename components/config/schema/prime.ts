@@ -3,6 +3,7 @@ import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
+import { vllmVersion } from "../../plan/engines/vllm/config/version";
 import { serverTable } from "./server";
 import {
   argText,
@@ -205,6 +206,8 @@ export const vllmFleetTable = table({
     .describe(
       'The prime-rl commit the file was written for, whose defaults fill what it leaves out: "559b447" (default; max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, policy sticky_least_loaded, enable_ep_weight_filter, output_dir from $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" when the file uses a key only that commit has (renderer, enable_return_sampling_mask, enable_return_sampling_mask_logprobs)',
     ),
+  // vLLM's release (plan/engines/vllm/config/version.ts): prime-rl's [vllm] table passes its keys to vLLM.
+  vllm_version: bare(vllmVersion),
   engine: z
     .enum(["prime-rl", "vllm"])
     .optional()

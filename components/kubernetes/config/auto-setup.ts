@@ -26,9 +26,11 @@ export const KUBERNETES_AUTO_SETUP: Record<
       `${paths("restart")} applies on SLURM and the local target: on Kubernetes the kubelet restarts a crashed engine container with its own back-off (10 s, doubling up to 5 min) and no budget, and its readiness probe keeps it out of the pool until it serves`,
     );
   },
-  // The image's default is the default engine's; another engine runs its own (EngineConfigPart.image).
-  "SGLang on Kubernetes runs SGLang's image": (cfg, kube, { given }) => {
-    if (!given("kubernetes.image")) kube.image = enginePart(cfg.engine).image ?? kube.image;
+  // The image's default is the default engine's at its newest release; another engine, or vLLM at
+  // another vllm_version, runs its own (EngineConfigPart.image, imageOf).
+  "each engine on Kubernetes runs its own image": (cfg, kube, { given }) => {
+    const part = enginePart(cfg.engine);
+    if (!given("kubernetes.image")) kube.image = part.imageOf?.(cfg) ?? part.image ?? kube.image;
   },
   // The InferencePool has one target port for prefill and decode pods: in llm-d's P/D guide
   // (github.com/llm-d/llm-d, guides/pd-disaggregation) prefill vLLM and the decode sidecar share it.

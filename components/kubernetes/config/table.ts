@@ -120,7 +120,7 @@ export const kubernetesTable = table({
   image: image
     .default(VLLM_IMAGE)
     .describe(
-      `Engine container image (default ${VLLM_IMAGE}; ${otherImages}: AUTO_SETUP "SGLang on Kubernetes runs SGLang's image")`,
+      `Engine container image (default ${VLLM_IMAGE}; with another vllm_version, that release's; ${otherImages}: AUTO_SETUP "each engine on Kubernetes runs its own image")`,
     ),
   router_image: image
     .refine(pinnedImage, PINNED)

@@ -1,6 +1,7 @@
 import type { FleetConfig, WeightBroadcastType } from "../../../config/types";
 import type { ExtraValue } from "../../../config/flag-values";
-import { flagName, VLLM_FLAGS } from "./config/flags";
+import { flagName, vllmFlags } from "./config/flags";
+import { VLLM_VERSIONS } from "./config/version";
 import { ROLE_ALL2ALL } from "../../../config/topology";
 import type { EngineLayout } from "../../engine";
 import { resolveParserWith, type ParserTable } from "../../parser-detection";
@@ -9,10 +10,20 @@ import { DEFAULT_PRIME_RL_COMMIT, PRIME_LORA_DEFAULTS } from "../../../config/pr
 
 const DECODE_COMPILATION = { cudagraph_mode: "FULL_DECODE_ONLY" };
 
-/** `--flag value` tokens for one vllm_extra entry, following the manifest's type. */
-export function extraArgs(key: string, value: ExtraValue): string[] {
+/**
+ * A switch turned off, as the vLLM release spells it: `--no-enable-x` (0.32), `--disable-x` (0.33,
+ * which pairs --enable-x with --disable-x and only hides the --no- forms).
+ */
+export function switchOff(flag: string, version?: string): string {
+  const off = vllmFlags(version)[flag]?.negative_form;
+  if (!off) throw new Error(`internal error: ${flag} of vLLM ${version} cannot be turned off`);
+  return off;
+}
+
+/** `--flag value` tokens for one vllm_extra entry, following the manifest's type at the vLLM release. */
+export function extraArgs(key: string, value: ExtraValue, version?: string): string[] {
   const flag = flagName(key);
-  const spec = VLLM_FLAGS[flag];
+  const spec = vllmFlags(version)[flag];
   if (spec?.type === "bool") return value === true ? [flag] : spec.negative_form ? [spec.negative_form] : [];
   if (Array.isArray(value)) return [flag, ...value.map(String)];
   if (typeof value === "object") return [flag, JSON.stringify(value)];
@@ -82,7 +93,7 @@ export function vllmServeArgv(
       add("--max-cpu-loras", String(cpuLoras));
   }
   if (cfg.enable_prefix_caching === true) add("--enable-prefix-caching");
-  if (cfg.enable_prefix_caching === false) add("--no-enable-prefix-caching");
+  if (cfg.enable_prefix_caching === false) add(switchOff("--enable-prefix-caching", cfg.vllm_version));
   if (p.kvTransferConfig) add("--kv-transfer-config", JSON.stringify(p.kvTransferConfig));
 
   const extra = { ...cfg.vllm_extra };
@@ -93,7 +104,7 @@ export function vllmServeArgv(
   }
   Object.assign(extra, roleExtra);
   if (cfg.prime_engine) Object.assign(extra, primeServerExtra(cfg.prime_engine, extra));
-  for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value));
+  for (const [key, value] of Object.entries(extra)) add(...extraArgs(key, value, cfg.vllm_version));
   return argv;
 }
 
@@ -136,9 +147,11 @@ export function primeInferenceArgv(
   if (vllmArgv[0] !== "vllm" || vllmArgv[1] !== "serve")
     throw new Error("internal error: primeInferenceArgv needs a vllm serve command line");
   const out: Value[] = [PRIME_INFERENCE_PROGRAM, "--vllm.model", vllmArgv[2]];
+  // Every release's off spelling (the line is the config's release's): prime-rl says `<flag> false`.
   const negations = new Map<string, string>();
-  for (const [flag, spec] of Object.entries(VLLM_FLAGS))
-    if (spec.negative_form) negations.set(spec.negative_form, flag);
+  for (const version of VLLM_VERSIONS)
+    for (const [flag, spec] of Object.entries(vllmFlags(version)))
+      if (spec.negative_form) negations.set(spec.negative_form, flag);
   const rest = vllmArgv.slice(3);
   for (let i = 0; i < rest.length; i++) {
     const tok = rest[i];
@@ -177,9 +190,11 @@ export function engineFlag(argv: readonly Value[], flag: string): string {
 
 /**
  * The `vllm serve` command line a prime-rl `inference` one stands for (the inverse of
- * primeInferenceArgv without its prime-rl-only flags): what the planner checks against vLLM's manifest.
+ * primeInferenceArgv without its prime-rl-only flags), a switch turned off spelled as the vLLM
+ * release (the config's vllm_version; unset, the newest) spells it: what the planner checks against
+ * that release's manifest.
  */
-export function vllmArgvOf(argv: Value[]): Value[] {
+export function vllmArgvOf(argv: Value[], version?: string): Value[] {
   if (argv[0] !== PRIME_INFERENCE_PROGRAM) return argv;
   const out: Value[] = ["vllm", "serve"];
   for (let i = 1; i < argv.length; i++) {
@@ -191,8 +206,9 @@ export function vllmArgvOf(argv: Value[]): Value[] {
     else if (typeof tok === "string" && tok.startsWith(PRIME_RENDERER_PREFIX)) i++;
     else if (typeof tok === "string" && tok.startsWith(PRIME_VLLM_PREFIX)) {
       const flag = `--${tok.slice(PRIME_VLLM_PREFIX.length)}`;
-      if (argv[i + 1] === "false" && VLLM_FLAGS[flag]?.negative_form) {
-        out.push(VLLM_FLAGS[flag].negative_form!);
+      const off = vllmFlags(version)[flag]?.negative_form;
+      if (argv[i + 1] === "false" && off) {
+        out.push(off);
         i++;
       } else out.push(flag);
     } else out.push(tok);

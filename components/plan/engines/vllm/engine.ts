@@ -59,6 +59,8 @@ export const vllmEngine: Engine = {
   pythonPackage: "vllm",
   apiKeyEnv: "VLLM_API_KEY",
   manifest: "vllm",
+  // The release the stack names: its flags, its spelling of a switch turned off.
+  manifestVariant: (cfg) => cfg.vllm_version,
   // `vllm serve` itself is not a flag.
   manifestArgs: (argv) => argv.slice(2),
   env: layerEnv,

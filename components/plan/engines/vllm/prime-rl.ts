@@ -21,7 +21,7 @@ export const primeRlEngine: Engine = {
     );
   },
   // Checked as the `vllm serve` command line it stands for.
-  manifestArgs: (argv) => vllmEngine.manifestArgs(vllmArgvOf(argv)),
+  manifestArgs: (argv, version) => vllmEngine.manifestArgs(vllmArgvOf(argv, version)),
   // prime-rl json.loads each [vllm] extra and sets it on vLLM's namespace before vLLM parses
   // (src/prime_rl/inference/vllm/server.py, `server`): vLLM's middleware list goes as a JSON list.
   restartGate: ["--vllm.middleware", JSON.stringify(["restart_gate.RestartGate"])],

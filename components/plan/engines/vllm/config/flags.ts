@@ -1,29 +1,24 @@
 import { checkFlagValue, type ExtraValue } from "../../../../config/flag-values";
-import vllmManifest from "../../../../upstream/vllm-serve.json";
+import { type FlagSpec, NEWEST_VLLM_VERSION, VLLM_VERSIONS, vllmRelease } from "./version";
 import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { inferenceShape } from "../../../../config/schema/inference";
 import { modelTable } from "../../../../config/schema/model";
 import { didYouMean } from "../../../../config/suggest";
 
-export interface FlagSpec {
-  type: "bool" | "int" | "float" | "str" | "json" | "list";
-  choices?: (string | number)[];
-  negatable?: boolean;
-  negative_form?: string;
-  nargs?: string;
-  item_type?: string;
-}
+export type { FlagSpec } from "./version";
 
-export const VLLM_FLAGS = vllmManifest.flags as Record<string, FlagSpec>;
-export const VLLM_KV_CONNECTORS: readonly string[] = vllmManifest.kv_connectors;
-export const VLLM_KV_TRANSFER_FIELDS: readonly string[] = vllmManifest.kv_transfer_config_fields;
+/** `vllm serve`'s flags at a vLLM release (vllm_version); unset, the newest's. */
+export const vllmFlags = (version: string = NEWEST_VLLM_VERSION): Record<string, FlagSpec> =>
+  vllmRelease(version).flags;
+/** Whether some supported release has the flag. */
+const anyRelease = (flag: string) => VLLM_VERSIONS.some((v) => vllmFlags(v)[flag] !== undefined);
 
 /** `max_model_len` -> `--max-model-len` (vLLM accepts either spelling; we always emit dashes). */
 export function flagName(key: string): string {
   return "--" + key.replace(/_/g, "-");
 }
 
-const SNAKE_NAMES = Object.keys(VLLM_FLAGS).map((f) => f.slice(2).replace(/-/g, "_"));
+const snakeNames = (version: string) => Object.keys(vllmFlags(version)).map((f) => f.slice(2).replace(/-/g, "_"));
 
 /**
  * A stack-file key named like a `vllm serve` flag (an inference key, or one of [model]'s) sets that
@@ -31,7 +26,7 @@ const SNAKE_NAMES = Object.keys(VLLM_FLAGS).map((f) => f.slice(2).replace(/-/g, 
  */
 const OWNED_BY_KEY: Record<string, { key: string }> = Object.fromEntries(
   [...Object.keys(inferenceShape).map((k) => [k, k]), ...Object.keys(modelTable.shape).map((k) => [k, `model.${k}`])]
-    .filter(([k]) => VLLM_FLAGS[flagName(k)])
+    .filter(([k]) => anyRelease(flagName(k)))
     .map(([k, key]) => [k, { key }]),
 );
 
@@ -71,13 +66,15 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
 };
 
 /**
- * Checks `vllm_extra` against the real `vllm serve` flag manifest. Returns the entries keyed by
- * canonical snake_case name, with JSON-flag strings parsed, plus every problem found.
+ * Checks `vllm_extra` against the real `vllm serve` flag manifest of `version` (the config's
+ * vllm_version). Returns the entries keyed by canonical snake_case name, with JSON-flag strings
+ * parsed, plus every problem found.
  */
 export function checkVllmExtra(
   extra: Record<string, unknown>,
   path: string,
   userPath: (canonical: string) => string = (c) => c,
+  version: string = NEWEST_VLLM_VERSION,
 ): { values: Record<string, ExtraValue>; issues: ConfigIssue[] } {
   const values: Record<string, ExtraValue> = {};
   const issues: ConfigIssue[] = [];
@@ -90,9 +87,13 @@ export function checkVllmExtra(
       issues.push({ path: at, message: `cannot be set in vllm_extra: ${[owned.why, use].filter(Boolean).join("; ")}` });
       continue;
     }
-    const spec = VLLM_FLAGS[flagName(key)];
+    const spec = vllmFlags(version)[flagName(key)];
     if (!spec) {
-      issues.push({ path: at, message: `"${rawKey}" is not a \`vllm serve\` flag${didYouMean(key, SNAKE_NAMES)}` });
+      const elsewhere = VLLM_VERSIONS.filter((v) => vllmFlags(v)[flagName(key)]);
+      const hint = elsewhere.length
+        ? ` of vLLM ${version} (vLLM ${elsewhere.join(", ")} has it: set ${userPath("vllm_version")})`
+        : didYouMean(key, snakeNames(version));
+      issues.push({ path: at, message: `"${rawKey}" is not a \`vllm serve\` flag${hint}` });
       continue;
     }
     const checked = checkFlagValue(value, spec, "vLLM");
