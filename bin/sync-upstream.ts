@@ -232,6 +232,13 @@ function pickFlags(flags: Json, more: string[] = []): Json {
   );
 }
 
+/** The quoted values of a field type as introspect.py spells it: `Optional[Literal['a', 'b']]` → a, b. */
+function literalValues(type: string): string[] {
+  const values = [...type.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+  if (!values.length) throw new Error(`no Literal values in the field type ${type}`);
+  return values.sort();
+}
+
 /** The program's subsets, derived from the vendored fixtures (file name → JSON). */
 export function derive(): Record<string, Json> {
   const vllm = read("vllm-serve.json");
@@ -251,6 +258,7 @@ export function derive(): Record<string, Json> {
       flags: pickFlags(vllm.flags),
       kv_connectors: Object.keys(vllm.kv_connectors).sort(),
       kv_transfer_config_fields: Object.keys(vllm.kv_transfer_config_fields).sort(),
+      kv_roles: literalValues(vllm.kv_transfer_config_fields.kv_role.type),
     },
     "vllm-router.json": {
       source: router.source,

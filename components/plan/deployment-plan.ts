@@ -248,6 +248,11 @@ export interface DeploymentPlan {
   dryRun: boolean;
   /** KV cache offload beyond GPU memory; null without. */
   kvTiers: KvTiers | null;
+  /**
+   * The user's own KV connector (vllm_extra.kv_transfer_config; `key` as the file spells it), passed
+   * to vLLM unchanged: the fleet does not run or manage its store. null when the planner builds it.
+   */
+  ownKvConnector: { key: string } | null;
   /** Every island's router as configured (router-plan.ts routerSettings); null without one. */
   routerSettings: RouterSettings | null;
   /** What a host target does when one of an island's processes exits (`restart`). */

@@ -57,6 +57,7 @@ export function planJson(plan: DeploymentPlan, cfg: FleetConfig) {
     ...(plan.memory && { memory: plan.memory }),
     warnings: plan.warnings,
     notes: plan.notes,
+    own_kv_connector: plan.ownKvConnector && { ...plan.ownKvConnector, fleet_manages_store: false },
     islands: plan.islands.map(islandJson),
     config: { ...config, explicit: [...explicit].sort() },
   };

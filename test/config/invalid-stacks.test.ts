@@ -104,6 +104,10 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "an SGLang server spans nodes with expert parallelism": ["rule-sglang-dense-spanning"],
   "SGLang runs one server per node": ["rule-sglang-per-rank"],
   "vLLM's P/D moves KV over NIXL": ["rule-vllm-pd-mooncake-transfer"],
+  "one KV connector: the user's or the planner's": [
+    "rule-own-kv-connector-with-offload",
+    "rule-own-kv-connector-with-pd-prime",
+  ],
   "monitoring labels need monitoring": ["rule-k8s-monitoring-labels"],
   "a namespace the fleet creates holds nothing it does not create": [
     "rule-k8s-pvc-in-created-namespace",

@@ -4,6 +4,7 @@ import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { inferenceShape } from "../../../../config/schema/inference";
 import { modelTable } from "../../../../config/schema/model";
 import { didYouMean } from "../../../../config/suggest";
+import { checkOwnConnector } from "./own-connector";
 
 export interface FlagSpec {
   type: "bool" | "int" | "float" | "str" | "json" | "list";
@@ -15,8 +16,6 @@ export interface FlagSpec {
 }
 
 export const VLLM_FLAGS = vllmManifest.flags as Record<string, FlagSpec>;
-export const VLLM_KV_CONNECTORS: readonly string[] = vllmManifest.kv_connectors;
-export const VLLM_KV_TRANSFER_FIELDS: readonly string[] = vllmManifest.kv_transfer_config_fields;
 
 /** `max_model_len` -> `--max-model-len` (vLLM accepts either spelling; we always emit dashes). */
 export function flagName(key: string): string {
@@ -57,10 +56,6 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
   data_parallel_hybrid_lb: { why: "computed by the planner from the deployment" },
   data_parallel_external_lb: { why: "computed by the planner from the deployment" },
   api_server_count: { why: "computed by the planner (dp-local API servers, 1 with LoRA)" },
-  kv_transfer_config: {
-    key: "kv_cache_offload",
-    why: "the planner builds the connector JSON from kv_cache_offload and the deployment",
-  },
   // vec-inf serves dense models across nodes this way (docs/vec-inf.md); the planner does not yet.
   pipeline_parallel_size: {
     why: "pipeline parallelism is not planned: an engine would need tp x pp GPUs where the planner places tp",
@@ -97,7 +92,12 @@ export function checkVllmExtra(
     }
     const checked = checkFlagValue(value, spec, "vLLM");
     if (typeof checked === "string") issues.push({ path: at, message: `${checked} (flag ${flagName(key)})` });
-    else values[key] = checked.value;
+    else {
+      // A connector of the user's own, passed as given (rules refuse it beside the planner's).
+      const own = key === "kv_transfer_config" ? checkOwnConnector(checked.value, at) : [];
+      issues.push(...own);
+      if (own.length === 0) values[key] = checked.value;
+    }
   }
   return { values, issues };
 }
