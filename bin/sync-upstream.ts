@@ -42,12 +42,17 @@ export const TOOL_MANIFESTS = [
   "mooncake.json",
   "sglang-server.json",
   "sglang-router.json",
+  "lmcache-server.json",
 ];
 /**
  * Tool parts introspect.py reports as null when their package is missing from the environment (sglang
  * is installed --no-deps beside vLLM; an older environment lacks it): the vendored file is kept.
  */
-export const OPTIONAL_TOOLS: Record<string, string> = { "sglang-server": "sglang-server.json" };
+export const OPTIONAL_TOOLS: Record<string, string> = {
+  "sglang-server": "sglang-server.json",
+  // LMCache is not in the pinned environment (docs/prime-rl.md says why): a venv with it refreshes this.
+  "lmcache-server": "lmcache-server.json",
+};
 /** Copied from the maintainers' manifests folder: no tool for them runs here. */
 export const FOLDER_MANIFESTS = ["llm-d-epp.json", "slurm-sbatch.json"];
 export const MANIFESTS = [...TOOL_MANIFESTS, ...FOLDER_MANIFESTS];
@@ -132,6 +137,7 @@ export function toolReportOf(read: (name: string) => Json): Json {
     },
     "sglang-server": read("sglang-server.json"),
     "sglang-router": read("sglang-router.json"),
+    "lmcache-server": read("lmcache-server.json"),
   };
 }
 
@@ -171,6 +177,7 @@ export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = 
     "mooncake.json": text(mooncake),
     "sglang-server.json": text(tools["sglang-server"] ?? baseOf("sglang-server.json")),
     "sglang-router.json": text(tools["sglang-router"]),
+    "lmcache-server.json": text(tools["lmcache-server"] ?? baseOf("lmcache-server.json")),
   };
 }
 
@@ -248,6 +255,7 @@ export function derive(): Record<string, Json> {
   const slurm = read("slurm-sbatch.json");
   const sglang = read("sglang-server.json");
   const sglangRouter = read("sglang-router.json");
+  const lmcache = read("lmcache-server.json");
   const allVariants = new Set<string>(router.option_strings_in_all_variants);
   const policySets: string[][] = Object.entries(router.policies)
     .filter(([k]) => k !== "note" && !k.endsWith("_pd_stage"))
@@ -295,6 +303,7 @@ export function derive(): Record<string, Json> {
       flags: pickFlags(sglangRouter.flags, ["repeatable"]),
       policies: sglangRouter.policies,
     },
+    "lmcache.json": { source: lmcache.source, flags: pickFlags(lmcache.flags) },
   };
 }
 

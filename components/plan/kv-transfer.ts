@@ -1,3 +1,4 @@
+import { FIXED_PORTS } from "../config/fixed-ports";
 import type { UserPaths } from "../config/paths";
 import type { FleetConfig, OffloadConfig } from "../config/types";
 
@@ -15,6 +16,14 @@ export const NIXL_CONNECTOR: Connector = {
 };
 
 export function offloadConnector(offload: OffloadConfig): Connector {
+  if (offload.type === "lmcache") {
+    // The node's own LMCache server (lmcache.ts), on the loopback.
+    return {
+      kv_connector: "LMCacheMPConnector",
+      kv_role: "kv_both",
+      kv_connector_extra_config: { "lmcache.mp.host": "tcp://127.0.0.1", "lmcache.mp.port": FIXED_PORTS.lmcacheServer },
+    };
+  }
   if (offload.type === "mooncake") {
     // Addresses and sizes come from the MOONCAKE_CONFIG_PATH file, not from this JSON.
     return { kv_connector: "MooncakeStoreConnector", kv_role: "kv_both", kv_connector_extra_config: {} };

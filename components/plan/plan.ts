@@ -7,6 +7,7 @@ import { checkArgv, Program } from "../upstream/check";
 import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
 import { kvTransferConfig, ownKvConnector, ownKvConnectorNote } from "./kv-transfer";
+import { lmcachePlan } from "./lmcache";
 import { mooncakePlan } from "./mooncake";
 import { restartPlan } from "./restart-plan";
 import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
@@ -243,6 +244,7 @@ function buildIsland(
         : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
+  const lmcache = cfg.kv_cache_offload?.type === "lmcache" ? lmcachePlan(cfg.kv_cache_offload, count) : undefined;
   const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
     const here = engines.filter((e) => e.node === n);
     const services: string[] = [];
@@ -250,6 +252,7 @@ function buildIsland(
     if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
     if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
     if (mooncake) services.push("mooncake_client");
+    if (lmcache) services.push("lmcache_server");
     return {
       index: n,
       name: `i${index}-n${n}`,
@@ -268,6 +271,7 @@ function buildIsland(
     engines,
     router,
     mooncake,
+    lmcache,
     cache: cachePlan(cfg, engineOf(cfg), replicaLayouts(cfg)),
     endpoints: {
       island: index,
@@ -337,6 +341,8 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       for (const c of island.mooncake.clients)
         assertArgv("mooncake_client", c.argv.slice(1), `${island.name} mooncake_client`);
     }
+    for (const s of island.lmcache?.servers ?? [])
+      assertArgv("lmcache", s.argv.slice(2), `${island.name} lmcache server on node ${s.node}`);
   }
   const nodesPerIsland = islandNodes(cfg);
   const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);

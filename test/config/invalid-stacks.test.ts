@@ -120,6 +120,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
     "rule-k8s-pd-deepep-no-rdma",
   ],
   "Mooncake over RDMA on Kubernetes needs the RDMA fabric": ["rule-k8s-mooncake-rdma-no-rdma"],
+  "LMCache offload on Kubernetes needs an LMCache image": ["rule-k8s-lmcache-no-image"],
   "kubernetes.pod_labels cannot replace the fleet's labels": ["rule-k8s-fabric-fleet-names"],
   "kubernetes.pod_annotations cannot replace the fleet's annotations": ["rule-k8s-fabric-fleet-names"],
   "kubernetes.extra_resources adds resources the fleet does not request": ["rule-k8s-fabric-fleet-names"],
