@@ -1,12 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { loadConfigText } from "../../components/config";
 import { ConfigError, type ConfigIssue } from "../../components/config/issues";
-import { allK8sObjects, renderK8sFleet } from "../../components/kubernetes/fleet-objects";
-import type { Container } from "../../components/kubernetes/objects";
 import { buildPlan } from "../../components/planner";
 import { showValue } from "../../components/plan/values";
 import { l1SizeGb } from "../../components/plan/lmcache";
-import { renderIslandScript } from "../../components/slurm/sbatch";
 import { checkArgv } from "../../components/upstream/check";
 import { issuesOf, stackText } from "../helpers";
 
@@ -49,33 +46,6 @@ describe("LMCache offload", () => {
   it("sizes L1 in LMCache's GB (GiB) from cpu.num_bytes", () => {
     expect(l1SizeGb(2 * 1024 ** 3)).toBe("2");
     expect(l1SizeGb(1024 ** 3 / 2)).toBe("0.5");
-  });
-
-  it("SLURM: each node starts its server and waits for it to listen before its engines", () => {
-    const { launchBody } = renderIslandScript(p, island);
-    const server = launchBody.indexOf("fleet_run n1_lmcache_server");
-    const wait = launchBody.indexOf("fleet_wait_listening n1_lmcache_server 127.0.0.1 5555");
-    const engine = launchBody.indexOf("fleet_run n1_", wait + 1);
-    expect(server).toBeGreaterThan(-1);
-    expect(wait).toBeGreaterThan(server);
-    expect(engine).toBeGreaterThan(wait);
-  });
-
-  it("Kubernetes: a native sidecar server in every engine pod, sized by the tier, probed on its HTTP port", () => {
-    const k8s = plan("k8s-kv-offload-lmcache");
-    const objects = allK8sObjects(renderK8sFleet(k8s, []));
-    const sidecars = objects
-      .filter((o) => o.kind === "StatefulSet")
-      .flatMap((o) => ((o.spec as any).template.spec.initContainers ?? []) as Container[])
-      .filter((c) => c.name === "lmcache-server");
-    expect(sidecars).toHaveLength(2);
-    for (const c of sidecars) {
-      expect(c.image).toBe("registry.example.com/lmcache:0.5.5");
-      expect((c as any).restartPolicy).toBe("Always");
-      expect(checkArgv("lmcache", (c.command as string[]).slice(2))).toEqual([]);
-      expect((c as any).startupProbe.tcpSocket.port).toBe(8080);
-      expect((c.resources as any).requests.memory).toBe(`${Math.ceil((64_000_000_000 + 8 * 2 ** 30) / 2 ** 20)}Mi`);
-    }
   });
 
   it("refuses a disk tier (LMCache's L2 is not planned) and the local target's second node", () => {
