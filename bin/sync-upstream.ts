@@ -60,12 +60,22 @@ export function compareVersions(a: string, b: string): number {
 }
 
 /** Regenerated from the real tools of the pinned Python environment (test/upstream/introspect.py). */
-export const TOOL_MANIFESTS = ["vllm-router.json", "mooncake.json", "sglang-server.json", "sglang-router.json"];
+export const TOOL_MANIFESTS = [
+  "vllm-router.json",
+  "mooncake.json",
+  "sglang-server.json",
+  "sglang-router.json",
+  "lmcache-server.json",
+];
 /**
  * Tool parts introspect.py reports as null when their package is missing from the environment (sglang
  * is installed --no-deps beside vLLM; an older environment lacks it): the vendored file is kept.
  */
-export const OPTIONAL_TOOLS: Record<string, string> = { "sglang-server": "sglang-server.json" };
+export const OPTIONAL_TOOLS: Record<string, string> = {
+  "sglang-server": "sglang-server.json",
+  // LMCache is not in the pinned environment (docs/prime-rl.md says why): a venv with it refreshes this.
+  "lmcache-server": "lmcache-server.json",
+};
 /** Copied from the maintainers' manifests folder: no tool for them runs here. */
 export const FOLDER_MANIFESTS = ["llm-d-epp.json", "slurm-sbatch.json"];
 export const MANIFESTS = [...TOOL_MANIFESTS, ...FOLDER_MANIFESTS];
@@ -159,6 +169,7 @@ export function toolReportOf(read: (name: string) => Json): Json {
     },
     "sglang-server": read("sglang-server.json"),
     "sglang-router": read("sglang-router.json"),
+    "lmcache-server": read("lmcache-server.json"),
   };
 }
 
@@ -199,6 +210,7 @@ export function fixturesFromTools(tools: Json, baseOf: (name: string) => Json = 
     "mooncake.json": text(mooncake),
     "sglang-server.json": text(tools["sglang-server"] ?? baseOf("sglang-server.json")),
     "sglang-router.json": text(tools["sglang-router"]),
+    "lmcache-server.json": text(tools["lmcache-server"] ?? baseOf("lmcache-server.json")),
   };
 }
 
@@ -266,6 +278,13 @@ function pickFlags(flags: Json, more: string[] = []): Json {
   );
 }
 
+/** The quoted values of a field type as introspect.py spells it: `Optional[Literal['a', 'b']]` → a, b. */
+function literalValues(type: string): string[] {
+  const values = [...type.matchAll(/'([^']+)'/g)].map((m) => m[1]);
+  if (!values.length) throw new Error(`no Literal values in the field type ${type}`);
+  return values.sort();
+}
+
 /** The program's subsets, derived from the vendored fixtures (file name → JSON). */
 export function derive(): Record<string, Json> {
   const versions = vllmServeVersions();
@@ -275,6 +294,7 @@ export function derive(): Record<string, Json> {
   const slurm = read("slurm-sbatch.json");
   const sglang = read("sglang-server.json");
   const sglangRouter = read("sglang-router.json");
+  const lmcache = read("lmcache-server.json");
   const allVariants = new Set<string>(router.option_strings_in_all_variants);
   const policySets: string[][] = Object.entries(router.policies)
     .filter(([k]) => k !== "note" && !k.endsWith("_pd_stage"))
@@ -294,6 +314,7 @@ export function derive(): Record<string, Json> {
               flags: pickFlags(vllm.flags),
               kv_connectors: Object.keys(vllm.kv_connectors).sort(),
               kv_transfer_config_fields: Object.keys(vllm.kv_transfer_config_fields).sort(),
+              kv_roles: literalValues(vllm.kv_transfer_config_fields.kv_role.type),
             },
           ];
         }),
@@ -334,6 +355,7 @@ export function derive(): Record<string, Json> {
       flags: pickFlags(sglangRouter.flags, ["repeatable"]),
       policies: sglangRouter.policies,
     },
+    "lmcache.json": { source: lmcache.source, flags: pickFlags(lmcache.flags) },
   };
 }
 

@@ -16,6 +16,9 @@ export const FIXED_PORTS = {
   eppMetrics: 9090,
   envoyAdmin: 9901,
   routerMetricsOffset: 21000,
+  /** LMCache's server: its ZMQ port (the connector's lmcache.mp.port) and HTTP frontend, LMCache's defaults. */
+  lmcacheServer: 5555,
+  lmcacheHttp: 8080,
   /** SGLang's --disaggregation-bootstrap-port default (python/sglang/srt/server_args.py). */
   sglangBootstrap: 8998,
 } as const;

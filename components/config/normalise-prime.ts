@@ -227,8 +227,8 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
       const checked = checkVllmExtra(rest, where, (c) => paths.user(c), file.vllm_fleet?.vllm_version);
       issues.push(...checked.issues);
       roleExtra[role] = { ...(checked.values as Record<string, ExtraValue>), ...switches.values };
-      if (roleExtra[role].all2all_backend !== undefined)
-        paths.record(`role_vllm_extra.${role}.all2all_backend`, `${where}.all2all_backend`);
+      // Rules name these keys (all2all_backend, an own kv_transfer_config) as the file spells them.
+      for (const key of Object.keys(roleExtra[role])) paths.record(`role_vllm_extra.${role}.${key}`, `${where}.${key}`);
       if (!Object.keys(roleExtra[role]).length) delete roleExtra[role];
     }
   }

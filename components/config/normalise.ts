@@ -289,19 +289,21 @@ export function applyDefaults(
     } else if (o.cpu.num_bytes === undefined) {
       issue("kv_cache_offload.cpu.num_bytes", "is required: the CPU KV pool size in bytes, e.g. 128_000_000_000");
     } else {
-      const disk = o.disk?.path ? { path: o.disk.path } : undefined;
-      if (o.disk && !o.disk.path)
+      const disk = "disk" in o && o.disk?.path ? { path: o.disk.path } : undefined;
+      if ("disk" in o && o.disk && !o.disk.path)
         issue("kv_cache_offload.disk.path", "is required when [kv_cache_offload.disk] is present");
       offload =
-        o.type === "mooncake"
-          ? {
-              type: "mooncake",
-              cpu: { num_bytes: o.cpu.num_bytes },
-              disk,
-              device_name: o.device_name,
-              protocol: o.protocol,
-            }
-          : { type: "native", cpu: { num_bytes: o.cpu.num_bytes }, disk };
+        o.type === "lmcache"
+          ? { type: "lmcache", cpu: { num_bytes: o.cpu.num_bytes }, chunk_size: o.chunk_size }
+          : o.type === "mooncake"
+            ? {
+                type: "mooncake",
+                cpu: { num_bytes: o.cpu.num_bytes },
+                disk,
+                device_name: o.device_name,
+                protocol: o.protocol,
+              }
+            : { type: "native", cpu: { num_bytes: o.cpu.num_bytes }, disk };
     }
   }
 

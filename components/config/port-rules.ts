@@ -78,6 +78,11 @@ export function portCollisions(cfg: ConfigView): RuleIssue[] {
     );
     both({ port: FIXED_PORTS.mooncakeClient, what: "the Mooncake client", key: "kv_cache_offload.type", fixed: true });
   }
+  if (cfg.kv_cache_offload?.type === "lmcache") {
+    const key = "kv_cache_offload.type";
+    both({ port: FIXED_PORTS.lmcacheServer, what: "the LMCache server", key, fixed: true });
+    both({ port: FIXED_PORTS.lmcacheHttp, what: "the LMCache server's HTTP frontend", key, fixed: true });
+  }
   const out: RuleIssue[] = [];
   const seen = new Set<string>();
   for (const uses of [head, others]) {

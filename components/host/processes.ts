@@ -20,6 +20,9 @@ export const MOONCAKE_WAIT_S = 120;
 /** Starts a node gives its Mooncake client before it fails (helpers.sh.mustache fleet_wait_listening). */
 export const MOONCAKE_CLIENT_STARTS = 3;
 
+/** Starts a node gives its LMCache server before it fails (helpers.sh.mustache fleet_wait_listening). */
+export const LMCACHE_SERVER_STARTS = 2;
+
 /** How run-time references are spelled inside the per-node launch body. */
 const spell: RefSpelling = (ref: Ref) => {
   if (ref.ref === "node") return `\${NODE_ADDR[${ref.node}]}`;
@@ -296,6 +299,15 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
       `fleet_wait_listening n${node}_mooncake_client "$SELF_ADDR" ${m.clientPort} ${m.clientListenS} ${MOONCAKE_CLIENT_STARTS} "the Mooncake client"`,
     );
     lines.push(writeLine(files, GENERATED_FILES["mooncake-config"]));
+  }
+  // The node's LMCache server listens (on the loopback) before its engines' connectors reach for it.
+  const lmcache = island.lmcache?.servers.find((s) => s.node === node);
+  if (island.lmcache && lmcache) {
+    const { port, listenS } = island.lmcache;
+    lines.push(...startLines({ name: "lmcache_server", node }, [], lmcache.argv, host));
+    lines.push(
+      `fleet_wait_listening n${node}_lmcache_server 127.0.0.1 ${port} ${listenS} ${LMCACHE_SERVER_STARTS} "the LMCache server"`,
+    );
   }
   // Engines hold the secrets; a router only where it demands the key of clients itself
   // (HttpRouterPlan.holdsApiKey): vllm-router passes the client's Authorization through, so holding

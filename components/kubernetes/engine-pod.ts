@@ -192,6 +192,21 @@ function sidecars(ctx: K8sContext, island: IslandPlan, e: EngineProcess, mounts:
       volumeMounts: mounts.filter((m) => m.name === "kv-disk"),
     });
   }
+  const lmcache = island.lmcache;
+  const server = lmcache?.servers.find((s) => s.node === e.node);
+  if (lmcache && server) {
+    out.push({
+      name: "lmcache-server",
+      image: ctx.target.lmcache_image!,
+      restartPolicy: "Always",
+      command: k8sArgv(ctx, island.index, server.argv),
+      ports: [{ name: "lmcache-http", containerPort: lmcache.httpPort }],
+      // The server holds this pod's L1 in DRAM, plus headroom for its allocator.
+      resources: resources("1", sumBytes(ctx.plan.kvTiers!.cpuBytes, ctx.target.offload_memory_headroom)),
+      // Its ZMQ port is on the pod's loopback; the HTTP frontend listens once the server is up.
+      startupProbe: tcpProbe(lmcache.httpPort, 2, Math.ceil(lmcache.listenS / 2)),
+    });
+  }
   const sidecar = island.router?.kind === "llm-d" ? island.router.sidecars.find((s) => s.node === e.node) : undefined;
   if (sidecar) {
     out.push({

@@ -32,6 +32,11 @@ function listeners(island: IslandPlan): { port: number; who: string }[] {
     );
     for (const c of m.clients) out.push({ port: m.clientPort, who: `the Mooncake client of node ${c.node}` });
   }
+  for (const s of island.lmcache?.servers ?? [])
+    out.push(
+      { port: island.lmcache!.port, who: `the LMCache server of node ${s.node}` },
+      { port: island.lmcache!.httpPort, who: `the LMCache server's HTTP frontend of node ${s.node}` },
+    );
   return out;
 }
 
@@ -76,6 +81,12 @@ export function localRefusals(plan: DeploymentPlan, clusterTargets: () => string
     issues.push({
       path: "kv_cache_offload.type",
       message: `= "mooncake" runs a store client on each of the plan's ${m.clients.length} nodes, all on port ${m.clientPort}, and on the local target they are one machine: put the engines on one node, use type = "native", or ${elsewhere()}`,
+    });
+  const l = island.lmcache;
+  if (l && l.servers.length > 1)
+    issues.push({
+      path: "kv_cache_offload.type",
+      message: `= "lmcache" runs an LMCache server on each of the plan's ${l.servers.length} nodes, all on port ${l.port}, and on the local target they are one machine: put the engines on one node, use type = "native", or ${elsewhere()}`,
     });
   const seen = new Map<number, string>();
   for (const l of issues.length ? [] : listeners(island)) {

@@ -25,9 +25,12 @@ export interface EngineNeeds {
 
 /** The fleet's KV cache tiers beyond GPU memory, for the target to provide memory and volumes for. */
 export interface KvTiers {
-  /** native: the engine holds the CPU tier in its own process; mooncake: a store client per node does. */
-  store: "native" | "mooncake";
-  /** The CPU tier in bytes: per engine instance (native) or per node (mooncake). */
+  /**
+   * native: the engine holds the CPU tier in its own process; mooncake: a store client per node
+   * does; lmcache: an LMCache server per node does.
+   */
+  store: "native" | "mooncake" | "lmcache";
+  /** The CPU tier in bytes: per engine instance (native) or per node (mooncake, lmcache). */
   cpuBytes: number;
   /** The disk tier's directory on every node, when there is one. */
   diskPath?: string;
@@ -195,6 +198,16 @@ export interface MooncakePlan {
   diskPath?: string;
 }
 
+/** LMCache's server on every node of an island, which that node's engines reach over LMCacheMPConnector. */
+export interface LmcachePlan {
+  /** Its ZMQ port (the connector's lmcache.mp.port) and HTTP frontend. */
+  port: number;
+  httpPort: number;
+  /** How long a node waits for its server to listen before starting it again (host/processes.ts). */
+  listenS: number;
+  servers: { node: number; argv: Value[] }[];
+}
+
 /** A URL whose host is a node of an island. */
 export interface NodeUrl {
   node: number;
@@ -218,6 +231,7 @@ export interface IslandPlan {
   engines: EngineProcess[];
   router?: RouterPlan;
   mooncake?: MooncakePlan;
+  lmcache?: LmcachePlan;
   /** Its folder in the fleet's compile and model cache, less the engine version the host adds (cache.ts). */
   cache: CachePlan;
   endpoints: EndpointsPlan;
@@ -248,6 +262,11 @@ export interface DeploymentPlan {
   dryRun: boolean;
   /** KV cache offload beyond GPU memory; null without. */
   kvTiers: KvTiers | null;
+  /**
+   * The user's own KV connector (vllm_extra.kv_transfer_config; `key` as the file spells it), passed
+   * to vLLM unchanged: the fleet does not run or manage its store. null when the planner builds it.
+   */
+  ownKvConnector: { key: string } | null;
   /** Every island's router as configured (router-plan.ts routerSettings); null without one. */
   routerSettings: RouterSettings | null;
   /** What a host target does when one of an island's processes exits (`restart`). */

@@ -6,7 +6,8 @@ import { FleetConfig, shapeOf } from "../config/types";
 import { checkArgv, Program } from "../upstream/check";
 import { engineNamed, engineOf } from "./engines";
 import { gpuMemoryPlan, memoryProblems } from "./gpu-memory";
-import { kvTransferConfig } from "./kv-transfer";
+import { kvTransferConfig, ownKvConnector, ownKvConnectorNote } from "./kv-transfer";
+import { lmcachePlan } from "./lmcache";
 import { mooncakePlan } from "./mooncake";
 import { restartPlan } from "./restart-plan";
 import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
@@ -111,7 +112,8 @@ function buildEngines(cfg: FleetConfig, island: number, sharedHost: boolean, gpu
   // P/D through a KV connector (vLLM's NIXL, a side channel per rank), or SGLang's bootstrap servers.
   const nixl = pd && engine.pdTransport === "kv-connector";
   const bootstrap = pd && engine.pdTransport === "bootstrap" ? (d.transfer_backend ?? "mooncake") : undefined;
-  const kv = kvTransferConfig(nixl, cfg.kv_cache_offload);
+  // A connector of the user's own goes to vLLM as given (rules refuse it beside the planner's).
+  const kv = ownKvConnector(cfg) ?? kvTransferConfig(nixl, cfg.kv_cache_offload);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? cfg.kv_cache_offload : undefined;
   const userPaths = new UserPaths(cfg.layout, cfg.prime_rl === true);
   const pinsMemory = [
@@ -242,6 +244,7 @@ function buildIsland(
         : undefined;
   const count = islandNodes(cfg);
   const mooncake = cfg.kv_cache_offload?.type === "mooncake" ? mooncakePlan(cfg.kv_cache_offload, count) : undefined;
+  const lmcache = cfg.kv_cache_offload?.type === "lmcache" ? lmcachePlan(cfg.kv_cache_offload, count) : undefined;
   const nodes: NodePlan[] = Array.from({ length: count }, (_, n) => {
     const here = engines.filter((e) => e.node === n);
     const services: string[] = [];
@@ -249,6 +252,7 @@ function buildIsland(
     if (router?.kind === "llm-d" && router.sidecars.some((s) => s.node === n)) services.push("pd-sidecar");
     if (mooncake && mooncake.headNode === n) services.push("mooncake_master");
     if (mooncake) services.push("mooncake_client");
+    if (lmcache) services.push("lmcache_server");
     return {
       index: n,
       name: `i${index}-n${n}`,
@@ -267,6 +271,7 @@ function buildIsland(
     engines,
     router,
     mooncake,
+    lmcache,
     cache: cachePlan(cfg, engineOf(cfg), replicaLayouts(cfg)),
     endpoints: {
       island: index,
@@ -307,6 +312,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
   // GPU memory first: a plan that cannot load is refused before anything else is worked out.
   const paths = new UserPaths(cfg.layout);
   const userPath = (canonical: string) => paths.user(canonical);
+  const primePaths = new UserPaths(cfg.layout, cfg.prime_rl === true);
   const memory = gpuMemoryPlan(cfg, replicaLayouts(cfg), hints, engineOf(cfg).memoryReserve, userPath);
   const memoryCheck = memory ? memoryProblems(cfg, memory, userPath) : { issues: [], warnings: [] };
   // Only a known GPU can refuse a plan; on an assumed one the same findings are warnings.
@@ -341,6 +347,8 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
       for (const c of island.mooncake.clients)
         assertArgv("mooncake_client", c.argv.slice(1), `${island.name} mooncake_client`);
     }
+    for (const s of island.lmcache?.servers ?? [])
+      assertArgv("lmcache", s.argv.slice(2), `${island.name} lmcache server on node ${s.node}`);
   }
   const nodesPerIsland = islandNodes(cfg);
   const gpusUsed = islands.reduce((s, i) => s + i.nodes.reduce((t, n) => t + n.gpusUsed, 0), 0);
@@ -381,17 +389,21 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     },
     memory,
     warnings,
-    notes: memory
-      ? cfg.notes
-      : [
-          ...cfg.notes,
-          `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`,
-        ],
+    notes: [
+      ...cfg.notes,
+      ...ownKvConnectorNote(cfg, primePaths),
+      ...(memory
+        ? []
+        : [
+            `GPU memory not checked: the model catalog has no arch facts for ${cfg.model.name} (add it to a model_catalog file)`,
+          ]),
+    ],
     settings: cfg.target,
     gpusPerNode: cfg.deployment.gpus_per_node,
     ...(cfg.output_dir !== undefined && { outputDir: cfg.output_dir }),
     dryRun: cfg.dry_run,
     kvTiers: kvTiers(cfg),
+    ownKvConnector: ownKvConnector(cfg) ? { key: primePaths.user("vllm_extra.kv_transfer_config") } : null,
     routerSettings: routerSettings(cfg),
     restart: restartPlan(cfg),
   };

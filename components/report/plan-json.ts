@@ -38,6 +38,7 @@ function islandJson(i: IslandPlan) {
     engines: i.engines.map(engineJson),
     router: i.router ? resolveDeep(i.router, showRef(i.index)) : null,
     mooncake: i.mooncake ? resolveDeep(i.mooncake, showRef(i.index)) : null,
+    lmcache: i.lmcache ? resolveDeep(i.lmcache, showRef(i.index)) : null,
     endpoints: {
       router: i.endpoints.router ? showUrl(i.index, i.endpoints.router) : null,
       engines: i.endpoints.engines.map((e) => ({ id: e.id, role: e.role, url: showUrl(i.index, e.url) })),
@@ -57,6 +58,7 @@ export function planJson(plan: DeploymentPlan, cfg: FleetConfig) {
     ...(plan.memory && { memory: plan.memory }),
     warnings: plan.warnings,
     notes: plan.notes,
+    own_kv_connector: plan.ownKvConnector && { ...plan.ownKvConnector, fleet_manages_store: false },
     islands: plan.islands.map(islandJson),
     config: { ...config, explicit: [...explicit].sort() },
   };

@@ -65,6 +65,13 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     lines.push(`    $ ${cmd(m.master.argv)}`);
     lines.push(`    $ ${cmd(m.clients[0].argv)}   # on every node`);
   }
+  if (island.lmcache) {
+    const l = island.lmcache;
+    lines.push(
+      `  lmcache: a server on every node (127.0.0.1:${l.port}, HTTP :${l.httpPort}), its engines' LMCacheMPConnector`,
+    );
+    lines.push(`    $ ${cmd(l.servers[0].argv)}   # on every node`);
+  }
   lines.push("  endpoints:");
   // Where the target chooses names (Kubernetes) the placement and URLs are final; elsewhere hosts are symbolic.
   const target = targetOf(plan.target);

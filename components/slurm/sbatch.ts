@@ -118,7 +118,8 @@ export function islandBodies(
   // Each engine's own process name (Engine.processName, e.g. prime-rl's `inference` console script),
   // cleaned up only where the plan runs it.
   const engineNames = island.engines.flatMap((e) => engineNamed(e.engine).processName ?? []);
-  const programs = [...new Set([...PROGRAMS, ...engineNames])];
+  // LMCache's server retitles itself `lmcache` (its console script): a name other jobs may run too.
+  const programs = [...new Set([...PROGRAMS, ...engineNames, ...(island.lmcache ? ["lmcache"] : [])])];
   const cleanupBody = renderTemplate("slurm/cleanup.sh.mustache", { programs: programs.join("|") }).trimEnd();
   const srunExtra =
     t.launcher.type === "pyxis"

@@ -20,7 +20,7 @@ interface Spec {
 /**
  * The programs whose command lines are checked, each by what follows it: `vllm serve`, `vllm-router`,
  * `python3 -m sglang.launch_server` ("sglang"), `python3 -m sglang_router.launch_router`
- * ("sglang-router"), the EPP, the Mooncake binaries, sbatch and srun.
+ * ("sglang-router"), the EPP, the Mooncake binaries, `lmcache server` ("lmcache"), sbatch and srun.
  */
 export type Program =
   | "vllm"
@@ -30,6 +30,7 @@ export type Program =
   | "epp"
   | "mooncake_master"
   | "mooncake_client"
+  | "lmcache"
   | "sbatch"
   | "srun";
 
@@ -46,6 +47,7 @@ const TABLES: Record<Program, () => Record<string, Spec>> = {
   epp: () => (require("./llm-d-epp.json") as typeof import("./llm-d-epp.json")).flags,
   mooncake_master: () => (require("./mooncake.json") as typeof import("./mooncake.json")).master_flags,
   mooncake_client: () => (require("./mooncake.json") as typeof import("./mooncake.json")).client_flags,
+  lmcache: () => (require("./lmcache.json") as typeof import("./lmcache.json")).flags,
   sbatch: () => (require("./slurm.json") as typeof import("./slurm.json")).sbatch_flags,
   srun: () => (require("./slurm.json") as typeof import("./slurm.json")).srun_flags,
 };
@@ -57,7 +59,7 @@ const vllmServe = () => require("./vllm-serve.json") as VllmServeManifests;
 const MULTI = (s: Spec) => s.type === "list" && (s.nargs === "+" || s.nargs === "*" || s.nargs === "0..");
 
 /** argparse programs without positional arguments: a stray word is an error ("unrecognized arguments"). */
-const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router"]);
+const NO_POSITIONAL = new Set<Program>(["sglang", "sglang-router", "lmcache"]);
 
 /**
  * Each program's flags by every spelling its parser accepts: the manifest's key, its aliases

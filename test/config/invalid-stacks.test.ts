@@ -106,6 +106,10 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "an SGLang server spans nodes with expert parallelism": ["rule-sglang-dense-spanning"],
   "SGLang runs one server per node": ["rule-sglang-per-rank"],
   "vLLM's P/D moves KV over NIXL": ["rule-vllm-pd-mooncake-transfer"],
+  "one KV connector: the user's or the planner's": [
+    "rule-own-kv-connector-with-offload",
+    "rule-own-kv-connector-with-pd-prime",
+  ],
   "monitoring labels need monitoring": ["rule-k8s-monitoring-labels"],
   "a namespace the fleet creates holds nothing it does not create": [
     "rule-k8s-pvc-in-created-namespace",
@@ -118,6 +122,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
     "rule-k8s-pd-deepep-no-rdma",
   ],
   "Mooncake over RDMA on Kubernetes needs the RDMA fabric": ["rule-k8s-mooncake-rdma-no-rdma"],
+  "LMCache offload on Kubernetes needs an LMCache image": ["rule-k8s-lmcache-no-image"],
   "kubernetes.pod_labels cannot replace the fleet's labels": ["rule-k8s-fabric-fleet-names"],
   "kubernetes.pod_annotations cannot replace the fleet's annotations": ["rule-k8s-fabric-fleet-names"],
   "kubernetes.extra_resources adds resources the fleet does not request": ["rule-k8s-fabric-fleet-names"],

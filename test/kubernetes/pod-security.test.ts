@@ -41,6 +41,10 @@ const EXPECTED: Record<string, { level: string; violations: Record<string, strin
     level: "privileged",
     violations: { "capability IPC_LOCK": ["inference.kv_cache_offload.type"] },
   },
+  "k8s-kv-offload-lmcache": {
+    level: "privileged",
+    violations: { "capability IPC_LOCK": ["inference.kv_cache_offload.type"] },
+  },
   "k8s-kv-offload-native": {
     level: "privileged",
     violations: { "capability IPC_LOCK": ["inference.kv_cache_offload.type"] },

@@ -63,8 +63,9 @@ function swapToKubernetes(text: string): string {
   const kept = [...lines.slice(0, start), ...(end < 0 ? [] : lines.slice(end))].filter(
     (l) => !/^\s*(output_dir|dry_run)\s*=/.test(l),
   );
-  // The RDMA device: cross-pod DeepEP (P/D, wide-EP) and Mooncake over RDMA are refused without it.
-  return `${kept.join("\n")}\n[kubernetes]\nrouter_image = "r.example/vllm-router:1"\nextra_resources = { "rdma/ib" = "1" }\n`;
+  // The RDMA device: cross-pod DeepEP (P/D, wide-EP) and Mooncake over RDMA are refused without it;
+  // LMCache offload without its image.
+  return `${kept.join("\n")}\n[kubernetes]\nrouter_image = "r.example/vllm-router:1"\nlmcache_image = "r.example/lmcache:1"\nextra_resources = { "rdma/ib" = "1" }\n`;
 }
 
 /** Every pod template of a fleet with the engines it runs (LWS worker template: all workers). */

@@ -18,6 +18,8 @@ Run with that environment's python (FLEET_PYENV=<venv>; `$FLEET_PYENV/bin/python
                        null, said on stderr, where sglang is not installed.
         "sglang-router": the argparse parser of `python -m sglang_router.launch_router`
                        (RouterArgs.add_cli_args), with its policy choices.
+        "lmcache-server": the argparse parser of LMCache's `lmcache server` (the standalone server
+                       LMCacheMPConnector talks to); null, said on stderr, where lmcache is not installed.
         "mooncake":    the gflags of the bundled mooncake_master and mooncake_client binaries
                        (`--helpxml`), and mooncake_http_metadata_server's argparse parser.
       bin/sync-upstream.ts merges them into the vendored manifests; test/e2e/upstream.e2e.test.ts
@@ -396,6 +398,48 @@ def sglang_available() -> bool:
     return True
 
 
+# LMCache: the standalone server `lmcache server` (LMCacheMPConnector's other end). Not in the pinned
+# environment (see docs/prime-rl.md); reported where lmcache is installed, else null.
+LMCACHE_MISSING = (
+    "lmcache is not installed in this environment; lmcache-server is not reported "
+    "(bin/sync-upstream.ts keeps test/fixtures/upstream/lmcache-server.json as it is)"
+)
+
+
+def lmcache_server_parser():
+    """`lmcache server`'s parser, built as lmcache.cli.main builds the subcommand (BaseCommand.register)."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        from lmcache.cli.commands.server import ServerCommand
+
+        root = argparse.ArgumentParser(prog="lmcache")
+        ServerCommand().register(root.add_subparsers(dest="command"))
+    return next(a for a in root._actions if isinstance(a, argparse._SubParsersAction)).choices["server"]
+
+
+def lmcache_server_manifest() -> dict | None:
+    try:
+        version = dist_version("lmcache")
+    except Exception:
+        print(f"introspect.py: {LMCACHE_MISSING}", file=sys.stderr)
+        return None
+    parser = lmcache_server_parser()
+    flags, positional = flags_of(parser)
+    return {
+        "program": "lmcache server",
+        "source": f"lmcache {version} (PyPI), argparse of `lmcache server` (lmcache.cli.commands.server.ServerCommand)",
+        "method": (
+            "test/upstream/introspect.py: registers LMCache's own `server` subcommand on an argparse root "
+            "parser as lmcache.cli.main does (BaseCommand.register: add_arguments + the output flags), "
+            "from the installed package, and walks that subparser's _actions."
+        ),
+        "flag_count": len(flags),
+        "option_string_count": len(option_strings(parser)),
+        "flags": flags,
+        "all_option_strings": option_strings(parser),
+        "positional": positional,
+    }
+
+
 def sglang_server_parser():
     """`python -m sglang.launch_server`'s parser, built as sglang.srt.server_args.prepare_server_args builds it."""
     # The one environment-dependent choice: --sampling-backend offers "token_oracle" only when this
@@ -690,6 +734,7 @@ def main() -> None:
             "mooncake": mooncake_manifest,
             "sglang-server": sglang_server_manifest,
             "sglang-router": sglang_router_manifest,
+            "lmcache-server": lmcache_server_manifest,
         }
         # `manifests vllm-serve`: only the parts named (an environment of another vLLM release).
         wanted = sys.argv[2:] or list(parts)

@@ -35,8 +35,26 @@ export const mooncakeOffload = table({
     .describe("Transfer protocol (default rdma)"),
 });
 
+/**
+ * LMCache's standalone server (`lmcache server`) on every node, holding cpu.num_bytes of DRAM
+ * (its L1); the node's engines reach it through LMCacheMPConnector. No disk tier: LMCache's L2
+ * adapters are not planned.
+ */
+export const lmcacheOffload = table({
+  type: z.literal("lmcache"),
+  cpu: cpuTier.optional(),
+  chunk_size: z
+    .number()
+    .int("must be a whole number of tokens")
+    .min(1, "must be > 0")
+    .default(256)
+    .describe(
+      "Tokens per LMCache chunk (the server's --chunk-size; default 256): a multiple of the engine's KV block size, which LMCache's connector checks at start",
+    ),
+});
+
 export const offloadTable = z.discriminatedUnion(
   "type",
-  [nativeOffload, mooncakeOffload],
-  typeChoices("native", "mooncake"),
+  [nativeOffload, mooncakeOffload, lmcacheOffload],
+  typeChoices("native", "mooncake", "lmcache"),
 );

@@ -161,6 +161,16 @@ export const KUBERNETES_RULES: Record<string, KubernetesRule> = {
         )
       : [];
   },
+  // The engines' connector and the server must be one LMCache release, which no image the fleet knows pins.
+  "LMCache offload on Kubernetes needs an LMCache image": (cfg, kube) => {
+    return cfg.kv_cache_offload?.type === "lmcache" && kube.lmcache_image === undefined
+      ? fail(
+          "kubernetes.lmcache_image",
+          "kv_cache_offload.type = \"lmcache\" on Kubernetes runs LMCache's server beside every engine and needs kubernetes.lmcache_image: an image with `lmcache` (pip install lmcache at the version of the engines' LMCacheMPConnector), pinned by tag or digest",
+          "kv_cache_offload.type",
+        )
+      : [];
+  },
   // Nor is there a pinned sglang-router image matching the manifest's 0.3.2.
   "sglang-router on Kubernetes needs a router image": (cfg, kube) => {
     return cfg.router.type === "sglang-router" && kube.router_image === undefined

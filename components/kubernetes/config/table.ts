@@ -140,6 +140,12 @@ export const kubernetesTable = table({
   mooncake_image: image
     .default(VLLM_IMAGE)
     .describe("Image with mooncake_master and mooncake_client (default: the vLLM image)"),
+  lmcache_image: image
+    .refine(pinnedImage, PINNED)
+    .optional()
+    .describe(
+      "Image with LMCache's `lmcache` command (pip install lmcache, the version of the engines' connector), pinned by tag or digest; no default: required on Kubernetes when kv_cache_offload.type is lmcache",
+    ),
   sidecar_image: image
     .default("ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.10.0")
     .describe(

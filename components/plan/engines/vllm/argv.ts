@@ -98,6 +98,7 @@ export function vllmServeArgv(
 
   const extra = { ...cfg.vllm_extra };
   delete extra.headless; // the planner decides which processes run headless
+  delete extra.kv_transfer_config; // the user's own connector, as p.kvTransferConfig above
   if (p.role === "decode") {
     const user = (extra.compilation_config ?? {}) as Record<string, unknown>;
     extra.compilation_config = { ...user, ...DECODE_COMPILATION };

@@ -4,6 +4,7 @@ import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { inferenceShape } from "../../../../config/schema/inference";
 import { modelTable } from "../../../../config/schema/model";
 import { didYouMean } from "../../../../config/suggest";
+import { checkOwnConnector } from "./own-connector";
 
 export type { FlagSpec } from "./version";
 
@@ -52,10 +53,6 @@ export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
   data_parallel_hybrid_lb: { why: "computed by the planner from the deployment" },
   data_parallel_external_lb: { why: "computed by the planner from the deployment" },
   api_server_count: { why: "computed by the planner (dp-local API servers, 1 with LoRA)" },
-  kv_transfer_config: {
-    key: "kv_cache_offload",
-    why: "the planner builds the connector JSON from kv_cache_offload and the deployment",
-  },
   // vec-inf serves dense models across nodes this way (docs/vec-inf.md); the planner does not yet.
   pipeline_parallel_size: {
     why: "pipeline parallelism is not planned: an engine would need tp x pp GPUs where the planner places tp",
@@ -98,7 +95,12 @@ export function checkVllmExtra(
     }
     const checked = checkFlagValue(value, spec, "vLLM");
     if (typeof checked === "string") issues.push({ path: at, message: `${checked} (flag ${flagName(key)})` });
-    else values[key] = checked.value;
+    else {
+      // A connector of the user's own, passed as given (rules refuse it beside the planner's).
+      const own = key === "kv_transfer_config" ? checkOwnConnector(checked.value, at, version) : [];
+      issues.push(...own);
+      if (own.length === 0) values[key] = checked.value;
+    }
   }
   return { values, issues };
 }

@@ -20,6 +20,8 @@ export interface VllmRelease {
   flags: Record<string, FlagSpec>;
   kv_connectors: string[];
   kv_transfer_config_fields: string[];
+  /** KVTransferConfig.kv_role's values. */
+  kv_roles: string[];
 }
 
 const RELEASES = vllmManifest.versions as Record<string, VllmRelease>;
