@@ -169,7 +169,11 @@ const weightBroadcast = z.looseObject({ type: z.enum(["nccl", "filesystem", "nix
  * prime-rl 8324600's [inference] renderer (a `renderers` RendererConfig, discriminated on name; its
  * other keys are the renderer's template fields, e.g. enable_thinking): passed to prime-rl's server as is.
  */
-export const primeRendererTable = z.looseObject({ name: argText });
+export const primeRendererTable = z.looseObject({
+  name: argText.describe(
+    "The renderer prime-rl's server renders chat prompts with (RendererConfig's discriminator; no default: the table names one), passed as --renderer.name",
+  ),
+});
 
 /** InferenceConfig (inference.py): the root of a standalone file, `[inference]` of an RL one. */
 export const primeInferenceShape = {
