@@ -1,6 +1,18 @@
 /** A pass-through flag's value as checked: what the command line gets. */
 export type ExtraValue = boolean | number | string | (string | number)[] | Record<string, unknown>;
 
+/** Who controls a flag instead of a pass-through table: a stack-file key (canonical path) and/or why. */
+export interface FlagOwner {
+  key?: string;
+  why?: string;
+}
+
+/** The refusal of a flag the planner owns, in `table` (vllm_extra, sglang_extra, a router's extra), naming its key. */
+export function ownedFlagMessage(table: string, owner: FlagOwner, userPath: (canonical: string) => string): string {
+  const use = owner.key ? `set ${userPath(owner.key)} instead` : "";
+  return `cannot be set in ${table}: ${[owner.why, use].filter(Boolean).join("; ")}`;
+}
+
 /** A numeric extra-flag entry (`max_num_seqs`, `kv_cache_memory_bytes`, ...), or undefined when unset or not a number. */
 export const extraNumber = (extra: Record<string, ExtraValue>, key: string): number | undefined =>
   typeof extra[key] === "number" ? (extra[key] as number) : undefined;

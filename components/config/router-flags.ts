@@ -1,4 +1,4 @@
-import { checkFlagValue, type ExtraValue, type FlagValueSpec } from "./flag-values";
+import { checkFlagValue, ownedFlagMessage, type ExtraValue, type FlagOwner, type FlagValueSpec } from "./flag-values";
 import { ConfigIssue, joinPath } from "./issues";
 import { didYouMean } from "./suggest";
 
@@ -21,11 +21,8 @@ const MANIFESTS: Record<HttpRouterType, () => { source: string; flags: Record<st
 /** `retry_max_retries` -> `--retry-max-retries`: the spelling a router extra key is emitted as. */
 export const routerFlagName = (key: string): string => "--" + key.replace(/_/g, "-");
 
-/** Who controls a router flag instead of `extra`: a stack-file key (canonical path) and/or why. */
-interface Owner {
-  key?: string;
-  why?: string;
-}
+/** Who controls a router flag instead of `extra`. */
+type Owner = FlagOwner;
 
 const WORKERS = "the planner gives the router its workers";
 const SECRET = "a secret: stack files and rendered scripts carry none";
@@ -102,8 +99,7 @@ export function checkRouterExtra(
     const at = joinPath(path, rawKey);
     const owner = ROUTER_OWNED[key];
     if (owner) {
-      const use = owner.key ? `set ${userPath(owner.key)} instead` : "";
-      issues.push({ path: at, message: `cannot be set in extra: ${[owner.why, use].filter(Boolean).join("; ")}` });
+      issues.push({ path: at, message: ownedFlagMessage("extra", owner, userPath) });
       continue;
     }
     const spec = manifest.flags[routerFlagName(key)];

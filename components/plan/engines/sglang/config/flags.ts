@@ -1,4 +1,4 @@
-import { checkFlagValue } from "../../../../config/flag-values";
+import { checkFlagValue, ownedFlagMessage, type FlagOwner } from "../../../../config/flag-values";
 import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { didYouMean } from "../../../../config/suggest";
 import type { ExtraValue } from "../../../../config/flag-values";
@@ -57,11 +57,8 @@ function spellingTables() {
   return spellings;
 }
 
-/** Who controls a flag instead of sglang_extra: a stack-file key (canonical path) and/or why. */
-export interface Owner {
-  key?: string;
-  why?: string;
-}
+/** Who controls a flag instead of sglang_extra. */
+export type Owner = FlagOwner;
 
 const DEPLOYMENT = "computed by the planner from the deployment";
 
@@ -148,12 +145,8 @@ export function checkSglangExtra(
     const key = SPELLINGS.get(written);
     const owner = owned[key ?? written];
     if (owner) {
-      const use = owner.key ? `set ${userPath(owner.key)} instead` : "";
       const as = key && key !== written ? ` (an alias of ${sglangFlagName(key)})` : "";
-      issues.push({
-        path: at,
-        message: `cannot be set in sglang_extra${as}: ${[owner.why, use].filter(Boolean).join("; ")}`,
-      });
+      issues.push({ path: at, message: ownedFlagMessage(`sglang_extra${as}`, owner, userPath) });
       continue;
     }
     if (!key) {

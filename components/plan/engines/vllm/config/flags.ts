@@ -1,4 +1,4 @@
-import { checkFlagValue, type ExtraValue } from "../../../../config/flag-values";
+import { checkFlagValue, ownedFlagMessage, type ExtraValue, type FlagOwner } from "../../../../config/flag-values";
 import { type FlagSpec, NEWEST_VLLM_VERSION, VLLM_VERSIONS, vllmRelease } from "./version";
 import { ConfigIssue, joinPath } from "../../../../config/issues";
 import { inferenceShape } from "../../../../config/schema/inference";
@@ -36,7 +36,7 @@ const OWNED_BY_KEY: Record<string, { key: string }> = Object.fromEntries(
  * second kv-transfer config, ...), so each points at the stack-file key that controls it: the keys
  * named like their flag, and these.
  */
-export const PLANNER_OWNED: Record<string, { key?: string; why?: string }> = {
+export const PLANNER_OWNED: Record<string, FlagOwner> = {
   ...OWNED_BY_KEY,
   model: { key: "model.name" },
   model_tag: { key: "model.name" },
@@ -80,8 +80,7 @@ export function checkVllmExtra(
     const at = joinPath(path, rawKey);
     const owned = PLANNER_OWNED[key];
     if (owned) {
-      const use = owned.key ? `set ${userPath(owned.key)} instead` : "";
-      issues.push({ path: at, message: `cannot be set in vllm_extra: ${[owned.why, use].filter(Boolean).join("; ")}` });
+      issues.push({ path: at, message: ownedFlagMessage("vllm_extra", owned, userPath) });
       continue;
     }
     const spec = vllmFlags(version)[flagName(key)];
