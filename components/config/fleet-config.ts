@@ -111,6 +111,12 @@ export interface PrimeEngineConfig {
   enable_return_sampling_mask?: boolean;
   /** PRIME_RETURN_SAMPLING_MASK_LOGPROBS=1 for prime-rl's vLLM patch (needs the mask; prime-rl engine only; absent: false). */
   enable_return_sampling_mask_logprobs?: boolean;
+  /** PRIME_FP8_UE8M0_WEIGHT_SCALES=1 for prime-rl's FP8 weight patch (8324600; prime-rl engine only; absent: false). */
+  fp8_ue8m0_weight_scales?: boolean;
+  /** PRIME_FP8_STOCHASTIC_WEIGHT_ROUNDING=1 for prime-rl's FP8 weight patch (8324600; prime-rl engine only; absent: false). */
+  fp8_stochastic_weight_rounding?: boolean;
+  /** PRIME_VLLM_PLUGINS, a JSON list prime-rl's server runs before the model loads (8324600; prime-rl engine only). */
+  vllm_plugins?: string[];
 }
 
 export type PrimeEngineKind = "prime-rl" | "vllm";

@@ -19,6 +19,7 @@ import {
   PRIME_LORA_DEFAULTS,
   PRIME_QUANTIZATION,
   PRIME_ROUTER_POLICY,
+  PRIME_SERVER_PATCHES,
   primeCommitOf,
 } from "./prime-commit";
 
@@ -178,7 +179,10 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   // Engine settings prime-rl's server derives (configs/inference.py to_namespace, inference/server.py
   // setup_vllm_env), with its defaults; the planner turns them into flags and environment.
   // A renderer and the sampling-mask logprobs patch exist only in prime-rl's server: it is the default with them.
-  const needsPrimeServer = inf.renderer !== undefined || inf.enable_return_sampling_mask_logprobs === true;
+  const needsPrimeServer =
+    inf.renderer !== undefined ||
+    inf.enable_return_sampling_mask_logprobs === true ||
+    PRIME_SERVER_PATCHES.some((k) => inf[k] === true || (Array.isArray(inf[k]) && inf[k].length > 0));
   const engine: PrimeEngineKind = file.vllm_fleet?.engine ?? (rl || needsPrimeServer ? "prime-rl" : "vllm");
   const primeEngine: PrimeEngineConfig = defined({
     enable_fp32_lm_head: inf.enable_fp32_lm_head ?? true,
@@ -191,6 +195,9 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     renderer: inf.renderer,
     enable_return_sampling_mask: inf.enable_return_sampling_mask,
     enable_return_sampling_mask_logprobs: inf.enable_return_sampling_mask_logprobs,
+    fp8_ue8m0_weight_scales: inf.fp8_ue8m0_weight_scales,
+    fp8_stochastic_weight_rounding: inf.fp8_stochastic_weight_rounding,
+    vllm_plugins: inf.vllm_plugins,
   }) as PrimeEngineConfig;
 
   for (const key of IGNORED_INFERENCE_KEYS) if (inf[key] !== undefined) ignored.push(at(key));

@@ -26,6 +26,16 @@ export const LATER_INFERENCE_KEYS = [
   "renderer",
   "enable_return_sampling_mask",
   "enable_return_sampling_mask_logprobs",
+  "fp8_ue8m0_weight_scales",
+  "fp8_stochastic_weight_rounding",
+  "vllm_plugins",
+] as const;
+
+/** 8324600's InferenceConfig keys that only prime-rl's server acts on (environment its vLLM patches read). */
+export const PRIME_SERVER_PATCHES = [
+  "fp8_ue8m0_weight_scales",
+  "fp8_stochastic_weight_rounding",
+  "vllm_plugins",
 ] as const;
 
 /** VllmConfig's defaults per commit (inference.py): max_loras, and max_cpu_loras, which 8324600 dropped. */

@@ -97,6 +97,7 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "sglang-router fronts SGLang": ["rule-sglang-router-vllm"],
   "prime-rl's renderer runs in prime-rl's server": ["rule-prime-renderer-stock-vllm"],
   "prime-rl's sampling-mask logprobs run in prime-rl's server": ["rule-prime-mask-logprobs-stock-vllm"],
+  "prime-rl's FP8 weight patches and vLLM plugins run in prime-rl's server": ["rule-prime-fp8-patch-stock-vllm"],
   "sglang-router policy": ["rule-sglang-router-policy"],
   "KV offload tiers are vLLM connectors": ["rule-sglang-kv-offload"],
   "vllm_extra is vLLM's": ["rule-sglang-vllm-extra"],

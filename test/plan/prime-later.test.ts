@@ -148,3 +148,51 @@ describe("prime-rl's newer files (89fe468), vendored under test/fixtures/prime-r
     expect(cfg.router).toMatchObject({ policy: "sticky_least_loaded", release: "primeintellect-v0.2.1" });
   });
 });
+
+describe("8324600's FP8 weight patches, vLLM plugins and fp32 switches", () => {
+  const standalone = `[vllm]\nmodel = "Qwen/Qwen3-8B"\n`;
+  const engineOf = (body: string) => buildPlan(text(body), "p").islands[0].engines[0];
+
+  it("reach prime-rl's server as the environment its patches read, and make it the default engine", () => {
+    const body = `fp8_ue8m0_weight_scales = true\nfp8_stochastic_weight_rounding = true\nvllm_plugins = ["my_pkg.tok:register", "/shared/plugins/p.py:setup"]\n${standalone}`;
+    const cfg = text(body);
+    expect(cfg.prime_engine).toMatchObject({ commit: "8324600", engine: "prime-rl" });
+    const env = envOf(engineOf(body).env);
+    expect(env.get("PRIME_FP8_UE8M0_WEIGHT_SCALES")).toBe("1");
+    expect(env.get("PRIME_FP8_STOCHASTIC_WEIGHT_ROUNDING")).toBe("1");
+    expect(JSON.parse(env.get("PRIME_VLLM_PLUGINS")!)).toEqual(["my_pkg.tok:register", "/shared/plugins/p.py:setup"]);
+    expect(envOf(engineOf(standalone).env).has("PRIME_VLLM_PLUGINS")).toBe(false);
+  });
+
+  it("are refused with stock vllm serve, or a relative plugin file, naming the key", () => {
+    const refused = (body: string) => {
+      try {
+        text(body);
+        return "";
+      } catch (e) {
+        return String(e);
+      }
+    };
+    expect(refused(`fp8_ue8m0_weight_scales = true\n${standalone}[vllm_fleet]\nengine = "vllm"\n`)).toMatch(
+      /fp8_ue8m0_weight_scales[\s\S]*prime-rl/,
+    );
+    expect(refused(`vllm_plugins = ["plugins/p.py:setup"]\n${standalone}`)).toMatch(/vllm_plugins[\s\S]*absolute/);
+    expect(refused(`vllm_plugins = ["no_function"]\n${standalone}`)).toMatch(/vllm_plugins/);
+  });
+
+  it("fp32 lm_head and router logits: additional_config at 559b447, hf_overrides at 8324600 (over the user's)", () => {
+    const old = show(engineOf(standalone).argv);
+    expect(JSON.parse(flag(engineOf(standalone).argv, "--additional-config")!)).toEqual({
+      fp32_lm_head: true,
+      fp32_router_logits: true,
+    });
+    expect(old).not.toContain("--hf-overrides");
+    const later = engineOf(`${standalone}hf_overrides = { rope_theta = 1000000 }\n${LATER}`).argv;
+    expect(JSON.parse(flag(later, "--hf-overrides")!)).toEqual({
+      rope_theta: 1000000,
+      head_dtype: "float32",
+      moe_router_dtype: "float32",
+    });
+    expect(show(later)).not.toContain("--additional-config");
+  });
+});

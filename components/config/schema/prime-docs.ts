@@ -93,6 +93,21 @@ doc(
   false,
 );
 doc(
+  inf.fp8_ue8m0_weight_scales,
+  'prime-rl 8324600: online block-wise FP8 weights with power-of-two (UE8M0) block scales: PRIME_FP8_UE8M0_WEIGHT_SCALES=1 for prime-rl\'s vLLM patch; needs vllm_fleet.engine = "prime-rl" (the default with it)',
+  false,
+);
+doc(
+  inf.fp8_stochastic_weight_rounding,
+  'prime-rl 8324600: online block-wise FP8 weights rounded stochastically: PRIME_FP8_STOCHASTIC_WEIGHT_ROUNDING=1 for prime-rl\'s vLLM patch; needs vllm_fleet.engine = "prime-rl" (the default with it)',
+  false,
+);
+doc(
+  inf.vllm_plugins,
+  'prime-rl 8324600: callables (package.module:function or /absolute/path/file.py:function) prime-rl\'s server runs in every vLLM process before the model loads: PRIME_VLLM_PLUGINS, a JSON list; a file path must be absolute (the engines start elsewhere); needs vllm_fleet.engine = "prime-rl" (the default with it)',
+  [],
+);
+doc(
   inf.enable_return_sampling_mask_logprobs,
   "prime-rl 8324600: also the sampler's logprob of every mask id: PRIME_RETURN_SAMPLING_MASK_LOGPROBS=1 for prime-rl's vLLM patch; needs enable_return_sampling_mask and vllm_fleet.engine = \"prime-rl\" (the default with it)",
   false,
@@ -206,7 +221,7 @@ doc(
 );
 doc(
   ours.vllm_fleet?.unwrap().shape.prime_rl_commit,
-  'The prime-rl commit whose defaults fill what the file leaves out: "559b447" (max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, router policy sticky_least_loaded, enable_ep_weight_filter true, output_dir $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" for a file using renderer or enable_return_sampling_mask(_logprobs) ([prime-rl.md](prime-rl.md#after-559b447))',
+  'The prime-rl commit whose defaults fill what the file leaves out: "559b447" (max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, router policy sticky_least_loaded, enable_ep_weight_filter true, output_dir $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" for a file using renderer, enable_return_sampling_mask(_logprobs), fp8_ue8m0_weight_scales, fp8_stochastic_weight_rounding or vllm_plugins ([prime-rl.md](prime-rl.md#after-559b447))',
 );
 doc(
   ours.vllm_fleet?.unwrap().shape.router_release,

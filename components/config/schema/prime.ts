@@ -175,6 +175,19 @@ export const primeRendererTable = z.looseObject({
   ),
 });
 
+/**
+ * prime-rl 8324600's vllm_plugins entry: `package.module:function` or `/abs/path/file.py:function`.
+ * prime-rl resolves a relative file path against the directory it is launched from; the engines here
+ * start on other machines, in their own directories, so a file path must be absolute.
+ */
+const vllmPlugin = z
+  .string()
+  .regex(/^[^:]+:[A-Za-z_][A-Za-z0-9_]*$/, "expects package.module:function or /absolute/path/file.py:function")
+  .refine((t) => {
+    const ref = t.slice(0, t.lastIndexOf(":"));
+    return !(ref.endsWith(".py") || ref.includes("/")) || ref.startsWith("/");
+  }, "a file path must be absolute: the engines start on other machines, not where the plan is made");
+
 /** InferenceConfig (inference.py): the root of a standalone file, `[inference]` of an RL one. */
 export const primeInferenceShape = {
   server: primeServerTable.optional(),
@@ -197,6 +210,9 @@ export const primeInferenceShape = {
   renderer: primeRendererTable.optional(),
   enable_return_sampling_mask: z.boolean().optional(),
   enable_return_sampling_mask_logprobs: z.boolean().optional(),
+  fp8_ue8m0_weight_scales: z.boolean().optional(),
+  fp8_stochastic_weight_rounding: z.boolean().optional(),
+  vllm_plugins: z.array(vllmPlugin).optional(),
 };
 
 /** vllm-fleet's own settings for a prime-rl file: which server each engine process runs, how many, and how. */
@@ -208,7 +224,7 @@ export const vllmFleetTable = table({
     .enum(PRIME_RL_COMMITS)
     .optional()
     .describe(
-      'The prime-rl commit the file was written for, whose defaults fill what it leaves out: "559b447" (default; max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, policy sticky_least_loaded, enable_ep_weight_filter, output_dir from $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" when the file uses a key only that commit has (renderer, enable_return_sampling_mask, enable_return_sampling_mask_logprobs)',
+      'The prime-rl commit the file was written for, whose defaults fill what it leaves out: "559b447" (default; max_loras 8, max_cpu_loras 100, router policy consistent_hash) or "8324600" (max_loras 1, no max_cpu_loras, policy sticky_least_loaded, enable_ep_weight_filter, output_dir from $PRL_OUTPUT_DIR, enable_prompt_tokens_details and enable_scale_out on every engine). Default "559b447", or "8324600" when the file uses a key only that commit has (renderer, enable_return_sampling_mask(_logprobs), fp8_ue8m0_weight_scales, fp8_stochastic_weight_rounding, vllm_plugins)',
     ),
   // vLLM's release (plan/engines/vllm/config/version.ts): prime-rl's [vllm] table passes its keys to vLLM.
   vllm_version: bare(vllmVersion),

@@ -220,7 +220,8 @@ export function vllmArgvOf(argv: Value[], version?: string): Value[] {
 /**
  * prime-rl's layout: the arguments prime-rl's own server adds to every engine's (configs/inference.py
  * InferenceConfig.to_namespace): logprobs_mode processed_logprobs unless given, and additional_config
- * with fp32_lm_head / fp32_router_logits set to true when enabled (over the user's additional_config).
+ * with fp32_lm_head / fp32_router_logits set to true when enabled (over the user's additional_config;
+ * 8324600: hf_overrides head_dtype / moe_router_dtype "float32", over the user's hf_overrides).
  * Since 8324600 also enable_prompt_tokens_details and enable_scale_out (vLLM serves
  * /inference/v1/generate only with it) unless given, and return_sampling_mask with
  * enable_return_sampling_mask.
@@ -231,10 +232,18 @@ export function primeServerExtra(
 ): Record<string, ExtraValue> {
   const out: Record<string, ExtraValue> = {};
   if (extra.logprobs_mode === undefined) out.logprobs_mode = "processed_logprobs";
-  const additional = { ...((extra.additional_config ?? {}) as Record<string, unknown>) };
-  if (pe.enable_fp32_lm_head) additional.fp32_lm_head = true;
-  if (pe.enable_fp32_router_logits) additional.fp32_router_logits = true;
-  if (Object.keys(additional).length) out.additional_config = additional;
+  if ((pe.commit ?? DEFAULT_PRIME_RL_COMMIT) === DEFAULT_PRIME_RL_COMMIT) {
+    const additional = { ...((extra.additional_config ?? {}) as Record<string, unknown>) };
+    if (pe.enable_fp32_lm_head) additional.fp32_lm_head = true;
+    if (pe.enable_fp32_router_logits) additional.fp32_router_logits = true;
+    if (Object.keys(additional).length) out.additional_config = additional;
+  } else {
+    // 8324600: vLLM reads both dtypes off the HF config, so its server injects hf_overrides instead.
+    const overrides = { ...((extra.hf_overrides ?? {}) as Record<string, unknown>) };
+    if (pe.enable_fp32_lm_head) overrides.head_dtype = "float32";
+    if (pe.enable_fp32_router_logits) overrides.moe_router_dtype = "float32";
+    if (Object.keys(overrides).length) out.hf_overrides = overrides;
+  }
   if ((pe.commit ?? DEFAULT_PRIME_RL_COMMIT) !== DEFAULT_PRIME_RL_COMMIT) {
     if (extra.enable_prompt_tokens_details === undefined) out.enable_prompt_tokens_details = true;
     if (extra.enable_scale_out === undefined) out.enable_scale_out = true;

@@ -38,7 +38,8 @@ export const PRIME_DEFAULT_ENV: [string, string][] = [
  * variable (os.environ.setdefault); the others always win.
  */
 export function primeServerEnv(cfg: FleetConfig): { name: string; value: string; default: boolean }[] {
-  const deepGemm = cfg.prime_engine?.use_deep_gemm ? "1" : "0";
+  const pe = cfg.prime_engine;
+  const deepGemm = pe?.use_deep_gemm ? "1" : "0";
   // prime-rl 8324600: sampling masks are captured on the V2 model runner only; the logprobs patch reads its variable.
   const mask = cfg.prime_engine?.enable_return_sampling_mask === true;
   const maskLogprobs = mask && cfg.prime_engine?.enable_return_sampling_mask_logprobs === true;
@@ -47,6 +48,14 @@ export function primeServerEnv(cfg: FleetConfig): { name: string; value: string;
     // The V2 model runner cannot capture routed experts (559b447); sampling masks need it (8324600).
     { name: "VLLM_USE_V2_MODEL_RUNNER", value: mask ? "1" : "0", default: true },
     ...(maskLogprobs ? [{ name: "PRIME_RETURN_SAMPLING_MASK_LOGPROBS", value: "1", default: false }] : []),
+    // prime-rl 8324600: its server's FP8 weight patches and plugin loader read these in every vLLM process.
+    ...(pe?.fp8_ue8m0_weight_scales ? [{ name: "PRIME_FP8_UE8M0_WEIGHT_SCALES", value: "1", default: false }] : []),
+    ...(pe?.fp8_stochastic_weight_rounding
+      ? [{ name: "PRIME_FP8_STOCHASTIC_WEIGHT_ROUNDING", value: "1", default: false }]
+      : []),
+    ...(pe?.vllm_plugins?.length
+      ? [{ name: "PRIME_VLLM_PLUGINS", value: JSON.stringify(pe.vllm_plugins), default: false }]
+      : []),
     // vLLM 0.24 grammar-constrains tool calls by default, which changes rollout logprobs.
     { name: "VLLM_ENFORCE_STRICT_TOOL_CALLING", value: "0", default: true },
     { name: "VLLM_USE_DEEP_GEMM", value: deepGemm, default: false },

@@ -64,6 +64,20 @@ export const VLLM_RULES: Record<string, Rule> = {
           "prime_engine.engine",
         )
       : [],
+  "prime-rl's FP8 weight patches and vLLM plugins run in prime-rl's server": (cfg) => {
+    const pe = cfg.prime_engine;
+    if (pe?.engine !== "vllm") return [];
+    const used = (["fp8_ue8m0_weight_scales", "fp8_stochastic_weight_rounding", "vllm_plugins"] as const).filter(
+      (k) => pe[k] === true || (Array.isArray(pe[k]) && pe[k].length > 0),
+    );
+    return used.flatMap((k) =>
+      fail(
+        `prime_engine.${k}`,
+        'is read by prime-rl\'s server and its vLLM patches, which stock `vllm serve` lacks: set {key:prime_engine.engine} = "prime-rl"',
+        "prime_engine.engine",
+      ),
+    );
+  },
   "prime-rl's sampling-mask logprobs run in prime-rl's server": (cfg) =>
     cfg.prime_engine?.enable_return_sampling_mask_logprobs === true && cfg.prime_engine.engine === "vllm"
       ? fail(
