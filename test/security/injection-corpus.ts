@@ -205,6 +205,7 @@ const images = (
     ["envoy_image", "k8s-llm-d-pd"],
     ["sidecar_image", "k8s-llm-d-pd"],
     ["mooncake_image", "k8s-kv-offload-mooncake"],
+    ["lmcache_image", "k8s-kv-offload-lmcache"],
   ] as const
 ).map(([k, base]): Field => ({
   id: `kubernetes.${k}`,
@@ -809,6 +810,53 @@ const PRIME_FIELDS: Field[] = [
     at: () => "vllm_fleet.router_release",
     set: (r, v) => void (sub(r, "vllm_fleet").router_release = v),
   },
+  ...(["prime_rl_commit", "vllm_version"] as const).map((k): Field => ({
+    id: `prime vllm_fleet.${k}`,
+    covers: [`prime:vllm_fleet.${k}`],
+    slurm: "p-sn",
+    closed: true,
+    at: () => `vllm_fleet.${k}`,
+    set: (r, v) => void (sub(r, "vllm_fleet")[k] = v),
+  })),
+  // prime-rl 8324600's renderer: its name and template fields reach prime-rl's server as --renderer.<key> <value>.
+  {
+    id: "prime renderer.name",
+    covers: ["prime:renderer.name"],
+    slurm: "p-sn",
+    at: () => "renderer.name",
+    set: (r, v) => void (r.renderer = { name: v }),
+  },
+  {
+    id: "prime renderer.<extra>",
+    covers: ["prime:renderer.<extra>"],
+    slurm: "p-sn",
+    at: () => "renderer.template",
+    set: (r, v) => void (r.renderer = { name: "qwen3", template: v }),
+  },
+  {
+    id: "prime renderer.<extra>[]",
+    covers: ["prime:renderer.<extra>[]"],
+    slurm: "p-sn",
+    at: () => "renderer.stop",
+    set: (r, v) => void (r.renderer = { name: "qwen3", stop: [v] }),
+  },
+  {
+    id: "prime renderer.<extra key>",
+    covers: ["prime:renderer.<extra key>"],
+    slurm: "p-sn",
+    closed: true,
+    prefix: true,
+    at: () => "renderer",
+    set: (r, v) => void (r.renderer = { name: "qwen3", [v]: "x" }),
+  },
+  // prime-rl 8324600's vLLM plugins: a JSON list in PRIME_VLLM_PLUGINS; only module:function or /abs/file.py:function.
+  {
+    id: "prime vllm_plugins[]",
+    covers: ["prime:vllm_plugins[]"],
+    slurm: "p-sn",
+    at: () => "vllm_plugins.0",
+    set: (r, v) => void (r.vllm_plugins = [v]),
+  },
   {
     id: "prime vllm_fleet.engine_processes",
     covers: ["prime:vllm_fleet.engine_processes"],
@@ -1142,6 +1190,32 @@ export const FIELDS: Field[] = [
     closed: true,
     at: (l) => inf(l, "deployment.router.policy"),
     set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", policy: v }),
+  },
+  // The router's own flags (router-flags.ts): a string flag's value reaches its command line; keys are its flags.
+  {
+    id: "deployment.router.extra.* (string flag)",
+    covers: ["deployment.router.extra.*"],
+    slurm: "mr-main",
+    k8s: "k8s-multi-replica",
+    at: (l) => inf(l, "deployment.router.extra.log_dir"),
+    set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", extra: { log_dir: v } }),
+  },
+  {
+    id: "deployment.router.extra.<key>",
+    covers: ["deployment.router.extra.<key>"],
+    slurm: "mr-main",
+    closed: true,
+    prefix: true,
+    at: (l) => inf(l, "deployment.router.extra"),
+    set: (r, v, c) => void (deployment(r, c).router = { type: "vllm-router", extra: { [v]: "x" } }),
+  },
+  {
+    id: "vllm_version",
+    covers: ["vllm_version"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "vllm_version"),
+    set: (r, v, c) => void (inference(r, c).vllm_version = v),
   },
   {
     id: "deployment.router.release",

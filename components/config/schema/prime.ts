@@ -169,11 +169,19 @@ const weightBroadcast = z.looseObject({ type: z.enum(["nccl", "filesystem", "nix
  * prime-rl 8324600's [inference] renderer (a `renderers` RendererConfig, discriminated on name; its
  * other keys are the renderer's template fields, e.g. enable_thinking): passed to prime-rl's server as is.
  */
-export const primeRendererTable = z.looseObject({
-  name: argText.describe(
-    "The renderer prime-rl's server renders chat prompts with (RendererConfig's discriminator; no default: the table names one), passed as --renderer.name",
-  ),
-});
+export const primeRendererTable = z
+  .object({
+    name: argText.describe(
+      "The renderer prime-rl's server renders chat prompts with (RendererConfig's discriminator; no default: the table names one), passed as --renderer.name",
+    ),
+  })
+  // Its other keys become `--renderer.<key>` flags: Python field names, with values a command line can carry.
+  .catchall(z.union([argText, z.number(), z.boolean(), z.array(z.union([argText, z.number()]))]))
+  .superRefine((t, ctx) => {
+    for (const key of Object.keys(t))
+      if (!/^[a-z_][a-z0-9_]*$/.test(key))
+        ctx.addIssue({ code: "custom", path: [key], message: "a renderer key is a field name: a-z, 0-9 and _" });
+  });
 
 /**
  * prime-rl 8324600's vllm_plugins entry: `package.module:function` or `/abs/path/file.py:function`.
