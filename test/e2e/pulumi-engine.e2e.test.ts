@@ -135,10 +135,22 @@ function overridesFor(stack: string, pulumiStack = stack, binDir = suiteBinDir()
   return standinOverrides(cluster.FLEET_E2E_PARTITION, pulumiStack, extra, prime, binDir);
 }
 
+/**
+ * Shipped stacks this suite does not deploy yet, and why (each printed when the suite starts).
+ * kv-offload-lmcache: its LMCache server is a stand-in here (real-parts.ts PROGRAMS) that has not yet
+ * run on the test cluster; the unit suite renders and shellchecks its scripts and runs the stand-in.
+ */
+const NOT_DEPLOYED_YET: Record<string, string> = {
+  "kv-offload-lmcache": "the LMCache stand-in has not run on the SLURM test cluster yet (issue 43's open drill)",
+};
+for (const [stack, why] of Object.entries(NOT_DEPLOYED_YET))
+  console.warn(`pulumi-engine e2e: SKIPPED ${stack}: ${why}`);
+
 const SLURM_STACKS = fs
   .readdirSync(path.join(ROOT, "stacks"))
   .filter((f) => f.endsWith(".toml") && !f.startsWith("k8s-") && !f.startsWith("local-"))
   .map((f) => f.slice(0, -5))
+  .filter((s) => !(s in NOT_DEPLOYED_YET))
   .sort();
 
 describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", () => {

@@ -53,6 +53,8 @@ export const PROGRAMS = [
   "epp",
   "envoy",
   "pd-sidecar",
+  // LMCache's server (kv_cache_offload.type = "lmcache"): a stand-in only, as the pinned venv has no lmcache.
+  "lmcache",
 ] as const;
 export type Program = (typeof PROGRAMS)[number];
 
