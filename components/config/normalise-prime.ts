@@ -255,6 +255,15 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     }
   } else if (rl) {
     const d = (file.deployment ?? {}) as Raw;
+    // prime-rl 8324600's examples/extra/dynamo: with it, `rl` starts no inference; the orchestrator
+    // finds an external Dynamo deployment by its RL discovery endpoint. Planning engines for it would
+    // hold GPUs nobody calls.
+    if ((file.orchestrator as Raw | undefined)?.model?.client?.dynamo?.enabled === true)
+      issues.push({
+        path: "orchestrator.model.client.dynamo.enabled",
+        message:
+          "prime-rl runs this file against an external Dynamo deployment it does not launch (its frontend and worker start by hand; the orchestrator finds them through Dynamo's RL discovery endpoint), and vllm-fleet does not deploy Dynamo: set enabled = false (or remove the table) for the fleet to serve the orchestrator",
+      });
     for (const key of RL_TRAINER_KEYS) if (d[key] !== undefined) ignored.push(`deployment.${key}`);
     if (d.type === "multi_node") {
       rlDeployment = defined({ type: "multi_node", gpus_per_node: d.gpus_per_node });

@@ -855,6 +855,8 @@ const PRIME_FIELDS: Field[] = [
     covers: ["prime:vllm_plugins[]"],
     slurm: "p-sn",
     at: () => "vllm_plugins.0",
+    // A plugin is `<module or absolute file>:<function>`: the payload is the module part.
+    value: (t) => `${t}:plugin`,
     set: (r, v) => void (r.vllm_plugins = [v]),
   },
   {

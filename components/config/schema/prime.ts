@@ -166,6 +166,29 @@ const logTable = table({
 const weightBroadcast = z.looseObject({ type: z.enum(["nccl", "filesystem", "nixl"]).optional() });
 
 /**
+ * A renderer template field's value: a string a command line can carry, a number, a boolean, or a
+ * list of strings and numbers (passed as JSON). Checked by hand rather than as a zod union, whose
+ * only message for a bad string inside a list is "Invalid input".
+ */
+const rendererValue = z.unknown().superRefine((v, ctx) => {
+  const scalar = (x: unknown, where: string, allowBoolean: boolean) => {
+    if (typeof x === "number" || (allowBoolean && typeof x === "boolean")) return;
+    if (typeof x !== "string") {
+      ctx.addIssue({
+        code: "custom",
+        message: `${where}expects a string, a number${allowBoolean ? ", true or false, or a list of strings and numbers" : " (a list holds strings and numbers)"}`,
+      });
+      return;
+    }
+    const checked = argText.safeParse(x);
+    if (!checked.success)
+      for (const issue of checked.error.issues) ctx.addIssue({ code: "custom", message: `${where}${issue.message}` });
+  };
+  if (Array.isArray(v)) v.forEach((x, i) => scalar(x, `item ${i + 1}: `, false));
+  else scalar(v, "", true);
+});
+
+/**
  * prime-rl 8324600's [inference] renderer (a `renderers` RendererConfig, discriminated on name; its
  * other keys are the renderer's template fields, e.g. enable_thinking): passed to prime-rl's server as is.
  */
@@ -176,7 +199,7 @@ export const primeRendererTable = z
     ),
   })
   // Its other keys become `--renderer.<key>` flags: Python field names, with values a command line can carry.
-  .catchall(z.union([argText, z.number(), z.boolean(), z.array(z.union([argText, z.number()]))]))
+  .catchall(rendererValue)
   .superRefine((t, ctx) => {
     for (const key of Object.keys(t))
       if (!/^[a-z_][a-z0-9_]*$/.test(key))
