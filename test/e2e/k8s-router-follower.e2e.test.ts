@@ -102,7 +102,7 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     const { dir } = launcherDir(pythonEnv(), "k8s-router-follower", ["vllm-router"]);
     const d = await followerDrill(
       "k8s-multi-replica",
-      (port, workers) => spawn(path.join(dir, "vllm-router"), drillRouterArgs(port, workers)),
+      (port, workers, metrics) => spawn(path.join(dir, "vllm-router"), drillRouterArgs(port, workers, metrics)),
       await httpEngines(),
     );
     say("vllm-router", d);
@@ -123,7 +123,7 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     }
     const d = await followerDrill(
       "k8s-sglang-wide-ep",
-      (port, workers) => realSglangRouter(venv, [...drillRouterArgs(port, workers), "--api-key", KEY]).proc,
+      (port, workers, metrics) => realSglangRouter(venv, [...drillRouterArgs(port, workers, metrics), "--api-key", KEY]).proc,
       { engines, model: "tiny", apiKey: KEY },
     );
     say("sglang-router", d);
@@ -162,6 +162,10 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
       "127.0.0.1",
       "--port",
       String(port),
+      "--prometheus-host",
+      "127.0.0.1",
+      "--prometheus-port",
+      String(await freePort()),
       "--pd-disaggregation",
       "--prefill",
       prefills[0].url,

@@ -151,14 +151,22 @@ export interface FollowerDrill {
   log: string;
 }
 
-/** The router's command line in the drill: round_robin, so both engines get requests while listed. */
-export const drillRouterArgs = (port: number, workers: string[]) => [
+/**
+ * The router's command line in the drill: round_robin, so both engines get requests while listed;
+ * its metrics on a port of its own (both routers default to 29000, which a fleet on this machine
+ * in another suite may hold: "Address already in use").
+ */
+export const drillRouterArgs = (port: number, workers: string[], metricsPort: number) => [
   "--policy",
   "round_robin",
   "--host",
   "127.0.0.1",
   "--port",
   String(port),
+  "--prometheus-host",
+  "127.0.0.1",
+  "--prometheus-port",
+  String(metricsPort),
   "--worker-startup-check-interval",
   "1",
   "--worker-urls",
@@ -172,7 +180,7 @@ export const drillRouterArgs = (port: number, workers: string[]) => [
  */
 export async function followerDrill(
   stack: string,
-  startRouter: (port: number, workers: string[]) => ChildProcess,
+  startRouter: (port: number, workers: string[], metricsPort: number) => ChildProcess,
   engines: DrillEngines,
 ): Promise<FollowerDrill> {
   const follower = k8sContainers(stack).find((c) => c.name === "router-follower");
@@ -184,7 +192,7 @@ export async function followerDrill(
   const router = `http://127.0.0.1:${port}`;
   let routerLog = "";
   let followerLog = "";
-  const r = startRouter(port, [a.url, b.url]);
+  const r = startRouter(port, [a.url, b.url], await freePort());
   r.stdout?.on("data", (d) => (routerLog += d));
   r.stderr?.on("data", (d) => (routerLog += d));
   // The key reaches the follower as it reaches the router's pod: VLLM_API_KEY from the Secret.

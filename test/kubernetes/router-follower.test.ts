@@ -41,7 +41,7 @@ describe("vllm-router's follower on Kubernetes", () => {
   it("an engine whose listener is gone is taken out at once, kept out (named) while it serves the base weights and its peer v2, and told again once it serves v2; no request fails meanwhile (vllm-router STAND-IN)", async () => {
     const d = await followerDrill(
       "k8s-multi-replica",
-      (port, workers) => start("vllm-router", drillRouterArgs(port, workers)).proc,
+      (port, workers, metrics) => start("vllm-router", drillRouterArgs(port, workers, metrics)).proc,
       await httpEngines(),
     );
     expect(BIN).toContain("standins");
