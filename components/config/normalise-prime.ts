@@ -19,9 +19,9 @@ import {
   PRIME_LORA_DEFAULTS,
   PRIME_QUANTIZATION,
   PRIME_ROUTER_POLICY,
-  PRIME_SERVER_PATCHES,
   primeCommitOf,
 } from "./prime-commit";
+import { serverPatchesUsed } from "./prime-server-patches";
 
 type Raw = Record<string, any>;
 
@@ -182,7 +182,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
   const needsPrimeServer =
     inf.renderer !== undefined ||
     inf.enable_return_sampling_mask_logprobs === true ||
-    PRIME_SERVER_PATCHES.some((k) => inf[k] === true || (Array.isArray(inf[k]) && inf[k].length > 0));
+    serverPatchesUsed(inf).length > 0;
   const engine: PrimeEngineKind = file.vllm_fleet?.engine ?? (rl || needsPrimeServer ? "prime-rl" : "vllm");
   const primeEngine: PrimeEngineConfig = defined({
     enable_fp32_lm_head: inf.enable_fp32_lm_head ?? true,

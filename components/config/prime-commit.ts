@@ -31,13 +31,6 @@ export const LATER_INFERENCE_KEYS = [
   "vllm_plugins",
 ] as const;
 
-/** 8324600's InferenceConfig keys that only prime-rl's server acts on (environment its vLLM patches read). */
-export const PRIME_SERVER_PATCHES = [
-  "fp8_ue8m0_weight_scales",
-  "fp8_stochastic_weight_rounding",
-  "vllm_plugins",
-] as const;
-
 /** VllmConfig's defaults per commit (inference.py): max_loras, and max_cpu_loras, which 8324600 dropped. */
 export const PRIME_LORA_DEFAULTS: Record<PrimeCommit, { max_loras: number; max_cpu_loras?: number }> = {
   "559b447": { max_loras: 8, max_cpu_loras: 100 },

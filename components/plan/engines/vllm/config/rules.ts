@@ -1,5 +1,6 @@
 import type { ConfigView } from "../../../../config/fleet-config";
 import { fail, type Rule } from "../../../../config/rule";
+import { serverPatchesUsed } from "../../../../config/prime-server-patches";
 
 /** Where the file sets a kv_transfer_config of its own: vllm_extra, or a P/D role's table. */
 function ownConnectorKeys(cfg: ConfigView): string[] {
@@ -67,9 +68,7 @@ export const VLLM_RULES: Record<string, Rule> = {
   "prime-rl's FP8 weight patches and vLLM plugins run in prime-rl's server": (cfg) => {
     const pe = cfg.prime_engine;
     if (pe?.engine !== "vllm") return [];
-    const used = (["fp8_ue8m0_weight_scales", "fp8_stochastic_weight_rounding", "vllm_plugins"] as const).filter(
-      (k) => pe[k] === true || (Array.isArray(pe[k]) && pe[k].length > 0),
-    );
+    const used = serverPatchesUsed(pe);
     return used.flatMap((k) =>
       fail(
         `prime_engine.${k}`,
