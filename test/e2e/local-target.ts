@@ -66,9 +66,13 @@ export interface Run {
 /** Where every test's HOME is. */
 export const LOCAL_E2E_HOMES = path.join(os.tmpdir(), "fleet-local-e2e");
 
+/** The HOMEs this test process made: killLeftovers stops only what runs under them. */
+const OWN_HOMES = new Set<string>();
+
 /** A HOME of the test's own: the island folders (relative output_dir) live under it. */
 export function freshHome(name: string): string {
   const home = path.join(LOCAL_E2E_HOMES, `${name}-${process.pid}`);
+  OWN_HOMES.add(home);
   fs.rmSync(home, { recursive: true, force: true });
   fs.mkdirSync(home, { recursive: true });
   return home;
@@ -150,9 +154,12 @@ export async function leftUnder(home: string, ms = 10_000): Promise<string[]> {
   }
 }
 
-/** SIGKILLs every process a test left under LOCAL_E2E_HOMES, so a failed test never holds the ports the next one uses. */
+/**
+ * SIGKILLs every process a test of this vitest process left under its HOMEs, so a failed test never
+ * holds the ports the next one uses; another process's runs (a suite beside this one) are not its to stop.
+ */
 export function killLeftovers(): void {
-  for (const p of processesUnder(LOCAL_E2E_HOMES)) {
+  for (const p of [...OWN_HOMES].flatMap(processesUnder)) {
     try {
       process.kill(Number(p.split(" ")[0]), "SIGKILL");
     } catch {
