@@ -57,6 +57,10 @@ describe("idle release on the real SLURM cluster", () => {
       for (const t0 = Date.now(); (await state()) !== "" && Date.now() - t0 < 90_000;) await sleep(1000);
       expect(await state(), "the job after 90 s idle").toBe("");
       const ended = Date.now() / 1000;
+      // SLURM's own word: `scontrol show job` (kept for MinJobAge); sacct where accounting runs (the
+      // test cluster runs none).
+      const info = (await runRemote(conn, `scontrol show job -o ${island.jobId}`)).stdout;
+      expect(info).toMatch(/JobState=CANCELLED/);
       const sacct = await runRemote(conn, `sacct -n -P -X -j ${island.jobId} -o State`);
       if (sacct.code === 0 && sacct.stdout.trim()) expect(sacct.stdout.trim()).toMatch(/^CANCELLED/);
       expect(ended - idleFrom).toBeLessThan(45);
@@ -71,7 +75,7 @@ describe("idle release on the real SLURM cluster", () => {
 
       const status = await fleetStatusIn(work, stack, "multi-replica", extra);
       expect(status.code, status.err).toBe(0);
-      expect(status.report!.islands[0].status).toBe("IDLE-RELEASED");
+      expect(status.report!.islands[0]).toMatchObject({ status: "IDLE-RELEASED", schedulerState: "CANCELLED" });
       expect(status.report!.islands[0].detail).toContain(new Date(released * 1000).toISOString());
     } finally {
       expectOk(await runRemote(c.connection, c.delete), "delete");

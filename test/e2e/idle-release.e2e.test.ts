@@ -11,7 +11,7 @@ import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseActivity } from "../../components/host/activity-ledger";
 import { presenceOf } from "../../components/host/presence";
-import { parseRunReport, runQueryScript } from "../../components/local/run-query";
+import { localTarget } from "../../components/local";
 import { drainRpcs } from "../program-harness";
 import { ROOT, STANDINS } from "./program-capture";
 import { captureLocal, create, destroy, freshHome, killLeftovers, leftUnder, runLocal, running } from "./local-target";
@@ -123,9 +123,9 @@ describe("idle release on the local target (stand-in engine)", () => {
       expect(s.islands[0].detail).toContain(new Date(released * 1000).toISOString());
       const query = await runLocal("bash -s", {
         home,
-        stdin: runQueryScript([{ island: 0, islandDir, nodeCount: 1 }]),
+        stdin: localTarget.fleet!.scheduler!.query([{ island: 0, islandDir, nodeCount: 1 }]),
       });
-      const presence = presenceOf(parseRunReport(query.stdout, [0]).get(0)!);
+      const presence = presenceOf(localTarget.fleet!.scheduler!.parse(query.stdout, [0]).get(0)!);
       expect(presence.gone).toBe(true);
       expect(presence.why).toContain("released itself");
     } finally {
