@@ -86,6 +86,7 @@ describe("the monitor in the host targets' scripts", () => {
     expect(launch).toContain("FLEET_IDLE_RELEASE_S=20");
     expect(launch).toContain('[ "$NODE_INDEX" != 0 ] || FLEET_ACTIVITY_HERE=1');
     expect(launch).toContain('scancel "$SLURM_JOB_ID"');
+    expect(launch).toContain("a co-scheduled island is not released when idle");
     expect(launch).toContain("FLEET_ACTIVITY_FINISHED+=(vllm:request_success_total)");
     expect(spawnSync("bash", ["-n"], { input: launch }).status).toBe(0);
     if (shellcheckAvailable()) expectShellcheckClean(launch);
