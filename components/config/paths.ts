@@ -56,7 +56,8 @@ function primeUserPath(canonical: string, layout: "standalone" | "rl"): string {
   const inference = (p: string) => (layout === "rl" ? "inference." + p : p);
   if (head === "islands") return "deployment.num_infer_replicas";
   if (head === "rl_deployment") return "deployment" + tail;
-  if (head === "engine_processes" || head === "restart") return "vllm_fleet." + canonical;
+  if (head === "engine_processes" || head === "restart" || head === "idle_release_after")
+    return "vllm_fleet." + canonical;
   if (canonical === "router.release") return "vllm_fleet.router_release";
   // prime_engine holds InferenceConfig's own keys, and [vllm_fleet]'s engine and prime_rl_commit.
   if (canonical === "prime_engine.engine") return "vllm_fleet.engine";

@@ -22,7 +22,7 @@ const SHARED_KEYS = [...TARGETS, "output_dir", "model_catalog", "dry_run"] as co
  * Top-level keys that are every service's default, which a service may set for itself (its own
  * [restart] replaces the stack's whole table).
  */
-const SERVICE_DEFAULTS = ["engine", "restart"] as const;
+const SERVICE_DEFAULTS = ["engine", "restart", "idle_release_after"] as const;
 
 /**
  * Service k's default ports are the single-model ones + k x SERVICE_PORT_STRIDE (server.port and
@@ -120,11 +120,13 @@ export function splitServices(
       delete own.inference;
     }
     // prime-rl's layout names its server in [vllm_fleet] engine: the stack's engine is our layout's.
-    // Its [restart] is [vllm_fleet.restart].
+    // Its [restart] is [vllm_fleet.restart], its idle_release_after [vllm_fleet] idle_release_after.
     const prime = primeLayout(own);
-    const fleetTable = own.vllm_fleet ?? {};
-    if (prime && "restart" in doc && isTable(fleetTable) && !("restart" in fleetTable))
-      own.vllm_fleet = { ...fleetTable, restart: doc.restart };
+    for (const key of ["restart", "idle_release_after"]) {
+      const fleetTable = own.vllm_fleet ?? {};
+      if (prime && key in doc && isTable(fleetTable) && !(key in fleetTable))
+        own.vllm_fleet = { ...fleetTable, [key]: doc[key] };
+    }
     const defaults = prime
       ? {}
       : Object.fromEntries(SERVICE_DEFAULTS.filter((k) => k in doc && !(k in own)).map((k) => [k, doc[k]]));

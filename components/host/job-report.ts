@@ -1,3 +1,4 @@
+import { parseIdleReleased, type IdleReleased } from "./activity-ledger";
 import { runChecked, type Shell } from "./shell";
 
 /*
@@ -32,6 +33,8 @@ export interface JobReport {
   generation: number;
   /** `pulumi destroy` ended the job (its delete left `destroyed` in the folder; a create removes it). */
   destroyed: boolean;
+  /** The attempt's idle release (templates/host/activity.sh): when it ended the island, idle since when. */
+  idleReleased?: IdleReleased;
 }
 
 /** A target's status query (FleetSupport.scheduler): the script for some islands, and its parser. */
@@ -94,12 +97,16 @@ export interface ProcessRestarts {
 /**
  * A query record about the island's folder or a process's markers, as both host targets' queries
  * print them: `presence` (GENERATION, destroyed or kept: templates/host/presence.sh), `exit` (FILE,
- * STATUS) and `restarts` (FILE, COUNT, the file's last line). False for any other record.
+ * STATUS), `restarts` (FILE, COUNT, the file's last line) and `idlereleased` (the marker's text). False for any other record.
  */
 export function readMarkerRecord(kind: string, rest: string[], r: JobReport): boolean {
   if (kind === "presence") {
     r.generation = Number(rest[0]) || 0;
     r.destroyed = rest[1] === "destroyed";
+    return true;
+  }
+  if (kind === "idlereleased") {
+    r.idleReleased = parseIdleReleased(rest[0] ?? "");
     return true;
   }
   if (kind !== "exit" && kind !== "restarts") return false;

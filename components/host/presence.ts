@@ -33,6 +33,10 @@ export function presenceOf(r: JobReport): Presence {
   if (r.source === "job_id file") return { ...base, gone: true, why: `its job${id} is no longer known to SLURM` };
   const phase = jobPhase(r.state);
   if (phase !== "ended" && phase !== "failed") return base;
+  if (r.idleReleased) {
+    const at = new Date(r.idleReleased.at * 1000).toISOString();
+    return { ...base, gone: true, why: `it released itself at ${at} after idle_release_after without a request` };
+  }
   const exits = r.exits.map((e) => `${e.name} on node ${e.node} exited ${e.code}`).join(", ");
   const reason = r.reason ? `, ${r.reason}` : "";
   const noun = r.source === "run record" ? "run" : "job";

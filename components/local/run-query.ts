@@ -1,4 +1,5 @@
 import { emptyReport, readMarkerRecord, type IslandJobRef, type JobReport } from "../host/job-report";
+import { IDLE_RELEASED_FILE } from "../host/activity-ledger";
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
@@ -12,7 +13,7 @@ export function runQueryScript(islands: IslandJobRef[]): string {
   const calls = islands
     .filter((i) => i.islandDir)
     .map((i) => ({ island: i.island, islandDir: shq(i.islandDir!), nodes: i.nodeCount ?? 1 }));
-  return renderTemplate("local/run-query.sh.mustache", { islands: calls });
+  return renderTemplate("local/run-query.sh.mustache", { islands: calls, markerFile: IDLE_RELEASED_FILE });
 }
 
 /** Parses runQueryScript's records; an island with none was not observed, and says so. */

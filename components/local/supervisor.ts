@@ -1,4 +1,5 @@
 import { secretOrder, type SecretName } from "../credentials";
+import { activityView } from "../host/activity";
 import { needsScratch, nodeLines, setupLines } from "../host/processes";
 import { cacheBase, cacheSetupLines, engineProgram } from "../host/cache";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
@@ -61,5 +62,6 @@ export function renderSupervisor(
     })),
     // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
     ...plan.restart,
+    ...activityView(island),
   });
 }

@@ -60,7 +60,10 @@ export async function keep(o: KeepOptions, d: KeepDeps): Promise<number> {
       d.log(`could not check the fleet, so nothing was done: ${(e as Error).message}`);
       if (o.once) return 1;
     }
-    const gone = report?.replace?.islands ?? [];
+    // An island that released itself when idle (docs/idle-release.md) stays released: only a
+    // `pulumi up` someone runs brings it back, never the keeper.
+    const released = new Set(report?.islands.filter((i) => i.status === "IDLE-RELEASED").map((i) => i.island));
+    const gone = (report?.replace?.islands ?? []).filter((k) => !released.has(k));
     if (report && gone.length === 0) {
       const state = `${report.status}: ${report.islands.map((i) => `island ${i.island} ${i.status}`).join(", ")}`;
       // One line per change, not per round: a day of checks stays readable.

@@ -6,9 +6,11 @@ import type { ClusterIslandReport } from "../target";
 /**
  * The states a person needs: vec-inf's five (without its UNAVAILABLE), and for a fleet that is kept
  * up, RESTARTING (a process the keeper is starting again) and DEGRADED (an island that serves while
- * some of its engines restart).
+ * some of its engines restart); IDLE-RELEASED: an island that ended itself after idle_release_after
+ * without a request (docs/idle-release.md).
  */
-export type Status = "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN" | "RESTARTING" | "DEGRADED";
+export type Status =
+  "PENDING" | "LAUNCHING" | "READY" | "FAILED" | "SHUTDOWN" | "RESTARTING" | "DEGRADED" | "IDLE-RELEASED";
 
 /** One HTTP check of a process: /health and whether /v1/models lists the served model. */
 export interface Probe {
@@ -152,15 +154,20 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
   });
 
   const any = (s: Status) => out.some((p) => p.status === s);
+  // Its own idle release ended it (the marker is the attempt's, so a job still running is not).
+  const idleReleased = job?.idleReleased !== undefined && phase !== "running" && phase !== "queued";
   let status: Status;
   let detail: string;
-  if (phase === "failed" || any("FAILED")) {
+  if (!idleReleased && (phase === "failed" || any("FAILED"))) {
     status = "FAILED";
     const failed = out.filter((p) => p.status === "FAILED").map((p) => `${p.id} ${p.detail}`);
     detail = [schedulerDetail, ...failed].filter(Boolean).join("; ");
   } else if (phase === "queued") {
     status = "PENDING";
     detail = schedulerDetail;
+  } else if (idleReleased) {
+    status = "IDLE-RELEASED";
+    detail = idleReleasedDetail(job!.idleReleased!);
   } else if (phase === "ended" || phase === "none") {
     status = "SHUTDOWN";
     detail = phase === "none" ? (job?.jobId ? `job ${job.jobId} is gone (no record left)` : "no job") : schedulerDetail;
@@ -191,6 +198,12 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
     processes: out,
   };
 }
+
+const iso = (epochS: number) => new Date(epochS * 1000).toISOString();
+
+/** When the idle release ended the island, and since when it had served no request. */
+export const idleReleasedDetail = (r: { at: number; idleSince: number }): string =>
+  `released itself at ${iso(r.at)}, idle since ${iso(r.idleSince)} (idle_release_after); pulumi up brings it back`;
 
 /**
  * An island's status as its cluster's API shows it (FleetSupport.cluster): each process takes its
@@ -253,9 +266,9 @@ export function islandStatusFromCluster(view: IslandView, report: ClusterIslandR
   };
 }
 
-/** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over DEGRADED over READY. */
+/** The fleet's status is its worst island's: FAILED over PENDING over LAUNCHING over SHUTDOWN over IDLE-RELEASED over DEGRADED over READY. */
 export function fleetStatus(islands: IslandStatus[]): Status {
-  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN", "DEGRADED"] as const)
+  for (const s of ["FAILED", "PENDING", "LAUNCHING", "SHUTDOWN", "IDLE-RELEASED", "DEGRADED"] as const)
     if (islands.some((i) => i.status === s)) return s;
   return "READY";
 }

@@ -235,6 +235,28 @@ export interface IslandPlan {
   /** Its folder in the fleet's compile and model cache, less the engine version the host adds (cache.ts). */
   cache: CachePlan;
   endpoints: EndpointsPlan;
+  /** What its activity monitor scrapes, and its idle release (host targets: templates/host/activity.sh). */
+  activity: ActivityPlan;
+}
+
+/**
+ * An island's activity monitor: every serving engine's /metrics (requests running, waiting and
+ * finished, by its engine's metric names) and pause route, and `idle_release_after` in seconds (null: off).
+ */
+export interface ActivityPlan {
+  idleReleaseAfterS: number | null;
+  engines: {
+    id: string;
+    node: number;
+    port: number;
+    metrics: string;
+    running: string;
+    waiting: string;
+    /** The counter of finished requests: one that grew since the last scrape was served. */
+    finished: string;
+    /** Its engine's pausedRoute; null where it has none. */
+    paused: string | null;
+  }[];
 }
 
 export interface DeploymentPlan {

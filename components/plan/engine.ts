@@ -151,6 +151,12 @@ export interface Engine {
   /** The Prometheus series `fleet metrics` and the Python client's metrics() read. */
   metrics: EngineMetricNames;
   /**
+   * GET: `{"is_paused": true}` while a trainer has paused it for a weight update: the island's
+   * activity monitor counts it paused, not idle (templates/host/activity.sh.mustache).
+   * @default undefined: it has no such route, and a pause shows only as requests waiting
+   */
+  pausedRoute?: string;
+  /**
    * The flags that start it behind the restart gate (templates/host/restart_gate.py, an ASGI
    * middleware): on a host, an engine that restarts where no router's follower keeps it out answers
    * 503 to everything but its weights' routes, /health too, until it serves the fleet's weights

@@ -12,7 +12,16 @@ import { mooncakePlan } from "./mooncake";
 import { restartPlan } from "./restart-plan";
 import { httpRouterPlan, llmdPlan, routerProgram, routerSettings } from "./router-plan";
 import type { PlanHints } from "./target-hints";
-import type { DeploymentPlan, EngineProcess, IslandPlan, KvTiers, NodePlan, Role } from "./deployment-plan";
+import type {
+  ActivityPlan,
+  DeploymentPlan,
+  EngineProcess,
+  IslandPlan,
+  KvTiers,
+  NodePlan,
+  Role,
+} from "./deployment-plan";
+import { durationSeconds } from "../config/schema/idle-release";
 import { fileRef, nodeRef, resolveValue, scratchRef, selfRef, type Value } from "./values";
 import { islandFolder } from "./naming";
 import { cachePlan } from "./cache";
@@ -282,6 +291,27 @@ function buildIsland(
         url: { node: e.node, port: e.port!, path: engineNamed(e.engine).routes.admin },
       })),
     },
+    activity: activityPlan(cfg, serving),
+  };
+}
+
+/** What the island's activity monitor scrapes on each serving engine, and its idle bound. */
+function activityPlan(cfg: FleetConfig, serving: EngineProcess[]): ActivityPlan {
+  return {
+    idleReleaseAfterS: cfg.idle_release_after === undefined ? null : durationSeconds(cfg.idle_release_after),
+    engines: serving.map((e) => {
+      const engine = engineNamed(e.engine);
+      return {
+        id: e.id,
+        node: e.node,
+        port: e.port!,
+        metrics: engine.routes.metrics,
+        running: engine.metrics.running,
+        waiting: engine.metrics.waiting,
+        finished: engine.metrics.requests,
+        paused: engine.pausedRoute ?? null,
+      };
+    }),
   };
 }
 

@@ -43,6 +43,7 @@ function islandJson(i: IslandPlan) {
       router: i.endpoints.router ? showUrl(i.index, i.endpoints.router) : null,
       engines: i.endpoints.engines.map((e) => ({ id: e.id, role: e.role, url: showUrl(i.index, e.url) })),
     },
+    idle_release_after_s: i.activity.idleReleaseAfterS,
   };
 }
 

@@ -36,6 +36,9 @@ function islandText(plan: DeploymentPlan, island: IslandPlan): string[] {
     engines.push([e.id, `${island.nodes[e.node].name}:${e.port ?? "-"}`, e.gpus.join(","), par]);
   }
   lines.push(engines.toString());
+  const idle = island.activity.idleReleaseAfterS;
+  if (idle !== null)
+    lines.push(`  idle release: ends itself after ${idle} s with no request running or waiting (idle_release_after)`);
 
   for (const e of island.engines) {
     lines.push(`  ${e.id}`);
@@ -122,7 +125,19 @@ function requestLines(stack: StackPlan): string[] {
   if (!requests) return [];
   const rows = table(requests.head);
   rows.push(...requests.rows);
-  return [requests.title, rows.toString(), ""];
+  return [requests.title, rows.toString(), ...idleBoundLines(stack), ""];
+}
+
+/** The idle bound beside the GPU-hours: an island may hold its GPUs for less, never more. */
+function idleBoundLines(stack: StackPlan): string[] {
+  const bounds = new Set(
+    stack.services.flatMap((p) => p.islands.map((i) => i.activity.idleReleaseAfterS)).filter((s) => s !== null),
+  );
+  if (bounds.size === 0) return [];
+  const each = [...bounds].map((s) => `${s} s`).join(", ");
+  return [
+    `idle release: an island with no request for ${each} (idle_release_after) ends itself and gives its GPUs back`,
+  ];
 }
 
 /** What the target says of the whole stack (Kubernetes: its namespace and Pod Security level). */

@@ -1,4 +1,5 @@
 import type { DeploymentPlan, IslandPlan, SlurmSettings } from "../plan/deployment-plan";
+import { activityView } from "../host/activity";
 import { SECRETS, secretOrder, type SecretName } from "../credentials";
 import { heredocDelimiter, shq } from "../shell";
 import { needsScratch, nodeLines, setupLines } from "../host/processes";
@@ -114,6 +115,7 @@ export function islandBodies(
     })),
     // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
     ...plan.restart,
+    ...activityView(island),
   }).trimEnd();
   // Each engine's own process name (Engine.processName, e.g. prime-rl's `inference` console script),
   // cleaned up only where the plan runs it.

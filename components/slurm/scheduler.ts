@@ -2,6 +2,7 @@ import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 
 import { emptyReport, readMarkerRecord, type IslandJobRef, type JobReport } from "../host/job-report";
+import { IDLE_RELEASED_FILE } from "../host/activity-ledger";
 
 export { jobPhase, type JobPhase } from "../host/job-report";
 
@@ -20,7 +21,11 @@ export function schedulerQueryScript(islands: IslandJobRef[]): string {
       component: i.component === undefined ? [] : [String(i.component)],
     }));
   const cosched = islands.some((i) => i.component !== undefined);
-  return renderTemplate("slurm/scheduler-query.sh.mustache", { islands: calls, cosched });
+  return renderTemplate("slurm/scheduler-query.sh.mustache", {
+    islands: calls,
+    cosched,
+    markerFile: IDLE_RELEASED_FILE,
+  });
 }
 
 /** `Key=Value` tokens of `scontrol show job -o`; values never contain spaces there, except Command/Comment at the end. */

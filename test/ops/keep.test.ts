@@ -77,6 +77,16 @@ describe("fleet keep", () => {
     ]);
   });
 
+  it("an island that released itself when idle is left released: no up", async () => {
+    const idle = {
+      ...oneGone,
+      islands: [island(0, "READY"), island(1, "IDLE-RELEASED")],
+    } as unknown as FleetStatusReport;
+    const r = await run([idle, idle]);
+    expect(r).toMatchObject({ code: 0, ups: 0 });
+    expect(r.lines).toEqual(["DEGRADED: island 0 READY, island 1 IDLE-RELEASED"]);
+  });
+
   it("past --max-ups within --window it gives up, exit 1, saying why; ups older than the window no longer count", async () => {
     const stuck = await run([oneGone, oneGone, oneGone], { maxUps: 2 });
     expect(stuck.code).toBe(1);

@@ -810,7 +810,7 @@ const PRIME_FIELDS: Field[] = [
     at: () => "vllm_fleet.router_release",
     set: (r, v) => void (sub(r, "vllm_fleet").router_release = v),
   },
-  ...(["prime_rl_commit", "vllm_version"] as const).map((k): Field => ({
+  ...(["prime_rl_commit", "vllm_version", "idle_release_after"] as const).map((k): Field => ({
     id: `prime vllm_fleet.${k}`,
     covers: [`prime:vllm_fleet.${k}`],
     slurm: "p-sn",
@@ -1218,6 +1218,15 @@ export const FIELDS: Field[] = [
     closed: true,
     at: (l) => inf(l, "vllm_version"),
     set: (r, v, c) => void (inference(r, c).vllm_version = v),
+  },
+  // A duration ("20s", "2h"): its pattern refuses anything else, naming the key.
+  {
+    id: "idle_release_after",
+    covers: ["idle_release_after"],
+    slurm: "sn-main",
+    closed: true,
+    at: (l) => inf(l, "idle_release_after"),
+    set: (r, v, c) => void (inference(r, c).idle_release_after = v),
   },
   {
     id: "deployment.router.release",

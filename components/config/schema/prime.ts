@@ -2,6 +2,7 @@ import { z } from "zod";
 import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
+import { idleReleaseAfter } from "./idle-release";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
 import { vllmVersion } from "../../plan/engines/vllm/config/version";
 import { serverTable } from "./server";
@@ -268,6 +269,7 @@ export const vllmFleetTable = table({
   restart: restartTable
     .optional()
     .describe("What an island does when one of its processes exits ([restart] in vllm-fleet's own layout)"),
+  idle_release_after: idleReleaseAfter,
   engine_processes: engineProcesses
     .default("per_rank")
     .describe(

@@ -107,6 +107,8 @@ export const sglangEngine: Engine = {
   memoryReserve: sglangReserve,
   routes: SGLANG_ROUTES,
   metrics: SGLANG_METRICS,
+  // No pausedRoute: /pause_generation and /continue_generation (srt/entrypoints/http_server.py)
+  // have no GET of the state; a pause shows only as requests waiting (docs/idle-release.md).
   // No middleware option, so no restart gate: a restart starts on the update's folder itself (the
   // Python client's /update_weights_from_disk {"model_path", "weight_version"}); --model-path also
   // names the served model and the tokenizer unless they are set, so those keep the base model's.

@@ -72,6 +72,9 @@ export const vllmEngine: Engine = {
   memoryReserve: vllmReserve,
   routes: VLLM_ROUTES,
   metrics: VLLM_METRICS,
+  // Mounted in dev mode with the weight-update routes (vllm/entrypoints/rl/online/api_router.py);
+  // prime-rl's server, the same vLLM, inherits it. Without dev mode it answers 404: not paused.
+  pausedRoute: "/is_paused",
   // vLLM adds each --middleware import path to its app (vllm/entrypoints/serve/middleware/register.py).
   restartGate: ["--middleware", "restart_gate.RestartGate"],
 };
