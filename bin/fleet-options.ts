@@ -3,8 +3,8 @@ import { KEEP_DEFAULTS } from "../components/ops/keep";
 
 /* The fleet CLI's verbs and options (bin/fleet.ts): each option with its help and the verbs that list it. */
 
-export type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs" | "keep";
-const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints", "keep"];
+export type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs" | "keep" | "cost";
+const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints", "keep", "cost"];
 
 interface OptionSpec {
   flags: string;
@@ -20,7 +20,7 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--json",
     help: "machine-readable output: one JSON document (metrics --watch: one per line)",
-    verbs: ["status", "metrics", "endpoints", "list", "jobs"],
+    verbs: ["status", "metrics", "endpoints", "list", "jobs", "cost"],
   },
   {
     flags: "--watch",

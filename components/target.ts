@@ -2,6 +2,7 @@ import type { PlanOutFile } from "./backend";
 import type { TargetKind } from "./config/target-registry";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
 import type { IslandJobRef, JobReport } from "./host/job-report";
+import type { IslandHeld } from "./host/held-time";
 import type { PlanHints } from "./plan/target-hints";
 import type { StackPlan } from "./plan/stack-plan";
 
@@ -111,6 +112,17 @@ export interface FleetSupport {
     query(islands: IslandJobRef[]): string;
     /** Throws when an island's state could not be observed: never a guess. */
     parse(stdout: string, islands: number[]): Map<number, JobReport>;
+  };
+  /**
+   * `fleet cost`: the GPUs an island of the plan holds, and every job or run each island has had
+   * with when and how long it held how many GPUs, asked through the shell in one round trip (parse
+   * throws when the scheduler did not answer: never a guess).
+   * @default undefined (`fleet cost` says it cannot account the target)
+   */
+  cost?: {
+    gpus(plan: DeploymentPlan, island: IslandPlan): number;
+    query(islands: IslandJobRef[]): string;
+    parse(stdout: string, islands: IslandJobRef[]): IslandHeld[];
   };
   /**
    * `fleet logs`: the script that prints each island's log tails, and with `job` its batch output.

@@ -319,6 +319,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     prime_engine: primeEngine,
     engine_processes: vllmFleetTable.parse(file.vllm_fleet ?? {}).engine_processes,
     restart: file.vllm_fleet?.restart,
+    cost: file.vllm_fleet?.cost,
     ...targets,
     output_dir: outputDir,
     dry_run: dryRun,

@@ -8,6 +8,8 @@ import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
 import { renderTemplate } from "../templates";
+import { heldQueryScript, parseHeldReport } from "./held-query";
+import { gresRequest } from "./settings";
 import { islandName } from "../plan/naming";
 
 /** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
@@ -38,6 +40,12 @@ export const slurmTarget: Target = {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },
     jobs: { script: jobsQueryScript, parse: parseFleetJobs },
+    // The --gres each node asks for (the plan's GPUs, or every GPU of a node held whole), x its nodes.
+    cost: {
+      gpus: (plan, island) => island.nodes.length * Number(/(?:^|,)gpu(?::[A-Za-z]\w*)?:(\d+)/.exec(gresRequest(plan))?.[1] ?? 0),
+      query: heldQueryScript,
+      parse: parseHeldReport,
+    },
     logsScript: (islands, lines, job) => renderTemplate("slurm/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     // A co-scheduled island is a component of the stack's one hetjob.

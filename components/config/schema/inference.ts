@@ -4,6 +4,7 @@ import { modelField, parallelTable } from "./model";
 import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
 import { restartTable } from "./restart";
+import { costTable } from "./cost";
 import { serverTable } from "./server";
 import { DEFAULT_ENGINE, engineNamesForSchema } from "./engine-names";
 import { vllmVersion } from "../../plan/engines/vllm/config/version";
@@ -43,6 +44,7 @@ export const inferenceShape = {
   env_vars: envVars.default({}).describe("Exported for every inference process"),
   server: serverTable.prefault({}),
   restart: restartTable.prefault({}),
+  cost: costTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
   backend_port: port.optional().describe("Engine port behind a router (default server.port + 100)"),
   /** Also set by the model catalog's launch value, and AUTO_SETUP "P/D turns on expert parallelism". */

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
+import { costTable } from "./cost";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
 import { vllmVersion } from "../../plan/engines/vllm/config/version";
 import { serverTable } from "./server";
@@ -245,6 +246,7 @@ export const vllmFleetTable = table({
   restart: restartTable
     .optional()
     .describe("What an island does when one of its processes exits ([restart] in vllm-fleet's own layout)"),
+  cost: costTable.optional().describe("What `fleet cost` prices the GPU-hours at ([cost] in vllm-fleet's own layout)"),
   engine_processes: engineProcesses
     .default("per_rank")
     .describe(
