@@ -10,9 +10,7 @@ import { renderTemplate } from "../templates";
  * recorded no end: they are reported as not accounted, never estimated.
  */
 export function localHeldQueryScript(refs: IslandJobRef[]): string {
-  const islands = refs
-    .filter((r) => r.islandDir)
-    .map((r) => ({ island: r.island, islandDir: shq(r.islandDir!) }));
+  const islands = refs.filter((r) => r.islandDir).map((r) => ({ island: r.island, islandDir: shq(r.islandDir!) }));
   return renderTemplate("local/cost-query.sh.mustache", { islands });
 }
 
@@ -34,7 +32,9 @@ export function parseLocalHeldReport(text: string, refs: IslandJobRef[]): Island
   }
   const missing = refs.filter((r) => !answered.has(r.island)).map((r) => r.island);
   if (!clock || missing.length)
-    throw new Error(`could not read the run records of island(s) ${missing.join(", ") || "all"}, so no hours are reported`);
+    throw new Error(
+      `could not read the run records of island(s) ${missing.join(", ") || "all"}, so no hours are reported`,
+    );
   const { now, btime, ticks } = clock;
   return refs.map((ref) => {
     const jobs: HeldJob[] = [];

@@ -11,7 +11,8 @@ import { runChecked, type Shell } from "./remote";
 export async function costCommand(view: FleetView, shell: Shell | undefined, now = new Date()): Promise<CostReport> {
   const target = targetOf(view.target);
   const cost = target.fleet.cost;
-  if (!cost) throw new Error(`fleet cost cannot account a ${target.title} fleet yet: nothing was asked, no hours are reported`);
+  if (!cost)
+    throw new Error(`fleet cost cannot account a ${target.title} fleet yet: nothing was asked, no hours are reported`);
   const refs: IslandJobRef[] = view.islands.map((i) => ({
     island: i.island,
     ...(i.jobName !== undefined && { jobName: i.jobName }),

@@ -92,13 +92,15 @@ export function parseHeldReport(text: string, refs: IslandJobRef[]): IslandHeld[
     const [kind, a, ...rest] = line.split("\t");
     if (kind === "island") answered.add(Number(a));
     else if (kind === "error") failures.push(`island ${a}: ${rest.join(" ")}`);
-    else if (kind === "job") jobs.set(Number(a), [...(jobs.get(Number(a)) ?? []), { id: rest[0], current: rest[1] === "current" }]);
+    else if (kind === "job")
+      jobs.set(Number(a), [...(jobs.get(Number(a)) ?? []), { id: rest[0], current: rest[1] === "current" }]);
     else if (kind === "ledger") ledgers.add(Number(a), rest[0], rest.slice(1).join("\t"));
     else if (kind === "sacct") seen.set(a, fromSacct(rest));
     else if (kind === "scontrol") seen.set(a, fromScontrol(rest));
     else if (kind === "nosacct") noSacct = `sacct did not answer (${a || "no message"})`;
   }
-  if (failures.length) throw new Error(`the scheduler did not answer, so no hours are reported: ${failures.join("; ")}`);
+  if (failures.length)
+    throw new Error(`the scheduler did not answer, so no hours are reported: ${failures.join("; ")}`);
   const missing = refs.filter((r) => !answered.has(r.island)).map((r) => r.island);
   if (missing.length)
     throw new Error(`the login node printed nothing for island(s) ${missing.join(", ")}, so no hours are reported`);

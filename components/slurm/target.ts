@@ -1,7 +1,7 @@
 import type { Target } from "../target";
 import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
-import { jobRequests, requestTable } from "./requests";
+import { gresGpus, jobRequests, requestTable } from "./requests";
 import { coScheduledPlacements } from "./hetjob";
 import { jobsQueryScript, parseFleetJobs } from "./jobs";
 import { islandDir, jobName } from "./sbatch";
@@ -42,7 +42,7 @@ export const slurmTarget: Target = {
     jobs: { script: jobsQueryScript, parse: parseFleetJobs },
     // The --gres each node asks for (the plan's GPUs, or every GPU of a node held whole), x its nodes.
     cost: {
-      gpus: (plan, island) => island.nodes.length * Number(/(?:^|,)gpu(?::[A-Za-z]\w*)?:(\d+)/.exec(gresRequest(plan))?.[1] ?? 0),
+      gpus: (plan, island) => island.nodes.length * (gresGpus(gresRequest(plan)) ?? 0),
       query: heldQueryScript,
       parse: parseHeldReport,
     },

@@ -61,7 +61,9 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       const after = await scontrolGpuHours(jobId);
       expect(r.code, r.err).toBe(0);
       const [island] = r.report.islands;
-      expect(island.jobs).toMatchObject([{ id: jobId, current: true, running: true, seenBy: "scontrol", ledger: true }]);
+      expect(island.jobs).toMatchObject([
+        { id: jobId, current: true, running: true, seenBy: "scontrol", ledger: true },
+      ]);
       console.log(`fleet cost: ${island.sinceUp.gpuHours} GPU-hours; scontrol ${before}..${after}`);
       expect(island.sinceUp.gpuHours).toBeGreaterThanOrEqual(before * 0.99);
       expect(island.sinceUp.gpuHours).toBeLessThanOrEqual(after * 1.01);
@@ -115,6 +117,8 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       const [i] = report.islands;
       console.log(`fleet cost (local): ${i.sinceUp.gpuHours * 3600} GPU-s; /proc ${before}..${after}`);
       expect(i.jobs).toMatchObject([{ current: true, running: true, gpus: 2, gpuSource: "the plan", ledger: false }]);
+      // The start it reports is the kernel's, to well within 1% of the time held.
+      expect(Math.abs(Date.parse(i.jobs[0].start!) / 1000 - started)).toBeLessThan(0.01 * i.jobs[0].hours * 3600);
       expect(i.sinceUp.gpuHours * 3600).toBeGreaterThanOrEqual(before * 0.99);
       expect(i.sinceUp.gpuHours * 3600).toBeLessThanOrEqual(after * 1.01);
       expect(report.gpuHourPrice).toBe(3);
@@ -125,5 +129,6 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
     // The run has ended and recorded no end: nothing is reported for it, and the command says so.
     const gone = await cost();
     expect(JSON.parse(gone.stdout).islands[0].jobs).toEqual([]);
+    expect(gone.code).toBe(1);
   }, 300_000);
 });

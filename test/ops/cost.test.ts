@@ -9,10 +9,12 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { costReport, costText, jobHours } from "../../components/ops/cost";
-import { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "../../components/slurm/held-query";
-import { localHeldQueryScript, parseLocalHeldReport } from "../../components/local/held-query";
+import { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "../../components/slurm";
+import { localHeldQueryScript, parseLocalHeldReport } from "../../components/local";
 import type { HeldJob } from "../../components/host/held-time";
 import { expectShellcheckClean } from "../shellcheck";
+import { viewFromPlan } from "../../components/ops/fleet-view";
+import { plan, stackText } from "../helpers";
 
 const FIXTURES = path.resolve(__dirname, "..", "fixtures", "cost");
 
@@ -206,5 +208,16 @@ describe("the local target's accounting query (templates/local/cost-query.sh.mus
       unseen: [{ id: "run_x", current: true, why: "the run has ended: when it ended was not recorded" }],
     });
     expect(() => parseLocalHeldReport("", refs)).toThrow(/could not read the run records/);
+  });
+});
+
+describe("what the plan says fleet cost needs", () => {
+  it("each island's GPUs (SLURM: --gres per node x nodes; local device = cpu: none) and cost.gpu_hour_price", () => {
+    const slurm = viewFromPlan(plan(`${stackText("single-node")}\n[cost]\ngpu_hour_price = 1.5\n`, "single-node"));
+    expect(slurm.islands[0].gpus).toBe(8);
+    expect(slurm.gpuHourPrice).toBe(1.5);
+    const cpu = viewFromPlan(plan(stackText("local-cpu"), "local-cpu"));
+    expect(cpu.islands[0].gpus).toBe(0);
+    expect(cpu.gpuHourPrice).toBeUndefined();
   });
 });
