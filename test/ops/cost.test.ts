@@ -219,5 +219,8 @@ describe("what the plan says fleet cost needs", () => {
     const cpu = viewFromPlan(plan(stackText("local-cpu"), "local-cpu"));
     expect(cpu.islands[0].gpus).toBe(0);
     expect(cpu.gpuHourPrice).toBeUndefined();
+    // prime-rl's layout: our own [vllm_fleet] table's [vllm_fleet.cost].
+    const prime = viewFromPlan(plan(`${stackText("prime-single-node")}\n[vllm_fleet.cost]\ngpu_hour_price = 4\n`, "p"));
+    expect(prime.gpuHourPrice).toBe(4);
   });
 });
