@@ -102,13 +102,13 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--kubeconfig <file>",
     help: "Kubernetes: the kubeconfig whose API server status reads (default: vllm-fleet:kubeconfig in Pulumi.<stack>.yaml when it is a path, else $KUBECONFIG or ~/.kube/config)",
-    verbs: ["status"],
+    verbs: ["status", "cost"],
     group: WHERE,
   },
   {
     flags: "--context <name>",
     help: "Kubernetes: the kubeconfig context (default: vllm-fleet:context in Pulumi.<stack>.yaml, else the current one)",
-    verbs: ["status"],
+    verbs: ["status", "cost"],
     group: WHERE,
   },
 ];

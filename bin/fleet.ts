@@ -295,7 +295,7 @@ export const fleetCommand: CommandFactory = (io, exit) => {
   ).action(
     answer(async (_stack: unknown, o: Opts, cmd: Command) => {
       const src = fleetOf(o, cmd);
-      const report = await costCommand(src.view, src.shell);
+      const report = await costCommand(src.view, src.shell, src.cluster);
       out(o.json ? JSON.stringify(report, null, 2) + "\n" : costText(report) + "\n");
       if (!report.complete) {
         err("some jobs' time was not seen (listed in the report): the sums are lower bounds\n");

@@ -143,6 +143,12 @@ export interface FleetSupport {
    */
   cluster?: {
     observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]>;
+    /**
+     * `fleet cost`: each island's jobs (pods) with when and how long they held how many GPUs, and its
+     * activity ledger, read through the cluster's API (throws when it could not be read).
+     * @default undefined (`fleet cost` cannot account the target through its API)
+     */
+    held?(plan: DeploymentPlan, access: ClusterAccess): Promise<IslandHeld[]>;
     /** `fleet metrics`: each engine's Prometheus text, read through the cluster's API. */
     scrape(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterScrape[]>;
     /** `fleet logs`: the last lines of each selected engine's log, read through the cluster's API. */

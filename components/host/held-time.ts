@@ -37,6 +37,8 @@ export interface IslandHeld {
   island: number;
   jobs: HeldJob[];
   unseen: UnseenJob[];
+  /** What the target cannot see at all (Kubernetes keeps no record of deleted pods), for the report to say. */
+  notes?: string[];
 }
 
 /** Collects a query's `ledger\t<island>\t<job>\t<line>` records into one ledger per island and job. */

@@ -36,6 +36,8 @@ export interface CostIsland {
   jobs: CostJob[];
   /** Jobs or runs the island had whose time nobody answered for: not in any sum. */
   unaccounted: UnseenJob[];
+  /** What the scheduler cannot tell at all, so no sum includes it. */
+  notes: string[];
   total: HoursSum;
   sinceUp: HoursSum;
 }
@@ -106,7 +108,14 @@ export function costReport(
     });
     addTo(total, t);
     addTo(sinceUp, since);
-    return { island: h.island, jobs, unaccounted: h.unseen, total: priced(t, price), sinceUp: priced(since, price) };
+    return {
+      island: h.island,
+      jobs,
+      unaccounted: h.unseen,
+      notes: h.notes ?? [],
+      total: priced(t, price),
+      sinceUp: priced(since, price),
+    };
   });
   return {
     format: "vllm-fleet/cost/v1",
@@ -162,6 +171,8 @@ export function costText(r: CostReport): string {
     islands.toString(),
     jobs.toString(),
   ];
+  const notes = [...new Set(r.islands.flatMap((i) => i.notes))];
+  if (notes.length) lines.push(...notes.map((n) => `note: ${n}`));
   const missing = r.islands.flatMap((i) => i.unaccounted.map((u) => `island ${i.island} ${u.id}: ${u.why}`));
   if (missing.length)
     lines.push(`not accounted (the sums above leave them out and are lower bounds):\n  ${missing.join("\n  ")}`);
