@@ -14,10 +14,11 @@ import { capture, env, expectOk, login, pulumiConfig } from "./cluster";
 import { runRemote } from "./ssh";
 import { runFleetCli } from "../helpers";
 import { ROOT, STANDINS } from "./program-capture";
-import { captureLocal, create, destroy, freshHome, killLeftovers, runLocal, running } from "./local-target";
+import { captureLocal, create, destroy, freshHome, runLocal, running } from "./local-target";
 
 afterEach(drainRpcs);
-afterEach(killLeftovers);
+// No killLeftovers here: it kills every process under the shared /tmp/fleet-local-e2e, other suites' runs too;
+// this file's run ends by its own delete (finally below).
 
 const conn = { ...login, privateKey: fs.readFileSync(env.FLEET_E2E_SSH_KEY, "utf8") };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
