@@ -8,6 +8,7 @@
  *   list       the model catalog
  *   jobs       every fleet's job of yours on the cluster
  *   keep       checks the fleet every --every seconds and runs `pulumi up` when an island is gone
+ *   cost       GPU-hours held per island, in all and since the last up, and the share spent serving
  *
  * Exit status: 0 when the question was answered (whatever the fleet's state), 1 when it could not
  * be (ssh or scheduler failure), 2 for a usage or stack-file error.
@@ -32,6 +33,8 @@ import { runChecked } from "../components/ops/remote";
 import { catalogCommand } from "../components/ops/catalog-list";
 import { keep, KEEP_DEFAULTS, type KeepOptions } from "../components/ops/keep";
 import { pulumiUp } from "../components/ops/pulumi-up";
+import { costCommand } from "../components/ops/cost-command";
+import { costText } from "../components/ops/cost";
 import { targetOf } from "../components/targets";
 import { addOptions, type Opts, type Verb } from "./fleet-options";
 import { OVERRIDES_HELP, ourCommand, runCommandAsync, UsageError, type CommandFactory } from "./cli";
@@ -282,6 +285,23 @@ export const fleetCommand: CommandFactory = (io, exit) => {
       } finally {
         process.off("SIGINT", onSignal).off("SIGTERM", onSignal);
       }
+    }),
+  );
+
+  fleetVerb(
+    "cost",
+    "GPU-hours held per island, in all and since the last up, and the share spent serving",
+    "The GPU-hours each island has held, over every job (SLURM) or run (local) it has had and since the last `pulumi up` (its current one), from the scheduler's own accounting: sacct's elapsed time x allocated GPUs (scontrol where sacct does not know the job; the plan's GPU count where the cluster counts none), or the run's start time on this machine x the plan's GPUs. Each split by the island's activity ledger into busy (serving), idle, paused, unseen and unrecorded; priced by cost.gpu_hour_price when the stack sets one. Exit 1 when the scheduler did not answer, or some job's time was not seen (the report names it and its sums are lower bounds).",
+  ).action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const src = fleetOf(o, cmd);
+      const report = await costCommand(src.view, src.shell, src.cluster);
+      out(o.json ? JSON.stringify(report, null, 2) + "\n" : costText(report) + "\n");
+      if (!report.complete) {
+        err("some jobs' time was not seen (listed in the report): the sums are lower bounds\n");
+        return exit(1);
+      }
+      exit(0);
     }),
   );
 

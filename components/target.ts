@@ -2,6 +2,7 @@ import type { PlanOutFile } from "./backend";
 import type { TargetKind } from "./config/target-registry";
 import type { DeploymentPlan, IslandPlan } from "./plan/deployment-plan";
 import type { IslandJobRef, JobReport } from "./host/job-report";
+import type { IslandHeld } from "./host/held-time";
 import type { PlanHints } from "./plan/target-hints";
 import type { StackPlan } from "./plan/stack-plan";
 
@@ -113,6 +114,17 @@ export interface FleetSupport {
     parse(stdout: string, islands: number[]): Map<number, JobReport>;
   };
   /**
+   * `fleet cost`: the GPUs an island of the plan holds, and every job or run each island has had
+   * with when and how long it held how many GPUs, asked through the shell in one round trip (parse
+   * throws when the scheduler did not answer: never a guess).
+   * @default undefined (`fleet cost` says it cannot account the target)
+   */
+  cost?: {
+    gpus(plan: DeploymentPlan, island: IslandPlan): number;
+    query(islands: IslandJobRef[]): string;
+    parse(stdout: string, islands: IslandJobRef[]): IslandHeld[];
+  };
+  /**
    * `fleet logs`: the script that prints each island's log tails, and with `job` its batch output.
    * @default undefined (`fleet logs` reads them through `cluster`, or says it cannot)
    */
@@ -131,6 +143,12 @@ export interface FleetSupport {
    */
   cluster?: {
     observe(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterIslandReport[]>;
+    /**
+     * `fleet cost`: each island's jobs (pods) with when and how long they held how many GPUs, and its
+     * activity ledger, read through the cluster's API (throws when it could not be read).
+     * @default undefined (`fleet cost` cannot account the target through its API)
+     */
+    held?(plan: DeploymentPlan, access: ClusterAccess): Promise<IslandHeld[]>;
     /** `fleet metrics`: each engine's Prometheus text, read through the cluster's API. */
     scrape(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterScrape[]>;
     /** `fleet logs`: the last lines of each selected engine's log, read through the cluster's API. */

@@ -329,6 +329,7 @@ export function primeToCanonicalInput(file: Raw, layout: "standalone" | "rl", pa
     engine_processes: vllmFleetTable.parse(file.vllm_fleet ?? {}).engine_processes,
     restart: file.vllm_fleet?.restart,
     idle_release_after: file.vllm_fleet?.idle_release_after,
+    cost: file.vllm_fleet?.cost,
     ...targets,
     output_dir: outputDir,
     dry_run: dryRun,

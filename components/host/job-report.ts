@@ -64,6 +64,8 @@ export interface IslandJobRef {
   jobId?: string;
   /** The island's node count, where the plan says it. */
   nodeCount?: number;
+  /** The GPUs the island holds as its plan says (`fleet cost` uses it where the scheduler counts none). */
+  gpus?: number;
   /** A co-scheduled island's offset in its heterogeneous job (components/slurm/hetjob.ts); its job id reads `<leader>+<offset>`. */
   component?: number;
 }

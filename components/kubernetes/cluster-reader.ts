@@ -32,6 +32,8 @@ export interface ClusterReader {
   podGet(namespace: string, pod: string, port: number, path: string): Promise<unknown>;
   /** The same for a text answer (Prometheus exposition): the text, or why there is none. */
   podProxyText(namespace: string, pod: string, port: number, path: string): Promise<PodText>;
+  /** A ConfigMap's data; undefined when the API server says it does not exist (404); throws on any other answer. */
+  configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** The last `lines` lines of a container's log (the pod log API, as `kubectl logs --tail`). */
   podLog(namespace: string, pod: string, container: string, lines: number): Promise<PodText>;
 }
@@ -111,6 +113,14 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   return {
     server,
+    async configMapData(namespace, name) {
+      const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
+      const r = await get(at);
+      if (r.status === 404) return undefined;
+      if (r.status !== 200)
+        throw new ClusterReadError(`GET ${server}${at} answered ${r.status}: ${r.body?.message ?? "no message"}`);
+      return ((r.body as { data?: Record<string, string> } | undefined)?.data ?? {}) as Record<string, string>;
+    },
     podProxyText: (namespace, pod, port, path) =>
       podText(namespace, `${encodeURIComponent(`${pod}:${port}`)}/proxy${path}`),
     podLog: (namespace, pod, container, lines) =>

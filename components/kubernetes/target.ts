@@ -2,6 +2,7 @@ import type { Target } from "../target";
 import { k8sIslandPrefix } from "./base-name";
 import { k8sEndpoints } from "./fleet-objects";
 import { observeKubernetesFleet } from "./fleet-status";
+import { heldThroughApi } from "./held-pods";
 import { logsThroughApi, scrapeThroughApi } from "./pod-reads";
 import { fleetNamespace } from "./fleet-namespace";
 import { k8sNames } from "./names";
@@ -48,6 +49,7 @@ export const kubernetesTarget: Target = {
     inClusterUrls: true,
     cluster: {
       observe: observeKubernetesFleet,
+      held: (plan, access) => heldThroughApi(plan, access),
       scrape: (plan, access) => scrapeThroughApi(plan, access),
       logs: (plan, access, select, lines) => logsThroughApi(plan, access, select, lines),
     },

@@ -7,3 +7,4 @@ export { localPlanOut } from "./plan-out";
 export { renderLocalRun, secretEnvironment } from "./island-run";
 export { renderSupervisor } from "./supervisor";
 export { localTarget } from "./target";
+export { localHeldQueryScript, parseLocalHeldReport } from "./held-query";

@@ -6,6 +6,7 @@ import { islandDir, runName } from "./names";
 import { localRefusals } from "./refusals";
 import { localSettings } from "./settings";
 import { parseRunReport, runQueryScript } from "./run-query";
+import { localHeldQueryScript, parseLocalHeldReport } from "./held-query";
 import { renderTemplate } from "../templates";
 
 /** Every node of the plan is this machine: its processes answer on the loopback address. */
@@ -56,6 +57,12 @@ export const localTarget: Target = {
   fleet: {
     shell: "here",
     scheduler: { query: runQueryScript, parse: parseRunReport },
+    cost: {
+      gpus: (plan, island) =>
+        localSettings(plan).device === "cpu" ? 0 : island.nodes.reduce((n, node) => n + node.gpusUsed, 0),
+      query: localHeldQueryScript,
+      parse: parseLocalHeldReport,
+    },
     logsScript: (islands, lines, job) => renderTemplate("local/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     island: (_stack, plan, island) => ({

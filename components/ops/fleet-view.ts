@@ -23,6 +23,8 @@ export interface FleetView {
   stack?: string;
   /** The service of a stack with [services] this view is of (resource names carry it). */
   service?: string;
+  /** `cost.gpu_hour_price`, from a stack. */
+  gpuHourPrice?: number;
   /** Each island's router as the trainer contract states it; unknown from files that predate it. */
   routerContract?: IslandRouter | null;
 }
@@ -36,6 +38,8 @@ export interface IslandView {
   /** A job id the endpoints file recorded (a plan does not know it). */
   jobId?: string;
   nodeCount?: number;
+  /** The GPUs it holds as the plan says (the target's count: whole nodes where it holds them). */
+  gpus?: number;
   /** A co-scheduled island's component in its heterogeneous job, and the group's folder (its batch output). */
   component?: number;
   jobDir?: string;
@@ -68,6 +72,7 @@ export function viewFromPlan(
     stack: plan.stack,
     ...(plan.service !== undefined && { service: plan.service }),
     routerContract: islandRouter(plan.routerSettings),
+    ...(plan.gpuHourPrice !== undefined && { gpuHourPrice: plan.gpuHourPrice }),
     islands: plan.islands.map((island) => {
       const ep = island.endpoints;
       const placement = target.fleet.island?.(stack, plan, island) ?? {};
@@ -81,9 +86,11 @@ export function viewFromPlan(
               url: known?.[island.index].routerUrl ?? undefined,
             }
           : undefined;
+      const gpus = target.fleet.cost?.gpus(plan, island);
       return {
         island: island.index,
         ...placement,
+        ...(gpus !== undefined && { gpus }),
         engines: ep.engines.map((e, k) => ({
           id: e.id,
           role: e.role,

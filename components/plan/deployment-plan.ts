@@ -293,6 +293,8 @@ export interface DeploymentPlan {
   routerSettings: RouterSettings | null;
   /** What a host target does when one of an island's processes exits (`restart`). */
   restart: RestartPlan;
+  /** `cost.gpu_hour_price`: what `fleet cost` prices a GPU-hour at; unset, it reports hours only. */
+  gpuHourPrice?: number;
 }
 
 /**

@@ -436,6 +436,7 @@ export function planDeployment(cfg: FleetConfig, stack: string, hints: PlanHints
     ownKvConnector: ownKvConnector(cfg) ? { key: primePaths.user("vllm_extra.kv_transfer_config") } : null,
     routerSettings: routerSettings(cfg),
     restart: restartPlan(cfg),
+    ...(cfg.cost.gpu_hour_price !== undefined && { gpuHourPrice: cfg.cost.gpu_hour_price }),
   };
 }
 

@@ -38,3 +38,4 @@ export {
 } from "./hetjob";
 export { jobsQueryScript, parseFleetJobs } from "./jobs";
 export { gresGpus, jobRequests, requestTable, timeLimitHours } from "./requests";
+export { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "./held-query";

@@ -1,13 +1,15 @@
 import type { Target } from "../target";
 import type { SlurmSettings } from "../plan/deployment-plan";
 import { slurmPlanOut } from "./plan-out";
-import { jobRequests, requestTable } from "./requests";
+import { gresGpus, jobRequests, requestTable } from "./requests";
 import { coScheduledPlacements } from "./hetjob";
 import { jobsQueryScript, parseFleetJobs } from "./jobs";
 import { islandDir, jobName } from "./sbatch";
 import { slurmSettings } from "./settings";
 import { parseSchedulerReport, schedulerQueryScript } from "./scheduler";
 import { renderTemplate } from "../templates";
+import { heldQueryScript, parseHeldReport } from "./held-query";
+import { gresRequest } from "./settings";
 import { islandName } from "../plan/naming";
 
 /** `gpu:<type>:<n>` in `slurm.gres` names the GPU type. */
@@ -38,6 +40,12 @@ export const slurmTarget: Target = {
     shell: "login",
     scheduler: { query: schedulerQueryScript, parse: parseSchedulerReport },
     jobs: { script: jobsQueryScript, parse: parseFleetJobs },
+    // The --gres each node asks for (the plan's GPUs, or every GPU of a node held whole), x its nodes.
+    cost: {
+      gpus: (plan, island) => island.nodes.length * (gresGpus(gresRequest(plan)) ?? 0),
+      query: heldQueryScript,
+      parse: parseHeldReport,
+    },
     logsScript: (islands, lines, job) => renderTemplate("slurm/logs.sh.mustache", { islands, lines, job }),
     inClusterUrls: false,
     // A co-scheduled island is a component of the stack's one hetjob.

@@ -89,6 +89,7 @@ function reader(
     },
     podProxyText: async () => ({ ok: false, why: "not asked" }),
     podLog: async () => ({ ok: false, why: "not asked" }),
+    configMapData: async () => undefined,
   };
 }
 
@@ -148,6 +149,7 @@ describe("fleet metrics and fleet logs on Kubernetes, through the API server", (
   const api: ClusterReader = {
     server: "https://api.test:6443",
     snapshot: async () => snapshot(true),
+    configMapData: async () => undefined,
     podGet: async () => undefined,
     podProxyText: async (ns, pod, port, path) => {
       calls.push(`proxy ${ns}/${pod}:${port}${path}`);

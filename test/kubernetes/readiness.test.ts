@@ -146,6 +146,7 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
   let k = 0;
   const reader: ClusterReader = {
     server: "https://test",
+    configMapData: async () => undefined,
     snapshot: async () => {
       const a = answers[Math.min(k++, answers.length - 1)];
       if (a instanceof Error) throw a;

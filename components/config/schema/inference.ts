@@ -5,6 +5,7 @@ import { offloadTable } from "./offload";
 import { envVars, port, table } from "./primitives";
 import { restartTable } from "./restart";
 import { idleReleaseAfter } from "./idle-release";
+import { costTable } from "./cost";
 import { serverTable } from "./server";
 import { DEFAULT_ENGINE, engineNamesForSchema } from "./engine-names";
 import { vllmVersion } from "../../plan/engines/vllm/config/version";
@@ -45,6 +46,7 @@ export const inferenceShape = {
   server: serverTable.prefault({}),
   restart: restartTable.prefault({}),
   idle_release_after: idleReleaseAfter,
+  cost: costTable.prefault({}),
   /** Derived: AUTO_SETUP "engines behind a router listen on server.port + 100". */
   backend_port: port.optional().describe("Engine port behind a router (default server.port + 100)"),
   /** Also set by the model catalog's launch value, and AUTO_SETUP "P/D turns on expert parallelism". */

@@ -3,6 +3,7 @@ import { modelTable, parallelTable } from "./model";
 import { engineProcesses, inferenceShape } from "./inference";
 import { restartTable } from "./restart";
 import { idleReleaseAfter } from "./idle-release";
+import { costTable } from "./cost";
 import { llmdRouter, primeVllmRouter, routerRelease } from "./router";
 import { vllmVersion } from "../../plan/engines/vllm/config/version";
 import { serverTable } from "./server";
@@ -270,6 +271,7 @@ export const vllmFleetTable = table({
     .optional()
     .describe("What an island does when one of its processes exits ([restart] in vllm-fleet's own layout)"),
   idle_release_after: idleReleaseAfter,
+  cost: costTable.optional().describe("What `fleet cost` prices the GPU-hours at ([cost] in vllm-fleet's own layout)"),
   engine_processes: engineProcesses
     .default("per_rank")
     .describe(

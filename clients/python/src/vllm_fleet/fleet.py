@@ -114,6 +114,15 @@ class Fleet:
         well; raises FleetError when it gives up (or a `once` round failed), with its last lines."""
         pulumi_stack.keep(stack, work_dir, every=every, max_ups=max_ups, window=window, once=once, on_output=on_output)
 
+    @staticmethod
+    def cost(stack: str, *, service: str | None = None, work_dir: str | Path | None = None, partial: bool = False) -> dict[str, Any]:
+        """The GPU-hours each island has held, in all and since the last up, split into busy / idle /
+        paused / unseen / unrecorded by its activity ledger and priced by `cost.gpu_hour_price`: the
+        project's `fleet cost <stack> --json` (docs/fleet-cli.md) run in `work_dir`, its report as a dict
+        (`total`, `sinceUp`, `islands[].jobs`). Raises FleetError when the scheduler did not answer, or
+        (unless `partial`) when some job's time was not seen."""
+        return pulumi_stack.cost(stack, work_dir, service=service, partial=partial)
+
     def close(self) -> None:
         self._http.close()
         self._openai.close()

@@ -1,6 +1,7 @@
 """A stack's outputs, through the Pulumi CLI (`pulumi stack output --json --show-secrets`) or Pulumi's
 Python Automation API (the optional `automation` extra), `up` / `destroy` through the latter, and
-`keep` through the project's own `fleet keep` (one keeper, whichever language starts it)."""
+`keep` and `cost` through the project's own fleet CLI (`fleet keep`, `fleet cost --json`): one keeper and one
+accounting, whichever language asks."""
 
 from __future__ import annotations
 
@@ -60,6 +61,36 @@ def destroy(stack: str, work_dir: str | Path | None, on_output: Callable[[str], 
     select(stack, work_dir).destroy(on_output=on_output)
 
 
+def _fleet_cli(root: Path, verb: str) -> list[str]:
+    cli = root / "dist" / "bin" / "fleet.js"
+    if not cli.is_file():
+        raise FleetError(f"{cli} is missing: Fleet.{verb} runs the vllm-fleet project's `fleet {verb}` (work_dir= its folder, after npm ci)")
+    node = shutil.which("node")
+    if node is None:
+        raise FleetError(f"node is not on PATH: Fleet.{verb} runs the vllm-fleet project's `fleet {verb}`, a Node program")
+    return [node, str(cli)]
+
+
+def cost(stack: str, work_dir: str | Path | None, *, service: str | None, partial: bool) -> dict[str, Any]:
+    """Runs the project's `fleet cost <stack> --json` in `work_dir` and returns its report (format
+    vllm-fleet/cost/v1). The scheduler is asked where it runs (over ssh for SLURM), as the CLI does.
+    A report with jobs nobody could see (`complete` false: its sums are lower bounds) is returned only
+    with `partial`; otherwise, and whenever no report came, FleetError says why."""
+    root = Path(work_dir or os.getcwd())
+    args = [*_fleet_cli(root, "cost"), "cost", stack, "--json", *(["--service", service] if service else [])]
+    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        report = None
+    if not isinstance(report, dict) or report.get("format") != "vllm-fleet/cost/v1":
+        raise FleetError(f"fleet cost {stack} answered no report (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
+    if not report.get("complete") and not partial:
+        unseen = [f"island {i['island']} {u['id']}: {u['why']}" for i in report.get("islands", []) for u in i.get("unaccounted", [])]
+        raise FleetError(f"fleet cost {stack}: some jobs' time was not seen (pass partial=True for the lower bounds): {'; '.join(unseen)}")
+    return report
+
+
 def keep(
     stack: str,
     work_dir: str | Path | None,
@@ -74,13 +105,7 @@ def keep(
     vllm-fleet project folder, each line of its log to `on_output`; raises FleetError when it ends
     non-zero (it gave up past its budget, a --once up failed, or a --once check could not be made)."""
     root = Path(work_dir or os.getcwd())
-    cli = root / "dist" / "bin" / "fleet.js"
-    if not cli.is_file():
-        raise FleetError(f"{cli} is missing: Fleet.keep runs the vllm-fleet project's `fleet keep` (work_dir= its folder, after npm ci)")
-    node = shutil.which("node")
-    if node is None:
-        raise FleetError("node is not on PATH: Fleet.keep runs the vllm-fleet project's `fleet keep`, a Node program")
-    args = [node, str(cli), "keep", stack, "--every", str(every), "--max-ups", str(max_ups), "--window", str(window)]
+    args = [*_fleet_cli(root, "keep"), "keep", stack, "--every", str(every), "--max-ups", str(max_ups), "--window", str(window)]
     if once:
         args.append("--once")
     last: list[str] = []
