@@ -123,7 +123,8 @@ describe("the router's follower on Kubernetes, beside the REAL routers", () => {
     }
     const d = await followerDrill(
       "k8s-sglang-wide-ep",
-      (port, workers, metrics) => realSglangRouter(venv, [...drillRouterArgs(port, workers, metrics), "--api-key", KEY]).proc,
+      (port, workers, metrics) =>
+        realSglangRouter(venv, [...drillRouterArgs(port, workers, metrics), "--api-key", KEY]).proc,
       { engines, model: "tiny", apiKey: KEY },
     );
     say("sglang-router", d);
