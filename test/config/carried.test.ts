@@ -51,6 +51,7 @@ const STRINGS = [
   "example.com/carried",
   "CARRIED_VAR",
   "64G",
+  "90m",
 ];
 const NUMBERS = [7, 3, 13, 2, 0.5, 60, 120, 4096, 100_000];
 
