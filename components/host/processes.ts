@@ -304,7 +304,11 @@ export function nodeLines(island: IslandPlan, node: number, secrets: SecretName[
   const lmcache = island.lmcache?.servers.find((s) => s.node === node);
   if (island.lmcache && lmcache) {
     const { port, listenS } = island.lmcache;
-    lines.push(...startLines({ name: "lmcache_server", node }, [], lmcache.argv, host));
+    // A restarted server does not know the engines' registrations, which then wait on it for good
+    // (docs/restarts.md): where the node's engines are one group, the server restarts with them.
+    const groups = new Set(island.engines.filter((e) => e.node === node).map((e) => e.group));
+    const group = groups.size === 1 ? [...groups][0] : undefined;
+    lines.push(...startLines({ name: "lmcache_server", node, group }, [], lmcache.argv, host));
     lines.push(
       `fleet_wait_listening n${node}_lmcache_server 127.0.0.1 ${port} ${listenS} ${LMCACHE_SERVER_STARTS} "the LMCache server"`,
     );

@@ -6,6 +6,7 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import type { LmcacheLayer } from "./lmcache-layer";
 import { STANDINS } from "./program-capture";
 import { pythonEnv, type PythonEnv } from "./python-env";
 
@@ -36,10 +37,10 @@ export function suiteBinDir(): string {
  * the first one's real router. Started this way, the process is named after the interpreter, not
  * the script; the stand-ins are Node scripts, named `node`, for the same reason.
  */
-function interpreterWrapper(script: string): string {
+function interpreterWrapper(script: string, python?: string): string {
   const shebang = fs.readFileSync(script, "utf8").split("\n", 1)[0];
   if (!shebang.startsWith("#!/")) return `#!/bin/sh\nexec '${script}' "$@"\n`;
-  return `#!/bin/sh\n# ${path.basename(script)} from the pinned venv (test/e2e/real-parts.ts)\nexec '${shebang.slice(2).trim()}' '${script}' "$@"\n`;
+  return `#!/bin/sh\n# ${path.basename(script)} from the pinned venv (test/e2e/real-parts.ts)\nexec '${python ?? shebang.slice(2).trim()}' '${script}' "$@"\n`;
 }
 
 /** The programs a launcher folder holds; each comes from the venv (real) or test/fixtures/standins. */
@@ -53,7 +54,8 @@ export const PROGRAMS = [
   "epp",
   "envoy",
   "pd-sidecar",
-  // LMCache's server (kv_cache_offload.type = "lmcache"): a stand-in only, as the pinned venv has no lmcache.
+  // LMCache's server (kv_cache_offload.type = "lmcache"): real from LMCache's optional layer
+  // (lmcache-layer.ts) where a test hands it in, the stand-in otherwise.
   "lmcache",
 ] as const;
 export type Program = (typeof PROGRAMS)[number];
@@ -66,22 +68,28 @@ export const realVllmVersion = (env: PythonEnv): string => env.FLEET_PYENV_VLLM.
 
 /**
  * A launcher `bin_dir` in which the programs named in `real` are the venv's and the rest are the
- * stand-ins; returns it and what each program is, for test names and notes.
+ * stand-ins; returns it and what each program is, for test names and notes. With LMCache's layer,
+ * a real `lmcache` is the layer's server and a real `vllm` runs on the layer's interpreter, so its
+ * LMCacheMPConnector imports lmcache.
  */
 export function launcherDir(
   env: PythonEnv,
   name: string,
   real: Program[],
+  layer?: LmcacheLayer,
 ): { dir: string; parts: Record<Program, "real" | "stand-in"> } {
+  if (real.includes("lmcache") && !layer) throw new Error("a real lmcache needs LMCache's layer (lmcache-layer.ts)");
   const dir = path.join("/tmp", "fleet-e2e-bin", name);
   fs.rmSync(dir, { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
   const parts = {} as Record<Program, "real" | "stand-in">;
   for (const p of PROGRAMS) {
     const isReal = real.includes(p);
-    const from = isReal ? path.join(env.FLEET_PYENV, "bin", p) : path.join(STANDINS, p);
+    const venv = isReal && p === "lmcache" ? layer!.venv : env.FLEET_PYENV;
+    const from = isReal ? path.join(venv, "bin", p) : path.join(STANDINS, p);
     if (!fs.existsSync(from)) throw new Error(`${from} is missing: cannot put ${p} in ${dir}`);
-    if (isReal) fs.writeFileSync(path.join(dir, p), interpreterWrapper(from), { mode: 0o755 });
+    const python = isReal && p === "vllm" && layer ? path.join(layer.venv, "bin", "python") : undefined;
+    if (isReal) fs.writeFileSync(path.join(dir, p), interpreterWrapper(from, python), { mode: 0o755 });
     else fs.symlinkSync(from, path.join(dir, p));
     parts[p] = isReal ? "real" : "stand-in";
   }

@@ -20,4 +20,12 @@ describe("LMCache offload on SLURM", () => {
     expect(wait).toBeGreaterThan(server);
     expect(engine).toBeGreaterThan(wait);
   });
+
+  it("the server restarts with its node's engines (one group): a restarted server alone leaves them waiting on it for good", () => {
+    const { launchBody } = renderIslandScript(p, island);
+    for (const node of [0, 1]) {
+      const group = island.engines.find((e) => e.node === node)!.group;
+      expect(launchBody).toContain(`fleet_run n${node}_lmcache_server lmcache_server ${group}\n`);
+    }
+  });
 });
