@@ -117,13 +117,20 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       const report = JSON.parse(r.stdout) as CostReport;
       const [i] = report.islands;
       console.log(`fleet cost (local): ${i.sinceUp.gpuHours * 3600} GPU-s; /proc ${before}..${after}`);
-      expect(i.jobs).toMatchObject([{ current: true, running: true, gpus: 2, gpuSource: "the plan", ledger: false }]);
+      // The island's activity monitor (docs/idle-release.md) has written its ledger since the run started.
+      expect(i.jobs).toMatchObject([{ current: true, running: true, gpus: 2, gpuSource: "the plan", ledger: true }]);
       // The start it reports is the kernel's, to well within 1% of the time held.
       expect(Math.abs(Date.parse(i.jobs[0].start!) / 1000 - started)).toBeLessThan(0.01 * i.jobs[0].hours * 3600);
       expect(i.sinceUp.gpuHours * 3600).toBeGreaterThanOrEqual(before * 0.99);
       expect(i.sinceUp.gpuHours * 3600).toBeLessThanOrEqual(after * 1.01);
       expect(report.gpuHourPrice).toBe(3);
-      expect(i.sinceUp.unrecorded).toBeCloseTo(i.sinceUp.gpuHours, 9);
+      // No request came: the stand-ins' time splits into idle and, while they started, unseen; the
+      // ledger's first line comes within a scrape of the start, so little is unrecorded.
+      const s = i.sinceUp;
+      expect(s.busy + s.idle + s.paused + s.unseen + s.unrecorded).toBeCloseTo(s.gpuHours, 9);
+      expect(s.busy).toBe(0);
+      expect(s.idle).toBeGreaterThan(0);
+      expect(s.unrecorded).toBeLessThan(0.5 * s.gpuHours);
     } finally {
       expect((await destroy(c, home)).code).toBe(0);
     }

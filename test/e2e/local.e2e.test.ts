@@ -124,7 +124,12 @@ describe("local target end to end with stand-in engines and routers (no SLURM, n
         const gpus = processesUnder(home)
           .map((p) => Number(p.split(" ")[0]))
           .flatMap((pid) => {
-            const env = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+            let env: string[];
+            try {
+              env = fs.readFileSync(`/proc/${pid}/environ`, "utf8").split("\0");
+            } catch {
+              return []; // gone meanwhile: the activity monitor's curl lives for one scrape
+            }
             const cvd = env.find((e) => e.startsWith("CUDA_VISIBLE_DEVICES="));
             return cvd ? [cvd.slice("CUDA_VISIBLE_DEVICES=".length)] : [];
           });
