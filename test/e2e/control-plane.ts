@@ -70,3 +70,12 @@ export async function startControlPlane(extraEnv: Record<string, string> = {}): 
     },
   };
 }
+
+/** One of the built CLIs (dist/bin/<script>) from the project root, with the control plane's KUBECONFIG. */
+export const builtCliOn = (cp: ControlPlane, script: string, args: string[]) =>
+  spawnSync("node", [path.join(ROOT, "dist", "bin", script), ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
+    timeout: 120_000,
+  });

@@ -4,28 +4,20 @@
  * island's activity ledger in its ConfigMap as the monitor writes it, and the report's GPU-hours
  * checked against the pods' own startTime x their nvidia.com/gpu requests, as kubectl shows them.
  */
-import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CostReport } from "../../components/ops/cost";
-import { ROOT } from "../helpers";
-import { controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+import { builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
 if (missing) console.warn(`\n*** SKIPPED: fleet cost on a real control plane (k8s-cost.e2e.test.ts): ${missing} ***\n`);
 
 let cp: ControlPlane;
 const STACK = "k8s-multi-replica";
-const node = (script: string, args: string[]) =>
-  spawnSync("node", [path.join(ROOT, "dist", "bin", script), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
-    timeout: 120_000,
-  });
+const node = (script: string, args: string[]) => builtCliOn(cp, script, args);
 
 /** The pods' held GPU-seconds at `now` by their own status: (now - startTime) x their containers' GPU requests. */
 function podsGpuSeconds(namespace: string, now: number): number {

@@ -19,7 +19,7 @@ import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readinessCommandLine, type K8sObject } from "../../components/kubernetes";
 import { ROOT } from "../helpers";
-import { controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+import { builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
 if (missing)
@@ -28,13 +28,7 @@ if (missing)
   );
 
 let cp: ControlPlane;
-const node = (script: string, args: string[]) =>
-  spawnSync("node", [path.join(ROOT, "dist", "bin", script), ...args], {
-    cwd: ROOT,
-    encoding: "utf8",
-    env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
-    timeout: 120_000,
-  });
+const node = (script: string, args: string[]) => builtCliOn(cp, script, args);
 
 interface Applied {
   namespace: string;
