@@ -7,4 +7,4 @@ export { localPlanOut } from "./plan-out";
 export { renderLocalRun, secretEnvironment } from "./island-run";
 export { renderSupervisor } from "./supervisor";
 export { localTarget } from "./target";
-export { localHeldQueryScript, parseLocalHeldReport } from "./held-query";
+export { localHeldQueryScript, parseLocalHeldReport, RUN_ENDED_FILE } from "./held-query";

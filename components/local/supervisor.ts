@@ -4,6 +4,7 @@ import { needsScratch, nodeLines, setupLines } from "../host/processes";
 import { cacheBase, cacheSetupLines, engineProgram } from "../host/cache";
 import type { DeploymentPlan, IslandPlan } from "../plan/deployment-plan";
 import { renderTemplate } from "../templates";
+import { RUN_ENDED_FILE } from "./held-query";
 import { localSettings } from "./settings";
 
 /**
@@ -63,5 +64,6 @@ export function renderSupervisor(
     // The keeper (templates/host/keeper.sh.mustache) counts restarts with these.
     ...plan.restart,
     ...activityView(island),
+    endedFile: RUN_ENDED_FILE,
   });
 }

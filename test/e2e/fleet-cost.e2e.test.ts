@@ -103,13 +103,14 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
         { home },
       );
     const island = running(await create(c, home), "create");
+    // The supervisor's start as the kernel keeps it: field 22 of /proc/<pid>/stat, ticks after boot.
+    const stat = fs.readFileSync(`/proc/${island.jobId}/stat`, "utf8");
+    const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))![1]);
+    const started = btime + ticks / 100;
+    let stopping = 0;
     try {
       await sleep(20_000);
-      // The supervisor's start as the kernel keeps it: field 22 of /proc/<pid>/stat, ticks after boot.
-      const stat = fs.readFileSync(`/proc/${island.jobId}/stat`, "utf8");
-      const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
-      const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))![1]);
-      const started = btime + ticks / 100;
       const before = (Date.now() / 1000 - started) * 2;
       const r = await cost();
       const after = (Date.now() / 1000 - started) * 2;
@@ -132,11 +133,24 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       expect(s.idle).toBeGreaterThan(0);
       expect(s.unrecorded).toBeLessThan(0.5 * s.gpuHours);
     } finally {
+      stopping = Date.now() / 1000;
       expect((await destroy(c, home)).code).toBe(0);
     }
-    // The run has ended and recorded no end: nothing is reported for it, and the command says so.
+    const stopped = Date.now() / 1000;
+    // The run has ended: held from the kernel's start until its supervisor's own end record, which
+    // the destroy's stop wrote (supervisor.sh's EXIT trap), and nothing is left unaccounted.
     const gone = await cost();
-    expect(JSON.parse(gone.stdout).islands[0].jobs).toEqual([]);
-    expect(gone.code).toBe(1);
+    expect(gone.code, gone.stderr).toBe(0);
+    const [over] = (JSON.parse(gone.stdout) as CostReport).islands;
+    expect(over.unaccounted).toEqual([]);
+    expect(over.jobs).toMatchObject([{ current: true, running: false, gpus: 2, seenBy: "the run's own end record" }]);
+    const startedAt = Date.parse(over.jobs[0].start!) / 1000;
+    expect(Math.abs(startedAt - started)).toBeLessThan(0.05);
+    const held = over.jobs[0].hours * 3600;
+    console.log(
+      `fleet cost (local, ended): ${held} s held; destroy ran ${stopping - started}..${stopped - started} s after the start`,
+    );
+    expect(held).toBeGreaterThanOrEqual(stopping - started - 0.05);
+    expect(held).toBeLessThanOrEqual(stopped - started + 0.05);
   }, 300_000);
 });

@@ -16,7 +16,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runClientPytest } from "./client-pytest";
 import { isPrimeStack, loginOf, readClusterEnv, ROOT, standinOverrides } from "./program-capture";
 import { configPairs, PulumiProject, pulumiToolchain, type Toolchain } from "./pulumi-cli";
-import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, realVllmVersion, suiteBinDir } from "./real-parts";
+import {
+  COMPILE_CACHE,
+  launcherDir,
+  expectNothingLeftOnNodes,
+  pythonEnv,
+  realVllmVersion,
+  suiteBinDir,
+} from "./real-parts";
 import { checkRealSingleNode } from "./real-vllm-checks";
 import { runRemote, type Connection } from "./ssh";
 
@@ -106,7 +113,7 @@ async function destroyAndCheck(stack: string) {
   const d = await project.ok(["destroy", "--yes"]);
   summary.push(`${stack}: destroy ${(d.ms / 1000).toFixed(1)} s`);
   expect(await squeue(), `${stack}: squeue after destroy`).toBe("");
-  expect(await leftOnNodes(cluster)).toEqual([]);
+  await expectNothingLeftOnNodes(cluster);
   await project.ok(["stack", "rm", "--yes"]);
 }
 
@@ -339,7 +346,7 @@ describe.skipIf(!!missing)("the real Pulumi engine on the SLURM test cluster", (
         project.env,
       );
       expect(await squeue(), "squeue after Fleet.destroy").toBe("");
-      expect(await leftOnNodes(cluster)).toEqual([]);
+      await expectNothingLeftOnNodes(cluster);
       summary.push(`${stack}: Fleet.up, generate, Fleet.destroy from Python`);
     });
   });

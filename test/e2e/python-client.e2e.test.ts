@@ -14,7 +14,7 @@ import { capture, env as clusterEnv, expectOk, login, privateKey } from "./clust
 import {
   COMPILE_CACHE,
   launcherDir,
-  leftOnNodes,
+  expectNothingLeftOnNodes,
   pythonEnv,
   REAL_SGLANG_CPU,
   realSglangLauncher,
@@ -57,7 +57,7 @@ async function deployed(
     for (const c of created.reverse()) expectOk(await runRemote(c.connection, c.delete), `${c.name} delete`);
   }
   expect((await runRemote(conn(), "squeue -h -o %i")).stdout.trim()).toBe("");
-  expect(await leftOnNodes(clusterEnv)).toEqual([]);
+  await expectNothingLeftOnNodes(clusterEnv);
 }
 
 describe("the Python client (clients/python) against fleets on the real SLURM test cluster", () => {

@@ -14,7 +14,14 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { COMPILE_CACHE, launcherDir, leftOnNodes, pythonEnv, type Program, type PythonEnv } from "./real-parts";
+import {
+  COMPILE_CACHE,
+  launcherDir,
+  expectNothingLeftOnNodes,
+  pythonEnv,
+  type Program,
+  type PythonEnv,
+} from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -71,7 +78,7 @@ async function deployed(
   }
   expect((await runRemote(conn(), "squeue -h -o %i")).stdout.trim()).toBe("");
   // No process of the job outlives it on any node (each node's namespace holds slurmd alone).
-  expect(await leftOnNodes(clusterEnv)).toEqual([]);
+  await expectNothingLeftOnNodes(clusterEnv);
 }
 
 describe("SLURM end to end with real parts (vLLM CPU build, vllm-router, Mooncake from PyPI)", () => {

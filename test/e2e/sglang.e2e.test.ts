@@ -19,7 +19,14 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env as clusterEnv, expectOk, login, privateKey } from "./cluster";
-import { leftOnNodes, pythonEnv, REAL_SGLANG_CPU, realSglangLauncher, type PythonEnv } from "./real-parts";
+import {
+  expectNothingLeftOnNodes,
+  leftOnNodes,
+  pythonEnv,
+  REAL_SGLANG_CPU,
+  realSglangLauncher,
+  type PythonEnv,
+} from "./real-parts";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -83,7 +90,7 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
           prompt: `${i} the quick brown fox ${"jumps ".repeat(i)}over the lazy dog`,
           max_tokens: 6,
           logprobs: 2,
-          ...({ return_token_ids: true } as object),
+          ...({ return_token_ids: true, ignore_eos: true } as object),
         },
         { headers: { "X-Session-ID": `session-${i}` } },
       ),
@@ -104,6 +111,7 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
       model: island.model,
       messages: [{ role: "user", content: "say hi" }],
       max_tokens: 5,
+      ...({ ignore_eos: true } as object),
       logprobs: true,
       top_logprobs: 2,
     }),
@@ -118,6 +126,7 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
     model: island.model,
     prompt: "stream the fleet",
     max_tokens: 6,
+    ...({ ignore_eos: true } as object),
     stream: true,
   });
   let streamed = "";
@@ -138,6 +147,7 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
     model: island.model,
     messages: [{ role: "user", content: "stream hi" }],
     max_tokens: 6,
+    ...({ ignore_eos: true } as object),
     stream: true,
   });
   let chatStreamed = "";
@@ -148,7 +158,11 @@ async function sendTraffic(island: RunningIsland, key?: string, timeout = 30_000
   const native = await fetch(`${new URL(island.routerUrl!).origin}/generate`, {
     method: "POST",
     headers: { "content-type": "application/json", ...bearer(key) },
-    body: JSON.stringify({ text: "the fleet serves", sampling_params: { max_new_tokens: 4 }, return_logprob: true }),
+    body: JSON.stringify({
+      text: "the fleet serves",
+      sampling_params: { max_new_tokens: 4, ignore_eos: true },
+      return_logprob: true,
+    }),
     signal: AbortSignal.timeout(timeout),
   });
   sent++;
@@ -305,7 +319,7 @@ async function deployed(
     for (const s of secretCmds) expectOk(await runRemote(s.connection, s.delete), `${name} secrets delete`);
   }
   expect(await queue(), "no job left after delete").toBe("");
-  expect(await leftOnNodes(clusterEnv), "processes left on the nodes after delete").toEqual([]);
+  await expectNothingLeftOnNodes(clusterEnv);
   const twice = await runRemote(job.connection, job.delete);
   expectOk(twice, `${name} delete of a job already gone`);
   expect(twice.stderr).toContain("nothing to cancel");

@@ -12,7 +12,7 @@ import OpenAI from "openai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseIslandResult, type RunningIsland } from "../../components/slurm";
 import { capture, env, expectOk, login, privateKey, STANDIN_STARTUP_DELAY_MS } from "./cluster";
-import { leftOnNodes } from "./real-parts";
+import { expectNothingLeftOnNodes } from "./real-parts";
 import { runRemote, type Connection, type RemoteRun } from "./ssh";
 
 const conn = (): Connection => ({ ...login, privateKey });
@@ -257,7 +257,7 @@ describe("SLURM end to end (real slurmctld/slurmd, real ssh, real vllm-router an
         if (timings[name]) timings[name].deleteMs = del.ms;
       }
       expect(await runRemote(c.connection, "squeue -h -o %i").then((r) => r.stdout.trim())).toBe("");
-      expect(await leftOnNodes(env), "processes left on the nodes after delete").toEqual([]);
+      await expectNothingLeftOnNodes(env);
       const twice = await runRemote(c.connection, c.delete);
       expectOk(twice, `${stack} delete of a job already gone`);
       expect(twice.stderr).toContain("nothing to cancel");

@@ -11,7 +11,7 @@ import * as os from "node:os";
 import * as net from "node:net";
 import * as path from "node:path";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { renderSupervisor } from "../../components/local";
+import { renderSupervisor, RUN_ENDED_FILE } from "../../components/local";
 import { renderIslandScript } from "../../components/slurm";
 import { plan as planOf, stackText } from "../helpers";
 
@@ -393,9 +393,18 @@ describe("the keeper on the local target (supervisor)", () => {
     expect(alive(a.pid) && alive(router.pid)).toBe(true);
     expect(fs.readFileSync(path.join(l.attempt, "node_1", "i0-replica1-n0.log"), "utf8")).toBe("");
     expect(run.out().stdout).toContain(`[fleet] i0-replica1-n0 started (pid ${again.pid})`);
+    // The supervisor's start as the kernel keeps it (the run record's), for its end record below.
+    const stat = fs.readFileSync(`/proc/${run.child.pid}/stat`, "utf8");
+    const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))![1]);
+    const hz = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout);
+    const started = btime + Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]) / hz;
     run.child.kill("SIGTERM");
     expect((await run.done).code).toBe(143);
     expect([a, again, router].some((s) => alive(s.pid))).toBe(false);
+    // Its end record, for fleet cost once the run is over (components/local/held-query.ts).
+    const [start, end] = fs.readFileSync(path.join(l.attempt, RUN_ENDED_FILE), "utf8").trim().split(" ").map(Number);
+    expect(start).toBeCloseTo(started, 1);
+    expect(Math.abs(end - Date.now() / 1000)).toBeLessThan(5);
   });
 });
 

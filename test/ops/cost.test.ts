@@ -10,7 +10,7 @@ import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { costReport, costText, jobHours } from "../../components/ops/cost";
 import { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "../../components/slurm";
-import { localHeldQueryScript, parseLocalHeldReport } from "../../components/local";
+import { localHeldQueryScript, parseLocalHeldReport, RUN_ENDED_FILE } from "../../components/local";
 import type { HeldJob } from "../../components/host/held-time";
 import { expectShellcheckClean } from "../shellcheck";
 import { viewFromPlan } from "../../components/ops/fleet-view";
@@ -180,11 +180,13 @@ describe("the local target's accounting query (templates/local/cost-query.sh.mus
     expectShellcheckClean(text);
   });
 
-  it("the running run from its kernel start time until now x the plan's GPUs; earlier runs are unaccounted", () => {
+  it("the running run from its kernel start time until now x the plan's GPUs; an earlier run from its own end record, one without it unaccounted", () => {
     const s = sandbox({});
     const dir = path.join(s.home, "fleet/island-0");
-    for (const d of ["run_20261129-100000_11", "run_20261129-110000_12"])
+    for (const d of ["run_20261129-090000_10", "run_20261129-100000_11", "run_20261129-110000_12"])
       fs.mkdirSync(path.join(dir, "logs", d), { recursive: true });
+    // What the supervisor of run _11 wrote as it ended (supervisor.sh.mustache's EXIT trap).
+    fs.writeFileSync(path.join(dir, "logs/run_20261129-100000_11", RUN_ENDED_FILE), "1796029200.50 1796032800.25\n");
     // This test's own process stands in for the supervisor: its start time as the kernel keeps it.
     const stat = fs.readFileSync(`/proc/${process.pid}/stat`, "utf8");
     const ticks = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
@@ -194,19 +196,41 @@ describe("the local target's accounting query (templates/local/cost-query.sh.mus
     const [island] = parseLocalHeldReport(out.stdout, refs);
     const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))![1]);
     const tck = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout);
-    expect(island.jobs).toHaveLength(1);
-    expect(island.jobs[0]).toMatchObject({ id: "run_20261129-110000_12", current: true, gpus: 2 });
-    expect(island.jobs[0].start).toBeCloseTo(btime + Number(ticks) / tck, 6);
-    expect(island.unseen.map((u) => u.id)).toEqual(["run_20261129-100000_11"]);
+    expect(island.jobs).toHaveLength(2);
+    expect(island.jobs[0]).toMatchObject({
+      id: "run_20261129-100000_11",
+      current: false,
+      running: false,
+      start: 1796029200.5,
+      elapsed: 3599.75,
+      gpus: 2,
+      seenBy: "the run's own end record",
+    });
+    expect(island.jobs[1]).toMatchObject({ id: "run_20261129-110000_12", current: true, running: true, gpus: 2 });
+    expect(island.jobs[1].start).toBeCloseTo(btime + Number(ticks) / tck, 6);
+    expect(island.unseen.map((u) => u.id)).toEqual(["run_20261129-090000_10"]);
   });
 
-  it("a run that ended: unaccounted (its end was not recorded), never estimated", () => {
-    const held = parseLocalHeldReport("clock\t2000\t1000\t100\nrun\t0\trun_x\t5\tENDED\nisland\t0\n", refs);
-    expect(held[0]).toEqual({
+  it("a run that ended: from its supervisor's end record, else unaccounted (never estimated)", () => {
+    const head = "clock\t2000\t1000\t100\nrun\t0\trun_x\t5\tENDED\nisland\t0\n";
+    expect(parseLocalHeldReport(head, refs)[0]).toEqual({
       island: 0,
       jobs: [],
-      unseen: [{ id: "run_x", current: true, why: "the run has ended: when it ended was not recorded" }],
+      unseen: [
+        {
+          id: "run_x",
+          current: true,
+          why: "the run has ended: when it ended was not recorded (its supervisor was killed)",
+        },
+      ],
     });
+    const [held] = parseLocalHeldReport(`${head}ended\t0\trun_x\t1005\t1905\n`, refs);
+    expect(held.unseen).toEqual([]);
+    expect(held.jobs).toEqual([
+      expect.objectContaining({ id: "run_x", current: true, running: false, start: 1005, elapsed: 900 }),
+    ]);
+    // A record whose end is before its start is no record.
+    expect(parseLocalHeldReport(`${head}ended\t0\trun_x\t1905\t1005\n`, refs)[0].jobs).toEqual([]);
     expect(() => parseLocalHeldReport("", refs)).toThrow(/could not read the run records/);
   });
 });
