@@ -3,6 +3,7 @@ import type { IslandJobRef } from "../host/job-report";
 import { shq } from "../shell";
 import { renderTemplate } from "../templates";
 import { jobPhase } from "./scheduler";
+import { slurmSeconds } from "./time-format";
 
 /**
  * `fleet cost` on SLURM (templates/slurm/cost-query.sh.mustache): every job an island has had and
@@ -26,13 +27,6 @@ export function heldQueryScript(refs: IslandJobRef[]): string {
 export function tresGpus(tres: string): number | undefined {
   const m = /(?:^|,)gres\/gpu=(\d+)(?:,|$)/.exec(tres);
   return m ? Number(m[1]) : undefined;
-}
-
-/** `[D-]HH:MM:SS` (or MM:SS) as SLURM prints a duration, in seconds. */
-export function slurmDuration(text: string): number | undefined {
-  const m = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$/.exec(text.trim());
-  if (!m) return undefined;
-  return Number(m[1] ?? 0) * 86400 + Number(m[2] ?? 0) * 3600 + Number(m[3]) * 60 + Number(m[4]);
 }
 
 interface Seen {
@@ -70,7 +64,7 @@ function fromScontrol(rest: string[]): Seen {
   const phase = jobPhase(f.JobState ?? null);
   return {
     start: start && phase !== "queued" ? Number(start) : null,
-    elapsed: slurmDuration(f.RunTime ?? "") ?? 0,
+    elapsed: slurmSeconds(f.RunTime ?? "") ?? 0,
     running: phase === "running",
     ...(gpus !== undefined && { gpus, gpuSource }),
     seenBy: "scontrol",

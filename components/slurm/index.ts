@@ -38,4 +38,5 @@ export {
 } from "./hetjob";
 export { jobsQueryScript, parseFleetJobs } from "./jobs";
 export { gresGpus, jobRequests, requestTable, timeLimitHours } from "./requests";
-export { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "./held-query";
+export { heldQueryScript, parseHeldReport, tresGpus } from "./held-query";
+export { slurmSeconds } from "./time-format";

@@ -4,6 +4,7 @@ import type { StackPlan } from "../plan/stack-plan";
 import { coScheduledPlacements } from "./hetjob";
 import { islandDir, jobName } from "./sbatch";
 import { exclusiveNodes, gresRequest, slurmSettings } from "./settings";
+import { slurmSeconds } from "./time-format";
 
 /** What one job (or hetjob component) asks SLURM for, as the printed plan shows it. */
 export interface JobRequest {
@@ -17,22 +18,10 @@ export interface JobRequest {
   dir: string;
 }
 
-/**
- * A SLURM time limit in hours (`slurm.time`'s formats: minutes, MM:SS, HH:MM:SS, D-HH, D-HH:MM,
- * D-HH:MM:SS); undefined for UNLIMITED / infinite.
- */
+/** A SLURM time limit in hours (slurmSeconds' formats); undefined for UNLIMITED / infinite. */
 export function timeLimitHours(time: string): number | undefined {
-  if (/^(UNLIMITED|infinite)$/.test(time)) return undefined;
-  const [days, rest] = time.includes("-") ? time.split("-") : ["0", time];
-  const parts = rest.split(":").map(Number);
-  const d = Number(days);
-  if (time.includes("-")) {
-    const [h, m = 0, s = 0] = parts;
-    return d * 24 + h + m / 60 + s / 3600;
-  }
-  if (parts.length === 1) return parts[0] / 60; // minutes
-  if (parts.length === 2) return parts[0] / 60 + parts[1] / 3600; // MM:SS
-  return parts[0] + parts[1] / 60 + parts[2] / 3600; // HH:MM:SS
+  const s = slurmSeconds(time);
+  return s === undefined ? undefined : s / 3600;
 }
 
 /** The GPUs a gres request names per node (`gpu:8`, `gpu:h100:8`); undefined when it names none. */

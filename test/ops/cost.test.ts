@@ -9,7 +9,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { costReport, costText, jobHours } from "../../components/ops/cost";
-import { heldQueryScript, parseHeldReport, slurmDuration, tresGpus } from "../../components/slurm";
+import { heldQueryScript, parseHeldReport, slurmSeconds, tresGpus } from "../../components/slurm";
 import { localHeldQueryScript, parseLocalHeldReport, RUN_ENDED_FILE } from "../../components/local";
 import type { HeldJob } from "../../components/host/held-time";
 import { expectShellcheckClean } from "../shellcheck";
@@ -166,8 +166,11 @@ describe("SLURM's accounting query (templates/slurm/cost-query.sh.mustache)", ()
   it("helpers: TRES GPU totals and SLURM durations", () => {
     expect(tresGpus("cpu=2,gres/gpu:a100=4,gres/gpu=4,node=1")).toBe(4);
     expect(tresGpus("cpu=2,node=1")).toBeUndefined();
-    expect(slurmDuration("1-02:03:04")).toBe(93784);
-    expect(slurmDuration("03:04")).toBe(184);
+    expect(slurmSeconds("1-02:03:04")).toBe(93784);
+    expect(slurmSeconds("03:04")).toBe(184);
+    expect(slurmSeconds("00:00:07")).toBe(7);
+    expect(slurmSeconds("INVALID")).toBeUndefined();
+    expect(slurmSeconds("1:2:3:4")).toBeUndefined();
   });
 });
 
