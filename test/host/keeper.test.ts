@@ -224,8 +224,9 @@ describe("the keeper restarts what exits, in place (SLURM launch body)", () => {
     process.kill(engine.pid, "SIGKILL");
     const again = await until("the engine started again", () => l.starts("vllm")[1]);
     // The back-off (0.3 s) first, then at once: the keeper wakes every 0.1 s while a restart is due.
+    // The upper bound leaves room for a loaded machine (1504 ms seen once beside the whole suite).
     expect(again.ms - killed).toBeGreaterThanOrEqual(300);
-    expect(again.ms - killed).toBeLessThan(1500);
+    expect(again.ms - killed).toBeLessThan(2500);
     expect(again.gpus).toBe(engine.gpus);
     expect(alive(router.pid)).toBe(true);
     expect(l.starts("vllm-router")).toHaveLength(1);
