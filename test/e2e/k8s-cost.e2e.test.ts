@@ -67,7 +67,7 @@ describe.skipIf(!!missing)("fleet cost on a real control plane", () => {
       const cm = cp.kubectl([
         "create",
         "configmap",
-        `${STACK}-activity-i0`,
+        `${STACK}-i0-activity`,
         "-n",
         namespace,
         `--from-file=activity=${ledgerFile}`,
@@ -92,7 +92,7 @@ describe.skipIf(!!missing)("fleet cost on a real control plane", () => {
       expect(report.complete).toBe(true);
     } finally {
       cp.kubectl(["delete", "-R", "-f", dir, "--wait=true", "--ignore-not-found"]);
-      cp.kubectl(["delete", "configmap", `${STACK}-activity-i0`, "-n", namespace, "--ignore-not-found"]);
+      cp.kubectl(["delete", "configmap", `${STACK}-i0-activity`, "-n", namespace, "--ignore-not-found"]);
     }
   }, 240_000);
 });
