@@ -133,12 +133,7 @@ export function activityMonitorObjects(ctx: K8sContext, island: IslandPlan): K8s
           {
             name: "activity-monitor",
             image: ctx.target.image,
-            command: [
-              "python3",
-              "-c",
-              k8sLiteral(pythonCheck("activity-monitor")),
-              k8sLiteral(JSON.stringify(config)),
-            ],
+            command: ["python3", "-c", k8sLiteral(pythonCheck("activity-monitor")), k8sLiteral(JSON.stringify(config))],
             // SGLang demands the fleet's API key on /metrics: the monitor reads it as the engines do.
             ...(keyed ? { env: [secretEnv(ctx.names.secret, SECRET_KEYS.apiKey)] } : {}),
             // A few HTTP calls every 5 s: what it needs is small and fixed.

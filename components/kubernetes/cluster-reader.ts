@@ -63,11 +63,7 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   type Answer = { status: number; body?: { message?: string; items?: unknown[] } };
   /** GET `path` on the API server: its status and text. */
-  async function fetchText(
-    path: string,
-    accept: string,
-    patch?: unknown,
-  ): Promise<{ status: number; text: string }> {
+  async function fetchText(path: string, accept: string, patch?: unknown): Promise<{ status: number; text: string }> {
     const method = patch === undefined ? "GET" : "PATCH";
     const headers: Record<string, string> = { Accept: accept };
     if (patch !== undefined) headers["Content-Type"] = "application/merge-patch+json";

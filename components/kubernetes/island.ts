@@ -248,5 +248,17 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   const activityReady = activityWorkloads.length
     ? [waitFor("activity", activityWorkloads, slowS, { parent, dependsOn: activityResources })]
     : [];
-  return after([...workloads, enginesReady, ...activityResources, ...activityReady, ...routerResources, ...routerReady, ...storeResources, ...storeReady], ep);
+  return after(
+    [
+      ...workloads,
+      enginesReady,
+      ...activityResources,
+      ...activityReady,
+      ...routerResources,
+      ...routerReady,
+      ...storeResources,
+      ...storeReady,
+    ],
+    ep,
+  );
 };
