@@ -10,10 +10,11 @@
  * 1. `pulumi preview` shows no change and `pulumi up` leaves the replicas at 0: the provider diffs the
  *    inputs against its checkpoint, not the live object (pulumi-kubernetes provider/pkg/provider/
  *    provider.go Diff, parseCheckpointObject), so the scale is invisible to it;
- * 2. after `pulumi refresh` (the checkpoint takes the live replicas), what `pulumi up` does is logged
- *    and checked (provider/pkg/await/await.go ssaUpdate: a server-side apply, forced only with
- *    pulumi.com/patchForce);
- * 3. `fleet wake` brings the replicas back, and `pulumi destroy` removes every object.
+ * 2. `fleet wake` brings the replicas back and clears the mark;
+ * 3. released again, `pulumi up --refresh` brings them back: the refresh reads the live replicas into
+ *    the checkpoint, so the diff shows them, and the update's server-side apply of the planned
+ *    replica (provider/pkg/await/await.go ssaUpdate) takes spec.replicas back from the scale's field
+ *    manager without a conflict; a preview afterwards has nothing to change.
  *
  * docs/idle-release.md says what this finds. Skipped, with one loud line, without the toolchain and
  * the control plane (as k8s-pulumi.e2e.test.ts).
@@ -54,7 +55,7 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
     cp?.down();
   }, 120_000);
 
-  it("a released island: invisible to preview and up (replicas stay 0); after refresh, up's server-side apply meets the scale's field manager; fleet wake brings it back", async () => {
+  it("a released island: invisible to preview and up (replicas stay 0); fleet wake brings it back; pulumi up --refresh brings it back too, without a field-manager conflict", async () => {
     const ns = `vllm-fleet-${STACK}`;
     const kubectl = (args: string[]) => cp.kubectl(args);
     const replicas = () =>
@@ -81,72 +82,92 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
       expect(replicas()).toEqual([1, 1]);
 
       // The release, as the monitor makes it: the mark, then each workload's scale to 0.
-      const now = Math.floor(Date.now() / 1000);
-      const mark = kubectl([
-        "patch",
-        "configmap",
-        `${STACK}-i0-activity`,
-        "-n",
-        ns,
-        "--type=merge",
-        "-p",
-        JSON.stringify({ data: { activity: `${now - 25} idle\n`, "idle-released": `${now} ${now - 25}` } }),
-      ]);
-      expect(mark.status, mark.stderr).toBe(0);
-      for (const k of [0, 1]) {
-        const s = kubectl([
+      const release = () => {
+        const now = Math.floor(Date.now() / 1000);
+        const mark = kubectl([
           "patch",
-          "statefulset",
-          `${STACK}-i0-replica${k}`,
+          "configmap",
+          `${STACK}-i0-activity`,
           "-n",
           ns,
-          "--subresource=scale",
           "--type=merge",
-          "--field-manager=activity-monitor",
           "-p",
-          '{"spec":{"replicas":0}}',
+          JSON.stringify({ data: { activity: `${now - 25} idle\n`, "idle-released": `${now} ${now - 25}` } }),
         ]);
-        expect(s.status, s.stderr).toBe(0);
-      }
-      expect(replicas()).toEqual([0, 0]);
+        expect(mark.status, mark.stderr).toBe(0);
+        for (const k of [0, 1]) {
+          const s = kubectl([
+            "patch",
+            "statefulset",
+            `${STACK}-i0-replica${k}`,
+            "-n",
+            ns,
+            "--subresource=scale",
+            "--type=merge",
+            "--field-manager=activity-monitor",
+            "-p",
+            '{"spec":{"replicas":0}}',
+          ]);
+          expect(s.status, s.stderr).toBe(0);
+        }
+        expect(replicas()).toEqual([0, 0]);
+        return `${now} ${now - 25}`;
+      };
+      const marked = () =>
+        JSON.parse(kubectl(["get", "configmap", `${STACK}-i0-activity`, "-n", ns, "-o", "json"]).stdout).data?.[
+          "idle-released"
+        ];
+      const mark = release();
 
-      // 1. Invisible to preview and up.
+      // 1. Invisible to preview and up (the provider diffs against its checkpoint).
       const preview = await project.pulumi(["preview", "--expect-no-changes"]);
-      console.log(`preview of a released island: exit ${preview.code}`);
       expect(preview.code, (preview.stdout + preview.stderr).slice(-2000)).toBe(0);
       await project.ok(["up", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
       expect(replicas()).toEqual([0, 0]);
       // The ledger and the mark are the monitor's: an up leaves them.
-      const data = JSON.parse(
-        kubectl(["get", "configmap", `${STACK}-i0-activity`, "-n", ns, "-o", "json"]).stdout,
-      ).data;
-      expect(data["idle-released"]).toBe(`${now} ${now - 25}`);
+      expect(marked()).toBe(mark);
 
-      // 2. After refresh: what up does with the live replicas.
-      await project.ok(["refresh", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
-      const after = await project.pulumi(["up", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
-      const text = after.stdout + after.stderr;
-      console.log(
-        `up after refresh: exit ${after.code}, replicas ${JSON.stringify(replicas())}; ${
-          /conflict/i.test(text) ? "a field-manager conflict" : "no conflict"
-        }:\n${text.slice(-1500)}`,
-      );
-      const afterRefresh = { code: after.code, replicas: replicas(), conflict: /conflict/i.test(text) };
-
-      // 3. fleet wake brings it back.
-      const wake = builtCliOn(cp, "fleet.js", [
-        "wake",
-        STACK,
-        "--json",
-        "--kubeconfig",
-        cp.env.KUBECONFIG,
-        "--inference.idle_release_after",
-        "20s",
-      ]);
-      expect(wake.status, wake.stderr).toBe(0);
+      // 2. fleet wake brings it back and clears the mark; a second wake finds nothing.
+      const wake = () =>
+        builtCliOn(cp, "fleet.js", [
+          "wake",
+          STACK,
+          "--json",
+          "--kubeconfig",
+          cp.env.KUBECONFIG,
+          "--inference.idle_release_after",
+          "20s",
+        ]);
+      const woken = wake();
+      expect(woken.status, woken.stderr).toBe(0);
+      expect(JSON.parse(woken.stdout).woken.map((w: { island: number }) => w.island)).toEqual([0]);
       expect(replicas()).toEqual([1, 1]);
-      // What docs/idle-release.md says of an up after a refresh.
-      expect(afterRefresh).toEqual({ code: 0, replicas: [1, 1], conflict: false });
+      expect(marked()).toBeUndefined();
+      expect(JSON.parse(wake().stdout).woken).toEqual([]);
+      await project.ok(["preview", "--expect-no-changes"]);
+
+      // 3. Released again: `pulumi up --refresh` reads the live replicas into the checkpoint first, and
+      // its server-side apply of the planned replica takes spec.replicas back from the scale's field
+      // manager: no conflict, the replicas back at 1.
+      release();
+      const up2 = await project.pulumi(["up", "--refresh", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
+      const text = up2.stdout + up2.stderr;
+      console.log(
+        `up --refresh of a released island: exit ${up2.code} in ${(up2.ms / 1000).toFixed(1)} s, replicas ${JSON.stringify(replicas())}`,
+      );
+      expect(up2.code, text.slice(-2000)).toBe(0);
+      expect(text).not.toMatch(/conflict/i);
+      expect(replicas()).toEqual([1, 1]);
+      const managers = JSON.parse(
+        kubectl(["get", "statefulset", `${STACK}-i0-replica0`, "-n", ns, "-o", "json", "--show-managed-fields"]).stdout,
+      ).metadata.managedFields.map(
+        (f: { manager: string; operation: string; subresource?: string }) =>
+          `${f.manager}/${f.operation}/${f.subresource ?? ""}`,
+      );
+      console.log(`StatefulSet field managers after up --refresh: ${managers.join(", ")}`);
+      // Stable afterwards: nothing more to change.
+      const again = await project.pulumi(["preview", "--expect-no-changes"]);
+      expect(again.code, (again.stdout + again.stderr).slice(-2000)).toBe(0);
     } finally {
       const destroyed = await project.pulumi(["destroy", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
       expect(destroyed.code, (destroyed.stdout + destroyed.stderr).slice(-2000)).toBe(0);

@@ -238,7 +238,7 @@ describe("idle release on Kubernetes: fleet status and fleet wake through the AP
     expect(i.status).toBe("IDLE-RELEASED");
     expect(fleetStatus([i])).toBe("IDLE-RELEASED");
     expect(i.detail).toBe(
-      "released itself at 2025-11-29T07:06:40.000Z, idle since 2025-11-29T07:06:10.000Z (idle_release_after); fleet wake (or pulumi up) brings it back",
+      "released itself at 2025-11-29T07:06:40.000Z, idle since 2025-11-29T07:06:10.000Z (idle_release_after); fleet wake (or pulumi up --refresh) brings it back",
     );
     expect(i.processes.filter((p) => p.role !== "router").every((p) => p.status === "IDLE-RELEASED")).toBe(true);
     expect(i.processes.find((p) => p.role === "router")?.status).toBe("READY");
