@@ -3,8 +3,8 @@ import { KEEP_DEFAULTS } from "../components/ops/keep";
 
 /* The fleet CLI's verbs and options (bin/fleet.ts): each option with its help and the verbs that list it. */
 
-export type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs" | "keep" | "cost";
-const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints", "keep", "cost"];
+export type Verb = "status" | "metrics" | "logs" | "endpoints" | "list" | "jobs" | "keep" | "cost" | "wake";
+const FLEET_VERBS: Verb[] = ["status", "metrics", "logs", "endpoints", "keep", "cost", "wake"];
 
 interface OptionSpec {
   flags: string;
@@ -20,7 +20,7 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--json",
     help: "machine-readable output: one JSON document (metrics --watch: one per line)",
-    verbs: ["status", "metrics", "endpoints", "list", "jobs", "cost"],
+    verbs: ["status", "metrics", "endpoints", "list", "jobs", "cost", "wake"],
   },
   {
     flags: "--watch",
@@ -102,13 +102,13 @@ const OPTIONS: OptionSpec[] = [
   {
     flags: "--kubeconfig <file>",
     help: "Kubernetes: the kubeconfig whose API server status reads (default: vllm-fleet:kubeconfig in Pulumi.<stack>.yaml when it is a path, else $KUBECONFIG or ~/.kube/config)",
-    verbs: ["status", "cost"],
+    verbs: ["status", "cost", "wake"],
     group: WHERE,
   },
   {
     flags: "--context <name>",
     help: "Kubernetes: the kubeconfig context (default: vllm-fleet:context in Pulumi.<stack>.yaml, else the current one)",
-    verbs: ["status", "cost"],
+    verbs: ["status", "cost", "wake"],
     group: WHERE,
   },
 ];

@@ -9,6 +9,7 @@
  *   jobs       every fleet's job of yours on the cluster
  *   keep       checks the fleet every --every seconds and runs `pulumi up` when an island is gone
  *   cost       GPU-hours held per island, in all and since the last up, and the share spent serving
+ *   wake       brings back the islands idle release scaled to zero (Kubernetes)
  *
  * Exit status: 0 when the question was answered (whatever the fleet's state), 1 when it could not
  * be (ssh or scheduler failure), 2 for a usage or stack-file error.
@@ -301,6 +302,29 @@ export const fleetCommand: CommandFactory = (io, exit) => {
         err("some jobs' time was not seen (listed in the report): the sums are lower bounds\n");
         return exit(1);
       }
+      exit(0);
+    }),
+  );
+
+  fleetVerb(
+    "wake",
+    "brings back the islands idle release scaled to zero (Kubernetes)",
+    "Kubernetes: each island whose activity monitor released it after idle_release_after (`fleet status` says IDLE-RELEASED) has its engine workloads scaled back to their planned replicas and its release mark cleared; islands that were not released are left as they are. On SLURM and this machine a released island's job or run has ended: `pulumi up` starts it again (docs/idle-release.md). Exit 1 when the API server did not answer.",
+  ).action(
+    answer(async (_stack: unknown, o: Opts, cmd: Command) => {
+      const src = fleetOf(o, cmd);
+      const target = targetOf(src.view.target);
+      const wake = target.fleet.cluster?.wake;
+      if (!wake)
+        throw new UsageError(
+          `wake scales a Kubernetes fleet's released islands back; a ${target.title} fleet's released island ended: pulumi up starts it again`,
+          cmd,
+        );
+      if (!src.cluster) throw new UsageError("wake reads the cluster's API: name the stack, not --endpoints", cmd);
+      const woken = await wake(src.cluster.plan, src.cluster.access);
+      if (o.json) out(JSON.stringify({ woken }, null, 2) + "\n");
+      else if (!woken.length) out("no island is idle-released: nothing to wake\n");
+      else for (const w of woken) out(`island ${w.island}: woken; ${w.detail}\n`);
       exit(0);
     }),
   );

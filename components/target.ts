@@ -75,6 +75,8 @@ export interface ClusterIslandReport {
   >;
   /** The nodes its pods run on. */
   nodes: string[];
+  /** Its idle release (its activity monitor's mark): when it scaled its engines to zero, idle since when (epoch seconds). */
+  idleReleased?: { at: number; idleSince: number };
 }
 
 /** A pod's answer read through a cluster's API, or why there is none. */
@@ -149,6 +151,12 @@ export interface FleetSupport {
      * @default undefined (`fleet cost` cannot account the target through its API)
      */
     held?(plan: DeploymentPlan, access: ClusterAccess): Promise<IslandHeld[]>;
+    /**
+     * `fleet wake`: brings the islands its idle release scaled to zero back to their planned
+     * replicas and clears their release marks; the islands it woke (throws when it could not).
+     * @default undefined (`fleet wake` says `pulumi up` brings the target's released islands back)
+     */
+    wake?(plan: DeploymentPlan, access: ClusterAccess): Promise<{ island: number; detail: string }[]>;
     /** `fleet metrics`: each engine's Prometheus text, read through the cluster's API. */
     scrape(plan: DeploymentPlan, access: ClusterAccess): Promise<ClusterScrape[]>;
     /** `fleet logs`: the last lines of each selected engine's log, read through the cluster's API. */

@@ -36,6 +36,10 @@ export interface ClusterReader {
   configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** The last `lines` lines of a container's log (the pod log API, as `kubectl logs --tail`). */
   podLog(namespace: string, pod: string, container: string, lines: number): Promise<PodText>;
+  /** GET of an API path: its JSON, or undefined for 404; throws on any other answer. */
+  getJson(path: string): Promise<unknown>;
+  /** A JSON merge patch of an API path (`fleet wake`: a scale subresource, a ConfigMap's key); throws unless 200. */
+  mergePatch(path: string, body: unknown): Promise<void>;
 }
 
 /** A pod's answer through the API server, or why there is none (said, never guessed). */
@@ -59,8 +63,11 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   type Answer = { status: number; body?: { message?: string; items?: unknown[] } };
   /** GET `path` on the API server: its status and text. */
-  async function fetchText(path: string, accept: string): Promise<{ status: number; text: string }> {
-    const opts: https.RequestOptions = { method: "GET", headers: { Accept: accept }, timeout: 30_000 };
+  async function fetchText(path: string, accept: string, patch?: unknown): Promise<{ status: number; text: string }> {
+    const method = patch === undefined ? "GET" : "PATCH";
+    const headers: Record<string, string> = { Accept: accept };
+    if (patch !== undefined) headers["Content-Type"] = "application/merge-patch+json";
+    const opts: https.RequestOptions = { method, headers, timeout: 30_000 };
     await kc.applyToHTTPSOptions(opts);
     const mod = server.startsWith("http:") ? http : https;
     return new Promise((resolve, reject) => {
@@ -71,8 +78,8 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
         res.on("end", () => resolve({ status: res.statusCode ?? 0, text }));
       });
       req.on("timeout", () => req.destroy(new Error("no answer within 30 s")));
-      req.on("error", (e) => reject(new ClusterReadError(`GET ${server}${path}: ${e.message}`)));
-      req.end();
+      req.on("error", (e) => reject(new ClusterReadError(`${method} ${server}${path}: ${e.message}`)));
+      req.end(patch === undefined ? undefined : JSON.stringify(patch));
     });
   }
   async function get(path: string): Promise<Answer> {
@@ -113,6 +120,25 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   return {
     server,
+    async getJson(path) {
+      const r = await get(path);
+      if (r.status === 404) return undefined;
+      if (r.status !== 200)
+        throw new ClusterReadError(`GET ${server}${path} answered ${r.status}: ${r.body?.message ?? "no message"}`);
+      return r.body;
+    },
+    async mergePatch(path, body) {
+      const { status, text } = await fetchText(path, "application/json", body);
+      if (status !== 200) {
+        let message = text.slice(0, 300);
+        try {
+          message = (JSON.parse(text) as { message?: string }).message ?? message;
+        } catch {
+          // not JSON: the text itself says why
+        }
+        throw new ClusterReadError(`PATCH ${server}${path} answered ${status}: ${message}`);
+      }
+    },
     async configMapData(namespace, name) {
       const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
       const r = await get(at);

@@ -8,6 +8,7 @@ import { SECRET_KEYS, type K8sObject, type SecretName } from "./objects";
 import { routerObjects } from "./router-objects";
 import { engineObjects, type ReplicaObjects } from "./workloads";
 import { monitoringObjects } from "./monitoring-objects";
+import { activityMonitorObjects } from "./activity-monitor";
 import { kubernetesSettings } from "./settings";
 import { k8sBase } from "./base-name";
 import { fleetNamespace } from "./fleet-namespace";
@@ -33,6 +34,8 @@ export interface K8sIslandObjects {
   mooncake: K8sObject[];
   /** PodMonitors of the engines and the router or EPP, with `monitoring = true`. */
   monitors: K8sObject[];
+  /** The activity monitor (activity-monitor.ts): its ledger ConfigMap, RBAC and Deployment. */
+  activity: K8sObject[];
   endpoints: K8sIslandEndpoints;
 }
 
@@ -103,19 +106,21 @@ export function renderK8sFleet(plan: DeploymentPlan, secrets: SecretName[]): K8s
         router: routerObjects(ctx, island),
         mooncake: mooncakeObjects(ctx, island),
         monitors: monitoringObjects(ctx, island),
+        activity: activityMonitorObjects(ctx, island),
         endpoints: endpoints[island.index],
       };
     }),
   };
 }
 
-/** One island's objects in creation order: store, engines (each with its budget), router, monitors. */
+/** One island's objects in creation order: store, engines (each with its budget), router, monitors, activity monitor. */
 export const islandK8sObjects = (i: K8sIslandObjects): K8sObject[] => [
   ...i.mooncake,
   i.engineService,
   ...i.replicas.flatMap((r) => (r.budget ? [r.object, r.budget] : [r.object])),
   ...i.router,
   ...i.monitors,
+  ...i.activity,
 ];
 
 /** Flat list in creation order: the secret, then every island's objects (the namespace is the stack's). */

@@ -7,6 +7,9 @@ import { engineNamed } from "../plan/engines";
 import { enginePods } from "./pod-reads";
 import { refKey, worstState, workloadReadiness, type ClusterSnapshot, type WorkloadRef } from "./readiness";
 import { podTemplates } from "./rollout";
+import { MARKER_KEY } from "./activity-monitor";
+import { k8sNames } from "./names";
+import { parseIdleReleased } from "../host/activity-ledger";
 
 /*
  * `fleet status` on Kubernetes: the fleet's URLs are in-cluster names, so from a laptop the API
@@ -110,8 +113,20 @@ export async function observeKubernetesFleet(
   }`;
   const snap = await r.snapshot(fleet.namespace, refs, selector);
   const reports = fleet.islands.map((i) => islandReport(i, plan, snap));
-  await weightVersions(plan, reports, r);
+  await Promise.all([weightVersions(plan, reports, r), releaseMarks(plan, reports, r)]);
   return reports;
+}
+
+/** Each island's idle release, from the mark its activity monitor left in its ConfigMap (activity-monitor.ts). */
+async function releaseMarks(plan: DeploymentPlan, reports: ClusterIslandReport[], r: ClusterReader): Promise<void> {
+  const names = k8sNames(plan);
+  await Promise.all(
+    reports.map(async (report) => {
+      const mark = (await r.configMapData(names.namespace, names.activityConfigMap(report.island)))?.[MARKER_KEY];
+      const released = mark === undefined ? undefined : parseIdleReleased(mark);
+      if (released) report.idleReleased = released;
+    }),
+  );
 }
 
 /**

@@ -2,7 +2,7 @@ import { ACTIVITY_FILE, parseActivity } from "../host/activity-ledger";
 import type { HeldJob, IslandHeld, UnseenJob } from "../host/held-time";
 import type { DeploymentPlan } from "../plan/deployment-plan";
 import type { ClusterAccess } from "../target";
-import { k8sBase } from "./base-name";
+import { k8sNames } from "./names";
 import { clusterReader, type ClusterReader } from "./cluster-reader";
 import { renderK8sFleet } from "./fleet-objects";
 import type { KubeObject } from "./readiness";
@@ -16,8 +16,8 @@ import { kubernetesSettings } from "./settings";
  * they are not in the sums, and every report says so.
  */
 
-/** The ConfigMap an island's activity monitor writes its ledger to (the shared contract of issue 44). */
-export const activityConfigMap = (plan: DeploymentPlan, island: number) => `${k8sBase(plan.stack)}-activity-i${island}`;
+/** The ConfigMap an island's activity monitor writes its ledger to (activity-monitor.ts; names.ts: with the service's name). */
+export const activityConfigMap = (plan: DeploymentPlan, island: number) => k8sNames(plan).activityConfigMap(island);
 
 interface PodFields {
   metadata: { name: string; labels?: Record<string, string> };

@@ -236,5 +236,29 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
     parts.router && routerWorkloads.length
       ? [waitFor("router", routerWorkloads, 1200, { parent: parts.router, dependsOn: routerResources })]
       : [];
-  return after([...workloads, enginesReady, ...routerResources, ...routerReady, ...storeResources, ...storeReady], ep);
+  // The activity monitor (activity-monitor.ts): its ledger, RBAC and Deployment, once the workloads
+  // it may scale exist; waited for as the follower is, so an image that cannot run it fails the up, named.
+  const activityResources = createObjects(ctx, objects.activity, {
+    parent,
+    provider,
+    dependsOn: [...nsDeps, ...workloads, ...secretDeps],
+    customTimeouts: deleteTimeout,
+  });
+  const activityWorkloads = objects.activity.filter((o) => podTemplates(o).length > 0);
+  const activityReady = activityWorkloads.length
+    ? [waitFor("activity", activityWorkloads, slowS, { parent, dependsOn: activityResources })]
+    : [];
+  return after(
+    [
+      ...workloads,
+      enginesReady,
+      ...activityResources,
+      ...activityReady,
+      ...routerResources,
+      ...routerReady,
+      ...storeResources,
+      ...storeReady,
+    ],
+    ep,
+  );
 };

@@ -84,6 +84,10 @@ export function k8sNames(plan: DeploymentPlan) {
     routerService,
     /** vllm-router's follower (router-follower.ts): its own Deployment, so its death never touches the router. */
     routerFollower: (island: number) => check(`${prefix(island)}-follower`),
+    /** The island's activity monitor (activity-monitor.ts): its Deployment, ServiceAccount and Role. */
+    activityMonitor: (island: number) => check(`${prefix(island)}-activity`),
+    /** The ConfigMap holding the island's activity ledger and release mark (the monitor's name, as its other objects). */
+    activityConfigMap: (island: number) => check(`${prefix(island)}-activity`),
     eppService: (island: number) => check(`${prefix(island)}-epp`),
     mooncakeService: (island: number) => check(`${prefix(island)}-mooncake`),
     secret: check(`${base}-secrets`),

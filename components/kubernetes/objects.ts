@@ -56,7 +56,7 @@ export interface PodMonitorSpec {
 export type K8sObject =
   | { apiVersion: "v1"; kind: "Namespace"; metadata: Omit<Meta, "namespace"> }
   | { apiVersion: "v1"; kind: "Service"; metadata: Meta; spec: k8s.types.input.core.v1.ServiceSpec }
-  | { apiVersion: "v1"; kind: "ConfigMap"; metadata: Meta; data: Record<string, string> }
+  | { apiVersion: "v1"; kind: "ConfigMap"; metadata: Meta; data?: Record<string, string> }
   | { apiVersion: "v1"; kind: "Secret"; metadata: Meta; type: "Opaque"; stringData: Record<string, string> }
   | { apiVersion: "v1"; kind: "ServiceAccount"; metadata: Meta }
   | { apiVersion: "apps/v1"; kind: "StatefulSet"; metadata: Meta; spec: k8s.types.input.apps.v1.StatefulSetSpec }

@@ -27,7 +27,7 @@ export function mountedPath(file: GeneratedFile): string {
   return `${MOUNTED_FILES[file].dir}/${MOUNTED_FILES[file].file}`;
 }
 
-export type Component = "engine" | "router" | "router-follower" | "mooncake";
+export type Component = "engine" | "router" | "router-follower" | "mooncake" | "activity";
 
 /**
  * The labels objects carry and select on: fleet, component, island, plus `extra`. A named

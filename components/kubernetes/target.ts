@@ -9,6 +9,7 @@ import { k8sNames } from "./names";
 import { kubernetesPlanOut } from "./plan-out";
 import { kubernetesSettings } from "./settings";
 import { kubernetesStackReport } from "./stack-report";
+import { wakeThroughApi } from "./wake";
 
 /** Kubernetes as the planner, `plan` and the fleet CLI see it (the Pulumi side is ./deploy). */
 export const kubernetesTarget: Target = {
@@ -52,6 +53,7 @@ export const kubernetesTarget: Target = {
       held: (plan, access) => heldThroughApi(plan, access),
       scrape: (plan, access) => scrapeThroughApi(plan, access),
       logs: (plan, access, select, lines) => logsThroughApi(plan, access, select, lines),
+      wake: (plan, access) => wakeThroughApi(plan, access),
     },
   },
 };

@@ -202,8 +202,8 @@ export function islandStatus(view: IslandView, job: JobReport | undefined, probe
 const iso = (epochS: number) => new Date(epochS * 1000).toISOString();
 
 /** When the idle release ended the island, and since when it had served no request. */
-export const idleReleasedDetail = (r: { at: number; idleSince: number }): string =>
-  `released itself at ${iso(r.at)}, idle since ${iso(r.idleSince)} (idle_release_after); pulumi up brings it back`;
+export const idleReleasedDetail = (r: { at: number; idleSince: number }, back = "pulumi up brings it back"): string =>
+  `released itself at ${iso(r.at)}, idle since ${iso(r.idleSince)} (idle_release_after); ${back}`;
 
 /**
  * An island's status as its cluster's API shows it (FleetSupport.cluster): each process takes its
@@ -247,6 +247,20 @@ export function islandStatusFromCluster(view: IslandView, report: ClusterIslandR
       };
     return { ...base, status: state, detail: `${detail}${stale}` };
   });
+  if (report.idleReleased) {
+    // Its activity monitor scaled its engine workloads to zero (kubernetes/activity-monitor.ts).
+    const detail = idleReleasedDetail(report.idleReleased, "fleet wake (or pulumi up --refresh) brings it back");
+    return {
+      island: view.island,
+      status: "IDLE-RELEASED",
+      jobName: null,
+      jobId: null,
+      schedulerState: null,
+      detail,
+      nodes: report.nodes,
+      processes: processes.map((p) => (p.role === "router" ? p : { ...p, status: "IDLE-RELEASED", detail })),
+    };
+  }
   const restarting = processes.filter((p) => p.status === "RESTARTING");
   const degraded =
     restarting.length > 0 &&

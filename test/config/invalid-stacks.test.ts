@@ -89,7 +89,6 @@ const RULE_COVERAGE: Record<string, string[]> = {
   "offload forces prefix caching": ["rule-offload-prefix-caching-false", "multi-rules-only"],
   "llm-d P/D on Kubernetes shares one target port": ["rule-k8s-llmd-sidecar-port"],
   "dry_run is a SLURM notion": ["rule-dry-run-kubernetes", "multi-kubernetes"],
-  "idle_release_after is not yet on Kubernetes": ["rule-idle-release-kubernetes"],
   "vllm-router on Kubernetes needs a router image": ["rule-k8s-vllm-router-image"],
   "sglang-router on Kubernetes needs a router image": ["rule-k8s-sglang-router-image"],
   "SGLang's tool-call parsers": ["rule-sglang-tool-parser"],

@@ -230,11 +230,11 @@ describe.skipIf(!!missing)("the test control plane (test/kubernetes/control-plan
       const up = apply(objects);
       expect(up.status, up.stderr).toBe(0);
       expect(up.stderr).not.toMatch(/would violate PodSecurity/);
-      // Every engine pod is created and Running (kwok), as is the EPP's.
+      // Every engine pod is created and Running (kwok), as are the EPP's and the activity monitor's.
       const running = await until(() => {
         const pods = JSON.parse(kubectl(["get", "pods", "-n", own, "-o", "json"]).stdout).items;
         const names = pods.filter((p: any) => p.status.phase === "Running").map((p: any) => p.metadata.name);
-        return engines.every((e) => names.includes(`${e}-0`)) && names.length === engines.length + 1
+        return engines.every((e) => names.includes(`${e}-0`)) && names.length === engines.length + 2
           ? names
           : undefined;
       }, 90_000);

@@ -62,15 +62,17 @@ describe.skipIf(!!missing)("fleet cost on a real control plane", () => {
       expect(ready.status, ready.stderr).toBe(0);
       const t0 = Math.floor(Date.now() / 1000);
       const ledger = `${t0} busy\n${t0 + 60} idle\n`;
-      const ledgerFile = path.join(dir, "activity");
-      fs.writeFileSync(ledgerFile, ledger);
+      // The ledger as the island's activity monitor writes it: a merge patch of its ConfigMap's key
+      // (the ConfigMap itself is one of the fleet's objects, created empty).
       const cm = cp.kubectl([
-        "create",
+        "patch",
         "configmap",
-        `${STACK}-activity-i0`,
+        `${STACK}-i0-activity`,
         "-n",
         namespace,
-        `--from-file=activity=${ledgerFile}`,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ data: { activity: ledger } }),
       ]);
       expect(cm.status, cm.stderr).toBe(0);
       await new Promise((r) => setTimeout(r, 15_000));
@@ -92,7 +94,6 @@ describe.skipIf(!!missing)("fleet cost on a real control plane", () => {
       expect(report.complete).toBe(true);
     } finally {
       cp.kubectl(["delete", "-R", "-f", dir, "--wait=true", "--ignore-not-found"]);
-      cp.kubectl(["delete", "configmap", `${STACK}-activity-i0`, "-n", namespace, "--ignore-not-found"]);
     }
   }, 240_000);
 });

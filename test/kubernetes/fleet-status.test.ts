@@ -10,6 +10,7 @@ import { loadConfigText } from "../../components/config";
 import type { ClusterReader } from "../../components/kubernetes/cluster-reader";
 import { renderK8sFleet } from "../../components/kubernetes/fleet-objects";
 import { observeKubernetesFleet } from "../../components/kubernetes/fleet-status";
+import { wakeThroughApi } from "../../components/kubernetes/wake";
 import { logsThroughApi, scrapeThroughApi } from "../../components/kubernetes/pod-reads";
 import type { ClusterSnapshot, KubeObject } from "../../components/kubernetes/readiness";
 import { viewFromPlan } from "../../components/ops/fleet-view";
@@ -89,6 +90,12 @@ function reader(
     },
     podProxyText: async () => ({ ok: false, why: "not asked" }),
     podLog: async () => ({ ok: false, why: "not asked" }),
+    getJson: async () => {
+      throw new Error("not read here");
+    },
+    mergePatch: async () => {
+      throw new Error("not written here");
+    },
     configMapData: async () => undefined,
   };
 }
@@ -149,6 +156,12 @@ describe("fleet metrics and fleet logs on Kubernetes, through the API server", (
   const api: ClusterReader = {
     server: "https://api.test:6443",
     snapshot: async () => snapshot(true),
+    getJson: async () => {
+      throw new Error("not read here");
+    },
+    mergePatch: async () => {
+      throw new Error("not written here");
+    },
     configMapData: async () => undefined,
     podGet: async () => undefined,
     podProxyText: async (ns, pod, port, path) => {
@@ -194,5 +207,62 @@ describe("fleet metrics and fleet logs on Kubernetes, through the API server", (
       },
     ]);
     expect(calls).toContain(`log ${fleet.namespace}/${pod1} vllm 25`);
+  });
+});
+
+describe("idle release on Kubernetes: fleet status and fleet wake through the API", () => {
+  const cm = `${island.endpoints.namespace}`;
+  /** A reader whose island ConfigMap holds `data`, recording each patch. */
+  function marked(data: Record<string, string>) {
+    const patches: { path: string; body: any }[] = [];
+    const asked: string[] = [];
+    const r: ClusterReader = {
+      ...reader(snapshot(true), {}),
+      configMapData: async (ns, name) => {
+        asked.push(`${ns}/${name}`);
+        return name === `${STACK}-i0-activity` ? data : undefined;
+      },
+      mergePatch: async (path, body) => {
+        patches.push({ path, body });
+      },
+    };
+    return { r, patches, asked };
+  }
+
+  it("the mark in the island's ConfigMap: IDLE-RELEASED with when and since when, its engines too, the router as it is", async () => {
+    const { r, asked } = marked({ "idle-released": "1764400000 1764399970\n", activity: "1764399970 idle\n" });
+    const reports = await observeKubernetesFleet(plan, {}, r);
+    expect(asked).toEqual([`${cm}/${STACK}-i0-activity`]);
+    expect(reports[0].idleReleased).toEqual({ at: 1764400000, idleSince: 1764399970 });
+    const [i] = viewFromPlan(plan).islands.map((v) => islandStatusFromCluster(v, reports[0]));
+    expect(i.status).toBe("IDLE-RELEASED");
+    expect(fleetStatus([i])).toBe("IDLE-RELEASED");
+    expect(i.detail).toBe(
+      "released itself at 2025-11-29T07:06:40.000Z, idle since 2025-11-29T07:06:10.000Z (idle_release_after); fleet wake (or pulumi up --refresh) brings it back",
+    );
+    expect(i.processes.filter((p) => p.role !== "router").every((p) => p.status === "IDLE-RELEASED")).toBe(true);
+    expect(i.processes.find((p) => p.role === "router")?.status).toBe("READY");
+    // Without the mark: as before.
+    const plain = await observeKubernetesFleet(plan, {}, marked({ activity: "1 busy\n" }).r);
+    expect(plain[0].idleReleased).toBeUndefined();
+    expect(islandStatusFromCluster(viewFromPlan(plan).islands[0], plain[0]).status).toBe("READY");
+  });
+
+  it("fleet wake scales each engine workload's scale back to its planned replica, then clears the mark; an island not released is left alone", async () => {
+    const { r, patches } = marked({ "idle-released": "1764400000 1764399970" });
+    const woken = await wakeThroughApi(plan, {}, r);
+    expect(woken.map((w) => w.island)).toEqual([0]);
+    expect(woken[0].detail).toContain("released at 2025-11-29T07:06:40.000Z");
+    const ns = island.endpoints.namespace;
+    expect(patches).toEqual([
+      ...island.replicas.map((x) => ({
+        path: `/apis/apps/v1/namespaces/${ns}/statefulsets/${x.object.metadata.name}/scale`,
+        body: { spec: { replicas: 1 } },
+      })),
+      { path: `/api/v1/namespaces/${ns}/configmaps/${STACK}-i0-activity`, body: { data: { "idle-released": null } } },
+    ]);
+    const idle = marked({ activity: "1 idle\n" });
+    expect(await wakeThroughApi(plan, {}, idle.r)).toEqual([]);
+    expect(idle.patches).toEqual([]);
   });
 });

@@ -46,6 +46,12 @@ function reader(configMaps: Record<string, Record<string, string>>): ClusterRead
     server: "https://test",
     asked,
     snapshot: async () => snapshot(),
+    getJson: async () => {
+      throw new Error("not read here");
+    },
+    mergePatch: async () => {
+      throw new Error("not written here");
+    },
     configMapData: async (ns, name) => {
       asked.push(`${ns}/${name}`);
       return configMaps[name];

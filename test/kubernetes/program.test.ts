@@ -165,6 +165,7 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
     });
     const waits = registered.filter((r) => r.type === "command:local:Command");
     expect(waits.map((w) => w.name).sort()).toEqual([
+      "k8s-multi-replica-i0-activity-ready",
       "k8s-multi-replica-i0-engines-ready",
       "k8s-multi-replica-i0-router-ready",
     ]);
@@ -402,14 +403,17 @@ describe("the Pulumi program under mocks (Kubernetes)", () => {
         .map((r) => r.name)
         .sort(),
     ).toEqual([`${stack}-judge-i0-replica0`, `${stack}-policy-i0-replica0`, `${stack}-policy-i0-replica1`]);
-    // Each service's router, and beside each vllm-router its follower (router-follower.ts).
+    // Each service's router, beside each vllm-router its follower (router-follower.ts), and each
+    // island's activity monitor (activity-monitor.ts).
     const deployments = kind("Deployment");
     expect(deployments.map((r) => r.name).sort()).toEqual(
       [
         `${stack}-judge-i0-router`,
         `${stack}-judge-i0-follower`,
+        `${stack}-judge-i0-activity`,
         `${stack}-policy-i0-router`,
         `${stack}-policy-i0-follower`,
+        `${stack}-policy-i0-activity`,
       ].sort(),
     );
     const routers = deployments.filter((r) => r.name.endsWith("-router"));

@@ -146,6 +146,12 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
   let k = 0;
   const reader: ClusterReader = {
     server: "https://test",
+    getJson: async () => {
+      throw new Error("not read here");
+    },
+    mergePatch: async () => {
+      throw new Error("not written here");
+    },
     configMapData: async () => undefined,
     snapshot: async () => {
       const a = answers[Math.min(k++, answers.length - 1)];

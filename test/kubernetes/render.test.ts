@@ -325,7 +325,15 @@ describe.each(K8S_FLEETS)("%s on Kubernetes", (_name, plan) => {
         return false;
       });
       expect(podDependencies(o, objects), o.metadata.name).toEqual(want);
-      if (o.kind === "Deployment" && (o.spec.template as any).spec.serviceAccountName)
+      // The activity monitor reads its ledger through the API, not a mount: its RBAC only.
+      if (o.kind === "Deployment" && o.metadata.labels["app.kubernetes.io/component"] === "activity")
+        expect(
+          podDependencies(o, objects)
+            .map((d) => d.kind)
+            .filter((k) => k !== "Secret")
+            .sort(),
+        ).toEqual(["Role", "RoleBinding", "ServiceAccount"]);
+      else if (o.kind === "Deployment" && (o.spec.template as any).spec.serviceAccountName)
         expect(
           podDependencies(o, objects)
             .map((d) => d.kind)

@@ -2256,7 +2256,8 @@ async function renderK8s(plan: DeploymentPlan, bin: string, dir: string): Promis
         }
       }
     }
-    if (o.kind === "ConfigMap")
+    // (The activity monitor's ledger ConfigMap is rendered empty: its monitor writes it.)
+    if (o.kind === "ConfigMap" && o.data)
       o.data = Object.fromEntries(
         Object.entries(o.data as Record<string, string>).map(([k, v]) => [
           k,

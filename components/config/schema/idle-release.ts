@@ -28,5 +28,5 @@ export const idleReleaseAfter = z
   .refine((t) => !DURATION.test(t) || durationSeconds(t) <= MAX_S, `must be at most ${MAX_S / 3600}h`)
   .optional()
   .describe(
-    'How long an island\'s engines may serve no request and hold none waiting (their own /metrics) before the island ends itself and gives its GPUs back, e.g. "20s", "90m", "2h"; a paused engine (a weight update) is not idle. SLURM and local; not yet on Kubernetes (default: off)',
+    'How long an island\'s engines may serve no request and hold none waiting (their own /metrics) before the island ends itself and gives its GPUs back, e.g. "20s", "90m", "2h"; a paused engine (a weight update) is not idle. SLURM and local: the island\'s job or run ends; Kubernetes: its engine workloads scale to zero replicas (default: off)',
   );

@@ -254,12 +254,5 @@ export const KUBERNETES_RULES: Record<string, KubernetesRule> = {
           "kubernetes",
         )
       : [],
-  "idle_release_after is not yet on Kubernetes": (cfg) =>
-    cfg.idle_release_after !== undefined
-      ? fail(
-          "idle_release_after",
-          "idle_release_after (an island ending itself after that long without a request) runs on SLURM and local so far; on Kubernetes it is not yet supported: remove it (docs/idle-release.md)",
-        )
-      : [],
   ...FABRIC_RULES,
 };

@@ -123,6 +123,15 @@ class Fleet:
         (unless `partial`) when some job's time was not seen."""
         return pulumi_stack.cost(stack, work_dir, service=service, partial=partial)
 
+    @staticmethod
+    def wake(stack: str, *, service: str | None = None, work_dir: str | Path | None = None) -> list[dict[str, Any]]:
+        """Kubernetes: brings back the islands whose activity monitor released them after
+        `idle_release_after` (their engine workloads scaled back to their planned replicas, the release
+        mark cleared): the project's `fleet wake <stack> --json` (docs/fleet-cli.md) run in `work_dir`;
+        the islands it woke (`island`, `detail`). Raises FleetError when the API server did not answer
+        or the stack is not on Kubernetes (there `pulumi up` starts a released island again)."""
+        return pulumi_stack.wake(stack, work_dir, service=service)
+
     def close(self) -> None:
         self._http.close()
         self._openai.close()

@@ -91,6 +91,22 @@ def cost(stack: str, work_dir: str | Path | None, *, service: str | None, partia
     return report
 
 
+def wake(stack: str, work_dir: str | Path | None, *, service: str | None) -> list[dict[str, Any]]:
+    """Runs the project's `fleet wake <stack> --json` in `work_dir` (Kubernetes: the islands idle release
+    scaled to zero back at their planned replicas) and returns the islands it woke; FleetError says why
+    when it did not answer (the API server refused, or the stack is not on Kubernetes)."""
+    root = Path(work_dir or os.getcwd())
+    args = [*_fleet_cli(root, "wake"), "wake", stack, "--json", *(["--service", service] if service else [])]
+    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    try:
+        answer = json.loads(proc.stdout) if proc.returncode == 0 else None
+    except json.JSONDecodeError:
+        answer = None
+    if not isinstance(answer, dict) or not isinstance(answer.get("woken"), list):
+        raise FleetError(f"fleet wake {stack} woke nothing (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
+    return answer["woken"]
+
+
 def keep(
     stack: str,
     work_dir: str | Path | None,
