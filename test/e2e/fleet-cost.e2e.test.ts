@@ -108,7 +108,7 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
     const ticks = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
     const btime = Number(/^btime (\d+)$/m.exec(fs.readFileSync("/proc/stat", "utf8"))![1]);
     const started = btime + ticks / 100;
-    let stopping = 0;
+    let stopping: number;
     try {
       await sleep(20_000);
       const before = (Date.now() / 1000 - started) * 2;
