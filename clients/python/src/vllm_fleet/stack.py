@@ -102,9 +102,10 @@ def wake(stack: str, work_dir: str | Path | None, *, service: str | None) -> lis
         answer = json.loads(proc.stdout) if proc.returncode == 0 else None
     except json.JSONDecodeError:
         answer = None
-    if not isinstance(answer, dict) or not isinstance(answer.get("woken"), list):
+    woken = answer.get("woken") if isinstance(answer, dict) else None
+    if not isinstance(woken, list) or not all(isinstance(w, dict) for w in woken):
         raise FleetError(f"fleet wake {stack} woke nothing (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
-    return answer["woken"]
+    return woken
 
 
 def keep(
