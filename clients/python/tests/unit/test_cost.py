@@ -6,29 +6,13 @@ tested in test/e2e/fleet-cost.e2e.test.ts."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from vllm_fleet import Fleet, FleetError
 
-STANDIN = """
-const args = process.argv.slice(2);
-if (process.env.STANDIN_REPORT) process.stdout.write(process.env.STANDIN_REPORT.replace("ARGS", JSON.stringify(args)));
-process.stderr.write(process.env.STANDIN_ERR || "");
-process.exit(Number(process.env.STANDIN_EXIT || 0));
-"""
-
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
-
-
-def project(tmp_path: Path) -> Path:
-    cli = tmp_path / "dist" / "bin" / "fleet.js"
-    cli.parent.mkdir(parents=True)
-    cli.write_text(STANDIN)
-    return tmp_path
-
+from cli_standin import needs_node, project
 
 def report(complete: bool) -> str:
     unaccounted = [] if complete else [{"id": "900", "current": False, "why": "scontrol no longer knows job 900"}]

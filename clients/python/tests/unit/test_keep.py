@@ -5,14 +5,16 @@ real Pulumi engine is tested in test/e2e/pulumi-local.e2e.test.ts."""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from vllm_fleet import Fleet, FleetError
 
-STANDIN = """
+from cli_standin import needs_node
+from cli_standin import project as standin_project
+
+ARGV_STANDIN = """
 const args = process.argv.slice(2);
 console.log("argv " + JSON.stringify(args));
 console.log("cwd " + process.cwd());
@@ -20,19 +22,9 @@ process.exit(Number(process.env.STANDIN_EXIT || 0));
 """
 
 
-def project(tmp_path: Path) -> Path:
-    cli = tmp_path / "dist" / "bin" / "fleet.js"
-    cli.parent.mkdir(parents=True)
-    cli.write_text(STANDIN)
-    return tmp_path
-
-
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
-
-
 @needs_node
 def test_passes_its_options_and_streams_each_line(tmp_path: Path) -> None:
-    root = project(tmp_path)
+    root = standin_project(tmp_path, ARGV_STANDIN)
     lines: list[str] = []
     Fleet.keep("dev", work_dir=root, every=30, max_ups=2, window=600, once=True, on_output=lines.append)
     assert lines == [
@@ -43,7 +35,7 @@ def test_passes_its_options_and_streams_each_line(tmp_path: Path) -> None:
 
 @needs_node
 def test_a_non_zero_exit_is_a_fleet_error_with_the_last_lines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = project(tmp_path)
+    root = standin_project(tmp_path, ARGV_STANDIN)
     monkeypatch.setenv("STANDIN_EXIT", "1")
     with pytest.raises(FleetError, match=r"fleet keep dev ended with exit 1:\n  argv \[\"keep\",\"dev\",\"--every\",\"60\""):
         Fleet.keep("dev", work_dir=root, on_output=None)

@@ -5,29 +5,13 @@ it is told; the real `fleet wake` against a real API server is tested in test/e2
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
 
 from vllm_fleet import Fleet, FleetError
 
-STANDIN = """
-const args = process.argv.slice(2);
-if (process.env.STANDIN_REPORT) process.stdout.write(process.env.STANDIN_REPORT.replace("ARGS", JSON.stringify(args)));
-process.stderr.write(process.env.STANDIN_ERR || "");
-process.exit(Number(process.env.STANDIN_EXIT || 0));
-"""
-
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not on PATH")
-
-
-def project(tmp_path: Path) -> Path:
-    cli = tmp_path / "dist" / "bin" / "fleet.js"
-    cli.parent.mkdir(parents=True)
-    cli.write_text(STANDIN)
-    return tmp_path
-
+from cli_standin import needs_node, project
 
 @needs_node
 def test_returns_the_islands_woken_and_passes_the_service(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
