@@ -212,7 +212,9 @@ step crds
 for d in "${crd_dirs[@]}"; do
   for f in "$d"/*.json; do kubectl apply --server-side -f "$f" > /dev/null; done
 done
-kubectl wait --for condition=Established --timeout 60s crd --all > /dev/null
+# Again until it holds: kubectl wait fails at once on a CRD the API server has not given conditions
+# yet (".status.conditions accessor error: <nil>"), seen once on a loaded machine.
+wait_for crds 60 kubectl wait --for condition=Established --timeout 10s crd --all
 
 # 6. LWS and its webhooks, before any LeaderWorkerSet exists (its defaults come only from the webhook).
 step lws
@@ -303,7 +305,7 @@ NODE
   done
 } > "$state/nodes.yaml"
 kubectl create -f "$state/nodes.yaml" > /dev/null
-kubectl wait --for condition=Ready --timeout 60s node --all > /dev/null
+wait_for nodes 60 kubectl wait --for condition=Ready --timeout 10s node --all
 
 step finished
 cat > "$state/env" <<ENV
