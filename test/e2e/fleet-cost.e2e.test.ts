@@ -137,13 +137,13 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       expect((await destroy(c, home)).code).toBe(0);
     }
     const stopped = Date.now() / 1000;
-    // The run has ended: held from the kernel's start until its supervisor's own end record, which
+    // The run has ended (the delete removed its run record: an earlier run now): held from the kernel's start until its supervisor's own end record, which
     // the destroy's stop wrote (supervisor.sh's EXIT trap), and nothing is left unaccounted.
     const gone = await cost();
     expect(gone.code, gone.stderr).toBe(0);
     const [over] = (JSON.parse(gone.stdout) as CostReport).islands;
     expect(over.unaccounted).toEqual([]);
-    expect(over.jobs).toMatchObject([{ current: true, running: false, gpus: 2, seenBy: "the run's own end record" }]);
+    expect(over.jobs).toMatchObject([{ current: false, running: false, gpus: 2, seenBy: "the run's own end record" }]);
     const startedAt = Date.parse(over.jobs[0].start!) / 1000;
     expect(Math.abs(startedAt - started)).toBeLessThan(0.05);
     const held = over.jobs[0].hours * 3600;
