@@ -36,10 +36,17 @@ export interface ClusterReader {
   configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** The last `lines` lines of a container's log (the pod log API, as `kubectl logs --tail`). */
   podLog(namespace: string, pod: string, container: string, lines: number): Promise<PodText>;
-  /** GET of an API path: its JSON, or undefined for 404; throws on any other answer. */
-  getJson(path: string): Promise<unknown>;
   /** A JSON merge patch of an API path (`fleet wake`: a scale subresource, a ConfigMap's key); throws unless 200. */
   mergePatch(path: string, body: unknown): Promise<void>;
+}
+
+/** Why the API server refused: its Status message, or the start of its text when that is not JSON. */
+function apiMessage(text: string): string {
+  try {
+    return (JSON.parse(text) as { message?: string }).message ?? text.slice(0, 300);
+  } catch {
+    return text.slice(0, 300);
+  }
 }
 
 /** A pod's answer through the API server, or why there is none (said, never guessed). */
@@ -99,13 +106,7 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
     try {
       const { status, text } = await fetchText(at, "*/*");
       if (status === 200) return { ok: true, text };
-      let message = text.slice(0, 300);
-      try {
-        message = (JSON.parse(text) as { message?: string }).message ?? message;
-      } catch {
-        // not JSON: the text itself says why
-      }
-      return { ok: false, why: `the API server answered ${status}: ${message}` };
+      return { ok: false, why: `the API server answered ${status}: ${apiMessage(text)}` };
     } catch (e) {
       return { ok: false, why: (e as Error).message };
     }
@@ -120,24 +121,9 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
 
   return {
     server,
-    async getJson(path) {
-      const r = await get(path);
-      if (r.status === 404) return undefined;
-      if (r.status !== 200)
-        throw new ClusterReadError(`GET ${server}${path} answered ${r.status}: ${r.body?.message ?? "no message"}`);
-      return r.body;
-    },
     async mergePatch(path, body) {
       const { status, text } = await fetchText(path, "application/json", body);
-      if (status !== 200) {
-        let message = text.slice(0, 300);
-        try {
-          message = (JSON.parse(text) as { message?: string }).message ?? message;
-        } catch {
-          // not JSON: the text itself says why
-        }
-        throw new ClusterReadError(`PATCH ${server}${path} answered ${status}: ${message}`);
-      }
+      if (status !== 200) throw new ClusterReadError(`PATCH ${server}${path} answered ${status}: ${apiMessage(text)}`);
     },
     async configMapData(namespace, name) {
       const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;

@@ -90,9 +90,6 @@ function reader(
     },
     podProxyText: async () => ({ ok: false, why: "not asked" }),
     podLog: async () => ({ ok: false, why: "not asked" }),
-    getJson: async () => {
-      throw new Error("not read here");
-    },
     mergePatch: async () => {
       throw new Error("not written here");
     },
@@ -156,9 +153,6 @@ describe("fleet metrics and fleet logs on Kubernetes, through the API server", (
   const api: ClusterReader = {
     server: "https://api.test:6443",
     snapshot: async () => snapshot(true),
-    getJson: async () => {
-      throw new Error("not read here");
-    },
     mergePatch: async () => {
       throw new Error("not written here");
     },

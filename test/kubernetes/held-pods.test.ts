@@ -46,9 +46,6 @@ function reader(configMaps: Record<string, Record<string, string>>): ClusterRead
     server: "https://test",
     asked,
     snapshot: async () => snapshot(),
-    getJson: async () => {
-      throw new Error("not read here");
-    },
     mergePatch: async () => {
       throw new Error("not written here");
     },

@@ -146,9 +146,6 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
   let k = 0;
   const reader: ClusterReader = {
     server: "https://test",
-    getJson: async () => {
-      throw new Error("not read here");
-    },
     mergePatch: async () => {
       throw new Error("not written here");
     },
