@@ -1,6 +1,6 @@
 import { ACTIVITY_HEARTBEAT_S } from "../host/activity-ledger";
 import type { IslandPlan } from "../plan/deployment-plan";
-import type { EngineWorkload } from "./names";
+import type { EngineWorkload, K8sNames } from "./names";
 import { k8sLiteral, resources, SECRET_KEYS, secretEnv, type K8sObject } from "./objects";
 import { pythonCheck } from "./python-check";
 import { labels, meta, singletonDeployment, type K8sContext } from "./render-context";
@@ -60,15 +60,18 @@ export interface ActivityMonitorConfig {
   }[];
 }
 
+/** The island's engine workloads with their planned replicas: what a release scales to 0 and a wake back. */
+export const releasedWorkloads = (names: K8sNames, island: IslandPlan): ActivityMonitorConfig["workloads"] =>
+  // Every engine workload is one replica of one pod group (workloads.ts: replicas 1).
+  names.workloads(island).map((w) => ({ path: workloadPath(names.namespace, w), replicas: 1 }));
+
 export function activityMonitorConfig(ctx: K8sContext, island: IslandPlan): ActivityMonitorConfig {
-  const ns = ctx.names.namespace;
   return {
-    namespace: ns,
+    namespace: ctx.names.namespace,
     configMap: ctx.names.activityConfigMap(island.index),
     idleS: island.activity.idleReleaseAfterS ?? 0,
     heartbeatS: ACTIVITY_HEARTBEAT_S,
-    // Every engine workload is one replica of one pod group (workloads.ts: replicas 1).
-    workloads: ctx.names.workloads(island).map((w) => ({ path: workloadPath(ns, w), replicas: 1 })),
+    workloads: releasedWorkloads(ctx.names, island),
     engines: island.activity.engines.map((e) => ({
       url: `http://${ctx.names.pod(island, e.node).host}:${e.port}`,
       metrics: e.metrics,

@@ -40,6 +40,10 @@ export interface ClusterReader {
   mergePatch(path: string, body: unknown): Promise<void>;
 }
 
+/** A ConfigMap's API path. */
+export const configMapPath = (namespace: string, name: string) =>
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
+
 /** Why the API server refused: its Status message, or the start of its text when that is not JSON. */
 function apiMessage(text: string): string {
   try {
@@ -126,7 +130,7 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
       if (status !== 200) throw new ClusterReadError(`PATCH ${server}${path} answered ${status}: ${apiMessage(text)}`);
     },
     async configMapData(namespace, name) {
-      const at = `/api/v1/namespaces/${encodeURIComponent(namespace)}/configmaps/${encodeURIComponent(name)}`;
+      const at = configMapPath(namespace, name);
       const r = await get(at);
       if (r.status === 404) return undefined;
       if (r.status !== 200)

@@ -7,9 +7,8 @@ import { engineNamed } from "../plan/engines";
 import { enginePods } from "./pod-reads";
 import { refKey, worstState, workloadReadiness, type ClusterSnapshot, type WorkloadRef } from "./readiness";
 import { podTemplates } from "./rollout";
-import { MARKER_KEY } from "./activity-monitor";
 import { k8sNames } from "./names";
-import { parseIdleReleased } from "../host/activity-ledger";
+import { readReleaseMark } from "./release-mark";
 
 /*
  * `fleet status` on Kubernetes: the fleet's URLs are in-cluster names, so from a laptop the API
@@ -122,8 +121,7 @@ async function releaseMarks(plan: DeploymentPlan, reports: ClusterIslandReport[]
   const names = k8sNames(plan);
   await Promise.all(
     reports.map(async (report) => {
-      const mark = (await r.configMapData(names.namespace, names.activityConfigMap(report.island)))?.[MARKER_KEY];
-      const released = mark === undefined ? undefined : parseIdleReleased(mark);
+      const released = await readReleaseMark(r, names, report.island);
       if (released) report.idleReleased = released;
     }),
   );

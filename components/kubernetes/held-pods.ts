@@ -16,9 +16,6 @@ import { kubernetesSettings } from "./settings";
  * they are not in the sums, and every report says so.
  */
 
-/** The ConfigMap an island's activity monitor writes its ledger to (activity-monitor.ts; names.ts: with the service's name). */
-export const activityConfigMap = (plan: DeploymentPlan, island: number) => k8sNames(plan).activityConfigMap(island);
-
 interface PodFields {
   metadata: { name: string; labels?: Record<string, string> };
   spec?: { containers?: { resources?: { requests?: Record<string, string | number> } }[] };
@@ -68,9 +65,10 @@ export async function heldThroughApi(
     `app.kubernetes.io/name=vllm-fleet,app.kubernetes.io/instance=${instance}`,
   );
   const gpuResource = kubernetesSettings(plan).gpu_resource;
+  const names = k8sNames(plan);
   return Promise.all(
     plan.islands.map(async (island) => {
-      const ledger = (await r.configMapData(fleet.namespace, activityConfigMap(plan, island.index)))?.[ACTIVITY_FILE];
+      const ledger = (await r.configMapData(fleet.namespace, names.activityConfigMap(island.index)))?.[ACTIVITY_FILE];
       const activity = ledger === undefined ? null : parseActivity(ledger);
       const jobs: HeldJob[] = [];
       const unseen: UnseenJob[] = [];

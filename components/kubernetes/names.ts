@@ -72,6 +72,7 @@ export function k8sNames(plan: DeploymentPlan) {
   }
 
   const engineService = (island: number) => check(`${prefix(island)}-engines`);
+  const activityMonitor = (island: number) => check(`${prefix(island)}-activity`);
   const routerService = (island: number) => check(`${prefix(island)}-router`);
 
   return {
@@ -85,9 +86,9 @@ export function k8sNames(plan: DeploymentPlan) {
     /** vllm-router's follower (router-follower.ts): its own Deployment, so its death never touches the router. */
     routerFollower: (island: number) => check(`${prefix(island)}-follower`),
     /** The island's activity monitor (activity-monitor.ts): its Deployment, ServiceAccount and Role. */
-    activityMonitor: (island: number) => check(`${prefix(island)}-activity`),
+    activityMonitor,
     /** The ConfigMap holding the island's activity ledger and release mark (the monitor's name, as its other objects). */
-    activityConfigMap: (island: number) => check(`${prefix(island)}-activity`),
+    activityConfigMap: activityMonitor,
     eppService: (island: number) => check(`${prefix(island)}-epp`),
     mooncakeService: (island: number) => check(`${prefix(island)}-mooncake`),
     secret: check(`${base}-secrets`),

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { loadConfigText } from "../../components/config";
 import type { ClusterReader } from "../../components/kubernetes/cluster-reader";
 import { renderK8sFleet } from "../../components/kubernetes/fleet-objects";
-import { activityConfigMap, heldThroughApi } from "../../components/kubernetes/held-pods";
+import { heldThroughApi } from "../../components/kubernetes/held-pods";
+import { k8sNames } from "../../components/kubernetes/names";
 import type { ClusterSnapshot, KubeObject } from "../../components/kubernetes/readiness";
 import { costReport } from "../../components/ops/cost";
 import { buildPlan } from "../../components/planner";
@@ -64,7 +65,7 @@ describe("fleet cost on Kubernetes, through the API server", () => {
   const gpusPerPod = plan.islands[0].nodes[0].gpusUsed;
 
   it("each pod from its start time (until now, or its containers' end) x its GPU requests; the ConfigMap's ledger splits them", async () => {
-    const name = activityConfigMap(plan, 0);
+    const name = k8sNames(plan).activityConfigMap(0);
     const r = reader({ [name]: { activity: `${T0} busy\n${T0 + 60} busy\n${T0 + 120} idle\n` } });
     const [held] = await heldThroughApi(plan, {}, r, now);
     expect(r.asked).toEqual([`${island.endpoints.namespace}/${name}`]);
