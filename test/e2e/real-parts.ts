@@ -159,16 +159,16 @@ function python3Shim(env: PythonEnv): string {
   ].join("\n");
 }
 
-/**
- * The processes left in the test cluster's node namespaces besides slurmd, polled until none are
- * left or `waitMs` passes: after delete, a job's engines, routers and stores must all be gone.
- */
 /** Fails naming every process left on the test cluster's nodes (leftOnNodes) after a delete. */
 export async function expectNothingLeftOnNodes(cluster: Record<string, string>): Promise<void> {
   const left = await leftOnNodes(cluster);
   expect(left, `processes left on the nodes: ${left.join(" | ")}`).toEqual([]);
 }
 
+/**
+ * The processes left in the test cluster's node namespaces besides slurmd, polled until none are
+ * left or `waitMs` passes: after delete, a job's engines, routers and stores must all be gone.
+ */
 export async function leftOnNodes(cluster: Record<string, string>, waitMs = 30_000): Promise<string[]> {
   const namespaces = Object.entries(cluster)
     .filter(([k]) => /^FLEET_E2E_NODE\d+_NETNS$/.test(k))
