@@ -71,18 +71,24 @@ def _fleet_cli(root: Path, verb: str) -> list[str]:
     return [node, str(cli)]
 
 
+def _fleet_json(verb: str, stack: str, work_dir: str | Path | None, service: str | None) -> tuple[Any, subprocess.CompletedProcess[str]]:
+    """Runs the project's `fleet <verb> <stack> --json` in `work_dir`: its JSON answer (None when its
+    standard output is not JSON) and the finished process."""
+    root = Path(work_dir or os.getcwd())
+    args = [*_fleet_cli(root, verb), verb, stack, "--json", *(["--service", service] if service else [])]
+    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=os.environ.copy(), check=False)
+    try:
+        return json.loads(proc.stdout), proc
+    except json.JSONDecodeError:
+        return None, proc
+
+
 def cost(stack: str, work_dir: str | Path | None, *, service: str | None, partial: bool) -> dict[str, Any]:
     """Runs the project's `fleet cost <stack> --json` in `work_dir` and returns its report (format
     vllm-fleet/cost/v1). The scheduler is asked where it runs (over ssh for SLURM), as the CLI does.
     A report with jobs nobody could see (`complete` false: its sums are lower bounds) is returned only
     with `partial`; otherwise, and whenever no report came, FleetError says why."""
-    root = Path(work_dir or os.getcwd())
-    args = [*_fleet_cli(root, "cost"), "cost", stack, "--json", *(["--service", service] if service else [])]
-    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=os.environ.copy(), check=False)
-    try:
-        report = json.loads(proc.stdout)
-    except json.JSONDecodeError:
-        report = None
+    report, proc = _fleet_json("cost", stack, work_dir, service)
     if not isinstance(report, dict) or report.get("format") != "vllm-fleet/cost/v1":
         raise FleetError(f"fleet cost {stack} answered no report (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
     if not report.get("complete") and not partial:
@@ -95,14 +101,8 @@ def wake(stack: str, work_dir: str | Path | None, *, service: str | None) -> lis
     """Runs the project's `fleet wake <stack> --json` in `work_dir` (Kubernetes: the islands idle release
     scaled to zero back at their planned replicas) and returns the islands it woke; FleetError says why
     when it did not answer (the API server refused, or the stack is not on Kubernetes)."""
-    root = Path(work_dir or os.getcwd())
-    args = [*_fleet_cli(root, "wake"), "wake", stack, "--json", *(["--service", service] if service else [])]
-    proc = subprocess.run(args, cwd=root, capture_output=True, text=True, env=os.environ.copy(), check=False)
-    try:
-        answer = json.loads(proc.stdout) if proc.returncode == 0 else None
-    except json.JSONDecodeError:
-        answer = None
-    woken = answer.get("woken") if isinstance(answer, dict) else None
+    answer, proc = _fleet_json("wake", stack, work_dir, service)
+    woken = answer.get("woken") if isinstance(answer, dict) and proc.returncode == 0 else None
     if not isinstance(woken, list) or not all(isinstance(w, dict) for w in woken):
         raise FleetError(f"fleet wake {stack} woke nothing (exit {proc.returncode}): {proc.stderr.strip()[:600]}")
     return woken
