@@ -9,6 +9,8 @@ import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { expect } from "vitest";
+import YAML from "yaml";
 import { ROOT } from "../helpers";
 
 export const CONTROL_PLANE = path.join(ROOT, "test", "kubernetes", "control-plane");
@@ -79,3 +81,39 @@ export const builtCliOn = (cp: ControlPlane, script: string, args: string[]) =>
     env: { ...process.env, KUBECONFIG: cp.env.KUBECONFIG },
     timeout: 120_000,
   });
+
+/**
+ * `plan --out` of a stack (`args`: overrides), applied for real: the namespace first (kubectl -R
+ * applies the files in name order), labelled with `namespaceLabels`, then every object. The
+ * namespace's file is applied once and removed, so the labels stay and deleting the folder's objects
+ * leaves the namespace to its owner.
+ */
+export function applyPlanned(
+  cp: ControlPlane,
+  stack: string,
+  args: string[] = [],
+  namespaceLabels: Record<string, string> = {},
+): { namespace: string; objects: any[]; dir: string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-${stack}-`));
+  const planned = builtCliOn(cp, "plan.js", [stack, "--out", dir, ...args]);
+  expect(planned.status, planned.stderr).toBe(0);
+  // plan.json is for people; kubectl -R would read it as an object.
+  fs.rmSync(path.join(dir, "plan.json"));
+  const files = fs
+    .readdirSync(dir, { recursive: true })
+    .map(String)
+    .filter((f) => f.endsWith(".yaml"));
+  const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")));
+  const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
+  const ns = objects.findIndex((o) => o.kind === "Namespace");
+  if (ns >= 0) {
+    const file = path.join(dir, files[ns]);
+    expect(cp.kubectl(["apply", "-f", file]).status).toBe(0);
+    fs.rmSync(file);
+  } else cp.kubectl(["create", "namespace", namespace]);
+  for (const [k, v] of Object.entries(namespaceLabels))
+    expect(cp.kubectl(["label", "--overwrite", "namespace", namespace, `${k}=${v}`]).status).toBe(0);
+  const applied = cp.kubectl(["apply", "-R", "-f", dir]);
+  expect(applied.status, applied.stderr).toBe(0);
+  return { namespace, objects, dir };
+}

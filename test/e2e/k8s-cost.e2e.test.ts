@@ -4,13 +4,9 @@
  * island's activity ledger in its ConfigMap as the monitor writes it, and the report's GPU-hours
  * checked against the pods' own startTime x their nvidia.com/gpu requests, as kubectl shows them.
  */
-import * as fs from "node:fs";
-import * as os from "node:os";
-import * as path from "node:path";
-import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { CostReport } from "../../components/ops/cost";
-import { builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+import { applyPlanned, builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
 if (missing) console.warn(`\n*** SKIPPED: fleet cost on a real control plane (k8s-cost.e2e.test.ts): ${missing} ***\n`);
@@ -38,24 +34,7 @@ describe.skipIf(!!missing)("fleet cost on a real control plane", () => {
   afterAll(() => cp?.down(), 120_000);
 
   it("the pods' own startTime x GPU requests within 1%; the ledger from the island's ConfigMap splits the time", async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-cost-`));
-    const planned = node("plan.js", [STACK, "--out", dir]);
-    expect(planned.status, planned.stderr).toBe(0);
-    fs.rmSync(path.join(dir, "plan.json"));
-    const files = fs
-      .readdirSync(dir, { recursive: true })
-      .map(String)
-      .filter((f) => f.endsWith(".yaml"));
-    const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")));
-    const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
-    // The namespace first: kubectl -R applies the files in name order.
-    const ns = objects.findIndex((o) => o.kind === "Namespace");
-    if (ns >= 0) {
-      expect(cp.kubectl(["apply", "-f", path.join(dir, files[ns])]).status).toBe(0);
-      fs.rmSync(path.join(dir, files[ns]));
-    } else cp.kubectl(["create", "namespace", namespace]);
-    const applied = cp.kubectl(["apply", "-R", "-f", dir]);
-    expect(applied.status, applied.stderr).toBe(0);
+    const { namespace, dir } = applyPlanned(cp, STACK);
     try {
       // Every pod started (kwok sets startTime once it binds and "runs" a pod).
       const ready = cp.kubectl(["wait", "--for=condition=Ready", "pods", "--all", "-n", namespace, "--timeout=90s"]);

@@ -21,7 +21,7 @@ import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseActivity, parseIdleReleased } from "../../components/host/activity-ledger";
 import { freePort, start, stopAll, waitHttp, type Proc } from "../standins-harness";
-import { builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+import { applyPlanned, builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
 if (missing)
@@ -44,24 +44,7 @@ describe.skipIf(!!missing)("idle release on a real control plane", () => {
   }, 120_000);
 
   it('idle_release_after = "20s": not while requests flow, not while paused, a killed monitor takes the idle clock back; released 20-30 s after going idle (replicas 0), IDLE-RELEASED, fleet wake brings the replicas back', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "k8s-idle-"));
-    const planned = builtCliOn(cp, "plan.js", [STACK, "--out", dir, ...IDLE]);
-    expect(planned.status, planned.stderr).toBe(0);
-    fs.rmSync(path.join(dir, "plan.json"));
-    const files = fs
-      .readdirSync(dir, { recursive: true })
-      .map(String)
-      .filter((f) => f.endsWith(".yaml"));
-    const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")));
-    const ns = objects.find((o) => o.kind === "Namespace");
-    const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
-    if (ns) {
-      const f = files[objects.indexOf(ns)];
-      expect(cp.kubectl(["apply", "-f", path.join(dir, f)]).status).toBe(0);
-      fs.rmSync(path.join(dir, f));
-    } else cp.kubectl(["create", "namespace", namespace]);
-    const applied = cp.kubectl(["apply", "-R", "-f", dir]);
-    expect(applied.status, applied.stderr).toBe(0);
+    const { namespace, objects, dir } = applyPlanned(cp, STACK, IDLE);
 
     const monitor = objects.find((o) => o.kind === "Deployment" && o.metadata.name.endsWith("-activity"));
     const account = monitor.spec.template.spec.serviceAccountName as string;

@@ -15,11 +15,10 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readinessCommandLine, type K8sObject } from "../../components/kubernetes";
 import { ROOT } from "../helpers";
-import { builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
+import { applyPlanned, builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
 if (missing)
@@ -37,33 +36,14 @@ interface Applied {
   files: string;
 }
 
-/** `plan --out` of a stack (with overrides), applied for real: the namespace first, then every object. */
+/** `plan --out` of a stack (with overrides), applied for real (control-plane.ts applyPlanned). */
 function apply(stack: string, overrides: string[] = [], namespaceLabels: Record<string, string> = {}): Applied {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `k8s-${stack}-`));
-  const planned = node("plan.js", [stack, "--out", dir, ...overrides]);
-  expect(planned.status, planned.stderr).toBe(0);
-  // plan.json is for people; kubectl -R would read it as an object.
-  fs.rmSync(path.join(dir, "plan.json"));
-  const files = fs
-    .readdirSync(dir, { recursive: true })
-    .map(String)
-    .filter((f) => f.endsWith(".yaml"));
-  const objects = files.map((f) => YAML.parse(fs.readFileSync(path.join(dir, f), "utf8")) as K8sObject);
-  const namespace = objects.find((o) => o.kind !== "Namespace")!.metadata.namespace as string;
-  const ns = objects.find((o) => o.kind === "Namespace");
-  if (ns) {
-    const file = path.join(dir, files[objects.indexOf(ns)]);
-    expect(cp.kubectl(["apply", "-f", file]).status).toBe(0);
-    // Applied once: the labels set below must stay, and remove() must leave the namespace to its owner.
-    fs.rmSync(file);
-  } else cp.kubectl(["create", "namespace", namespace]);
-  for (const [k, v] of Object.entries(namespaceLabels))
-    expect(cp.kubectl(["label", "--overwrite", "namespace", namespace, `${k}=${v}`]).status).toBe(0);
-  const r = cp.kubectl(["apply", "-R", "-f", dir]);
-  expect(r.status, r.stderr).toBe(0);
+  const { namespace, objects, dir } = applyPlanned(cp, stack, overrides, namespaceLabels);
   return {
     namespace,
-    workloads: objects.filter((o) => ["StatefulSet", "Deployment", "LeaderWorkerSet"].includes(o.kind)),
+    workloads: (objects as K8sObject[]).filter((o) =>
+      ["StatefulSet", "Deployment", "LeaderWorkerSet"].includes(o.kind),
+    ),
     files: dir,
   };
 }
