@@ -21,6 +21,7 @@ import YAML from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseActivity, parseIdleReleased } from "../../components/host/activity-ledger";
 import { freePort, start, stopAll, waitHttp, type Proc } from "../standins-harness";
+import { kubelet } from "../kubernetes/router-follower-drill";
 import { applyPlanned, builtCliOn, controlPlaneMissing, startControlPlane, type ControlPlane } from "./control-plane";
 
 const missing = controlPlaneMissing();
@@ -31,9 +32,6 @@ let cp: ControlPlane;
 const STACK = "k8s-multi-replica";
 const IDLE = ["--inference.idle_release_after", "20s"];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-/** A command as the kubelet runs it: `$$` is a literal `$`. */
-const kubelet = (command: string[]) => command.map((w) => w.replaceAll("$$", "$"));
-
 describe.skipIf(!!missing)("idle release on a real control plane", () => {
   beforeAll(async () => {
     cp = await startControlPlane();

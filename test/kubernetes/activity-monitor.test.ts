@@ -25,6 +25,7 @@ import { kubernetesSettings } from "../../components/kubernetes/settings";
 import { buildPlan, buildStackPlan } from "../../components/planner";
 import { loadStackText } from "../../components/config/load";
 import { stackText } from "../helpers";
+import { kubelet } from "./router-follower-drill";
 
 const withIdle = (text: string, v: string) =>
   text.replace(/^\[inference\]$/m, `[inference]\nidle_release_after = "${v}"`);
@@ -210,9 +211,7 @@ describe("the activity monitor's logic (the rendered script, a fake API server)"
     const plan = planOf("k8s-multi-replica", "20s");
     const island = islandOf(plan);
     const d = island.activity.find((o) => o.kind === "Deployment") as any;
-    const [python, flag, script, configText] = d.spec.template.spec.containers[0].command.map((w: string) =>
-      w.replaceAll("$$", "$"),
-    );
+    const [python, flag, script, configText] = kubelet(d.spec.template.spec.containers[0].command);
     const config = JSON.parse(configText);
     const engines = [await fakeEngine(), await fakeEngine()];
     const metricNames = plan.islands[0].activity.engines[0];
