@@ -1,8 +1,9 @@
 /**
  * `fleet cost` against the schedulers' own accounting (issue 44): a stand-in fleet on the real SLURM
- * test cluster (no slurmdbd there: sacct is disabled, so scontrol answers, and the command says a
- * job it can no longer see is unaccounted) and one on this machine (the supervisor's start time from
- * /proc). Each held-GPU-hours figure must agree with the scheduler's within 1%.
+ * test cluster, whose slurmdbd keeps every job's record in MariaDB (test/e2e/cluster/accounting.sh), so
+ * sacct answers for the running job and for it after it ended; and one on this machine (the
+ * supervisor's start time from /proc). Each held-GPU-hours figure must agree with the scheduler's
+ * within 1%.
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -25,17 +26,18 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Long enough that SLURM's whole-second RunTime is well inside 1%. */
 const HOLD_MS = 110_000;
 
-/** What scontrol says the job has held so far: RunTime x TresPerNode's GPUs x NumNodes, in GPU-hours. */
-async function scontrolGpuHours(jobId: string): Promise<number> {
-  const line = (await runRemote(conn, `scontrol show job -o ${jobId}`)).stdout;
-  const f = (k: string) => new RegExp(`(?:^|\\s)${k}=(\\S*)`).exec(line)?.[1] ?? "";
-  const [h, m, s] = f("RunTime").split(":").map(Number);
-  const gpus = Number(/gpu:(\d+)$/.exec(f("TresPerNode"))![1]) * Number(f("NumNodes"));
-  return ((h * 3600 + m * 60 + s) * gpus) / 3600;
+/** What sacct says the job has held so far: ElapsedRaw x AllocTRES's gres/gpu, in GPU-hours, and its Start. */
+async function sacctGpuHours(jobId: string): Promise<{ gpuHours: number; start: number; state: string }> {
+  const out = (await runRemote(conn, `sacct -n -P -X -j ${jobId} -o ElapsedRaw,AllocTRES,Start,State`)).stdout;
+  const [elapsed, tres, start, state] = out.trim().split("\n")[0].split("|");
+  const gpus = Number(/gres\/gpu=(\d+)/.exec(tres)?.[1]);
+  expect(gpus, `sacct's AllocTRES counts the job's GPUs: ${out}`).toBeGreaterThan(0);
+  const epoch = Number((await runRemote(conn, `date -d ${start} +%s`)).stdout.trim());
+  return { gpuHours: (Number(elapsed) * gpus) / 3600, start: epoch, state };
 }
 
 describe("fleet cost agrees with the scheduler's own accounting", () => {
-  it("SLURM (real cluster, stand-in engines): scontrol's RunTime x GPUs within 1%, the ledger's busy share, an unseen past job said so (exit 1)", async () => {
+  it("SLURM (real cluster with slurmdbd, stand-in engines): sacct's ElapsedRaw x AllocTRES GPUs within 1% while the job runs and after it ended, the ledger's busy share, a job the accounting never saw said so (exit 1)", async () => {
     const stack = "cost-slurm";
     const extra = { "server.port": 18471 };
     const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-cost-e2e-"));
@@ -47,9 +49,11 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       const r = await runFleetCli(["cost", stack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY]);
       return { ...r, report: JSON.parse(r.out) as CostReport };
     };
+    let jobId = "";
+    let deleted = false;
     try {
       expectOk(await runRemote(c.connection, c.create, c.stdin), "create");
-      const jobId = (await runRemote(conn, `cat ${dir}/job_id`)).stdout.trim();
+      jobId = (await runRemote(conn, `cat ${dir}/job_id`)).stdout.trim();
       const attempt = (await runRemote(conn, `readlink ${dir}/logs/latest`)).stdout.trim();
       // The activity monitor's ledger as it writes it: busy from the job's start, idle from 60 s on.
       const start = Number((await runRemote(conn, `stat -c %Y ${dir}/logs/${attempt}`)).stdout.trim());
@@ -57,32 +61,49 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       expectOk(await runRemote(conn, `printf '%s\\n' '${ledger}' > ${dir}/logs/${attempt}/activity`), "ledger");
       await sleep(HOLD_MS);
 
-      const before = await scontrolGpuHours(jobId);
+      const before = await sacctGpuHours(jobId);
       const r = await cost();
-      const after = await scontrolGpuHours(jobId);
+      const after = await sacctGpuHours(jobId);
       expect(r.code, r.err).toBe(0);
       const [island] = r.report.islands;
       expect(island.jobs).toMatchObject([
-        { id: jobId, current: true, running: true, seenBy: "scontrol", ledger: true },
+        { id: jobId, current: true, running: true, seenBy: "sacct", gpuSource: "sacct AllocTRES gres/gpu", ledger: true },
       ]);
-      console.log(`fleet cost: ${island.sinceUp.gpuHours} GPU-hours; scontrol ${before}..${after}`);
-      expect(island.sinceUp.gpuHours).toBeGreaterThanOrEqual(before * 0.99);
-      expect(island.sinceUp.gpuHours).toBeLessThanOrEqual(after * 1.01);
+      expect(Date.parse(island.jobs[0].start!) / 1000).toBe(before.start);
+      console.log(`fleet cost: ${island.sinceUp.gpuHours} GPU-hours; sacct ${before.gpuHours}..${after.gpuHours}`);
+      expect(island.sinceUp.gpuHours).toBeGreaterThanOrEqual(before.gpuHours * 0.99);
+      expect(island.sinceUp.gpuHours).toBeLessThanOrEqual(after.gpuHours * 1.01);
       expect(r.report.total.money).toBeCloseTo(island.total.gpuHours * 2, 9);
       expect(island.sinceUp.busy).toBeGreaterThan(0);
       expect(island.sinceUp.idle).toBeGreaterThan(0);
       expect(island.sinceUp.unrecorded).toBeGreaterThan(0);
 
-      // A job of an earlier up that neither sacct (disabled) nor scontrol still knows: named, not counted, exit 1.
-      expectOk(await runRemote(conn, `mkdir -p ${dir}/logs/job_1_0`), "a past job's folder");
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+      deleted = true;
+      // The ended job, from the accounting (sacct's record of its end can trail the end by a moment).
+      let ended = await sacctGpuHours(jobId);
+      for (let k = 0; k < 20 && ended.state === "RUNNING"; k++) {
+        await sleep(500);
+        ended = await sacctGpuHours(jobId);
+      }
+      const over = await cost();
+      expect(over.code, over.err).toBe(0);
+      const [gone] = over.report.islands;
+      expect(gone.jobs).toMatchObject([{ id: jobId, running: false, seenBy: "sacct" }]);
+      console.log(`fleet cost (ended): ${gone.total.gpuHours} GPU-hours; sacct ${ended.gpuHours} (${ended.state})`);
+      expect(Math.abs(gone.total.gpuHours - ended.gpuHours)).toBeLessThanOrEqual(ended.gpuHours * 0.01);
+      expect(gone.unaccounted).toEqual([]);
+
+      // A job folder whose id the accounting never had: named, not counted, exit 1.
+      expectOk(await runRemote(conn, `mkdir -p ${dir}/logs/job_99999999_0`), "a job the accounting never saw");
       const partial = await cost();
       expect(partial.code).toBe(1);
       expect(partial.err).toContain("lower bounds");
       expect(partial.report.complete).toBe(false);
-      expect(partial.report.islands[0].unaccounted).toMatchObject([{ id: "1", current: false }]);
-      expect(partial.report.islands[0].unaccounted[0].why).toContain("sacct did not answer");
+      expect(partial.report.islands[0].unaccounted).toMatchObject([{ id: "99999999", current: false }]);
+      expect(partial.report.islands[0].unaccounted[0].why).toContain("sacct printed nothing for it");
     } finally {
-      expectOk(await runRemote(c.connection, c.delete), "delete");
+      if (!deleted) expectOk(await runRemote(c.connection, c.delete), "delete");
     }
   }, 300_000);
 

@@ -6,6 +6,8 @@ set -uo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
+# shellcheck source=accounting.sh
+. "$HERE/accounting.sh"
 [[ $(id -u) -eq 0 ]] || die "down.sh must run as root"
 log "fleet e2e cluster down"
 
@@ -25,6 +27,7 @@ phase cancel-jobs
 # slurmd and slurmctld together (each takes ~2s to exit on TERM)
 stop_pidfiles slurm 20 "$SLURM_DIR"/run/slurmd-*.pid "$(slurmctld_pidfile)"
 stop_pidfiles sshd 10 "$(sshd_pidfile)"
+accounting_down
 if [[ -e $MUNGE_MARKER ]]; then
   stop_pidfiles munged 10 /run/munge/munged.pid
   rm -f "$MUNGE_MARKER"
@@ -55,8 +58,8 @@ fi
 phase network
 
 if [[ ${FLEET_E2E_PURGE:-0} == 1 ]]; then
-  rm -rf "$STATE_DIR" "$FAKEGPU_DIR" "$SLURM_ETC/slurm.conf" "$SLURM_ETC/gres.conf"
-  log "purged $STATE_DIR, $FAKEGPU_DIR and /etc/slurm/{slurm,gres}.conf"
+  rm -rf "$STATE_DIR" "$FAKEGPU_DIR" "$SLURM_ETC/slurm.conf" "$SLURM_ETC/gres.conf" "$SLURM_ETC/slurmdbd.conf"
+  log "purged $STATE_DIR, $FAKEGPU_DIR and /etc/slurm/{slurm,gres,slurmdbd}.conf"
 fi
 rm -f "$ENV_FILE"
 log "cluster down in $(elapsed)s"

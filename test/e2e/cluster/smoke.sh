@@ -133,8 +133,15 @@ if [[ $jid =~ ^[0-9]+$ ]] && wait_running "$jid" 30; then
   if [[ $st == JobState=CANCELLED ]]; then
     pass "scontrol show job $jid still sees the finished job ($st, MinJobAge)"
   else fail "scontrol show finished job" "got '$st'"; fi
-  sa=$(rsh "sacct -n -X -j $jid -o JobID,State" 2>&1 | head -n 2 | paste -sd' ' -)
-  info "sacct (no slurmdbd; expected not to work): ${sa:-<empty>}"
+  # slurmdbd's record of the ended job (accounting.sh); it can trail the end by a moment.
+  for ((t = 0; t < 20; t++)); do
+    sa=$(rsh "sacct -n -P -X -j $jid -o State,AllocTRES" 2>&1 | head -n 1)
+    [[ $sa == CANCELLED* ]] && break
+    sleep 0.5
+  done
+  if [[ $sa == CANCELLED*gres/gpu=* ]]; then
+    pass "sacct keeps the finished job with its GPUs ($sa)"
+  else fail "sacct of the finished job" "got '${sa:-<empty>}'"; fi
 else
   fail "4-node GPU job" "sbatch said '$jid'; $(rsh 'squeue; sinfo' 2>&1)"
 fi

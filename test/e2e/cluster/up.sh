@@ -7,6 +7,8 @@ set -Eeuo pipefail
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lib.sh
 . "$HERE/lib.sh"
+# shellcheck source=accounting.sh
+. "$HERE/accounting.sh"
 
 on_err() {
   local rc=$? line=$1
@@ -25,7 +27,7 @@ log "fleet e2e cluster up: $NODE_COUNT nodes, state dir $STATE_DIR"
 # ---------------------------------------------------------------- packages
 pkg_installed() { [[ $(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null) == installed ]]; }
 need=()
-for p in slurm-wlm munge openssh-server curl iproute2; do
+for p in slurm-wlm slurmdbd mariadb-server munge openssh-server curl iproute2; do
   pkg_installed "$p" || need+=("$p")
 done
 [[ -x /usr/bin/python3 ]] || need+=(python3) # the smoke test and e2e fixtures use python3
@@ -190,7 +192,11 @@ SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
+# sacct answers as on a real cluster (accounting.sh); GPUs are counted in AllocTRES.
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=127.0.0.1
+AccountingStoragePort=$DBD_PORT
+AccountingStorageTRES=gres/gpu
 JobCompType=jobcomp/none
 MpiDefault=none
 SwitchType=switch/none
@@ -250,6 +256,9 @@ if ((cfg_changed)); then
   log "slurm config changed: restarting slurm daemons"
   stop_pidfiles slurm 20 "$SLURM_DIR"/run/slurmd-*.pid "$(slurmctld_pidfile)"
 fi
+# slurmctld -c (below) forgets every job, and an id can come again: the accounting's job records go with it.
+if ctld_ok; then accounting_up 0; else accounting_up 1; fi
+phase accounting
 if ctld_ok; then
   log "slurmctld already running"
 else
