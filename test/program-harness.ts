@@ -6,6 +6,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { parse as shellParse } from "shell-quote";
 import { NEVER_STARTED, observeInTests, type Presence, type PresenceJob } from "../components/host/presence";
+import { readReleasesInTests, type ClusterReader } from "../components/kubernetes";
 
 export interface Registered {
   type: string;
@@ -132,6 +133,30 @@ function previewResult(args: pulumi.runtime.MockResourceArgs): { id: string | un
   return { id: undefined, state: args.inputs };
 }
 
+/** A cluster under mocks: ConfigMaps' data by name, objects' annotations by API path, and every read made. */
+export interface MockCluster {
+  configMaps?: Record<string, Record<string, string>>;
+  annotations?: Record<string, Record<string, string>>;
+  reads?: string[];
+}
+
+/** The program's cluster reads (release-observe.ts) against a MockCluster; anything else it is asked throws. */
+function mockClusterReader(c: MockCluster): ClusterReader {
+  const refuse = () => {
+    throw new Error("the mocked cluster answers only ConfigMaps and annotations");
+  };
+  return {
+    server: "https://mocked-cluster",
+    configMapData: async (_ns, name) => (c.reads?.push(`configmap ${name}`), c.configMaps?.[name]),
+    objectAnnotations: async (path) => (c.reads?.push(path), c.annotations?.[path]),
+    snapshot: refuse,
+    podGet: refuse,
+    podProxyText: refuse,
+    podLog: refuse,
+    mergePatch: refuse,
+  };
+}
+
 /**
  * Installs the mocks; returns the live list of registrations. `preview`: run as `pulumi preview`
  * of a fresh stack does, with unknown ids and provider-computed outputs (previewResult).
@@ -145,10 +170,13 @@ export function installMocks(
     stackOutputs?: Record<string, { outputs: Record<string, unknown>; secretOutputNames: string[] }>;
     /** What the host says of each job before planning (host/presence.ts); never started unless said. */
     presence?: (job: PresenceJob) => Presence | undefined;
+    /** What the Kubernetes cluster says before planning (release-observe.ts); nothing exists unless said. */
+    cluster?: MockCluster;
   } = {},
 ): Registered[] {
   // No host answers under mocks: the program's presence check reads this instead.
   observeInTests(async (jobs) => Object.fromEntries(jobs.map((j) => [j.jobName, opts.presence?.(j) ?? NEVER_STARTED])));
+  readReleasesInTests(async () => mockClusterReader(opts.cluster ?? {}));
   const registered: Registered[] = [];
   const pending = new Map<string, Registered["options"]>();
   pulumi.runtime.setMocks(

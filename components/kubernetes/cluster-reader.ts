@@ -36,6 +36,8 @@ export interface ClusterReader {
   configMapData(namespace: string, name: string): Promise<Record<string, string> | undefined>;
   /** The last `lines` lines of a container's log (the pod log API, as `kubectl logs --tail`). */
   podLog(namespace: string, pod: string, container: string, lines: number): Promise<PodText>;
+  /** An object's annotations (`pulumi up`: a workload's, release-observe.ts); undefined when it does not exist (404); throws on any other answer. */
+  objectAnnotations(path: string): Promise<Record<string, string> | undefined>;
   /** A JSON merge patch of an API path (`fleet wake`: a scale subresource, a ConfigMap's key); throws unless 200. */
   mergePatch(path: string, body: unknown): Promise<void>;
 }
@@ -116,6 +118,15 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
     }
   }
 
+  /** GET `path`: its JSON, or undefined when the API server says it does not exist (404); throws on any other answer. */
+  async function found(path: string): Promise<object | undefined> {
+    const r = await get(path);
+    if (r.status === 404) return undefined;
+    if (r.status !== 200)
+      throw new ClusterReadError(`GET ${server}${path} answered ${r.status}: ${r.body?.message ?? "no message"}`);
+    return r.body ?? {};
+  }
+
   async function must(path: string): Promise<{ items?: unknown[] }> {
     const r = await get(path);
     if (r.status !== 200)
@@ -130,12 +141,12 @@ export async function clusterReader(access: ClusterAccess): Promise<ClusterReade
       if (status !== 200) throw new ClusterReadError(`PATCH ${server}${path} answered ${status}: ${apiMessage(text)}`);
     },
     async configMapData(namespace, name) {
-      const at = configMapPath(namespace, name);
-      const r = await get(at);
-      if (r.status === 404) return undefined;
-      if (r.status !== 200)
-        throw new ClusterReadError(`GET ${server}${at} answered ${r.status}: ${r.body?.message ?? "no message"}`);
-      return ((r.body as { data?: Record<string, string> } | undefined)?.data ?? {}) as Record<string, string>;
+      const body = await found(configMapPath(namespace, name));
+      return body && ((body as { data?: Record<string, string> }).data ?? {});
+    },
+    async objectAnnotations(path) {
+      const body = await found(path);
+      return body && ((body as { metadata?: { annotations?: Record<string, string> } }).metadata?.annotations ?? {});
     },
     podProxyText: (namespace, pod, port, path) =>
       podText(namespace, `${encodeURIComponent(`${pod}:${port}`)}/proxy${path}`),

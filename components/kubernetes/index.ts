@@ -24,3 +24,4 @@ export { clusterReader, ClusterReadError, type ClusterReader } from "./cluster-r
 export { waitReady } from "./wait-ready";
 export { readinessCommandLine } from "./wait-command-line";
 export type { WorkloadRef } from "./readiness";
+export { readReleasesInTests, RELEASE_ANNOTATION } from "./release-observe";

@@ -6,7 +6,17 @@ import type { StackPlan } from "../plan/stack-plan";
 import { renderK8sStack, serviceK8sObjects, type K8sIslandEndpoints, type K8sStackObjects } from "./fleet-objects";
 import { SECRET_KEYS, skipProviderAwait, type K8sObject } from "./objects";
 import { k8sIslandPrefix } from "./base-name";
+import { k8sNames } from "./names";
 import type { ClusterConfig } from "./provider";
+import { clusterReader } from "./cluster-reader";
+import {
+  observeReleases,
+  releasableIslands,
+  RELEASE_ANNOTATION,
+  releaseAnnotation,
+  testReleaseReader,
+  type IslandRelease,
+} from "./release-observe";
 import { readinessCommand } from "./readiness-command";
 import { k8sResource } from "./resource";
 import {
@@ -33,6 +43,8 @@ export interface KubernetesFleet {
   secret?: pulumi.Resource;
   /** A digest of the Secret's values (a Pulumi secret): on every pod template that reads the Secret. */
   secretsDigest?: pulumi.Output<string>;
+  /** What the cluster said of each releasable island before planning, by its activity ConfigMap (release-observe.ts). */
+  releases?: pulumi.Output<Record<string, IslandRelease>>;
 }
 
 export type KubernetesIslandContext = IslandContext & KubernetesFleet;
@@ -67,7 +79,8 @@ export function kubernetesFleet(
   const configured = Object.keys(secrets) as SecretName[];
   const objects = renderK8sStack(stack, configured);
   const namespace = objects.namespaceObject ? k8sResource(objects.namespaceObject, { parent, provider }) : undefined;
-  if (!objects.secret) return { provider, cluster, objects, namespace };
+  const releases = observedReleases(stack, cluster);
+  if (!objects.secret) return { provider, cluster, objects, namespace, releases };
   const values = Object.fromEntries(configured.map((k) => [SECRET_KEYS[k], pulumi.secret(secrets[k]!)]));
   const secret = new k8s.core.v1.Secret(
     objects.secret.metadata.name,
@@ -76,7 +89,45 @@ export function kubernetesFleet(
   );
   const { name, namespace: ns } = objects.secret.metadata;
   const digest = pulumi.secret(pulumi.all(values).apply((v) => secretsDigest(`${ns}/${name}`, v)));
-  return { provider, cluster, objects, namespace, secret, secretsDigest: digest };
+  return { provider, cluster, objects, namespace, secret, secretsDigest: digest, releases };
+}
+
+/**
+ * The release marks of the islands with idle_release_after, read from the cluster as the provider
+ * reaches it, once per run (release-observe.ts); undefined when no island has the key, so such a
+ * stack asks the cluster nothing more than before.
+ */
+function observedReleases(
+  stack: StackPlan,
+  cluster: ClusterConfig,
+): pulumi.Output<Record<string, IslandRelease>> | undefined {
+  if (releasableIslands(stack).length === 0) return undefined;
+  const seen = pulumi.output(cluster.data).apply((data) =>
+    observeReleases(
+      testReleaseReader() ??
+        (() =>
+          clusterReader({
+            ...(cluster.path !== undefined && { kubeconfigPath: cluster.path }),
+            ...(data !== undefined && { kubeconfigData: data }),
+            ...(cluster.context !== undefined && { context: cluster.context }),
+          })),
+      stack,
+      (m) => void pulumi.log.warn(m),
+    ),
+  );
+  // The kubeconfig made it secret; what the cluster says of the marks is not.
+  return pulumi.unsecret(seen);
+}
+
+/** `o` (an engine workload) with its release annotation (release-observe.ts), when its island is releasable. */
+function withRelease(ctx: KubernetesIslandContext, configMap: string, o: K8sObject): K8sObject {
+  if (!ctx.releases) return o;
+  const annotations = (o.metadata.annotations ?? {}) as Record<string, string>;
+  const planned = ctx.releases.apply((seen) => {
+    const at = releaseAnnotation(seen[configMap], o.metadata.name);
+    return at === undefined ? annotations : { ...annotations, [RELEASE_ANNOTATION]: at };
+  });
+  return { ...o, metadata: { ...o.metadata, annotations: planned as unknown as Record<string, string> } } as K8sObject;
 }
 
 /** Resolves to `value` once every resource is created (and, for workloads, Ready). */
@@ -148,6 +199,16 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   // The Mooncake store gets it too: its image is the multi-GB vLLM image, and the engines wait for it.
   const slowS = settings.startup_timeout + 600;
   const deleteTimeout = { delete: "10m" };
+  // An island its monitor may release: its engine workloads carry the release annotation, and a
+  // release brought back waits for the engines again (release-observe.ts).
+  const configMap = k8sNames(plan).activityConfigMap(island.index);
+  const releasable = island.activity.idleReleaseAfterS !== null && ctx.releases !== undefined;
+  const engineObject = (o: K8sObject) => (releasable ? withRelease(ctx, configMap, o) : o);
+  const releasedAt = releasable
+    ? ctx.releases!.apply(
+        (seen) => releaseAnnotation(seen[configMap], objects.replicas[0].object.metadata.name) ?? "never",
+      )
+    : undefined;
   const waitFor = (what: string, workloads: K8sObject[], timeoutS: number, opts: pulumi.CustomResourceOptions) =>
     readinessCommand(
       `${prefix}-${what}-ready`,
@@ -159,6 +220,7 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
         stuckAfterS: settings.stuck_after,
         cluster: ctx.cluster,
         ...(ctx.secretsDigest ? { rollsWith: ctx.secretsDigest } : {}),
+        ...(what === "engines" && releasedAt ? { releasedAt } : {}),
       },
       opts,
     );
@@ -192,7 +254,7 @@ export const deployKubernetesIsland: IslandDeployer<KubernetesIslandContext, K8s
   const engineService = k8sResource(objects.engineService, { parent, provider, dependsOn: nsDeps });
   const engineDeps = [...nsDeps, engineService, ...storeResources, ...storeReady, ...secretDeps];
   const workloads = objects.replicas.map(({ workload, object }) =>
-    k8sResource(skipProviderAwait(withSecretsDigest(ctx, object)), {
+    k8sResource(engineObject(skipProviderAwait(withSecretsDigest(ctx, object))), {
       parent: parts.engines(workload.replica),
       provider,
       dependsOn: engineDeps,

@@ -26,6 +26,8 @@ export interface ReadinessArgs extends WaitCommandArgs {
   cluster: ClusterConfig;
   /** Anything else whose change rolls the pods (the Secret's digest): the wait runs again. */
   rollsWith?: pulumi.Input<string>;
+  /** The island's release annotation (release-observe.ts): a release that `pulumi up` brings back waits again. */
+  releasedAt?: pulumi.Input<string>;
 }
 
 /**
@@ -44,6 +46,7 @@ export function readinessCommand(
   const environment: Record<string, pulumi.Input<string>> = {
     FLEET_WAIT_SPECS: specs,
     ...(args.rollsWith !== undefined ? { FLEET_WAIT_ROLLS_WITH: args.rollsWith } : {}),
+    ...(args.releasedAt !== undefined ? { FLEET_WAIT_RELEASED_AT: args.releasedAt } : {}),
     ...(args.cluster.path !== undefined ? { KUBECONFIG: args.cluster.path } : {}),
     ...(args.cluster.data !== undefined ? { FLEET_KUBECONFIG_DATA: args.cluster.data } : {}),
   };

@@ -249,7 +249,7 @@ export function islandStatusFromCluster(view: IslandView, report: ClusterIslandR
   });
   if (report.idleReleased) {
     // Its activity monitor scaled its engine workloads to zero (kubernetes/activity-monitor.ts).
-    const detail = idleReleasedDetail(report.idleReleased, "fleet wake (or pulumi up --refresh) brings it back");
+    const detail = idleReleasedDetail(report.idleReleased, "pulumi up or fleet wake brings it back");
     return {
       island: view.island,
       status: "IDLE-RELEASED",

@@ -7,14 +7,17 @@
  * monitor makes it (a merge patch of each StatefulSet's scale subresource, by a field manager other
  * than Pulumi's, and the mark in the ConfigMap), and:
  *
- * 1. `pulumi preview` shows no change and `pulumi up` leaves the replicas at 0: the provider diffs the
- *    inputs against its checkpoint, not the live object (pulumi-kubernetes provider/pkg/provider/
- *    provider.go Diff, parseCheckpointObject), so the scale is invisible to it;
- * 2. `fleet wake` brings the replicas back and clears the mark;
- * 3. released again, `pulumi up --refresh` brings them back: the refresh reads the live replicas into
- *    the checkpoint, so the diff shows them, and the update's server-side apply of the planned
- *    replica (provider/pkg/await/await.go ssaUpdate) takes spec.replicas back from the scale's field
- *    manager without a conflict; a preview afterwards has nothing to change.
+ * 1. `pulumi preview` warns that the island was released and shows its engine workloads updated,
+ *    and a plain `pulumi up` brings the replicas back. The provider diffs the inputs against its
+ *    checkpoint, not the live object (pulumi-kubernetes provider/pkg/provider/provider.go Diff), so
+ *    the scale alone is invisible to it; the program reads the mark before planning and puts the
+ *    release's time in an annotation on each workload (components/kubernetes/release-observe.ts),
+ *    and the update's server-side apply of the planned workload (provider/pkg/await/await.go
+ *    ssaUpdate) takes spec.replicas back from the scale's field manager without a conflict. A
+ *    preview afterwards has nothing to change, with the mark still there and once it is cleared;
+ * 2. released again, `fleet wake` brings the replicas back and clears the mark, and the next
+ *    preview has nothing to change (each workload keeps the annotation the cluster has);
+ * 3. released again, `pulumi up --refresh` brings them back too.
  *
  * docs/idle-release.md says what this finds. Skipped, with one loud line, without the toolchain and
  * the control plane (as k8s-pulumi.e2e.test.ts).
@@ -55,7 +58,7 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
     cp?.down();
   }, 120_000);
 
-  it("a released island: invisible to preview and up (replicas stay 0); fleet wake brings it back; pulumi up --refresh brings it back too, without a field-manager conflict", async () => {
+  it("a released island: preview shows it and a plain pulumi up brings it back, without a field-manager conflict; fleet wake and pulumi up --refresh bring it back too; no change planned afterwards", async () => {
     const ns = `vllm-fleet-${STACK}`;
     const kubectl = (args: string[]) => cp.kubectl(args);
     const replicas = () =>
@@ -118,16 +121,58 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
           "idle-released"
         ];
       const mark = release();
+      const noChanges = async (when: string) => {
+        const p = await project.pulumi(["preview", "--expect-no-changes"]);
+        expect(p.code, `${when}: ${(p.stdout + p.stderr).slice(-2000)}`).toBe(0);
+      };
 
-      // 1. Invisible to preview and up (the provider diffs against its checkpoint).
-      const preview = await project.pulumi(["preview", "--expect-no-changes"]);
-      expect(preview.code, (preview.stdout + preview.stderr).slice(-2000)).toBe(0);
-      await project.ok(["up", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
-      expect(replicas()).toEqual([0, 0]);
-      // The ledger and the mark are the monitor's: an up leaves them.
+      // 1. preview sees the release (the program read the mark), and a plain up brings it back.
+      const preview = await project.pulumi(["preview", "--diff"]);
+      const shown = preview.stdout + preview.stderr;
+      expect(preview.code, shown.slice(-2000)).toBe(0);
+      expect(shown).toContain(`${STACK}-i0: its activity monitor released it at`);
+      // Both engine StatefulSets (their annotation) and the engines' wait: nothing else.
+      expect(shown).toContain(`+ vllm-fleet/idle-released-at: "${mark.split(" ")[0]}"`);
+      expect(shown).toMatch(/~ 3 to update/);
+      const up1 = await project.pulumi(["up", "--yes", "--skip-preview"], { timeoutMs: 300_000 });
+      const upText = up1.stdout + up1.stderr;
+      console.log(
+        `plain up of a released island: exit ${up1.code} in ${(up1.ms / 1000).toFixed(1)} s, replicas ${JSON.stringify(replicas())}`,
+      );
+      expect(up1.code, upText.slice(-2000)).toBe(0);
+      expect(upText).not.toMatch(/conflict/i);
+      expect(replicas()).toEqual([1, 1]);
+      const annotation = (k: number) =>
+        kubectl([
+          "get",
+          "statefulset",
+          `${STACK}-i0-replica${k}`,
+          "-n",
+          ns,
+          "-o",
+          "jsonpath={.metadata.annotations.vllm-fleet/idle-released-at}",
+        ]).stdout;
+      expect([annotation(0), annotation(1)]).toEqual([mark.split(" ")[0], mark.split(" ")[0]]);
+      // The ledger and the mark are the monitor's: an up leaves them, and the plan holds still.
       expect(marked()).toBe(mark);
+      await noChanges("after the up, the mark still there");
+      // The monitor clears the mark once it sees the replicas back (activity-monitor.py).
+      expect(
+        kubectl([
+          "patch",
+          "configmap",
+          `${STACK}-i0-activity`,
+          "-n",
+          ns,
+          "--type=merge",
+          "-p",
+          '{"data":{"idle-released":null}}',
+        ]).status,
+      ).toBe(0);
+      await noChanges("after the mark was cleared");
 
-      // 2. fleet wake brings it back and clears the mark; a second wake finds nothing.
+      // 2. Released again: fleet wake brings it back and clears the mark; a second wake finds nothing.
+      release();
       const wake = () =>
         builtCliOn(cp, "fleet.js", [
           "wake",
@@ -144,7 +189,7 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
       expect(replicas()).toEqual([1, 1]);
       expect(marked()).toBeUndefined();
       expect(JSON.parse(wake().stdout).woken).toEqual([]);
-      await project.ok(["preview", "--expect-no-changes"]);
+      await noChanges("after fleet wake");
 
       // 3. Released again: `pulumi up --refresh` reads the live replicas into the checkpoint first, and
       // its server-side apply of the planned replica takes spec.replicas back from the scale's field

@@ -93,6 +93,7 @@ function reader(
     mergePatch: async () => {
       throw new Error("not written here");
     },
+    objectAnnotations: async () => undefined,
     configMapData: async () => undefined,
   };
 }
@@ -156,6 +157,7 @@ describe("fleet metrics and fleet logs on Kubernetes, through the API server", (
     mergePatch: async () => {
       throw new Error("not written here");
     },
+    objectAnnotations: async () => undefined,
     configMapData: async () => undefined,
     podGet: async () => undefined,
     podProxyText: async (ns, pod, port, path) => {
@@ -212,6 +214,7 @@ describe("idle release on Kubernetes: fleet status and fleet wake through the AP
     const asked: string[] = [];
     const r: ClusterReader = {
       ...reader(snapshot(true), {}),
+      objectAnnotations: async () => undefined,
       configMapData: async (ns, name) => {
         asked.push(`${ns}/${name}`);
         return name === `${STACK}-i0-activity` ? data : undefined;
@@ -232,7 +235,7 @@ describe("idle release on Kubernetes: fleet status and fleet wake through the AP
     expect(i.status).toBe("IDLE-RELEASED");
     expect(fleetStatus([i])).toBe("IDLE-RELEASED");
     expect(i.detail).toBe(
-      "released itself at 2025-11-29T07:06:40.000Z, idle since 2025-11-29T07:06:10.000Z (idle_release_after); fleet wake (or pulumi up --refresh) brings it back",
+      "released itself at 2025-11-29T07:06:40.000Z, idle since 2025-11-29T07:06:10.000Z (idle_release_after); pulumi up or fleet wake brings it back",
     );
     expect(i.processes.filter((p) => p.role !== "router").every((p) => p.status === "IDLE-RELEASED")).toBe(true);
     expect(i.processes.find((p) => p.role === "router")?.status).toBe("READY");

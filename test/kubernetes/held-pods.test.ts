@@ -50,6 +50,7 @@ function reader(configMaps: Record<string, Record<string, string>>): ClusterRead
     mergePatch: async () => {
       throw new Error("not written here");
     },
+    objectAnnotations: async () => undefined,
     configMapData: async (ns, name) => {
       asked.push(`${ns}/${name}`);
       return configMaps[name];

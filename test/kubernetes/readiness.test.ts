@@ -149,6 +149,7 @@ function fakeCluster(answers: (ClusterSnapshot | Error)[]) {
     mergePatch: async () => {
       throw new Error("not written here");
     },
+    objectAnnotations: async () => undefined,
     configMapData: async () => undefined,
     snapshot: async () => {
       const a = answers[Math.min(k++, answers.length - 1)];
