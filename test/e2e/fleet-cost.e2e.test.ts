@@ -49,7 +49,7 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       const r = await runFleetCli(["cost", stack, "--json", "--pulumi-config", cfg, "-i", env.FLEET_E2E_SSH_KEY]);
       return { ...r, report: JSON.parse(r.out) as CostReport };
     };
-    let jobId = "";
+    let jobId: string;
     let deleted = false;
     try {
       expectOk(await runRemote(c.connection, c.create, c.stdin), "create");
