@@ -67,7 +67,14 @@ describe("fleet cost agrees with the scheduler's own accounting", () => {
       expect(r.code, r.err).toBe(0);
       const [island] = r.report.islands;
       expect(island.jobs).toMatchObject([
-        { id: jobId, current: true, running: true, seenBy: "sacct", gpuSource: "sacct AllocTRES gres/gpu", ledger: true },
+        {
+          id: jobId,
+          current: true,
+          running: true,
+          seenBy: "sacct",
+          gpuSource: "sacct AllocTRES gres/gpu",
+          ledger: true,
+        },
       ]);
       expect(Date.parse(island.jobs[0].start!) / 1000).toBe(before.start);
       console.log(`fleet cost: ${island.sinceUp.gpuHours} GPU-hours; sacct ${before.gpuHours}..${after.gpuHours}`);
