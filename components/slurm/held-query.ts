@@ -12,14 +12,16 @@ import { slurmSeconds } from "./time-format";
  * without accounting; scontrol forgets a job MinJobAge after it ends).
  */
 export function heldQueryScript(refs: IslandJobRef[]): string {
-  const co = refs.find((r) => r.component !== undefined);
-  if (co)
-    throw new Error(
-      `island ${co.island} runs in a heterogeneous job with other islands: fleet cost cannot split its GPU-hours between them yet`,
-    );
+  // A co-scheduled island is its component of each heterogeneous job (<leader>+<offset>): its own
+  // allocation and time, as sacct and scontrol keep them per component.
   const islands = refs
     .filter((r) => r.jobName && r.islandDir)
-    .map((r) => ({ island: r.island, jobName: shq(r.jobName!), islandDir: shq(r.islandDir!) }));
+    .map((r) => ({
+      island: r.island,
+      jobName: shq(r.jobName!),
+      islandDir: shq(r.islandDir!),
+      ...(r.component !== undefined && { component: String(r.component) }),
+    }));
   return renderTemplate("slurm/cost-query.sh.mustache", { islands });
 }
 

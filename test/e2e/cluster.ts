@@ -73,11 +73,12 @@ export function pulumiConfig(
   stackFile: string,
   extra: Record<string, unknown> = {},
   loginConfig: Record<string, unknown> = login,
+  overrides: Record<string, unknown> = e2eOverrides(pulumiStack, extra, stackFile),
 ): string {
   const file = path.join(dir, `Pulumi.${pulumiStack}.yaml`);
   const config = {
     "vllm-fleet:stackFile": stackFile,
-    "vllm-fleet:overrides": e2eOverrides(pulumiStack, extra, stackFile),
+    "vllm-fleet:overrides": overrides,
     "vllm-fleet:login": loginConfig,
     "vllm-fleet:sshPrivateKey": { secure: "v1:AAAA" },
   };

@@ -4,8 +4,13 @@
  * takes the exact create/delete strings the Pulumi program hands to remote.Command (captured under
  * mocks) and runs them over real SSH; engines are stand-ins, the routers the real vllm-router.
  */
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import OpenAI from "openai";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import type { CostReport } from "../../components/ops/cost";
+import type { FleetStatusReport } from "../../components/ops/commands";
 import {
   parseHetjobResult,
   parseSchedulerReport,
@@ -13,7 +18,8 @@ import {
   type RunningIsland,
 } from "../../components/slurm";
 import { jobsQueryScript, parseFleetJobs } from "../../components/slurm";
-import { env, expectOk, login, privateKey } from "./cluster";
+import { env, expectOk, login, privateKey, pulumiConfig } from "./cluster";
+import { runFleetCli } from "../helpers";
 import { captureCommands, standinOverrides } from "./program-capture";
 import { expectNothingLeftOnNodes, suiteBinDir } from "./real-parts";
 import { runRemote, type Connection } from "./ssh";
@@ -28,11 +34,13 @@ const HERE = { "services.judge.slurm.mem": "8G", "services.judge.slurm.cpus_per_
  * cluster.ts capture, with the SLURM keys spelled for a file in vllm-fleet's own layout (isPrimeStack
  * takes a file of [services] for prime-rl's, whose keys go under [vllm_fleet.slurm]).
  */
+const overridesOf = (extra: Record<string, unknown>, pulumiStack: string) =>
+  standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, extra, false, suiteBinDir());
 const capture = (stack: string, extra: Record<string, unknown>, pulumiStack: string) =>
   captureCommands({
     stackFile: stack,
     pulumiStack,
-    overrides: standinOverrides(env.FLEET_E2E_PARTITION, pulumiStack, extra, false, suiteBinDir()),
+    overrides: overridesOf(extra, pulumiStack),
     login,
     privateKey,
     loadProgram: async () => {
@@ -152,4 +160,92 @@ describe("co-scheduled services on the real SLURM cluster (one heterogeneous job
     expect(await queue()).toBe("");
     await expectNothingLeftOnNodes(env);
   });
+  it('the judge with idle_release_after = "20s": its component alone is cancelled ~20 s after it went idle, the policy serves on in the same job; fleet status and fleet cost (sacct, per component) say so', async () => {
+    const stack = "pj-idle";
+    const extra = { ...HERE, "services.judge.idle_release_after": "20s" };
+    const { commands } = await capture("policy-and-judge", extra, stack);
+    const [c] = commands;
+    const work = fs.mkdtempSync(path.join(os.tmpdir(), "fleet-pj-idle-"));
+    const cfg = pulumiConfig(work, stack, "policy-and-judge", {}, login, overridesOf(extra, stack));
+    // One service at a time (--service is required with [services]).
+    const cli = async <T>(verb: string, service: string) => {
+      const r = await runFleetCli([
+        verb,
+        stack,
+        "--service",
+        service,
+        "--json",
+        "--pulumi-config",
+        cfg,
+        "-i",
+        env.FLEET_E2E_SSH_KEY,
+      ]);
+      return { ...r, report: JSON.parse(r.out || "null") as T };
+    };
+    const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    // No earlier run's job folders: fleet cost would count those jobs too.
+    expectOk(await runRemote(conn(), `rm -rf /tmp/fleet-e2e/${stack}`), "clean output dir");
+    const create = await runRemote(c.connection, c.create, c.stdin);
+    try {
+      expectOk(create, "co-scheduled create");
+      const r = parseHetjobResult(create.stdout);
+      if (r.dryRun) throw new Error("expected a submitted job");
+      const [policy] = r.islands as RunningIsland[];
+      const idleFrom = Date.now();
+      // The policy is asked every 2 s throughout; the judge never: only its component goes.
+      let released = 0;
+      while (Date.now() - idleFrom < 90_000) {
+        await talk(policy);
+        const q = (await queue()).split("\n").sort();
+        if (q.length === 1) {
+          released = Date.now();
+          expect(q).toEqual([`${r.jobId}+0 policy-and-judge-pj-idle-cosched RUNNING`]);
+          break;
+        }
+        await sleep(2000);
+      }
+      expect(released, "the judge's component left the queue within 90 s").toBeGreaterThan(0);
+      console.log(`judge released ${((released - idleFrom) / 1000).toFixed(1)} s after the create returned`);
+      // Its monitor's mark: idle for 20 s to 30 s before the release.
+      const mark = (await runRemote(conn(), `cat /tmp/fleet-e2e/${stack}/judge/island-0/logs/latest/idle-released`))
+        .stdout;
+      const [at, since] = mark.trim().split(" ").map(Number);
+      expect(at - since).toBeGreaterThanOrEqual(20);
+      expect(at - since).toBeLessThan(30);
+      // The policy serves on, in the same job; the accounting has the judge's component cancelled.
+      await talk(policy);
+      await sleep(2000);
+      const sacct = (await runRemote(conn(), `sacct -n -P -X -j ${r.jobId} -o JobID,State`)).stdout.trim().split("\n");
+      expect(sacct).toEqual([`${r.jobId}+0|RUNNING`, `${r.jobId}+1|CANCELLED by 0`]);
+
+      const services = ["policy", "judge"];
+      const status = await Promise.all(services.map((v) => cli<FleetStatusReport>("status", v)));
+      for (const st of status) expect(st.code, st.err).toBe(0);
+      expect(status.map((st) => st.report.islands.map((i) => i.status))).toEqual([["READY"], ["IDLE-RELEASED"]]);
+      // Each island's GPU-hours are its own component's, from sacct: the judge's stopped at its release.
+      const cost = await Promise.all(services.map((v) => cli<CostReport>("cost", v)));
+      for (const co of cost) expect(co.code, co.err).toBe(0);
+      const held = await Promise.all(
+        [0, 1].map(async (k) => {
+          const line = (await runRemote(conn(), `sacct -n -P -X -j ${r.jobId}+${k} -o ElapsedRaw,AllocTRES`)).stdout;
+          const [elapsed, tres] = line.trim().split("|");
+          return (Number(elapsed) * Number(/gres\/gpu=(\d+)/.exec(tres)![1])) / 3600;
+        }),
+      );
+      const islands = cost.map((co) => co.report.islands[0]);
+      expect(islands.map((i) => i.jobs.map((j) => [j.id, j.seenBy, j.running]))).toEqual([
+        [[`${r.jobId}+0`, "sacct", true]],
+        [[`${r.jobId}+1`, "sacct", false]],
+      ]);
+      console.log(`fleet cost: ${islands.map((i) => i.total.gpuHours).join(", ")} GPU-hours; sacct ${held.join(", ")}`);
+      // The running policy's sacct was read after the report: its hours are at most that.
+      expect(islands[0].total.gpuHours).toBeLessThanOrEqual(held[0] * 1.01);
+      expect(islands[0].total.gpuHours).toBeGreaterThanOrEqual(held[0] * 0.9);
+      expect(Math.abs(islands[1].total.gpuHours - held[1])).toBeLessThanOrEqual(held[1] * 0.01);
+    } finally {
+      expectOk(await runRemote(c.connection, c.delete), "delete");
+    }
+    expect(await queue()).toBe("");
+    await expectNothingLeftOnNodes(env);
+  }, 300_000);
 });

@@ -82,7 +82,9 @@ describe("the monitor in the host targets' scripts", () => {
     expect(launch).toContain("FLEET_IDLE_RELEASE_S=20");
     expect(launch).toContain('[ "$NODE_INDEX" != 0 ] || FLEET_ACTIVITY_HERE=1');
     expect(launch).toContain('scancel "$SLURM_JOB_ID"');
-    expect(launch).toContain("a co-scheduled island is not released when idle");
+    // A co-scheduled island: its component alone (component 0, holding the batch script, last).
+    expect(launch).toContain('scancel "$FLEET_HET_LEADER+$FLEET_HET_COMPONENT"');
+    expect(launch).toContain("it holds the job's batch script, whose end would end them");
     expect(launch).toContain("FLEET_ACTIVITY_FINISHED+=(vllm:request_success_total)");
     expect(spawnSync("bash", ["-n"], { input: launch }).status).toBe(0);
     if (shellcheckAvailable()) expectShellcheckClean(launch);

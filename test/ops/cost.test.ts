@@ -147,6 +147,33 @@ describe("SLURM's accounting query (templates/slurm/cost-query.sh.mustache)", ()
     ]);
   });
 
+  it("a co-scheduled island: its own component of each heterogeneous job (<leader>+<offset>), from sacct, with its ledger", () => {
+    const co = [{ ...refs[0], component: 1 }];
+    // As the test cluster's sacct printed a hetjob whose component 1 was released alone.
+    const s = sandbox({
+      squeue: "printf '1002+0\\n'",
+      sacct: `[ "$5" = 1002+1,1001+1 ] || exit 3
+echo '1002+1|2026-11-29T12:00:05|40|billing=1,cpu=1,gres/gpu=4,node=1|1|CANCELLED by 0'
+echo '1001+1|2026-11-29T10:00:00|600|billing=1,cpu=1,gres/gpu=4,node=1|1|COMPLETED'`,
+      scontrol: "exit 1",
+    });
+    for (const d of ["job_1001_0", "job_1002_0"])
+      fs.mkdirSync(path.join(s.home, "fleet/island-0/logs", d), { recursive: true });
+    const start = Date.parse("2026-11-29T12:00:05Z") / 1000;
+    fs.writeFileSync(path.join(s.home, "fleet/island-0/logs/job_1002_0/activity"), `${start} idle\n`);
+    const text = heldQueryScript(co);
+    expectShellcheckClean(text);
+    const out = s.run(text);
+    expect(out.status, out.stderr).toBe(0);
+    const [island] = parseHeldReport(out.stdout, co);
+    expect(island.unseen).toEqual([]);
+    expect(island.jobs.map((j) => [j.id, j.current, j.running, j.elapsed, j.gpus])).toEqual([
+      ["1002+1", true, false, 40, 4],
+      ["1001+1", false, false, 600, 4],
+    ]);
+    expect(island.jobs[0].activity).toEqual([{ at: start, state: "idle" }]);
+  });
+
   it("a cluster that counts no GPUs: the plan's count, said so", () => {
     const line = fs
       .readFileSync(path.join(FIXTURES, "scontrol-running.txt"), "utf8")

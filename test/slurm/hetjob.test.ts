@@ -132,7 +132,7 @@ describe("the heterogeneous sbatch script", () => {
     // Every cleanup ends before any component starts: a cleanup beside another component's start
     // stopped the judge's engine on the test cluster, whose nodes share one process table.
     expect(script.search(/^srun --het-group=\d+ .*--kill-on-bad-exit=0/m)).toBeLessThan(script.indexOf("\n("));
-    expect(script.lastIndexOf("\nwait -n\n")).toBeGreaterThan(script.lastIndexOf("FLEET_COMPONENTS+="));
+    expect(script.lastIndexOf("  wait -n\n")).toBeGreaterThan(script.lastIndexOf("FLEET_COMPONENTS+="));
     expect(script).toContain("SLURM_JOB_NODELIST_HET_GROUP_$1");
   });
 
