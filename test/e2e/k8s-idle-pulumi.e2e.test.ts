@@ -84,10 +84,9 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
       ).toBe(undefined);
       expect(replicas()).toEqual([1, 1]);
 
-      // The release, as the monitor makes it: the mark, then each workload's scale to 0.
-      const release = () => {
-        const now = Math.floor(Date.now() / 1000);
-        const mark = kubectl([
+      // The monitor's writes to its ConfigMap: a merge patch of its keys (null removes one).
+      const patchActivity = (data: Record<string, string | null>) => {
+        const p = kubectl([
           "patch",
           "configmap",
           `${STACK}-i0-activity`,
@@ -95,9 +94,14 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
           ns,
           "--type=merge",
           "-p",
-          JSON.stringify({ data: { activity: `${now - 25} idle\n`, "idle-released": `${now} ${now - 25}` } }),
+          JSON.stringify({ data }),
         ]);
-        expect(mark.status, mark.stderr).toBe(0);
+        expect(p.status, p.stderr).toBe(0);
+      };
+      // The release, as the monitor makes it: the mark, then each workload's scale to 0.
+      const release = () => {
+        const now = Math.floor(Date.now() / 1000);
+        patchActivity({ activity: `${now - 25} idle\n`, "idle-released": `${now} ${now - 25}` });
         for (const k of [0, 1]) {
           const s = kubectl([
             "patch",
@@ -157,18 +161,7 @@ describe.skipIf(!!missing)("idle release on Kubernetes under the real Pulumi eng
       expect(marked()).toBe(mark);
       await noChanges("after the up, the mark still there");
       // The monitor clears the mark once it sees the replicas back (activity-monitor.py).
-      expect(
-        kubectl([
-          "patch",
-          "configmap",
-          `${STACK}-i0-activity`,
-          "-n",
-          ns,
-          "--type=merge",
-          "-p",
-          '{"data":{"idle-released":null}}',
-        ]).status,
-      ).toBe(0);
+      patchActivity({ "idle-released": null });
       await noChanges("after the mark was cleared");
 
       // 2. Released again: fleet wake brings it back and clears the mark; a second wake finds nothing.
