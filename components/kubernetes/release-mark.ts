@@ -5,7 +5,7 @@ import type { K8sNames } from "./names";
 
 /*
  * The idle release mark an island's activity monitor leaves in its ConfigMap (activity-monitor.ts):
- * read by `fleet status`, cleared by `fleet wake`.
+ * read by `fleet status` and by `pulumi preview` and `up` (release-observe.ts), cleared by `fleet wake`.
  */
 
 /** When the island's monitor released it and since when it was idle, or undefined when it is not released. */

@@ -57,12 +57,20 @@ export async function observeReleases(
   const seen: Record<string, IslandRelease> = {};
   try {
     const r = await reader();
-    for (const { plan, island } of islands) {
-      const names = k8sNames(plan);
-      const mark = await readReleaseMark(r, names, island.index);
-      const live: Record<string, string | undefined> = {};
-      for (const w of names.workloads(island))
-        live[w.name] = (await r.objectAnnotations(workloadPath(names.namespace, w)))?.[RELEASE_ANNOTATION];
+    // Every island's mark and workloads at once: preview waits on these reads before it plans.
+    const read = await Promise.all(
+      islands.map(async ({ plan, island }) => {
+        const names = k8sNames(plan);
+        const workloads = names.workloads(island);
+        const [mark, annotations] = await Promise.all([
+          readReleaseMark(r, names, island.index),
+          Promise.all(workloads.map((w) => r.objectAnnotations(workloadPath(names.namespace, w)))),
+        ]);
+        const live = Object.fromEntries(workloads.map((w, k) => [w.name, annotations[k]?.[RELEASE_ANNOTATION]]));
+        return { names, island, mark, live };
+      }),
+    );
+    for (const { names, island, mark, live } of read) {
       seen[names.activityConfigMap(island.index)] = { live, ...(mark && { mark }) };
       if (mark)
         warn(

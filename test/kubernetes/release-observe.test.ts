@@ -114,6 +114,7 @@ describe("observeReleases", () => {
           configMapData: async () => {
             throw new Error("GET https://k8s/api/v1/... answered 403: forbidden");
           },
+          objectAnnotations: async () => undefined,
         }),
         plan,
         () => {},
